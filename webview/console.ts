@@ -1,0 +1,2 @@
+// Console front end; filled in by the extension issue.
+export {};
