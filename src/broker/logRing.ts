@@ -1,0 +1,39 @@
+/** A bounded log of lines: old lines fall off so a chatty upstream cannot grow the broker's memory. */
+export interface LogLine {
+  at: number;
+  stream: 'stderr' | 'broker';
+  text: string;
+}
+
+export class LogRing {
+  private readonly lines: LogLine[] = [];
+  private partial = '';
+
+  constructor(private readonly maxLines = 500, private readonly maxLineLength = 2000) {}
+
+  /** Appends a raw chunk, splitting on newlines; an unterminated tail waits for the next chunk. */
+  appendChunk(chunk: string, stream: LogLine['stream'] = 'stderr'): void {
+    const text = this.partial + chunk;
+    const parts = text.split(/\r?\n/);
+    this.partial = parts.pop() ?? '';
+    if (this.partial.length > this.maxLineLength) {
+      parts.push(this.partial);
+      this.partial = '';
+    }
+    for (const part of parts) this.push(part, stream);
+  }
+
+  push(text: string, stream: LogLine['stream'] = 'broker'): void {
+    const line = text.length > this.maxLineLength ? text.slice(0, this.maxLineLength) + ' …[truncated]' : text;
+    this.lines.push({ at: Date.now(), stream, text: line });
+    if (this.lines.length > this.maxLines) this.lines.splice(0, this.lines.length - this.maxLines);
+  }
+
+  tail(n = 50): LogLine[] {
+    return this.lines.slice(-n);
+  }
+
+  lastLines(n = 5): string {
+    return this.tail(n).map((l) => l.text).join('\n');
+  }
+}

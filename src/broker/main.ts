@@ -1,0 +1,10 @@
+// `switchboard` command line: the broker bundle's entry point.
+import { runCli } from './cli';
+
+runCli(process.argv.slice(2)).then(
+  (code) => { if (code !== undefined) process.exitCode = code; },
+  (err: Error) => {
+    process.stderr.write(`switchboard: ${err.message}\n`);
+    process.exitCode = 1;
+  },
+);

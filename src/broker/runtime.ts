@@ -1,0 +1,108 @@
+// Per-user runtime state: where tokens, discovery records, approvals and audit logs live.
+// Nothing here is ever written inside the workspace.
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+/** `SWITCHBOARD_HOME` overrides the per-user directory (tests point it at a temp dir). */
+export function switchboardHome(env: NodeJS.ProcessEnv = process.env): string {
+  return env.SWITCHBOARD_HOME ? path.resolve(env.SWITCHBOARD_HOME) : path.join(os.homedir(), '.switchboard');
+}
+
+/** A stable short id for a workspace root, so one root maps to one broker and one set of tokens. */
+export function rootId(root: string): string {
+  const canonical = fs.existsSync(root) ? fs.realpathSync(root) : path.resolve(root);
+  return crypto.createHash('sha256').update(canonical).digest('hex').slice(0, 16);
+}
+
+export interface RuntimePaths {
+  home: string;
+  /** Discovery record of the broker serving this root. */
+  recordFile: string;
+  /** Lock used so that two starters for one root agree on a single broker. */
+  lockFile: string;
+  workspaceDir: string;
+  tokensDir: string;
+  operatorTokenFile: string;
+  auditFile: string;
+  approvalsFile: string;
+}
+
+export function runtimePaths(root: string, env: NodeJS.ProcessEnv = process.env): RuntimePaths {
+  const home = switchboardHome(env);
+  const id = rootId(root);
+  const workspaceDir = path.join(home, 'workspaces', id);
+  const tokensDir = path.join(workspaceDir, 'tokens');
+  return {
+    home,
+    recordFile: path.join(home, 'brokers', `${id}.json`),
+    lockFile: path.join(home, 'brokers', `${id}.lock`),
+    workspaceDir,
+    tokensDir,
+    operatorTokenFile: path.join(tokensDir, 'operator.token'),
+    auditFile: path.join(workspaceDir, 'audit.jsonl'),
+    approvalsFile: path.join(home, 'approvals.json'),
+  };
+}
+
+export function ensurePrivateDir(dir: string): void {
+  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
+  try { fs.chmodSync(dir, 0o700); } catch { /* not ours to fix (e.g. a shared tmp); files stay 0600 */ }
+}
+
+/** Writes a file readable only by the current user, atomically. */
+export function writePrivateFile(file: string, content: string): void {
+  ensurePrivateDir(path.dirname(file));
+  const tmp = `${file}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`;
+  const fd = fs.openSync(tmp, 'w', 0o600);
+  try {
+    fs.writeSync(fd, content);
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  fs.renameSync(tmp, file);
+}
+
+export function newToken(): string {
+  return crypto.randomBytes(32).toString('base64url');
+}
+
+/** Reads a token file, creating it (mode 0600) with a fresh token when missing. */
+export function readOrCreateToken(file: string): string {
+  try {
+    const existing = fs.readFileSync(file, 'utf8').trim();
+    if (existing) return existing;
+  } catch { /* created below */ }
+  const token = newToken();
+  writePrivateFile(file, token + '\n');
+  return token;
+}
+
+export interface BrokerRecord {
+  pid: number;
+  port: number;
+  url: string;
+  root: string;
+  operatorTokenFile: string;
+  startedAt: string;
+  version: string;
+}
+
+export function readRecord(file: string): BrokerRecord | undefined {
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as BrokerRecord;
+  } catch {
+    return undefined;
+  }
+}
+
+export function isProcessAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}

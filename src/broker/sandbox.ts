@@ -1,0 +1,46 @@
+// OS-level enforcement of grants. Linux can cut a stdio server off the network with a fresh
+// network namespace; nothing here pretends to enforce what the OS cannot.
+import { spawnSync } from 'node:child_process';
+
+export interface Enforcement {
+  network: 'enforced' | 'granted' | 'not-enforced';
+  filesystem: 'granted' | 'not-enforced';
+  secrets: 'enforced' | 'granted';
+  notes: string[];
+}
+
+let unshareArgs: string[] | null | undefined;
+
+/** The `unshare` invocation that works for this user here, or null when none does. Probed once. */
+export function networkIsolationPrefix(): string[] | null {
+  if (unshareArgs !== undefined) return unshareArgs;
+  unshareArgs = null;
+  if (process.platform !== 'linux' || process.env.SWITCHBOARD_NO_NETNS === '1') return unshareArgs;
+  const candidates = process.getuid?.() === 0 ? [['--net'], ['--net', '--map-root-user']] : [['--net', '--map-current-user'], ['--net', '--map-root-user']];
+  for (const flags of candidates) {
+    const probe = spawnSync('unshare', [...flags, '--', 'true'], { stdio: 'ignore', timeout: 5000 });
+    if (probe.status === 0) {
+      unshareArgs = ['unshare', ...flags, '--'];
+      break;
+    }
+  }
+  return unshareArgs;
+}
+
+export function describeEnforcement(transport: string, grants: readonly string[]): Enforcement {
+  const notes: string[] = [];
+  let network: Enforcement['network'];
+  if (grants.includes('network')) network = 'granted';
+  else if (transport !== 'stdio') {
+    network = 'not-enforced';
+    notes.push('a remote server is reached over the network by definition; the network grant is informational');
+  } else if (networkIsolationPrefix()) network = 'enforced';
+  else {
+    network = 'not-enforced';
+    notes.push(`network access cannot be blocked on this system (${process.platform === 'linux' ? 'unshare --net is not permitted' : process.platform}); the server can reach the network`);
+  }
+  const filesystem: Enforcement['filesystem'] = grants.includes('filesystem') ? 'granted' : 'not-enforced';
+  if (!grants.includes('filesystem')) notes.push('filesystem access is not restricted by the OS here; the grant is recorded and audited only');
+  const secrets: Enforcement['secrets'] = grants.includes('secrets') ? 'granted' : 'enforced';
+  return { network, filesystem, secrets, notes };
+}

@@ -1,0 +1,338 @@
+// One supervised upstream server: its lifecycle, restart policy and cached lists.
+import { EventEmitter } from 'node:events';
+import * as path from 'node:path';
+import type { ServerDef } from '../registry/schema';
+import { buildEnvironment } from './environment';
+import { LogRing } from './logRing';
+import { ErrorCodes, McpFailure, type JsonObject, type Prompt, type Resource, type ResourceTemplate, type Tool } from './mcpTypes';
+import { describeEnforcement, networkIsolationPrefix, type Enforcement } from './sandbox';
+import { UpstreamClient, type CallOptions, type UpstreamLaunch } from './upstreamClient';
+
+export type UpstreamState =
+  | 'starting'
+  | 'running'
+  | 'backoff' // crashed; waiting to restart
+  | 'failed' // crash-loop breaker open, or a start that can never succeed
+  | 'stopped'
+  | 'disabled' // enabled: false
+  | 'awaiting-approval' // community tier without the operator's approval
+  | 'blocked'; // the workspace is not trusted: nothing from it may run
+
+export interface UpstreamSnapshot {
+  name: string;
+  state: UpstreamState;
+  pid?: number;
+  startedAt?: number;
+  restarts: number;
+  lastError?: string;
+  nextRestartAt?: number;
+  serverInfo?: { name?: string; version?: string };
+  toolCount: number;
+}
+
+/** What the upstream emits: `state` on every lifecycle change, `lists` when its catalog changed. */
+export interface UpstreamEventMap {
+  state: [];
+  lists: [];
+  log: [JsonObject];
+  resourceUpdated: [string];
+}
+
+export class Upstream extends EventEmitter<UpstreamEventMap> {
+  state: UpstreamState = 'stopped';
+  restarts = 0;
+  lastError?: string;
+  startedAt?: number;
+  nextRestartAt?: number;
+  tools: Tool[] = [];
+  prompts: Prompt[] = [];
+  resources: Resource[] = [];
+  resourceTemplates: ResourceTemplate[] = [];
+  readonly logs = new LogRing();
+  readonly enforcement: Enforcement;
+  /** Values that must never appear in anything the broker writes (from envFile / secret refs). */
+  secretValues: string[] = [];
+  withheldEnv: string[] = [];
+
+  private client?: UpstreamClient;
+  private consecutiveFailures = 0;
+  private restartTimer?: NodeJS.Timeout;
+  private generation = 0;
+  private wanted = false;
+  private refreshing?: Promise<void>;
+
+  constructor(readonly def: ServerDef, private readonly root: string) {
+    super();
+    this.enforcement = describeEnforcement(def.transport, def.grants);
+  }
+
+  get name(): string {
+    return this.def.name;
+  }
+
+  get pid(): number | undefined {
+    return this.client?.pid;
+  }
+
+  get instructions(): string | undefined {
+    return this.client?.info.instructions;
+  }
+
+  snapshot(): UpstreamSnapshot {
+    return {
+      name: this.name,
+      state: this.state,
+      pid: this.state === 'running' ? this.pid : undefined,
+      startedAt: this.state === 'running' ? this.startedAt : undefined,
+      restarts: this.restarts,
+      lastError: this.lastError,
+      nextRestartAt: this.state === 'backoff' ? this.nextRestartAt : undefined,
+      serverInfo: this.client ? { name: this.client.info.serverName, version: this.client.info.serverVersion } : undefined,
+      toolCount: this.tools.length,
+    };
+  }
+
+  /** Puts the upstream in a state where it must not run (disabled, awaiting approval, blocked). */
+  async hold(state: 'disabled' | 'awaiting-approval' | 'blocked', reason?: string): Promise<void> {
+    await this.stop();
+    this.lastError = reason;
+    this.setState(state);
+  }
+
+  start(): void {
+    this.wanted = true;
+    this.consecutiveFailures = 0;
+    this.clearRestartTimer();
+    if (this.state === 'starting' || this.state === 'running') return;
+    void this.launch();
+  }
+
+  async stop(): Promise<void> {
+    this.wanted = false;
+    this.generation++;
+    this.clearRestartTimer();
+    const client = this.client;
+    this.client = undefined;
+    this.clearLists();
+    if (client) await client.close();
+    if (this.state !== 'stopped') this.setState('stopped');
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    this.lastError = undefined;
+    this.start();
+  }
+
+  /** Resolves once the upstream is running, or rejects with why it is not. */
+  whenSettled(timeoutMs: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const check = (): boolean => {
+        if (this.state === 'running') { done(); resolve(); return true; }
+        if (this.state !== 'starting' && this.state !== 'backoff') {
+          done();
+          reject(new Error(`${this.name} is ${this.state}${this.lastError ? `: ${this.lastError}` : ''}`));
+          return true;
+        }
+        return false;
+      };
+      const timer = setTimeout(() => { done(); reject(new Error(`${this.name} did not start within ${timeoutMs} ms`)); }, timeoutMs);
+      const onState = (): void => { check(); };
+      const done = (): void => { clearTimeout(timer); this.off('state', onState); };
+      if (!check()) this.on('state', onState);
+    });
+  }
+
+  private async launch(): Promise<void> {
+    const generation = ++this.generation;
+    this.setState('starting');
+    let client: UpstreamClient;
+    try {
+      const launch = this.launchSpec();
+      client = await UpstreamClient.connect(launch, {
+        toolsChanged: () => this.refresh(generation, ['tools']),
+        promptsChanged: () => this.refresh(generation, ['prompts']),
+        resourcesChanged: () => this.refresh(generation, ['resources']),
+        resourceUpdated: (uri) => this.emit('resourceUpdated', uri),
+        log: (params) => this.emit('log', params),
+        lost: (reason) => this.onLost(generation, reason),
+      }, this.logs, this.def.timeouts.startupMs);
+    } catch (err) {
+      if (generation !== this.generation) return;
+      this.onFailure(this.redact((err as Error).message));
+      return;
+    }
+    if (generation !== this.generation) {
+      await client.close();
+      return;
+    }
+    this.client = client;
+    try {
+      await this.loadLists(client, ['tools', 'prompts', 'resources']);
+    } catch (err) {
+      if (generation !== this.generation) return;
+      this.client = undefined;
+      await client.close();
+      this.onFailure(`connected, but listing its capabilities failed: ${this.redact((err as Error).message)}`);
+      return;
+    }
+    if (generation !== this.generation) return;
+    this.startedAt = Date.now();
+    this.lastError = undefined;
+    this.logs.push(`running${client.pid ? ` (pid ${client.pid})` : ''} with ${this.tools.length} tools, ${this.prompts.length} prompts, ${this.resources.length} resources`);
+    this.setState('running');
+    this.emit('lists');
+  }
+
+  private launchSpec(): UpstreamLaunch {
+    const def = this.def;
+    if (def.transport === 'stdio') {
+      const built = buildEnvironment({ root: this.root, env: def.env, envFile: def.envFile, secretsGranted: def.grants.includes('secrets') });
+      this.secretValues = built.secretValues;
+      this.withheldEnv = built.withheld;
+      if (built.withheld.length) this.logs.push(`withheld ${built.withheld.length} secret variable(s) (${built.withheld.join(', ')}): the server has no 'secrets' grant`);
+      const cwd = def.cwd ? path.resolve(this.root, def.cwd) : this.root;
+      const isolate = this.enforcement.network === 'enforced' ? networkIsolationPrefix() : null;
+      const command = def.command!;
+      return isolate
+        ? { transport: 'stdio', command: isolate[0], args: [...isolate.slice(1), command, ...def.args], cwd, env: built.env }
+        : { transport: 'stdio', command, args: def.args, cwd, env: built.env };
+    }
+    this.secretValues = Object.values(def.headers).filter((v) => v.length >= 8);
+    return { transport: def.transport, url: def.url!, headers: def.headers };
+  }
+
+  private async loadLists(client: UpstreamClient, which: ('tools' | 'prompts' | 'resources')[]): Promise<void> {
+    const timeout = this.def.timeouts.startupMs;
+    await Promise.all(which.map(async (kind) => {
+      if (kind === 'tools') this.tools = await client.listTools(timeout);
+      else if (kind === 'prompts') this.prompts = await client.listPrompts(timeout);
+      else {
+        const [resources, templates] = await Promise.all([client.listResources(timeout), client.listResourceTemplates(timeout)]);
+        this.resources = resources;
+        this.resourceTemplates = templates;
+      }
+    }));
+  }
+
+  private refresh(generation: number, which: ('tools' | 'prompts' | 'resources')[]): void {
+    const client = this.client;
+    if (!client || generation !== this.generation) return;
+    // Several list_changed in a burst: one refresh after the one running now.
+    const run = async (): Promise<void> => {
+      try {
+        await this.loadLists(client, which);
+        if (generation === this.generation) this.emit('lists');
+      } catch (err) {
+        this.logs.push(`refreshing ${which.join('/')} after list_changed failed: ${(err as Error).message}`);
+      }
+    };
+    this.refreshing = (this.refreshing ?? Promise.resolve()).then(run);
+  }
+
+  private onLost(generation: number, reason: string): void {
+    if (generation !== this.generation) return;
+    this.client = undefined;
+    this.clearLists();
+    this.emit('lists');
+    const ranFor = this.startedAt ? Date.now() - this.startedAt : 0;
+    if (ranFor >= this.def.restart.resetAfterMs) this.consecutiveFailures = 0;
+    this.onFailure(this.redact(reason));
+  }
+
+  private onFailure(reason: string): void {
+    this.lastError = reason;
+    this.logs.push(`stopped: ${reason}`);
+    this.consecutiveFailures++;
+    if (!this.wanted) {
+      this.setState('stopped');
+      return;
+    }
+    const policy = this.def.restart;
+    if (this.consecutiveFailures > policy.maxRetries || /^command not found/.test(reason)) {
+      this.lastError = this.consecutiveFailures > policy.maxRetries && policy.maxRetries > 0
+        ? `${reason} (gave up after ${policy.maxRetries} restart${policy.maxRetries === 1 ? '' : 's'})`
+        : reason;
+      this.setState('failed');
+      return;
+    }
+    const delay = Math.min(policy.backoffMs * 2 ** (this.consecutiveFailures - 1), policy.maxBackoffMs);
+    this.nextRestartAt = Date.now() + delay;
+    this.setState('backoff');
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined;
+      if (!this.wanted) return;
+      this.restarts++;
+      void this.launch();
+    }, delay);
+    this.restartTimer.unref();
+  }
+
+  /** Forwards a request to the running upstream; any failure becomes a clear MCP error. */
+  async request(method: string, params: JsonObject, opts: Omit<CallOptions, 'timeoutMs'>): Promise<JsonObject> {
+    const client = this.client;
+    if (!client || this.state !== 'running') throw this.unavailable();
+    try {
+      return await client.request(method, params, { ...opts, timeoutMs: this.def.timeouts.callMs });
+    } catch (err) {
+      throw this.explain(err, client);
+    }
+  }
+
+  notify(method: string, params: JsonObject): void {
+    void this.client?.notify(method, params).catch(() => undefined);
+  }
+
+  private unavailable(): McpFailure {
+    const why: Record<UpstreamState, string> = {
+      starting: 'is starting',
+      running: 'is running',
+      backoff: 'crashed and is waiting to restart',
+      failed: 'has failed and will not be restarted until you restart it',
+      stopped: 'is stopped',
+      disabled: 'is disabled',
+      'awaiting-approval': 'is waiting for the operator\'s approval',
+      blocked: 'cannot run because the workspace is not trusted',
+    };
+    return new McpFailure(ErrorCodes.UpstreamUnavailable, `Server '${this.name}' ${why[this.state]}${this.lastError ? ` (last error: ${this.lastError})` : ''}.`);
+  }
+
+  private explain(err: unknown, client: UpstreamClient): Error {
+    const e = err as { code?: unknown; message?: string; data?: unknown };
+    if (client !== this.client) {
+      return new McpFailure(ErrorCodes.UpstreamUnavailable, `Server '${this.name}' stopped while handling this call (${this.lastError ?? 'connection closed'}); it will be restarted by its restart policy.`);
+    }
+    if (typeof e.code === 'number') {
+      if (e.code === ErrorCodes.RequestTimeout && /timed out/i.test(e.message ?? '')) {
+        return new McpFailure(e.code, `Server '${this.name}' did not answer within ${this.def.timeouts.callMs} ms; the call was cancelled.`);
+      }
+      // Upstream JSON-RPC errors pass through with their code; the SDK prefixes "MCP error N: ".
+      return new McpFailure(e.code, (e.message ?? 'error').replace(/^MCP error -?\d+: /, ''), e.data);
+    }
+    return new McpFailure(ErrorCodes.InternalError, `Server '${this.name}': ${e.message ?? String(err)}`);
+  }
+
+  private redact(text: string): string {
+    let out = text;
+    for (const secret of this.secretValues) if (secret.length >= 4) out = out.split(secret).join('[redacted]');
+    return out;
+  }
+
+  private clearLists(): void {
+    this.tools = [];
+    this.prompts = [];
+    this.resources = [];
+    this.resourceTemplates = [];
+  }
+
+  private clearRestartTimer(): void {
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    this.restartTimer = undefined;
+  }
+
+  private setState(state: UpstreamState): void {
+    if (this.state === state && state !== 'backoff') return;
+    this.state = state;
+    this.emit('state');
+  }
+}

@@ -1,0 +1,305 @@
+// The one place that speaks MCP to upstream servers (the SDK's client side is imported here only).
+// An SDK upgrade on the upstream side is a change to this file.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  LoggingMessageNotificationSchema,
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+  ToolListChangedNotificationSchema,
+  type JSONRPCMessage,
+} from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { LogRing } from './logRing';
+import { killProcessGroup } from './processGroup';
+import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from './mcpTypes';
+
+export interface StdioLaunch {
+  transport: 'stdio';
+  command: string;
+  args: string[];
+  cwd: string;
+  env: Record<string, string>;
+}
+export interface RemoteLaunch {
+  transport: 'sse' | 'http';
+  url: string;
+  headers: Record<string, string>;
+}
+export type UpstreamLaunch = StdioLaunch | RemoteLaunch;
+
+export interface UpstreamEvents {
+  toolsChanged(): void;
+  promptsChanged(): void;
+  resourcesChanged(): void;
+  resourceUpdated(uri: string): void;
+  log(params: JsonObject): void;
+  /** The connection ended without `close()` being called: a crash or a dropped remote. */
+  lost(reason: string): void;
+}
+
+export interface CallOptions {
+  signal?: AbortSignal;
+  timeoutMs: number;
+  onprogress?: (progress: { progress: number; total?: number; message?: string }) => void;
+}
+
+/** Results are checked by the downstream client; re-validating them here would only cost time. */
+const AnyResult = z.looseObject({});
+
+/** Lines on a stdio server's stdout longer than this are not MCP traffic; the server is stopped. */
+const MAX_STDOUT_LINE = 32 * 1024 * 1024;
+
+/**
+ * Newline-delimited JSON over a child's stdio. The SDK's own stdio transport cannot put the child
+ * in its own process group (needed so `npx` grandchildren die with it), nor bound a runaway line.
+ */
+class ChildStdioTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: (message: JSONRPCMessage) => void;
+  child?: ChildProcess;
+  exitDescription?: string;
+  private chunks: Buffer[] = [];
+  private buffered = 0;
+  private closed = false;
+
+  constructor(private readonly launch: StdioLaunch, private readonly logs: LogRing) {}
+
+  start(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const child = spawn(this.launch.command, this.launch.args, {
+        cwd: this.launch.cwd,
+        env: this.launch.env,
+        stdio: ['pipe', 'pipe', 'pipe'],
+        detached: true, // own process group: stop() kills the whole tree
+        windowsHide: true,
+      });
+      this.child = child;
+      child.once('error', (err) => {
+        const code = (err as NodeJS.ErrnoException).code;
+        this.exitDescription = code === 'ENOENT'
+          ? `command not found: ${this.launch.command}`
+          : `could not start ${this.launch.command}: ${err.message}`;
+        this.logs.push(this.exitDescription);
+        reject(new Error(this.exitDescription));
+        this.finish();
+      });
+      child.once('spawn', () => resolve());
+      child.once('exit', (code, signal) => {
+        this.exitDescription = signal ? `exited on signal ${signal}` : `exited with code ${code}`;
+        this.finish();
+      });
+      child.stdout!.on('data', (chunk: Buffer) => this.onStdout(chunk));
+      child.stderr!.setEncoding('utf8');
+      child.stderr!.on('data', (chunk: string) => this.logs.appendChunk(chunk, 'stderr'));
+      child.stdin!.on('error', () => { /* EPIPE when the child died; reported through exit */ });
+    });
+  }
+
+  private onStdout(chunk: Buffer): void {
+    let start = 0;
+    let nl = chunk.indexOf(10, start);
+    while (nl !== -1) {
+      const piece = chunk.subarray(start, nl);
+      const line = this.buffered ? Buffer.concat([...this.chunks, piece]).toString('utf8') : piece.toString('utf8');
+      this.chunks = [];
+      this.buffered = 0;
+      this.onLine(line);
+      start = nl + 1;
+      nl = chunk.indexOf(10, start);
+    }
+    if (start < chunk.length) {
+      const rest = chunk.subarray(start);
+      this.buffered += rest.length;
+      if (this.buffered > MAX_STDOUT_LINE) {
+        this.chunks = [];
+        this.buffered = 0;
+        const reason = `wrote a line of more than ${MAX_STDOUT_LINE / 1024 / 1024} MB to stdout, which is not MCP traffic; stopping it`;
+        this.logs.push(reason);
+        this.exitDescription = reason;
+        void this.close();
+        return;
+      }
+      this.chunks.push(rest);
+    }
+  }
+
+  private onLine(raw: string): void {
+    const line = raw.endsWith('\r') ? raw.slice(0, -1) : raw;
+    if (!line.trim()) return;
+    let message: unknown;
+    try {
+      message = JSON.parse(line);
+    } catch {
+      this.logs.push(`ignored non-JSON output on stdout: ${line.slice(0, 200)}`);
+      return;
+    }
+    if (!message || typeof message !== 'object' || (message as { jsonrpc?: unknown }).jsonrpc !== '2.0') {
+      this.logs.push(`ignored a stdout line that is not JSON-RPC 2.0: ${line.slice(0, 200)}`);
+      return;
+    }
+    this.onmessage?.(message as JSONRPCMessage);
+  }
+
+  send(message: JSONRPCMessage): Promise<void> {
+    const stdin = this.child?.stdin;
+    if (!stdin || this.closed || stdin.destroyed) return Promise.reject(new Error('upstream process is not running'));
+    const ok = stdin.write(JSON.stringify(message) + '\n');
+    return ok ? Promise.resolve() : new Promise((resolve) => stdin.once('drain', () => resolve()));
+  }
+
+  async close(): Promise<void> {
+    const child = this.child;
+    if (child && child.exitCode === null && child.signalCode === null) {
+      child.stdin?.end();
+      await killProcessGroup(child);
+    }
+    this.finish();
+  }
+
+  private finish(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.onclose?.();
+  }
+}
+
+export interface ConnectedInfo {
+  serverName?: string;
+  serverVersion?: string;
+  instructions?: string;
+  capabilities: JsonObject;
+}
+
+export class UpstreamClient {
+  private closing = false;
+
+  private constructor(
+    private readonly client: Client,
+    private readonly transport: Transport,
+    readonly info: ConnectedInfo,
+  ) {}
+
+  get pid(): number | undefined {
+    return this.transport instanceof ChildStdioTransport ? this.transport.child?.pid : undefined;
+  }
+
+  static async connect(launch: UpstreamLaunch, events: UpstreamEvents, logs: LogRing, timeoutMs: number): Promise<UpstreamClient> {
+    const client = new Client({ name: 'mcp-switchboard', version: '0.1.0' }, { capabilities: {} });
+    let transport: Transport;
+    if (launch.transport === 'stdio') {
+      transport = new ChildStdioTransport(launch, logs);
+    } else {
+      const url = new URL(launch.url);
+      const requestInit = { headers: launch.headers };
+      transport = launch.transport === 'http'
+        ? new StreamableHTTPClientTransport(url, { requestInit })
+        : new SSEClientTransport(url, { requestInit, eventSourceInit: { fetch: (u, init) => fetch(u, { ...init, headers: { ...(init?.headers as Record<string, string>), ...launch.headers } }) } });
+    }
+    let upstream: UpstreamClient | undefined;
+    client.onclose = () => {
+      if (upstream && !upstream.closing) events.lost(describeLoss(transport));
+    };
+    client.onerror = (err) => logs.push(`transport error: ${err.message}`);
+    client.setNotificationHandler(ToolListChangedNotificationSchema, () => events.toolsChanged());
+    client.setNotificationHandler(PromptListChangedNotificationSchema, () => events.promptsChanged());
+    client.setNotificationHandler(ResourceListChangedNotificationSchema, () => events.resourcesChanged());
+    client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => events.resourceUpdated(n.params.uri));
+    client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => events.log(n.params as JsonObject));
+    try {
+      await client.connect(transport, { timeout: timeoutMs });
+    } catch (err) {
+      await transport.close().catch(() => undefined);
+      throw new Error(explainConnectFailure(err, transport, logs));
+    }
+    const version = client.getServerVersion();
+    upstream = new UpstreamClient(client, transport, {
+      serverName: version?.name,
+      serverVersion: version?.version,
+      instructions: client.getInstructions(),
+      capabilities: (client.getServerCapabilities() ?? {}) as JsonObject,
+    });
+    return upstream;
+  }
+
+  private async listAll<T>(method: string, key: string, timeoutMs: number): Promise<T[]> {
+    const items: T[] = [];
+    let cursor: string | undefined;
+    const seen = new Set<string>();
+    do {
+      const page = (await this.client.request(
+        { method, params: cursor ? { cursor } : {} } as never,
+        AnyResult,
+        { timeout: timeoutMs },
+      )) as Record<string, unknown>;
+      const list = page[key];
+      if (Array.isArray(list)) items.push(...(list as T[]));
+      cursor = typeof page.nextCursor === 'string' && page.nextCursor ? page.nextCursor : undefined;
+      // A server that hands back a cursor it already gave would otherwise loop forever.
+      if (cursor !== undefined) {
+        if (seen.has(cursor)) break;
+        seen.add(cursor);
+      }
+    } while (cursor !== undefined);
+    return items;
+  }
+
+  listTools(timeoutMs: number): Promise<Tool[]> {
+    return this.info.capabilities.tools ? this.listAll<Tool>('tools/list', 'tools', timeoutMs) : Promise.resolve([]);
+  }
+  listPrompts(timeoutMs: number): Promise<Prompt[]> {
+    return this.info.capabilities.prompts ? this.listAll<Prompt>('prompts/list', 'prompts', timeoutMs) : Promise.resolve([]);
+  }
+  listResources(timeoutMs: number): Promise<Resource[]> {
+    return this.info.capabilities.resources ? this.listAll<Resource>('resources/list', 'resources', timeoutMs) : Promise.resolve([]);
+  }
+  listResourceTemplates(timeoutMs: number): Promise<ResourceTemplate[]> {
+    return this.info.capabilities.resources
+      ? this.listAll<ResourceTemplate>('resources/templates/list', 'resourceTemplates', timeoutMs).catch(() => [])
+      : Promise.resolve([]);
+  }
+
+  /** Sends one request upstream and returns the raw result object. */
+  request(method: string, params: JsonObject, opts: CallOptions): Promise<JsonObject> {
+    return this.client.request({ method, params } as never, AnyResult, {
+      signal: opts.signal,
+      timeout: opts.timeoutMs,
+      resetTimeoutOnProgress: opts.onprogress !== undefined,
+      onprogress: opts.onprogress,
+    }) as Promise<JsonObject>;
+  }
+
+  notify(method: string, params: JsonObject): Promise<void> {
+    return this.client.notification({ method, params } as never);
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    await this.client.close().catch(() => undefined);
+    await this.transport.close().catch(() => undefined);
+  }
+}
+
+function describeLoss(transport: Transport): string {
+  if (transport instanceof ChildStdioTransport) return `process ${transport.exitDescription ?? 'ended'}`;
+  return 'connection closed by the server';
+}
+
+function explainConnectFailure(err: unknown, transport: Transport, logs: LogRing): string {
+  const message = err instanceof Error ? err.message : String(err);
+  if (transport instanceof ChildStdioTransport) {
+    const why = transport.exitDescription;
+    const tail = logs.lastLines(5);
+    if (why?.startsWith('command not found')) return why;
+    const parts = [why ? `process ${why} before it finished the MCP handshake` : `handshake failed: ${message}`];
+    if (tail) parts.push(`last output:\n${tail}`);
+    return parts.join('; ');
+  }
+  if (/timed out/i.test(message)) return `no answer to the MCP handshake in time (${message})`;
+  return `could not connect: ${message}`;
+}

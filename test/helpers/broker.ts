@@ -1,0 +1,127 @@
+// Test helpers that start the real thing: the built broker as a child process, real SDK clients
+// over real HTTP, and registries in real temp directories.
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as readline from 'node:readline';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+
+export const REPO = path.resolve(__dirname, '../../..');
+export const FIXTURES = path.join(REPO, 'test', 'fixtures');
+export const BROKER_JS = path.join(REPO, 'dist', 'broker.js');
+
+export function fixture(name: string): string {
+  return path.join(FIXTURES, name);
+}
+
+const tempDirs: string[] = [];
+
+export function tempDir(prefix = 'sb-test-'): string {
+  const base = path.join(os.tmpdir(), 'switchboard-tests');
+  fs.mkdirSync(base, { recursive: true });
+  const dir = fs.mkdtempSync(path.join(base, prefix));
+  tempDirs.push(dir);
+  return dir;
+}
+
+export function removeTempDirs(): void {
+  for (const dir of tempDirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+}
+
+/** Writes a registry: keys are paths relative to the root (`mcp-servers.d/echo.yaml`). */
+export function writeRegistry(root: string, files: Record<string, string>): void {
+  for (const [rel, text] of Object.entries(files)) {
+    const file = path.join(root, rel);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, text);
+  }
+}
+
+/** A stdio server definition running one of our fixtures with the current Node. */
+export function fixtureServer(name: string, script: string, extra: string[] = [], more = ''): string {
+  const args = [fixture(script), ...extra].map((a) => JSON.stringify(a)).join(', ');
+  return `name: ${name}\ntrust: trusted\ncommand: ${JSON.stringify(process.execPath)}\nargs: [${args}]\n${more}`;
+}
+
+export interface BrokerProcess {
+  proc: ChildProcess;
+  url: string;
+  port: number;
+  root: string;
+  home: string;
+  token: string;
+  tokenFile: string;
+  stderr: string[];
+  stop(): Promise<void>;
+}
+
+export async function startBrokerProcess(opts: { root: string; home?: string; args?: string[]; env?: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<BrokerProcess> {
+  const home = opts.home ?? tempDir('sb-home-');
+  const proc = spawn(process.execPath, [BROKER_JS, 'serve', '--root', opts.root, '--port', '0', '--json', ...(opts.args ?? [])], {
+    env: { ...process.env, SWITCHBOARD_HOME: home, ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const stderr: string[] = [];
+  proc.stderr!.setEncoding('utf8');
+  readline.createInterface({ input: proc.stderr! }).on('line', (l) => {
+    stderr.push(l);
+    if (process.env.SB_TEST_VERBOSE) process.stderr.write(`    [broker] ${l}\n`);
+  });
+  const ready = await new Promise<{ url: string; port: number; tokenFile: string }>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`broker did not become ready:\n${stderr.join('\n')}`)), opts.timeoutMs ?? 20_000);
+    readline.createInterface({ input: proc.stdout! }).on('line', (line) => {
+      try {
+        const msg = JSON.parse(line) as { event?: string; url: string; port: number; tokenFile: string };
+        if (msg.event === 'ready') { clearTimeout(timer); resolve(msg); }
+      } catch { /* not the ready line */ }
+    });
+    proc.once('exit', (code) => { clearTimeout(timer); reject(new Error(`broker exited with ${code} before ready:\n${stderr.join('\n')}`)); });
+  });
+  const token = fs.readFileSync(ready.tokenFile, 'utf8').trim();
+  return {
+    proc, url: ready.url, port: ready.port, root: opts.root, home, token, tokenFile: ready.tokenFile, stderr,
+    stop: () => stopProcess(proc),
+  };
+}
+
+export function stopProcess(proc: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {
+  return new Promise((resolve) => {
+    if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
+    const timer = setTimeout(() => proc.kill('SIGKILL'), 8000);
+    proc.once('exit', () => { clearTimeout(timer); resolve(); });
+    proc.kill(signal);
+  });
+}
+
+export async function connect(url: string, token: string, name = 'test-client'): Promise<Client> {
+  const client = new Client({ name, version: '1.0.0' }, { capabilities: {} });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+  return client;
+}
+
+/** Polls until `check` returns a truthy value (bounded); returns that value. */
+export async function waitFor<T>(check: () => T | Promise<T>, what: string, timeoutMs = 10_000, intervalMs = 50): Promise<NonNullable<T>> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await check();
+      if (value) return value as NonNullable<T>;
+    } catch (err) {
+      last = err;
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
+}
+
+export function isAlive(pid: number): boolean {
+  try { process.kill(pid, 0); return true; } catch { return false; }
+}
+
+export function textOf(result: unknown): string {
+  const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
+  return content.filter((c) => c.type === 'text').map((c) => c.text).join('');
+}
