@@ -42,6 +42,8 @@ export interface ControlHooks {
 
 export interface BrokerEventMap {
   snapshot: [RegistrySnapshot];
+  /** A snapshot has been reconciled: its upstreams are started/stopped and the catalog rebuilt. */
+  applied: [RegistrySnapshot];
   state: [];
   catalog: [];
 }
@@ -107,12 +109,31 @@ export class Broker extends EventEmitter<BrokerEventMap> {
     this.emit('snapshot', snap);
     await this.supervisor.reconcile(snap.servers as ReadonlyMap<string, ServerDef>);
     this.rebuildCatalog();
+    this.emit('applied', snap);
   }
 
   /** Re-evaluates trust/approval policy without a registry change (approval given or revoked). */
-  async reapplyPolicy(policy: StartPolicy): Promise<void> {
-    await this.supervisor.setPolicy(policy);
+  async reapplyPolicy(): Promise<void> {
+    await this.supervisor.setPolicy(this.hooks.policy);
     this.rebuildCatalog();
+  }
+
+  /** Resolves once the live snapshot satisfies `check` (a write through the registry landed). */
+  waitForSnapshot(check: (snap: RegistrySnapshot) => boolean, timeoutMs = 10_000): Promise<void> {
+    if (this.snapshot && check(this.snapshot)) return Promise.resolve();
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.off('applied', onSnap);
+        reject(new McpFailure(ErrorCodes.InternalError, `The registry did not pick up the change within ${timeoutMs} ms; check the Problems list.`));
+      }, timeoutMs);
+      const onSnap = (snap: RegistrySnapshot): void => {
+        if (!check(snap)) return;
+        clearTimeout(timer);
+        this.off('applied', onSnap);
+        resolve();
+      };
+      this.on('applied', onSnap);
+    });
   }
 
   /** Facade definitions changed (prompts.d edited): rebuild and tell sessions. */

@@ -25,6 +25,7 @@ export async function startBroker(opts: BrokerOptions): Promise<RunningBroker> {
   control.attach(broker);
   const port = await broker.start();
   const url = `http://127.0.0.1:${port}/mcp`;
+  control.url = url;
   const record: BrokerRecord = { pid: process.pid, port, url, root, operatorTokenFile: paths.operatorTokenFile, startedAt: new Date().toISOString(), version: BROKER_VERSION };
   writePrivateFile(paths.recordFile, JSON.stringify(record, null, 2) + '\n');
   let stopped = false;

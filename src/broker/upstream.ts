@@ -159,7 +159,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
       }, this.logs, this.def.timeouts.startupMs);
     } catch (err) {
       if (generation !== this.generation) return;
-      this.onFailure(this.redact((err as Error).message));
+      this.onFailure(this.redactText((err as Error).message));
       return;
     }
     if (generation !== this.generation) {
@@ -173,7 +173,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
       if (generation !== this.generation) return;
       this.client = undefined;
       await client.close();
-      this.onFailure(`connected, but listing its capabilities failed: ${this.redact((err as Error).message)}`);
+      this.onFailure(`connected, but listing its capabilities failed: ${this.redactText((err as Error).message)}`);
       return;
     }
     if (generation !== this.generation) return;
@@ -237,7 +237,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     this.emit('lists');
     const ranFor = this.startedAt ? Date.now() - this.startedAt : 0;
     if (ranFor >= this.def.restart.resetAfterMs) this.consecutiveFailures = 0;
-    this.onFailure(this.redact(reason));
+    this.onFailure(this.redactText(reason));
   }
 
   private onFailure(reason: string): void {
@@ -312,7 +312,8 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     return new McpFailure(ErrorCodes.InternalError, `Server '${this.name}': ${e.message ?? String(err)}`);
   }
 
-  private redact(text: string): string {
+  /** Scrubs this server's secret values (envFile, secret env refs, header values) from text. */
+  redactText(text: string): string {
     let out = text;
     for (const secret of this.secretValues) if (secret.length >= 4) out = out.split(secret).join('[redacted]');
     return out;

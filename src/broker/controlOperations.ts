@@ -1,0 +1,257 @@
+// The broker's control operations: one implementation behind the facade tools, the CLI and the
+// VS Code extension (which reach it through the facade as the operator).
+import * as path from 'node:path';
+import type { RegistrySnapshot } from '../registry/loader';
+import { formatProblem, type Problem } from '../registry/problems';
+import { KIND_DIRS, ServerDefSchema, type ClientDef, type Kind, type PromptDef, type ServerDef } from '../registry/schema';
+import { RegistryWriter } from '../registry/writer';
+import { approvalHash, describeForApproval, type Approvals, type ApprovalStatus } from './approvals';
+import type { Broker } from './broker';
+import { BROKER_VERSION } from './broker';
+import type { ClientTokens } from './clientTokens';
+import { ErrorCodes, McpFailure } from './mcpTypes';
+import { probeServer, type ProbeResult } from './probe';
+import type { Enforcement } from './sandbox';
+import type { UpstreamState } from './upstream';
+
+export interface ServerStatus {
+  name: string;
+  description?: string;
+  trust: ServerDef['trust'];
+  transport: ServerDef['transport'];
+  enabled: boolean;
+  state: UpstreamState;
+  pid?: number;
+  uptimeMs?: number;
+  restarts: number;
+  lastError?: string;
+  nextRestartInMs?: number;
+  tools: { name: string; exposedAs: string; description?: string }[];
+  promptCount: number;
+  resourceCount: number;
+  grants: ServerDef['grants'];
+  enforcement: Enforcement;
+  approval: ApprovalStatus;
+  /** What an approval covers, shown to the operator before approving. */
+  approvalSummary: string;
+  /** Names of variables withheld for want of the secrets grant (names only, never values). */
+  withheldEnv: string[];
+  target: string;
+  file: string;
+}
+
+export interface BrokerState {
+  broker: { version: string; pid: number; root: string; url: string; sessions: number; untrusted: boolean; catalogVersion: number };
+  servers: ServerStatus[];
+  prompts: { name: string; exposedAs: string; description?: string; arguments: PromptDef['arguments'] }[];
+  clients: { name: string; description?: string; mcp_allow: ClientDef['mcp_allow']; tools?: ClientDef['tools']; tokenFile: string }[];
+  problems: (Problem & { text: string })[];
+}
+
+export interface ControlContext {
+  untrusted: boolean;
+  url(): string;
+}
+
+export class ControlOperations {
+  readonly writer: RegistryWriter;
+
+  constructor(
+    private readonly broker: Broker,
+    private readonly approvals: Approvals,
+    private readonly tokens: ClientTokens,
+    private readonly ctx: ControlContext,
+  ) {
+    this.writer = new RegistryWriter(broker.root);
+  }
+
+  private get snapshot(): RegistrySnapshot {
+    return this.broker.snapshot;
+  }
+
+  private def(name: string): ServerDef {
+    const def = this.snapshot.servers.get(name);
+    if (!def) {
+      const known = [...this.snapshot.servers.keys()];
+      throw new McpFailure(ErrorCodes.InvalidParams, `No server named '${name}'.${known.length ? ` Known servers: ${known.join(', ')}.` : ' The registry has no servers yet.'}`);
+    }
+    return def;
+  }
+
+  serverStatus(name: string): ServerStatus {
+    const def = this.def(name);
+    const upstream = this.broker.upstream(name);
+    const snap = upstream?.snapshot();
+    const exposed = new Map(this.broker.catalog.listTools().map((t) => [t.name, t] as const));
+    const tools = (upstream ? this.broker.catalog.toolsOf(name) : []).map((t) => {
+      const exposedAs = [...exposed.keys()].find((k) => this.broker.catalog.resolveTool(k)?.server === name && this.broker.catalog.resolveTool(k)?.name === t.name) ?? t.name;
+      return { name: t.name, exposedAs, description: t.description };
+    });
+    return {
+      name,
+      description: def.description,
+      trust: def.trust,
+      transport: def.transport,
+      enabled: def.enabled,
+      state: snap?.state ?? 'stopped',
+      pid: snap?.pid,
+      uptimeMs: snap?.startedAt ? Date.now() - snap.startedAt : undefined,
+      restarts: snap?.restarts ?? 0,
+      lastError: snap?.lastError,
+      nextRestartInMs: snap?.nextRestartAt ? Math.max(0, snap.nextRestartAt - Date.now()) : undefined,
+      tools,
+      promptCount: upstream?.state === 'running' ? upstream.prompts.length : 0,
+      resourceCount: upstream?.state === 'running' ? upstream.resources.length : 0,
+      grants: def.grants,
+      enforcement: upstream?.enforcement ?? { network: 'not-enforced', filesystem: 'not-enforced', secrets: 'enforced', notes: [] },
+      approval: this.approvals.status(def),
+      approvalSummary: describeForApproval(def),
+      withheldEnv: upstream?.withheldEnv ?? [],
+      target: def.transport === 'stdio' ? [def.command, ...def.args].join(' ') : def.url ?? '',
+      file: this.fileOf('server', name),
+    };
+  }
+
+  listServers(): ServerStatus[] {
+    return [...this.snapshot.servers.keys()].sort().map((n) => this.serverStatus(n));
+  }
+
+  tailLogs(name: string, lines = 50): { server: string; lines: { at: string; stream: string; text: string }[] } {
+    this.def(name);
+    const upstream = this.broker.upstream(name);
+    const n = Math.max(1, Math.min(500, Math.floor(lines)));
+    return {
+      server: name,
+      lines: (upstream?.logs.tail(n) ?? []).map((l) => ({ at: new Date(l.at).toISOString(), stream: l.stream, text: upstream!.redactText(l.text) })),
+    };
+  }
+
+  listPrompts(): BrokerState['prompts'] {
+    return [...this.snapshot.prompts.values()].sort((a, b) => a.name.localeCompare(b.name)).map((p) => ({
+      name: p.name, exposedAs: `switchboard__${p.name}`, description: p.description, arguments: p.arguments,
+    }));
+  }
+
+  listClients(): BrokerState['clients'] {
+    return [...this.snapshot.clients.values()].sort((a, b) => a.name.localeCompare(b.name)).map((c) => ({
+      name: c.name, description: c.description, mcp_allow: c.mcp_allow, tools: c.tools, tokenFile: this.tokens.fileOf(c.name),
+    }));
+  }
+
+  problems(): BrokerState['problems'] {
+    return this.snapshot.problems.map((p) => ({ ...p, text: formatProblem(p, this.broker.root) }));
+  }
+
+  state(): BrokerState {
+    return {
+      broker: {
+        version: BROKER_VERSION,
+        pid: process.pid,
+        root: this.broker.root,
+        url: this.ctx.url(),
+        sessions: this.broker.endpoint.sessionCount,
+        untrusted: this.ctx.untrusted,
+        catalogVersion: this.broker.catalog.version,
+      },
+      servers: this.listServers(),
+      prompts: this.listPrompts(),
+      clients: this.listClients(),
+      problems: this.problems(),
+    };
+  }
+
+  async setEnabled(name: string, enabled: boolean): Promise<ServerStatus> {
+    const def = this.def(name);
+    if (def.enabled !== enabled) {
+      await this.writer.upsert('server', { ...def, enabled });
+      await this.broker.waitForSnapshot((s) => s.servers.get(name)?.enabled === enabled);
+    }
+    return this.serverStatus(name);
+  }
+
+  async restart(name: string): Promise<ServerStatus> {
+    this.def(name);
+    try {
+      const upstream = await this.broker.supervisor.restart(name);
+      await upstream.whenSettled(upstream.def.timeouts.startupMs).catch(() => undefined);
+    } catch (err) {
+      if (err instanceof McpFailure) throw err;
+      throw new McpFailure(ErrorCodes.InvalidParams, (err as Error).message);
+    }
+    return this.serverStatus(name);
+  }
+
+  /** Writes a definition through the registry's single writer and waits until the broker loaded it. */
+  async upsert(kind: Kind, definition: unknown): Promise<{ file: string; name: string }> {
+    let result;
+    try {
+      result = await this.writer.upsert(kind, definition);
+    } catch (err) {
+      throw new McpFailure(ErrorCodes.InvalidParams, (err as Error).message);
+    }
+    const name = result.def.name;
+    const printed = JSON.stringify(result.def);
+    const mapOf = (s: RegistrySnapshot) => (kind === 'server' ? s.servers : kind === 'prompt' ? s.prompts : s.clients) as ReadonlyMap<string, unknown>;
+    await this.broker.waitForSnapshot((s) => JSON.stringify(mapOf(s).get(name)) === printed);
+    return { file: result.path, name };
+  }
+
+  async remove(kind: Kind, name: string): Promise<{ removed: boolean }> {
+    let removed: boolean;
+    try {
+      removed = await this.writer.remove(kind, name);
+    } catch (err) {
+      throw new McpFailure(ErrorCodes.InvalidParams, (err as Error).message);
+    }
+    if (!removed) throw new McpFailure(ErrorCodes.InvalidParams, `No ${kind} named '${name}' to remove.`);
+    const mapOf = (s: RegistrySnapshot) => (kind === 'server' ? s.servers : kind === 'prompt' ? s.prompts : s.clients) as ReadonlyMap<string, unknown>;
+    await this.broker.waitForSnapshot((s) => !mapOf(s).has(name));
+    if (kind === 'client') {
+      this.tokens.revoke(name);
+      this.broker.endpoint.dropClient(name);
+    }
+    return { removed };
+  }
+
+  async probe(definition: unknown): Promise<ProbeResult> {
+    if (this.ctx.untrusted) throw new McpFailure(ErrorCodes.Forbidden, 'Probing spawns a process, which is not allowed while the workspace is not trusted.');
+    const parsed = ServerDefSchema.safeParse(definition);
+    if (!parsed.success) {
+      throw new McpFailure(ErrorCodes.InvalidParams, `The definition is not valid: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'definition'}: ${i.message}`).join('; ')}`);
+    }
+    return probeServer(parsed.data, this.broker.root);
+  }
+
+  async approve(name: string): Promise<ServerStatus & { approved: string }> {
+    const def = this.def(name);
+    if (def.trust !== 'community') throw new McpFailure(ErrorCodes.InvalidParams, `Server '${name}' is ${def.trust}; only community servers need approval.`);
+    const entry = this.approvals.approve(def);
+    await this.broker.reapplyPolicy();
+    const upstream = this.broker.upstream(name);
+    if (upstream && def.enabled) await upstream.whenSettled(def.timeouts.startupMs).catch(() => undefined);
+    return { ...this.serverStatus(name), approved: entry.summary };
+  }
+
+  async revoke(name: string): Promise<ServerStatus> {
+    this.def(name);
+    this.approvals.revoke(name);
+    await this.broker.reapplyPolicy();
+    return this.serverStatus(name);
+  }
+
+  clientConnection(name: string, rotate = false): { client: string; url: string; tokenFile: string; header: string } {
+    if (!this.snapshot.clients.has(name)) throw new McpFailure(ErrorCodes.InvalidParams, `No client named '${name}' in clients.d/.`);
+    const { file } = rotate ? this.tokens.rotate(name) : this.tokens.tokenFor(name);
+    if (rotate) this.broker.endpoint.dropClient(name);
+    return { client: name, url: this.ctx.url(), tokenFile: file, header: `Authorization: Bearer $(cat ${file})` };
+  }
+
+  /** The approval hash, for tests and for the console to show what changed. */
+  approvalHashOf(name: string): string {
+    return approvalHash(this.def(name));
+  }
+
+  fileOf(kind: Kind, name: string): string {
+    return path.join(this.broker.root, KIND_DIRS[kind], `${name}.yaml`);
+  }
+}
