@@ -12,6 +12,7 @@ import { ErrorCodes, McpFailure, type JsonObject, type Prompt, type Resource, ty
 import type { StartPolicy } from './supervisor';
 import { Supervisor } from './supervisor';
 import type { Upstream } from './upstream';
+import { rootId } from './runtime';
 
 export const BROKER_VERSION = '0.1.0';
 
@@ -74,6 +75,7 @@ export class Broker extends EventEmitter<BrokerEventMap> {
       maxBodyBytes: opts.maxBodyBytes,
       idleSessionMs: opts.idleSessionMs,
       version: BROKER_VERSION,
+      instance: rootId(this.root),
       onRejected: (reason, status) => hooks.audit?.({ event: 'rejected', status, reason }),
     });
   }

@@ -1,6 +1,14 @@
 import * as path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { startBroker } from './daemon';
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import { Bridge } from './bridge';
+import { ClientTokens } from './clientTokens';
+import type { ServerStatus } from './controlOperations';
+import { serveOrReuse } from './daemon';
+import { liveRecord } from './discovery';
+import { findBroker, OperatorClient } from './operatorClient';
+import { runtimePaths } from './runtime';
 
 interface Command {
   summary: string;
@@ -13,16 +21,17 @@ const rootOption = { root: { type: 'string' as const, short: 'r' } };
 
 const commands: Record<string, Command> = {
   serve: {
-    summary: 'run the broker for a workspace registry',
-    usage: `switchboard serve [--root <dir>] [--port <n>] [--untrusted] [--json]
+    summary: 'run the broker for a workspace registry (or reuse the one already running)',
+    usage: `switchboard serve [--root <dir>] [--port <n>] [--untrusted] [--idle-exit <s>] [--json]
 
 Runs the broker on the registry in <dir> (default: the current directory), which holds
 mcp-servers.d/, prompts.d/ and clients.d/. Serves MCP Streamable HTTP on 127.0.0.1 only.
+If a broker already serves <dir>, prints its endpoint and exits (one broker per workspace).
 
   --root <dir>        registry root (default: .)
   --port <n>          port to listen on; 0 picks a free one (default: 0)
   --untrusted         read the registry but start no server from it (untrusted workspace)
-  --idle-exit <s>     exit after <s> seconds with no session and no holder
+  --idle-exit <s>     exit after <s> seconds with no connected session
   --max-body <bytes>  largest request body accepted (default: 4194304)
   --json              print one JSON line when ready instead of the human summary`,
     options: {
@@ -37,14 +46,22 @@ mcp-servers.d/, prompts.d/ and clients.d/. Serves MCP Streamable HTTP on 127.0.0
       const root = path.resolve(String(values.root ?? '.'));
       const port = parseNumber(values.port, 'port', 0);
       const json = values.json === true;
+      const idleExit = values['idle-exit'] !== undefined ? parseNumber(values['idle-exit'], 'idle-exit', 0) : undefined;
       const log = (line: string): void => { process.stderr.write(`[switchboard] ${line}\n`); };
-      const running = await startBroker({
+      const outcome = await serveOrReuse({
         root,
         port,
         untrusted: values.untrusted === true,
         maxBodyBytes: values['max-body'] ? parseNumber(values['max-body'], 'max-body', 0) : undefined,
         log,
       });
+      if ('reused' in outcome) {
+        const r = outcome.reused;
+        if (json) process.stdout.write(JSON.stringify({ event: 'ready', reused: true, url: r.url, port: r.port, pid: r.pid, root, tokenFile: r.operatorTokenFile }) + '\n');
+        else process.stdout.write(`A broker already serves ${root} (pid ${r.pid}): ${r.url}\n  token file  ${r.operatorTokenFile}\n`);
+        return 0;
+      }
+      const running = outcome.started;
       const { url, paths } = running;
       if (json) {
         process.stdout.write(JSON.stringify({ event: 'ready', url, port: running.port, pid: process.pid, root, tokenFile: paths.operatorTokenFile }) + '\n');
@@ -56,26 +73,191 @@ mcp-servers.d/, prompts.d/ and clients.d/. Serves MCP Streamable HTTP on 127.0.0
           '',
           'Connect any MCP client over Streamable HTTP with the token as a bearer header, e.g.:',
           `  npx @modelcontextprotocol/inspector --transport http --server-url ${url} --header "Authorization: Bearer $(cat ${paths.operatorTokenFile})"`,
-          'or bridge a stdio-only agent with:  switchboard connect --root ' + root,
+          `or bridge a stdio-only agent:  node ${path.relative(process.cwd(), process.argv[1]) || process.argv[1]} connect --root ${root} --client terminal`,
+          `Status of the servers:         node ${path.relative(process.cwd(), process.argv[1]) || process.argv[1]} status --root ${root}`,
           '',
           'Press Ctrl+C to stop.',
           '',
         ].join('\n'));
       }
       let stopping = false;
-      const shutdown = (signal: string): void => {
+      const shutdown = (why: string): void => {
         if (stopping) return;
         stopping = true;
-        log(`${signal}: stopping upstreams`);
+        log(`${why}: stopping upstreams`);
         void running.stop().then(() => process.exit(0));
       };
       process.on('SIGINT', () => shutdown('SIGINT'));
       process.on('SIGTERM', () => shutdown('SIGTERM'));
-      running.broker.on('state', () => undefined);
+      process.on('SIGHUP', () => shutdown('SIGHUP'));
+      if (idleExit !== undefined) {
+        let idleSince = Date.now();
+        setInterval(() => {
+          if (running.broker.endpoint.sessionCount > 0) idleSince = Date.now();
+          else if (Date.now() - idleSince >= idleExit * 1000) shutdown(`idle for ${idleExit} s with no session`);
+        }, Math.min(1000, Math.max(100, idleExit * 250))).unref();
+      }
       return undefined;
     },
   },
+  connect: {
+    summary: 'bridge stdio to the workspace broker (for terminal agents), starting it if needed',
+    usage: `switchboard connect [--root <dir>] [--client <name>] [--no-start]
+
+Speaks MCP over stdin/stdout and forwards everything to the broker serving <dir>, so a
+stdio-only agent (Claude Code, Codex, ...) shares the workspace's one broker. With --client
+the bridge calls as that client from clients.d/ (its scopes apply; the token is created on
+first use); without it, as the operator. If no broker runs, one is started in the background
+(it exits after 10 idle minutes). Survives broker restarts; stdin EOF ends the session.
+
+Example (Claude Code):  claude mcp add switchboard -- npx switchboard connect --root . --client terminal
+
+  --root <dir>     registry root (default: .)
+  --client <name>  call as this declared client
+  --no-start       fail instead of starting a broker`,
+    options: { ...rootOption, client: { type: 'string', short: 'c' }, 'no-start': { type: 'boolean' } },
+    async run(values) {
+      const root = path.resolve(String(values.root ?? '.'));
+      const paths = runtimePaths(root);
+      const client = values.client as string | undefined;
+      const log = (line: string): void => { process.stderr.write(`[switchboard connect] ${line}\n`); };
+      let token: string | undefined;
+      if (client) {
+        const tokens = new ClientTokens(paths.tokensDir);
+        token = tokens.tokenFor(client).token;
+      }
+      const discover = async () => {
+        let record = await liveRecord(paths, root);
+        if (!record && values['no-start'] !== true) record = await startInBackground(root);
+        if (!record) throw new Error(`no broker is running for ${root}`);
+        return { url: record.url, token: token ?? fs.readFileSync(record.operatorTokenFile, 'utf8').trim() };
+      };
+      const bridge = new Bridge({ discover, input: process.stdin, output: process.stdout, log });
+      await bridge.run();
+      return 0;
+    },
+  },
+  status: {
+    summary: 'show the servers of the running broker and their state',
+    usage: `switchboard status [--root <dir>] [--json]
+
+  --root <dir>  registry root (default: .)
+  --json        print the full state as JSON`,
+    options: { ...rootOption, json: { type: 'boolean' } },
+    async run(values) {
+      const root = path.resolve(String(values.root ?? '.'));
+      const record = await findBroker(root);
+      const client = await OperatorClient.connect(record);
+      try {
+        const { servers } = (await client.call('list_servers')) as { servers: ServerStatus[] };
+        const { problems } = (await client.call('registry_problems')) as { problems: { text: string }[] };
+        if (values.json) {
+          process.stdout.write(JSON.stringify({ broker: record, servers, problems }, null, 2) + '\n');
+          return 0;
+        }
+        process.stdout.write(`Broker pid ${record.pid} at ${record.url}\n  operator token: ${record.operatorTokenFile}\n\n`);
+        const rows = servers.map((s) => [s.name, s.state, s.trust, s.pid ? String(s.pid) : '-', String(s.tools.length), String(s.restarts), s.lastError ?? '']);
+        process.stdout.write(table([['SERVER', 'STATE', 'TRUST', 'PID', 'TOOLS', 'RESTARTS', 'LAST ERROR'], ...rows]) + '\n');
+        if (problems.length) process.stdout.write(`\nRegistry problems:\n${problems.map((p) => `  ${p.text}`).join('\n')}\n`);
+        return 0;
+      } finally {
+        await client.close();
+      }
+    },
+  },
+  approve: {
+    summary: 'approve a community server as it is defined now (operator)',
+    usage: `switchboard approve <server> [--root <dir>] [--revoke]
+
+Shows what is approved (command, args, url, env keys, grants) and records the approval for
+this user, outside the workspace. A later change to any of those needs a new approval.
+
+  --revoke  withdraw the approval instead`,
+    options: { ...rootOption, revoke: { type: 'boolean' } },
+    async run(values, positionals) {
+      const name = positionals[0];
+      if (!name) throw new Error('name the server to approve: switchboard approve <server>');
+      const root = path.resolve(String(values.root ?? '.'));
+      const client = await OperatorClient.connect(await findBroker(root));
+      try {
+        if (values.revoke) {
+          const status = (await client.call('revoke_approval', { name })) as unknown as ServerStatus;
+          process.stdout.write(`Approval of '${name}' withdrawn; it is now ${status.state}.\n`);
+        } else {
+          const before = (await client.call('server_status', { name })) as unknown as ServerStatus;
+          process.stdout.write(`Approving '${name}' (${before.trust}): ${before.approvalSummary}\n`);
+          const status = (await client.call('approve_server', { name })) as unknown as ServerStatus;
+          process.stdout.write(`Approved. '${name}' is now ${status.state}${status.lastError ? ` (${status.lastError})` : ''}.\n`);
+        }
+        return 0;
+      } finally {
+        await client.close();
+      }
+    },
+  },
+  logs: {
+    summary: "print a server's recent log lines",
+    usage: `switchboard logs <server> [--root <dir>] [--lines <n>]`,
+    options: { ...rootOption, lines: { type: 'string', short: 'n' } },
+    async run(values, positionals) {
+      const name = positionals[0];
+      if (!name) throw new Error('name the server: switchboard logs <server>');
+      const root = path.resolve(String(values.root ?? '.'));
+      const client = await OperatorClient.connect(await findBroker(root));
+      try {
+        const { lines } = (await client.call('tail_logs', { name, lines: parseNumber(values.lines, 'lines', 50) })) as { lines: { at: string; stream: string; text: string }[] };
+        for (const l of lines) process.stdout.write(`${l.at} ${l.stream.padEnd(6)} ${l.text}\n`);
+        return 0;
+      } finally {
+        await client.close();
+      }
+    },
+  },
+  token: {
+    summary: "print where a client's token is (creating it), or rotate it",
+    usage: `switchboard token <client> [--root <dir>] [--rotate]
+
+Prints the endpoint and the token file of a client declared in clients.d/. The token is
+created on first use (mode 0600, outside the workspace). --rotate replaces it.`,
+    options: { ...rootOption, rotate: { type: 'boolean' } },
+    async run(values, positionals) {
+      const name = positionals[0];
+      if (!name) throw new Error('name the client: switchboard token <client>');
+      const root = path.resolve(String(values.root ?? '.'));
+      const client = await OperatorClient.connect(await findBroker(root));
+      try {
+        const info = (await client.call('client_connection', { name, rotate: values.rotate === true })) as { url: string; tokenFile: string; header: string };
+        process.stdout.write(`client      ${name}\nendpoint    ${info.url}\ntoken file  ${info.tokenFile}\nheader      ${info.header}\n`);
+        return 0;
+      } finally {
+        await client.close();
+      }
+    },
+  },
 };
+
+/** Starts `switchboard serve` detached for a terminal agent, and waits for its record. */
+async function startInBackground(root: string) {
+  const child = spawn(process.execPath, [process.argv[1], 'serve', '--root', root, '--idle-exit', '600', '--json'], {
+    detached: true,
+    stdio: 'ignore',
+    env: process.env,
+  });
+  child.unref();
+  const paths = runtimePaths(root);
+  const deadline = Date.now() + 30_000;
+  while (Date.now() < deadline) {
+    const record = await liveRecord(paths, root);
+    if (record) return record;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return undefined;
+}
+
+function table(rows: string[][]): string {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  return rows.map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join('  ')).join('\n');
+}
 
 function parseNumber(value: unknown, name: string, fallback: number): number {
   if (value === undefined) return fallback;

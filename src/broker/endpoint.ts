@@ -65,6 +65,8 @@ export interface EndpointOptions {
   maxBodyBytes?: number;
   idleSessionMs?: number;
   version: string;
+  /** Identifies which workspace this broker serves, so a discovery record can be verified. */
+  instance: string;
   /** Called for every request that is turned away, for the audit log (never with the token). */
   onRejected?(reason: string, status: number): void;
 }
@@ -320,7 +322,7 @@ export class Endpoint {
     const url = req.url ?? '/';
     const pathname = url.split('?', 1)[0];
     if (pathname === '/health' && req.method === 'GET') {
-      const body = JSON.stringify({ status: 'ok', name: 'mcp-switchboard', version: this.opts.version });
+      const body = JSON.stringify({ status: 'ok', name: 'mcp-switchboard', version: this.opts.version, instance: this.opts.instance });
       res.writeHead(200, { 'content-type': 'application/json' }).end(body);
       return;
     }

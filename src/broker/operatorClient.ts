@@ -1,0 +1,49 @@
+// The operator's MCP client to a running broker (the CLI's status/approve/logs, and the editor):
+// it calls facade tools with the operator token through the one SDK client wrapper.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { liveRecord } from './discovery';
+import { LogRing } from './logRing';
+import type { JsonObject } from './mcpTypes';
+import { runtimePaths, type BrokerRecord } from './runtime';
+import { UpstreamClient, type UpstreamEvents } from './upstreamClient';
+
+export class OperatorClient {
+  private constructor(private readonly client: UpstreamClient, readonly record: BrokerRecord) {}
+
+  static async connect(record: BrokerRecord, events?: Partial<UpstreamEvents>): Promise<OperatorClient> {
+    const token = fs.readFileSync(record.operatorTokenFile, 'utf8').trim();
+    const noop = (): void => undefined;
+    const client = await UpstreamClient.connect(
+      { transport: 'http', url: record.url, headers: { authorization: `Bearer ${token}` } },
+      { toolsChanged: noop, promptsChanged: noop, resourcesChanged: noop, resourceUpdated: noop, log: noop, lost: noop, ...events },
+      new LogRing(50),
+      10_000,
+    );
+    return new OperatorClient(client, record);
+  }
+
+  /** Calls a facade tool (`list_servers` → `switchboard__list_servers`); a tool error throws. */
+  async call(tool: string, args: JsonObject = {}, timeoutMs = 60_000): Promise<JsonObject> {
+    const result = (await this.client.request('tools/call', { name: `switchboard__${tool}`, arguments: args }, { timeoutMs })) as {
+      isError?: boolean; structuredContent?: JsonObject; content?: { text?: string }[];
+    };
+    if (result.isError) throw new Error(result.content?.map((c) => c.text).join('\n') ?? 'the operation failed');
+    return result.structuredContent ?? {};
+  }
+
+  request(method: string, params: JsonObject, timeoutMs = 30_000): Promise<JsonObject> {
+    return this.client.request(method, params, { timeoutMs });
+  }
+
+  close(): Promise<void> {
+    return this.client.close();
+  }
+}
+
+export async function findBroker(root: string): Promise<BrokerRecord> {
+  const abs = path.resolve(root);
+  const record = await liveRecord(runtimePaths(abs), abs);
+  if (!record) throw new Error(`no broker is running for ${abs}; start one with: switchboard serve --root ${abs}`);
+  return record;
+}
