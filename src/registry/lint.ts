@@ -1,0 +1,53 @@
+// Warnings: definitions that are valid but probably not what the author meant. They never stop a
+// file from loading; they are shown next to it so the surprise happens in the editor, not at run time.
+
+import type { DataPath } from './positions';
+import type { ClientDef, DefByKind, Kind, PromptDef, ServerDef } from './schema';
+import { PLACEHOLDER_PATTERN } from './schema';
+
+export interface Lint {
+  path: DataPath;
+  message: string;
+}
+
+const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+
+function lintServer(s: ServerDef): Lint[] {
+  const out: Lint[] = [];
+  if (s.envFile !== undefined && !s.grants.includes('secrets')) {
+    out.push({ path: ['envFile'], message: "the values in 'envFile' are withheld because this server has no 'secrets' grant" });
+  }
+  if (s.url !== undefined) {
+    const u = new URL(s.url);
+    if (u.protocol === 'http:' && !LOOPBACK_HOSTS.has(u.hostname)) {
+      out.push({ path: ['url'], message: `plain http:// to ${u.hostname} sends headers (and any token in them) unencrypted; prefer https://` });
+    }
+  }
+  return out;
+}
+
+function lintPrompt(p: PromptDef): Lint[] {
+  const used = new Set<string>();
+  for (const m of p.messages) for (const match of m.content.matchAll(PLACEHOLDER_PATTERN)) used.add(match[1]);
+  return p.arguments.flatMap((a, i) =>
+    used.has(a.name) ? [] : [{ path: ['arguments', i, 'name'], message: `argument '${a.name}' is declared but no message uses {{${a.name}}}` }],
+  );
+}
+
+function lintClient(c: ClientDef): Lint[] {
+  if (c.mcp_allow.includes('write') && !c.mcp_allow.includes('read')) {
+    return [{ path: ['mcp_allow'], message: "'write' without 'read' lets this client change servers it cannot list; add 'read'" }];
+  }
+  return [];
+}
+
+export function lintDefinition<K extends Kind>(kind: K, def: DefByKind[K]): Lint[] {
+  switch (kind) {
+    case 'server':
+      return lintServer(def as ServerDef);
+    case 'prompt':
+      return lintPrompt(def as PromptDef);
+    default:
+      return lintClient(def as ClientDef);
+  }
+}

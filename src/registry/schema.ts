@@ -1,0 +1,254 @@
+// The registry's data model: one zod schema per kind of file.
+//
+// These schemas are the single source of truth: the loader validates with them, the writer
+// refuses anything they reject, and the editor's JSON Schemas are generated from them. Every
+// object is strict because a misspelt key ("comand") silently ignored is a server that does
+// not start for no visible reason.
+//
+// Field descriptions become hover text in the editor (via the generated JSON Schema), so they
+// are written for the person editing the YAML.
+
+import { z } from 'zod';
+import { NAME_PATTERN, RESERVED_NAME, validateName } from './names';
+
+export { NAME_PATTERN } from './names';
+
+export type Kind = 'server' | 'prompt' | 'client';
+
+export const KINDS: readonly Kind[] = ['server', 'prompt', 'client'];
+
+/** Directory (under the registry root) that holds each kind's files. */
+export const KIND_DIRS: Record<Kind, string> = {
+  server: 'mcp-servers.d',
+  prompt: 'prompts.d',
+  client: 'clients.d',
+};
+
+/** The word used for a kind in messages ("a server", "this prompt"). */
+export const KIND_NOUNS: Record<Kind, string> = { server: 'server', prompt: 'prompt', client: 'client' };
+
+// validateName gives one precise reason; the regex is chained only so the JSON Schema carries a
+// `pattern` for the editor. `abort` keeps the regex from repeating a failure already explained.
+const nameSchema = z
+  .string()
+  .refine((s) => validateName(s) === undefined, { abort: true, error: (iss) => validateName(iss.input as string) })
+  .regex(NAME_PATTERN)
+  .meta({
+    description:
+      "Key of this entry: lowercase letters, digits and '-', starting with a letter, at most 31 characters, no '__'. " +
+      'Must equal the file name without its extension; may be omitted, in which case the file name is used.',
+    not: { const: RESERVED_NAME },
+  });
+
+const globList = (what: string) =>
+  z.array(z.string().min(1, { error: 'a glob must not be empty' })).meta({
+    description: `${what} Globs: '*' matches any run of characters, '?' one character.`,
+  });
+
+const noDuplicates = <T>(label: string) => (items: readonly T[], ctx: z.RefinementCtx) => {
+  const seen = new Set<T>();
+  items.forEach((item, i) => {
+    if (seen.has(item)) ctx.addIssue({ code: 'custom', path: [i], message: `'${String(item)}' is listed twice in '${label}'` });
+    seen.add(item);
+  });
+};
+
+const positiveMs = (description: string, dflt: number) =>
+  z.number().int().positive().default(dflt).meta({ description });
+
+const RestartSchema = z
+  .object({
+    maxRetries: z.number().int().min(0).default(5).meta({
+      description: 'How many consecutive crashes are restarted before the crash-loop breaker stops the server.',
+    }),
+    backoffMs: z.number().int().min(10).default(500).meta({
+      description: 'Delay before the first restart; doubles after each crash.',
+    }),
+    maxBackoffMs: z.number().int().min(10).default(30000).meta({ description: 'Upper bound of the restart delay.' }),
+    resetAfterMs: z.number().int().min(0).default(60000).meta({
+      description: 'A server that stays up this long has its crash count reset.',
+    }),
+  })
+  .strict()
+  .superRefine((r, ctx) => {
+    if (r.maxBackoffMs < r.backoffMs) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['maxBackoffMs'],
+        message: `'restart.maxBackoffMs' (${r.maxBackoffMs}) must not be smaller than 'restart.backoffMs' (${r.backoffMs})`,
+      });
+    }
+  });
+
+const TimeoutsSchema = z
+  .object({
+    startupMs: positiveMs('How long the server may take to start and answer initialize.', 30000),
+    callMs: positiveMs('Default time limit for one tool call.', 60000),
+  })
+  .strict();
+
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+const httpUrl = z
+  .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
+  .meta({ description: 'Endpoint of a remote (sse or http) server.' });
+
+export const ServerDefSchema = z
+  .object({
+    name: nameSchema,
+    description: z.string().optional().meta({ description: 'Shown in the console and to agents listing servers.' }),
+    trust: z.enum(['builtin', 'trusted', 'community']).default('community').meta({
+      description:
+        "builtin and trusted servers start when registered; a community server stays inert until the operator enables and approves it.",
+    }),
+    transport: z.enum(['stdio', 'sse', 'http']).default('stdio').meta({
+      description: 'stdio: a child process; sse: legacy HTTP+SSE; http: Streamable HTTP.',
+    }),
+    command: z.string().min(1, { error: "'command' must not be empty" }).optional().meta({
+      description: 'Executable to run (stdio only), e.g. npx, node, uvx.',
+    }),
+    args: z.array(z.string()).default([]).meta({ description: 'Arguments passed to the command (stdio only).' }),
+    cwd: z.string().min(1).optional().meta({
+      description: 'Working directory of the process, relative to the workspace root (stdio only).',
+    }),
+    env: z
+      .record(z.string().regex(ENV_NAME, { error: 'an environment variable name must be letters, digits and _' }), z.string())
+      .default({})
+      .meta({ description: 'Extra environment variables (stdio only). Quote numbers: PORT: "3000".' }),
+    envFile: z.string().min(1).optional().meta({
+      description: "A dotenv file, relative to the workspace root, whose values are passed only with the 'secrets' grant.",
+    }),
+    url: httpUrl.optional(),
+    headers: z.record(z.string().min(1), z.string()).default({}).meta({
+      description: 'HTTP headers sent to a remote server.',
+    }),
+    grants: z
+      .array(z.enum(['network', 'secrets', 'filesystem']))
+      .default([])
+      .superRefine(noDuplicates('grants'))
+      .meta({
+        description: 'Capabilities the server may use: network, secrets (env files and secret variables), filesystem.',
+        uniqueItems: true,
+      }),
+    allowedTools: globList('Only tools matching one of these globs are exposed.').optional(),
+    excludeTools: globList('Tools matching any of these globs are hidden (wins over allowedTools).').optional(),
+    enabled: z.boolean().default(true).meta({ description: 'Set to false to keep the definition without running it.' }),
+    restart: RestartSchema.prefault({}).meta({ description: 'Restart policy after a crash.' }),
+    timeouts: TimeoutsSchema.prefault({}).meta({ description: 'Time limits in milliseconds.' }),
+  })
+  .strict()
+  .superRefine((s, ctx) => {
+    // Cross-field rules: a transport decides which of the connection fields make sense. These only
+    // run once every field has the right type, so a person sees one layer of mistakes at a time.
+    if (s.transport === 'stdio') {
+      if (s.command === undefined) ctx.addIssue({ code: 'custom', path: ['command'], message: "a stdio server needs a 'command' (the program to run)" });
+      if (s.url !== undefined) {
+        ctx.addIssue({ code: 'custom', path: ['url'], message: "a stdio server must not have a 'url'; set 'transport: http' (or sse) for a remote server" });
+      }
+    } else {
+      if (s.url === undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: `a remote (${s.transport}) server needs a 'url'` });
+      for (const key of ['command', 'args', 'envFile'] as const) {
+        const present = key === 'args' ? s.args.length > 0 : s[key] !== undefined;
+        if (present) {
+          ctx.addIssue({ code: 'custom', path: [key], message: `a remote (${s.transport}) server must not have '${key}'; it is for stdio servers` });
+        }
+      }
+    }
+  });
+
+// Placeholders look like {{argName}} (spaces inside the braces are allowed).
+export const PLACEHOLDER_PATTERN = /\{\{\s*([^{}\s]*)\s*\}\}/g;
+
+const ARG_NAME = /^[A-Za-z_][A-Za-z0-9_-]{0,63}$/;
+
+export const PromptDefSchema = z
+  .object({
+    name: nameSchema,
+    description: z.string().optional().meta({ description: 'Shown to clients listing prompts.' }),
+    arguments: z
+      .array(
+        z
+          .object({
+            name: z.string().regex(ARG_NAME, { error: 'an argument name must be letters, digits, _ or -, starting with a letter or _' }),
+            description: z.string().optional(),
+            required: z.boolean().default(false),
+          })
+          .strict(),
+      )
+      .default([])
+      .meta({ description: 'Arguments a client fills in; refer to them in messages as {{name}}.' }),
+    messages: z
+      .array(
+        z
+          .object({
+            role: z.enum(['user', 'assistant']),
+            content: z.string().meta({ description: 'Message text; {{argName}} is replaced by the argument value.' }),
+          })
+          .strict(),
+      )
+      .min(1, { error: "a prompt needs at least one entry in 'messages'" }),
+  })
+  .strict()
+  .superRefine((p, ctx) => {
+    const declared = new Set<string>();
+    p.arguments.forEach((a, i) => {
+      if (declared.has(a.name)) ctx.addIssue({ code: 'custom', path: ['arguments', i, 'name'], message: `argument '${a.name}' is declared twice` });
+      declared.add(a.name);
+    });
+    p.messages.forEach((m, i) => {
+      for (const match of m.content.matchAll(PLACEHOLDER_PATTERN)) {
+        const arg = match[1];
+        if (!declared.has(arg)) {
+          const known = declared.size > 0 ? `declared: ${[...declared].join(', ')}` : "no arguments are declared";
+          ctx.addIssue({
+            code: 'custom',
+            path: ['messages', i, 'content'],
+            message: arg === '' ? `empty placeholder '{{}}' in messages[${i}]` : `placeholder '{{${arg}}}' names no declared argument (${known})`,
+          });
+        }
+      }
+    });
+  });
+
+export const ClientDefSchema = z
+  .object({
+    name: nameSchema,
+    description: z.string().optional(),
+    mcp_allow: z
+      .array(z.enum(['read', 'write']))
+      .default(['read'])
+      .superRefine(noDuplicates('mcp_allow'))
+      .meta({ description: "Which Switchboard control tools this client may call: read (list, status, logs) and/or write (enable, restart, upsert, ...).",
+        uniqueItems: true,
+      }),
+    tools: z
+      .object({
+        allow: globList('Only namespaced tools (server__tool) matching one of these globs are offered to this client.').optional(),
+        deny: globList('Namespaced tools matching any of these globs are hidden from this client (wins over allow).').optional(),
+      })
+      .strict()
+      .optional()
+      .meta({ description: "Tool profile, e.g. to stay under a client's tool limit (VS Code: 128)." }),
+  })
+  .strict();
+
+export type ServerDef = z.output<typeof ServerDefSchema>;
+export type PromptDef = z.output<typeof PromptDefSchema>;
+export type ClientDef = z.output<typeof ClientDefSchema>;
+/** What a person (or the writer's caller) may write: defaults not yet applied. */
+export type ServerDefInput = z.input<typeof ServerDefSchema>;
+export type PromptDefInput = z.input<typeof PromptDefSchema>;
+export type ClientDefInput = z.input<typeof ClientDefSchema>;
+
+export interface DefByKind {
+  server: ServerDef;
+  prompt: PromptDef;
+  client: ClientDef;
+}
+export type Definition = DefByKind[Kind];
+
+export const SCHEMAS: { readonly [K in Kind]: z.ZodType<DefByKind[K]> } = {
+  server: ServerDefSchema,
+  prompt: PromptDefSchema,
+  client: ClientDefSchema,
+};

@@ -1,0 +1,33 @@
+// Real temp directories for registry tests; each test gets its own root, removed afterwards.
+
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+
+export function makeRoot(label = 'registry'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), `sb-${label}-`));
+}
+
+export function removeRoot(root: string): void {
+  fs.rmSync(root, { recursive: true, force: true });
+}
+
+/** Writes `text` at `rel` under root (creating directories) and returns the absolute path. */
+export function put(root: string, rel: string, text: string): string {
+  const file = path.join(root, rel);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, text);
+  return file;
+}
+
+/** A helper that gives every test a fresh root and cleans it up. */
+export function useRoot(label?: string): { readonly root: string } {
+  const box = { root: '' };
+  beforeEach(() => {
+    box.root = makeRoot(label);
+  });
+  afterEach(() => {
+    removeRoot(box.root);
+  });
+  return box;
+}
