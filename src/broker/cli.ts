@@ -31,7 +31,7 @@ If a broker already serves <dir>, prints its endpoint and exits (one broker per 
   --root <dir>        registry root (default: .)
   --port <n>          port to listen on; 0 picks a free one (default: 0)
   --untrusted         read the registry but start no server from it (untrusted workspace)
-  --idle-exit <s>     exit after <s> seconds with no connected session
+  --idle-exit <s>     exit after <s> seconds in which no client held a stream or sent a request
   --max-body <bytes>  largest request body accepted (default: 4194304)
   --json              print one JSON line when ready instead of the human summary`,
     options: {
@@ -91,10 +91,8 @@ If a broker already serves <dir>, prints its endpoint and exits (one broker per 
       process.on('SIGTERM', () => shutdown('SIGTERM'));
       process.on('SIGHUP', () => shutdown('SIGHUP'));
       if (idleExit !== undefined) {
-        let idleSince = Date.now();
         setInterval(() => {
-          if (running.broker.endpoint.sessionCount > 0) idleSince = Date.now();
-          else if (Date.now() - idleSince >= idleExit * 1000) shutdown(`idle for ${idleExit} s with no session`);
+          if (running.broker.endpoint.idleMs() >= idleExit * 1000) shutdown(`idle for ${idleExit} s: no client holds the broker`);
         }, Math.min(1000, Math.max(100, idleExit * 250))).unref();
       }
       return undefined;

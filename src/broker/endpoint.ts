@@ -225,6 +225,7 @@ export class Endpoint {
   private readonly sessions = new Map<string, Session>();
   private readonly maxBody: number;
   private evictTimer?: NodeJS.Timeout;
+  private lastActivity = Date.now();
   port = 0;
 
   constructor(private readonly opts: EndpointOptions) {
@@ -248,6 +249,15 @@ export class Endpoint {
 
   get sessionCount(): number {
     return this.sessions.size;
+  }
+
+  /**
+   * How long nobody has used the broker: 0 while any session holds a stream or waits for an
+   * answer. A client that vanished without DELETE stops counting once it stops sending.
+   */
+  idleMs(): number {
+    for (const session of this.sessions.values()) if (session.transport.busy) return 0;
+    return Date.now() - this.lastActivity;
   }
 
   sessionsOf(): SessionContext[] {
@@ -314,6 +324,7 @@ export class Endpoint {
   }
 
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+    this.lastActivity = Date.now();
     // DNS rebinding: a page on evil.example that resolves to 127.0.0.1 still sends its own Host/Origin.
     if (!this.isLoopbackHost(req.headers.host)) return this.reject(res, 403, 'Forbidden: the Host header must name this loopback endpoint');
     const origin = req.headers.origin;

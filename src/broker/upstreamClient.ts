@@ -215,7 +215,8 @@ export class UpstreamClient {
       await client.connect(transport, { timeout: timeoutMs });
     } catch (err) {
       await transport.close().catch(() => undefined);
-      throw new Error(explainConnectFailure(err, transport, logs));
+      const status = launch.transport === 'stdio' ? undefined : await httpStatusOf(launch);
+      throw new Error(explainConnectFailure(err, transport, logs) + (status ? ` (${status})` : ''));
     }
     const version = client.getServerVersion();
     upstream = new UpstreamClient(client, transport, {
@@ -282,6 +283,23 @@ export class UpstreamClient {
     this.closing = true;
     await this.client.close().catch(() => undefined);
     await this.transport.close().catch(() => undefined);
+  }
+}
+
+/** The SDK's errors do not always carry the HTTP status; one plain request tells the operator. */
+async function httpStatusOf(launch: RemoteLaunch): Promise<string | undefined> {
+  try {
+    const res = await fetch(launch.url, {
+      method: launch.transport === 'sse' ? 'GET' : 'POST',
+      headers: { ...launch.headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: launch.transport === 'sse' ? undefined : '{"jsonrpc":"2.0","id":0,"method":"ping"}',
+      signal: AbortSignal.timeout(3000),
+    });
+    await res.body?.cancel();
+    return res.ok ? undefined : `HTTP ${res.status} ${res.statusText}`.trim();
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string } }).cause?.code;
+    return cause ? `connection failed: ${cause}` : undefined;
   }
 }
 

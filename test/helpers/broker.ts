@@ -17,6 +17,18 @@ export function fixture(name: string): string {
 }
 
 const tempDirs: string[] = [];
+const started = new Set<ChildProcess>();
+
+/** Every process a helper started is tracked, so a failing test cannot leave one running. */
+export function track(proc: ChildProcess): ChildProcess {
+  started.add(proc);
+  proc.once('exit', () => started.delete(proc));
+  return proc;
+}
+
+export async function killStarted(): Promise<void> {
+  await Promise.all([...started].map((p) => stopProcess(p)));
+}
 
 export function tempDir(prefix = 'sb-test-'): string {
   const base = path.join(os.tmpdir(), 'switchboard-tests');
@@ -27,6 +39,7 @@ export function tempDir(prefix = 'sb-test-'): string {
 }
 
 export function removeTempDirs(): void {
+  for (const p of started) p.kill('SIGTERM');
   for (const dir of tempDirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
 }
 
@@ -63,6 +76,7 @@ export async function startBrokerProcess(opts: { root: string; home?: string; ar
     env: { ...process.env, SWITCHBOARD_HOME: home, ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  track(proc);
   const stderr: string[] = [];
   proc.stderr!.setEncoding('utf8');
   readline.createInterface({ input: proc.stderr! }).on('line', (l) => {
