@@ -193,10 +193,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
       if (built.withheld.length) this.logs.push(`withheld ${built.withheld.length} secret variable(s) (${built.withheld.join(', ')}): the server has no 'secrets' grant`);
       const cwd = def.cwd ? path.resolve(this.root, def.cwd) : this.root;
       const isolate = this.enforcement.network === 'enforced' ? networkIsolationPrefix() : null;
-      const command = def.command!;
-      return isolate
-        ? { transport: 'stdio', command: isolate[0], args: [...isolate.slice(1), command, ...def.args], cwd, env: built.env }
-        : { transport: 'stdio', command, args: def.args, cwd, env: built.env };
+      return { transport: 'stdio', command: def.command!, args: def.args, cwd, env: built.env, wrapper: isolate ?? undefined };
     }
     this.secretValues = Object.values(def.headers).filter((v) => v.length >= 8);
     return { transport: def.transport, url: def.url!, headers: def.headers };

@@ -15,7 +15,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import type { LogRing } from './logRing';
-import { killProcessGroup } from './processGroup';
+import { findExecutable, killProcessGroup } from './processGroup';
 import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from './mcpTypes';
 
 export interface StdioLaunch {
@@ -24,6 +24,8 @@ export interface StdioLaunch {
   args: string[];
   cwd: string;
   env: Record<string, string>;
+  /** A command line the server runs under (e.g. `unshare --net --`), for OS-level grant enforcement. */
+  wrapper?: string[];
 }
 export interface RemoteLaunch {
   transport: 'sse' | 'http';
@@ -71,8 +73,15 @@ class ChildStdioTransport implements Transport {
   constructor(private readonly launch: StdioLaunch, private readonly logs: LogRing) {}
 
   start(): Promise<void> {
+    // Behind a wrapper, ENOENT would only show up as the wrapper's exit code: look first.
+    const { command, args, wrapper } = this.launch;
+    if (wrapper && !findExecutable(command, this.launch.env.PATH, this.launch.cwd)) {
+      this.exitDescription = `command not found: ${command}`;
+      this.logs.push(this.exitDescription);
+      return Promise.reject(new Error(this.exitDescription));
+    }
     return new Promise((resolve, reject) => {
-      const child = spawn(this.launch.command, this.launch.args, {
+      const child = spawn(wrapper ? wrapper[0] : command, wrapper ? [...wrapper.slice(1), command, ...args] : args, {
         cwd: this.launch.cwd,
         env: this.launch.env,
         stdio: ['pipe', 'pipe', 'pipe'],
