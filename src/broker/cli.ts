@@ -33,8 +33,10 @@ If a broker already serves <dir>, prints its endpoint and exits (one broker per 
   --untrusted         read the registry but start no server from it (untrusted workspace)
   --idle-exit <s>     exit after <s> seconds in which no client held a stream or sent a request
   --max-body <bytes>  largest request body accepted (default: 4194304)
+  --session-idle <s>  close a session after <s> seconds without a request or stream (default: 1800)
   --json              print one JSON line when ready instead of the human summary`,
     options: {
+      'session-idle': { type: 'string' },
       ...rootOption,
       port: { type: 'string', short: 'p' },
       untrusted: { type: 'boolean' },
@@ -53,6 +55,7 @@ If a broker already serves <dir>, prints its endpoint and exits (one broker per 
         port,
         untrusted: values.untrusted === true,
         maxBodyBytes: values['max-body'] ? parseNumber(values['max-body'], 'max-body', 0) : undefined,
+        idleSessionMs: values['session-idle'] ? parseNumber(values['session-idle'], 'session-idle', 0) * 1000 : undefined,
         log,
       });
       if ('reused' in outcome) {

@@ -242,7 +242,7 @@ export class Endpoint {
     });
     this.port = (this.http.address() as AddressInfo).port;
     const idle = this.opts.idleSessionMs ?? 30 * 60_000;
-    this.evictTimer = setInterval(() => this.evictIdle(idle), Math.min(idle, 60_000));
+    this.evictTimer = setInterval(() => this.evictIdle(idle), Math.max(250, Math.min(idle / 2, 60_000)));
     this.evictTimer.unref();
     return this.port;
   }

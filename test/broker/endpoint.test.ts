@@ -23,6 +23,25 @@ function raw(port: number, opts: { method?: string; path?: string; headers?: Rec
 
 const INIT = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
 
+describe('session eviction', function () {
+  this.timeout(30_000);
+  after(() => removeTempDirs());
+
+  it('evicts a session that went quiet, and the client can start a new one', async () => {
+    const root = tempDir('sb-evict-');
+    const b = await startBrokerProcess({ root, args: ['--session-idle', '1'] });
+    const base = { host: `127.0.0.1:${b.port}`, authorization: `Bearer ${b.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const init = await raw(b.port, { headers: base, body: INIT });
+    const sid = init.headers['mcp-session-id'] as string;
+    const ping = JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' });
+    assert.equal((await raw(b.port, { headers: { ...base, 'mcp-session-id': sid }, body: ping })).status, 200);
+    await new Promise((r) => setTimeout(r, 3000)); // quiet for three idle periods
+    assert.equal((await raw(b.port, { headers: { ...base, 'mcp-session-id': sid }, body: ping })).status, 404, 'the quiet session was evicted');
+    assert.equal((await raw(b.port, { headers: base, body: INIT })).status, 200);
+    await b.stop();
+  });
+});
+
 describe('endpoint', function () {
   this.timeout(60_000);
   let broker: BrokerProcess;
