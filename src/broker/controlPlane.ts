@@ -58,6 +58,7 @@ export class ControlPlane {
     broker.on('catalog', changed);
     let lastPrompts = '';
     let lastClients = new Set<string>();
+    const audited = new Map<string, string>();
     broker.on('snapshot', (snap) => {
       changed();
       const prompts = JSON.stringify([...snap.prompts.values()]);
@@ -69,8 +70,18 @@ export class ControlPlane {
       const clients = new Set(snap.clients.keys());
       for (const name of lastClients) if (!clients.has(name)) broker.endpoint.dropClient(name);
       lastClients = clients;
+      // Grants and trust are audited when a server appears or they change, not on every reload.
       for (const [name, def] of snap.servers) {
-        this.audit.write({ event: 'registry', server: name, trust: def.trust, grants: def.grants, enabled: def.enabled, approval: this.approvals.status(def) });
+        const entry = { event: 'registry', server: name, trust: def.trust, grants: def.grants, enabled: def.enabled, approval: this.approvals.status(def) };
+        const key = JSON.stringify(entry);
+        if (audited.get(name) !== key) this.audit.write(entry);
+        audited.set(name, key);
+      }
+      for (const name of [...audited.keys()]) {
+        if (!snap.servers.has(name)) {
+          audited.delete(name);
+          this.audit.write({ event: 'registry', server: name, removed: true });
+        }
       }
     });
   }
