@@ -1,9 +1,145 @@
+// Entry point: builds the context, registers views, commands, the MCP provider, diagnostics, the
+// status bar and the terminal environment. Everything here is wiring; behaviour lives in the broker.
 import * as vscode from 'vscode';
+import * as commands from './commands';
+import { ClientsProvider } from './clients';
+import { CONSOLE_VIEW_TYPE, ConsolePanel } from './consolePanel';
+import { Ctx } from './ctx';
+import { RegistryDiagnostics } from './diagnostics';
+import { McpProvider, PROVIDER_ID } from './mcpProvider';
+import { PromptsProvider } from './prompts';
+import { ServersProvider } from './servers';
+import { BrokerStatusBar } from './statusBar';
+import { TerminalEnvironment } from './terminalEnv';
+import type { ConsoleState } from '../../webview/protocol';
 
-export function activate(context: vscode.ExtensionContext): void {
-  const output = vscode.window.createOutputChannel('Switchboard', { log: true });
-  context.subscriptions.push(output);
-  output.info('MCP Switchboard activated');
+/** What the extension exports, for tests and for other extensions that want the broker. */
+export interface SwitchboardApi {
+  ctx: Ctx;
+  servers: ServersProvider;
+  prompts: PromptsProvider;
+  clients: ClientsProvider;
+  mcp: McpProvider;
+  diagnostics: RegistryDiagnostics;
 }
 
-export function deactivate(): void {}
+let current: Ctx | undefined;
+
+const COMMANDS: Record<string, commands.Cmd> = {
+  addServer: commands.addServer,
+  editServer: commands.editServer,
+  removeServer: commands.removeServer,
+  enableServer: commands.enableServer,
+  disableServer: commands.disableServer,
+  restartServer: commands.restartServer,
+  approveServer: commands.approveServer,
+  revokeApproval: commands.revokeApproval,
+  probeServer: commands.probeServer,
+  showServerLogs: commands.showServerLogs,
+  openDefinition: commands.openDefinition,
+  openRegistryFolder: commands.openRegistryFolder,
+  importServers: commands.importServers,
+  copyConnection: commands.copyConnection,
+  rotateClientToken: commands.rotateClientToken,
+  removePrompt: commands.removePrompt,
+  openConsole: commands.openConsole,
+  startBroker: commands.startBroker,
+  stopBroker: commands.stopBroker,
+  restartBroker: commands.restartBroker,
+  showBrokerLog: commands.showBrokerLog,
+};
+
+export function activate(context: vscode.ExtensionContext): SwitchboardApi {
+  const ctx = new Ctx(context);
+  current = ctx;
+  ctx.output.info(`MCP Switchboard ${context.extension.packageJSON.version as string} activated${vscode.workspace.isTrusted ? '' : ' in Restricted Mode: nothing from the registry will be started'}.`);
+
+  for (const [name, factory] of Object.entries(COMMANDS)) {
+    const handler = factory(ctx);
+    context.subscriptions.push(vscode.commands.registerCommand(`switchboard.${name}`, async (...args: unknown[]) => {
+      try {
+        return await handler(...args);
+      } catch (err) {
+        const message = err instanceof Error ? err.message : String(err);
+        ctx.output.error(`${name}: ${message}`);
+        void vscode.window.showErrorMessage(message);
+        return undefined;
+      }
+    }));
+  }
+
+  const servers = new ServersProvider(ctx);
+  const prompts = new PromptsProvider(ctx);
+  const clients = new ClientsProvider(ctx);
+  const serversView = vscode.window.createTreeView('switchboard.servers', { treeDataProvider: servers, showCollapseAll: true });
+  const promptsView = vscode.window.createTreeView('switchboard.prompts', { treeDataProvider: prompts });
+  const clientsView = vscode.window.createTreeView('switchboard.clients', { treeDataProvider: clients });
+  context.subscriptions.push(serversView, promptsView, clientsView);
+
+  const mcp = new McpProvider(ctx);
+  context.subscriptions.push(mcp, vscode.lm.registerMcpServerDefinitionProvider(PROVIDER_ID, mcp));
+
+  const diagnostics = new RegistryDiagnostics(ctx);
+  const statusBar = new BrokerStatusBar(ctx);
+  const terminalEnv = new TerminalEnvironment(ctx);
+  context.subscriptions.push(diagnostics, statusBar, terminalEnv);
+
+  context.subscriptions.push(vscode.window.registerWebviewPanelSerializer(CONSOLE_VIEW_TYPE, {
+    deserializeWebviewPanel: async (panel, state: ConsoleState | undefined) => ConsolePanel.revive(ctx, panel, state),
+  }));
+
+  const updateViews = (): void => {
+    const phase = aggregatePhase(ctx);
+    void vscode.commands.executeCommand('setContext', 'switchboard.phase', phase);
+    serversView.message = serversMessage(ctx);
+    const attention = ctx.entries().flatMap((e) => e.state?.servers ?? []).filter((s) => s.state === 'failed' || s.state === 'awaiting-approval' || s.state === 'backoff');
+    serversView.badge = attention.length
+      ? { value: attention.length, tooltip: attention.map((s) => `${s.name}: ${s.state === 'awaiting-approval' ? 'awaiting approval' : s.state === 'backoff' ? 'crashed, restarting' : 'failed'}`).join('\n') }
+      : undefined;
+  };
+  context.subscriptions.push(ctx.onDidChange(updateViews));
+  updateViews();
+
+  ctx.init();
+  updateViews();
+  return { ctx, servers, prompts, clients, mcp, diagnostics };
+}
+
+/** The welcome views key on this: loading | stopped | failed | empty | ready. */
+function aggregatePhase(ctx: Ctx): string {
+  const entries = ctx.entries();
+  if (entries.length === 0) return 'none';
+  const phases = entries.map((e) => (e.phase === 'idle' && !e.hasRegistry() ? 'empty' : e.phase));
+  const anyServers = entries.some((e) => (e.state?.servers.length ?? 0) > 0);
+  if (anyServers) return 'ready';
+  if (phases.some((p) => p === 'starting' || p === 'idle')) return 'loading';
+  if (phases.some((p) => p === 'connected' || p === 'reconnecting' || p === 'empty')) return 'empty';
+  if (phases.some((p) => p === 'failed')) return 'failed';
+  return 'stopped';
+}
+
+function serversMessage(ctx: Ctx): string | undefined {
+  const parts: string[] = [];
+  const entries = ctx.entries();
+  if (!vscode.workspace.isTrusted && entries.some((e) => e.state)) {
+    parts.push('Restricted Mode: Switchboard shows this registry but starts none of its servers. Trust the workspace to start them.');
+  } else if (entries.some((e) => e.state?.broker.untrusted)) {
+    parts.push('The broker was started in Restricted Mode; it is being restarted.');
+  }
+  for (const e of entries) {
+    const label = entries.length > 1 ? `${e.name}: ` : '';
+    if (e.phase === 'reconnecting') parts.push(`${label}the broker stopped unexpectedly (${e.conn.lastError ?? 'no reason given'}); reconnecting. The list may be out of date.`);
+    if (e.phase === 'stopped' && e.state === undefined && entries.length > 1) parts.push(`${label}broker stopped.`);
+    const problems = e.state?.problems.filter((p) => p.severity === 'error') ?? [];
+    if (problems.length) {
+      const files = new Set(problems.map((p) => p.file)).size;
+      parts.push(`${label}${files} registry file${files === 1 ? ' has' : 's have'} errors (see the Problems panel); the last good version stays live.`);
+    }
+  }
+  return parts.length ? parts.join(' ') : undefined;
+}
+
+export async function deactivate(): Promise<void> {
+  await current?.dispose();
+  current = undefined;
+}

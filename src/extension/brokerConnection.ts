@@ -1,0 +1,486 @@
+// One workspace folder's broker, seen from the editor: find the running broker for the registry
+// root or start the bundled one, hold an operator session to it, follow its state resource, and
+// come back (with backoff) when it dies. No `vscode` import: the lifecycle is plain Node, so it is
+// tested by ordinary mocha against the real broker, and the extension only wraps it in events.
+import { spawn } from 'node:child_process';
+import { EventEmitter } from 'node:events';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { liveRecord } from '../broker/discovery';
+import type { BrokerState } from '../broker/controlOperations';
+import { OperatorClient } from '../broker/operatorClient';
+import { isProcessAlive, runtimePaths, type BrokerRecord, type RuntimePaths } from '../broker/runtime';
+import type { JsonObject } from '../broker/mcpTypes';
+
+export const STATE_URI = 'switchboard://state';
+
+/**
+ * - `idle`: nothing attempted yet (auto-start off, or no registry in the folder).
+ * - `starting`: looking for the broker, starting it, or connecting.
+ * - `connected`: a session is open and `state` is current.
+ * - `reconnecting`: the broker went away; the next attempt is scheduled (`retryAt`).
+ * - `stopped`: the operator stopped it; nothing happens until `start()`.
+ * - `failed`: the first start failed; `lastError` says why (no automatic retry).
+ */
+export type Phase = 'idle' | 'starting' | 'connected' | 'reconnecting' | 'stopped' | 'failed';
+
+export interface Logger {
+  info(message: string): void;
+  warn(message: string): void;
+  error(message: string): void;
+  /** Lines the broker process itself wrote (its stderr/stdout), as they arrive. */
+  broker?(line: string): void;
+}
+
+export interface ConnectionOptions {
+  /** Absolute registry root. */
+  root: string;
+  /** The bundled CLI (`dist/broker.js`). */
+  brokerScript: string;
+  /** Runs the script as Node: the extension host's `process.execPath` (Electron, or Node in a server). */
+  execPath?: string;
+  env?: NodeJS.ProcessEnv;
+  /** Restricted Mode: the broker we start reads the registry but spawns nothing from it. */
+  untrusted: boolean;
+  idleExitSeconds?: number;
+  log: Logger;
+  /** How often the broker's pid is checked between events (a crash closes no HTTP stream we hold). */
+  livenessMs?: number;
+  /** Backoff of reconnect attempts: first delay, doubled each time up to the maximum. */
+  backoffMs?: number;
+  maxBackoffMs?: number;
+  startTimeoutMs?: number;
+}
+
+interface ConnectionEvents {
+  /** Phase, record or error changed. */
+  change: [];
+  /** A new state snapshot was read. */
+  state: [BrokerState];
+}
+
+export class BrokerConnection extends EventEmitter<ConnectionEvents> {
+  readonly root: string;
+  readonly paths: RuntimePaths;
+  phase: Phase = 'idle';
+  state?: BrokerState;
+  record?: BrokerRecord;
+  lastError?: string;
+  /** When the next reconnect attempt happens (epoch ms), while `reconnecting`. */
+  retryAt?: number;
+  /** Whether this window started the broker process (rather than reusing a running one). */
+  startedHere = false;
+
+  private client?: OperatorClient;
+  private untrusted: boolean;
+  private attempt = 0;
+  private retryTimer?: NodeJS.Timeout;
+  private liveness?: NodeJS.Timeout;
+  private connecting?: Promise<void>;
+  private refreshing = false;
+  private refreshAgain = false;
+  private disposed = false;
+  private logTail?: LogTail;
+  private readonly waiters = new Set<() => void>();
+
+  constructor(private readonly opts: ConnectionOptions) {
+    super();
+    this.root = path.resolve(opts.root);
+    this.paths = runtimePaths(this.root, opts.env ?? process.env);
+    this.untrusted = opts.untrusted;
+  }
+
+  get isUntrusted(): boolean {
+    return this.untrusted;
+  }
+
+  get logFile(): string {
+    return path.join(this.paths.workspaceDir, 'broker.log');
+  }
+
+  /** Connects, starting the broker if none serves the root. Resolves once connected; rejects with a readable reason. */
+  start(): Promise<void> {
+    if (this.disposed) return Promise.reject(new Error('this window is closing'));
+    if (this.phase === 'connected' && this.client) return Promise.resolve();
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    if (this.phase === 'stopped' || this.phase === 'failed' || this.phase === 'idle') this.attempt = 0;
+    return this.connect();
+  }
+
+  /** Resolves when connected (or after `timeoutMs`, returning whether it is). */
+  async whenConnected(timeoutMs: number): Promise<boolean> {
+    if (this.phase === 'connected') return true;
+    return new Promise((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        this.waiters.delete(done);
+        resolve(this.phase === 'connected');
+      };
+      const timer = setTimeout(done, timeoutMs);
+      this.waiters.add(done);
+    });
+  }
+
+  private connect(): Promise<void> {
+    if (!this.connecting) {
+      this.connecting = this.doConnect().finally(() => { this.connecting = undefined; });
+    }
+    return this.connecting;
+  }
+
+  private async doConnect(): Promise<void> {
+    this.setPhase('starting');
+    try {
+      let record = await liveRecord(this.paths, this.root);
+      if (record) {
+        this.opts.log.info(`Using the running broker for ${this.root} (pid ${record.pid}, ${record.url}).`);
+        this.startedHere = false;
+      } else {
+        record = await this.spawnBroker();
+        this.startedHere = true;
+      }
+      await this.open(record);
+      let state = await this.readState();
+      if (state.broker.untrusted && !this.untrusted) {
+        // A broker started while the workspace was not trusted blocks every server: replace it.
+        this.opts.log.info('The running broker was started in Restricted Mode; restarting it now that the workspace is trusted.');
+        await this.closeClient();
+        await this.killBroker(record.pid);
+        record = await this.spawnBroker();
+        this.startedHere = true;
+        await this.open(record);
+        state = await this.readState();
+      }
+      this.state = state;
+      this.attempt = 0;
+      this.lastError = undefined;
+      this.retryAt = undefined;
+      this.setPhase('connected');
+      this.emit('state', state);
+      this.watchLiveness();
+    } catch (err) {
+      await this.closeClient();
+      const message = (err as Error).message;
+      this.lastError = message;
+      if (this.disposed) return;
+      if (this.phase === 'stopped') throw err;
+      // Never connected yet in this round: report it and let the operator decide.
+      if (this.state === undefined) {
+        this.opts.log.error(`Could not start the broker for ${this.root}: ${message}`);
+        this.setPhase('failed');
+        throw err;
+      }
+      this.scheduleReconnect(message);
+      throw err;
+    }
+  }
+
+  private async open(record: BrokerRecord): Promise<void> {
+    this.record = record;
+    const client = await OperatorClient.connect(record, {
+      resourceUpdated: (uri) => { if (uri === STATE_URI) void this.refresh(); },
+      lost: (reason) => this.onLost(`the connection to the broker closed (${reason})`),
+    });
+    this.client = client;
+    await client.request('resources/subscribe', { uri: STATE_URI });
+  }
+
+  private async readState(): Promise<BrokerState> {
+    if (!this.client) throw new Error('not connected to the broker');
+    const res = (await this.client.request('resources/read', { uri: STATE_URI })) as { contents?: { text?: string }[] };
+    const text = res.contents?.[0]?.text;
+    if (!text) throw new Error('the broker returned an empty state');
+    return JSON.parse(text) as BrokerState;
+  }
+
+  /** Re-reads the state resource; coalesces bursts of updates into one read at a time. */
+  async refresh(): Promise<void> {
+    if (this.refreshing) {
+      this.refreshAgain = true;
+      return;
+    }
+    this.refreshing = true;
+    try {
+      do {
+        this.refreshAgain = false;
+        if (!this.client || this.phase !== 'connected') return;
+        try {
+          this.state = await this.readState();
+          this.emit('state', this.state);
+        } catch (err) {
+          if (!this.checkAlive()) return;
+          this.opts.log.warn(`Could not read the broker state: ${(err as Error).message}`);
+        }
+      } while (this.refreshAgain);
+    } finally {
+      this.refreshing = false;
+    }
+  }
+
+  /** Calls a facade tool (`enable_server`, ...); a tool error throws with the broker's message. */
+  async call<T = JsonObject>(tool: string, args: JsonObject = {}, timeoutMs?: number): Promise<T> {
+    const client = await this.ready();
+    try {
+      return (await client.call(tool, args, timeoutMs)) as T;
+    } catch (err) {
+      this.checkAlive();
+      throw err;
+    }
+  }
+
+  async request(method: string, params: JsonObject, timeoutMs?: number): Promise<JsonObject> {
+    const client = await this.ready();
+    return client.request(method, params, timeoutMs);
+  }
+
+  private async ready(): Promise<OperatorClient> {
+    if (this.phase !== 'connected' || !this.client) {
+      if (this.phase === 'stopped') throw new Error('The broker is stopped. Run "Switchboard: Start Broker" first.');
+      await this.start();
+    }
+    if (!this.client) throw new Error('not connected to the broker');
+    return this.client;
+  }
+
+  /** Stops the broker process (for every window and agent using it) and stays stopped. */
+  async stop(): Promise<void> {
+    clearTimeout(this.retryTimer);
+    this.retryTimer = undefined;
+    this.stopLiveness();
+    const pid = this.record?.pid ?? (await liveRecord(this.paths, this.root))?.pid;
+    this.setPhase('stopped');
+    await this.closeClient();
+    if (pid !== undefined) await this.killBroker(pid);
+    this.state = undefined;
+    this.emit('change');
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    await this.start();
+  }
+
+  /** Workspace Trust changed. Granting it replaces a Restricted Mode broker with a normal one. */
+  async setUntrusted(untrusted: boolean): Promise<void> {
+    if (this.untrusted === untrusted) return;
+    this.untrusted = untrusted;
+    if (!untrusted && this.phase === 'connected' && this.state?.broker.untrusted) {
+      await this.closeClient();
+      this.stopLiveness();
+      const pid = this.record?.pid;
+      if (pid !== undefined) await this.killBroker(pid);
+      this.state = undefined;
+      await this.start();
+    }
+  }
+
+  /** Closes this window's session; the broker keeps running for others and exits when idle. */
+  async dispose(): Promise<void> {
+    this.disposed = true;
+    clearTimeout(this.retryTimer);
+    this.stopLiveness();
+    this.logTail?.close();
+    await this.closeClient();
+    this.removeAllListeners();
+  }
+
+  private onLost(reason: string): void {
+    if (this.disposed || this.phase === 'stopped' || this.phase === 'reconnecting') return;
+    if (this.phase !== 'connected') return; // a failed connect reports itself
+    this.opts.log.warn(`Lost the broker: ${reason}.`);
+    this.stopLiveness();
+    void this.closeClient();
+    this.scheduleReconnect(reason);
+  }
+
+  /** True while the broker process lives; on a dead one, starts the reconnect cycle. */
+  private checkAlive(): boolean {
+    const pid = this.record?.pid;
+    if (pid !== undefined && !isProcessAlive(pid)) {
+      this.onLost(`broker process ${pid} exited`);
+      return false;
+    }
+    return true;
+  }
+
+  private watchLiveness(): void {
+    this.stopLiveness();
+    this.liveness = setInterval(() => this.checkAlive(), this.opts.livenessMs ?? 2000);
+    this.liveness.unref();
+  }
+
+  private stopLiveness(): void {
+    if (this.liveness) clearInterval(this.liveness);
+    this.liveness = undefined;
+  }
+
+  private scheduleReconnect(reason: string): void {
+    if (this.disposed) return;
+    const base = this.opts.backoffMs ?? 500;
+    const max = this.opts.maxBackoffMs ?? 30_000;
+    const delay = Math.min(max, base * 2 ** this.attempt);
+    this.attempt++;
+    this.lastError = reason;
+    this.retryAt = Date.now() + delay;
+    this.setPhase('reconnecting');
+    this.opts.log.info(`Reconnecting to the broker in ${formatDelay(delay)} (attempt ${this.attempt}).`);
+    clearTimeout(this.retryTimer);
+    this.retryTimer = setTimeout(() => {
+      this.retryTimer = undefined;
+      this.connect().catch(() => undefined);
+    }, delay);
+  }
+
+  private async spawnBroker(): Promise<BrokerRecord> {
+    const script = this.opts.brokerScript;
+    if (!fs.existsSync(script)) throw new Error(`the broker bundle is missing (${script}); run 'npm run build'`);
+    const args = [script, 'serve', '--root', this.root, '--port', '0', '--json', '--idle-exit', String(this.opts.idleExitSeconds ?? 300)];
+    if (this.untrusted) args.push('--untrusted');
+    fs.mkdirSync(this.paths.workspaceDir, { recursive: true, mode: 0o700 });
+    rotateLog(this.logFile);
+    const fd = fs.openSync(this.logFile, 'a', 0o600);
+    const startOffset = fs.fstatSync(fd).size;
+    this.opts.log.info(`Starting the broker for ${this.root}${this.untrusted ? ' in Restricted Mode (it starts no server)' : ''}.`);
+    // Detached, with its output in a file rather than a pipe: the broker is shared by windows and
+    // terminal agents and must outlive this window; it exits by itself when nobody uses it.
+    const child = spawn(this.opts.execPath ?? process.execPath, args, {
+      cwd: this.root,
+      detached: true,
+      stdio: ['ignore', fd, fd],
+      env: { ...(this.opts.env ?? process.env), ELECTRON_RUN_AS_NODE: '1' },
+      windowsHide: true,
+    });
+    fs.closeSync(fd);
+    let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+    let spawnError: Error | undefined;
+    child.on('exit', (code, signal) => { exited = { code, signal }; });
+    child.on('error', (err) => { spawnError = err; });
+    child.unref();
+    this.tailLog(startOffset);
+
+    const deadline = Date.now() + (this.opts.startTimeoutMs ?? 30_000);
+    while (Date.now() < deadline) {
+      if (spawnError) throw new Error(`cannot run ${this.opts.execPath ?? process.execPath}: ${spawnError.message}`);
+      const record = await liveRecord(this.paths, this.root);
+      if (record) {
+        this.opts.log.info(`Broker ready: pid ${record.pid}, ${record.url}.`);
+        return record;
+      }
+      // Exit 0 means another starter won the race and the broker it started is coming up.
+      if (exited && exited.code !== 0) {
+        const tail = readTail(this.logFile, startOffset);
+        throw new Error(`the broker exited ${exited.signal ? `on ${exited.signal}` : `with code ${exited.code}`} before it was ready${tail ? `: ${tail}` : ''}`);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`the broker did not become ready within ${Math.round((this.opts.startTimeoutMs ?? 30_000) / 1000)} s (log: ${this.logFile})`);
+  }
+
+  private tailLog(offset: number): void {
+    const sink = this.opts.log.broker;
+    if (!sink) return;
+    this.logTail?.close();
+    this.logTail = new LogTail(this.logFile, offset, sink);
+  }
+
+  private async killBroker(pid: number): Promise<void> {
+    if (!isProcessAlive(pid)) return;
+    this.opts.log.info(`Stopping the broker (pid ${pid}).`);
+    try { process.kill(pid, 'SIGTERM'); } catch { return; }
+    const deadline = Date.now() + 10_000;
+    while (Date.now() < deadline && isProcessAlive(pid)) await new Promise((r) => setTimeout(r, 100));
+    if (isProcessAlive(pid)) {
+      this.opts.log.warn(`The broker (pid ${pid}) did not stop within 10 s; killing it.`);
+      try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+    }
+    try { fs.unlinkSync(this.paths.recordFile); } catch { /* the broker removed it */ }
+  }
+
+  private async closeClient(): Promise<void> {
+    const client = this.client;
+    this.client = undefined;
+    if (client) await client.close().catch(() => undefined);
+  }
+
+  private setPhase(phase: Phase): void {
+    this.phase = phase;
+    if (phase !== 'reconnecting') this.retryAt = undefined;
+    this.emit('change');
+    if (phase === 'connected' || phase === 'failed' || phase === 'stopped') for (const w of [...this.waiters]) w();
+  }
+}
+
+function formatDelay(ms: number): string {
+  return ms < 1000 ? `${ms} ms` : `${Math.round(ms / 100) / 10} s`;
+}
+
+const MAX_LOG_BYTES = 2 * 1024 * 1024;
+
+function rotateLog(file: string): void {
+  try {
+    if (fs.statSync(file).size > MAX_LOG_BYTES) fs.renameSync(file, `${file}.1`);
+  } catch { /* no log yet */ }
+}
+
+function readTail(file: string, from: number): string {
+  try {
+    const text = fs.readFileSync(file, 'utf8').slice(from).trim();
+    const lines = text.split('\n').filter((l) => !l.startsWith('{'));
+    return lines.slice(-5).join(' | ');
+  } catch {
+    return '';
+  }
+}
+
+/** Follows a growing file (fs.watch, no polling) and hands each complete line to `sink`. */
+class LogTail {
+  private watcher?: fs.FSWatcher;
+  private partial = '';
+  private reading = false;
+  private again = false;
+
+  constructor(private readonly file: string, private offset: number, private readonly sink: (line: string) => void) {
+    try {
+      this.watcher = fs.watch(file, () => this.read());
+      this.watcher.on('error', () => this.close());
+    } catch { /* no log to follow */ }
+    this.read();
+  }
+
+  private read(): void {
+    if (this.reading) {
+      this.again = true;
+      return;
+    }
+    this.reading = true;
+    try {
+      do {
+        this.again = false;
+        let size: number;
+        try { size = fs.statSync(this.file).size; } catch { return; }
+        if (size < this.offset) this.offset = 0; // rotated
+        if (size === this.offset) continue;
+        const fd = fs.openSync(this.file, 'r');
+        try {
+          const buf = Buffer.alloc(Math.min(size - this.offset, 1024 * 1024));
+          const n = fs.readSync(fd, buf, 0, buf.length, this.offset);
+          this.offset += n;
+          const text = this.partial + buf.subarray(0, n).toString('utf8');
+          const lines = text.split('\n');
+          this.partial = lines.pop() ?? '';
+          for (const line of lines) if (line.trim()) this.sink(line);
+        } finally {
+          fs.closeSync(fd);
+        }
+      } while (this.again);
+    } finally {
+      this.reading = false;
+    }
+  }
+
+  close(): void {
+    this.watcher?.close();
+    this.watcher = undefined;
+  }
+}

@@ -1,0 +1,217 @@
+// The console webview's host side: HTML shell with a CSP nonce, and the message loop that turns
+// the form's Probe and Save into the broker's probe_server and upsert_server.
+import * as crypto from 'node:crypto';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import type { ServerStatus } from '../broker/controlOperations';
+import type { ProbeResult } from '../broker/probe';
+import { toMinimalObject } from '../registry/serialize';
+import type { ConsoleState, Definition, FromWebview, InitMessage, ToWebview } from '../../webview/protocol';
+import type { Ctx, FolderEntry } from './ctx';
+
+export const CONSOLE_VIEW_TYPE = 'switchboard.console';
+
+export interface ConsoleOptions {
+  mode: 'new' | 'edit';
+  definition?: Definition;
+  probeNow?: boolean;
+}
+
+export class ConsolePanel {
+  private static readonly panels = new Map<string, ConsolePanel>();
+  private readonly disposables: vscode.Disposable[] = [];
+  private pending?: InitMessage;
+  private ready = false;
+  private savedName?: string;
+  private probeWaiters: ((r: ProbeResult | undefined) => void)[] = [];
+
+  private constructor(private readonly ctx: Ctx, private entry: FolderEntry, readonly panel: vscode.WebviewPanel) {
+    panel.webview.options = { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(ctx.extension.extensionUri, 'dist', 'webview')] };
+    panel.iconPath = vscode.Uri.joinPath(ctx.extension.extensionUri, 'media', 'switchboard.svg');
+    panel.webview.html = this.html();
+    this.disposables.push(
+      panel.webview.onDidReceiveMessage((m: FromWebview) => void this.onMessage(m)),
+      panel.onDidDispose(() => this.dispose()),
+      ctx.onDidChange((e) => { if (!e || e === this.entry) this.pushStatus(); }),
+    );
+  }
+
+  /** Opens (or reveals) the console of a folder and loads a definition into it. */
+  static show(ctx: Ctx, entry: FolderEntry, opts: ConsoleOptions): ConsolePanel {
+    let panel = ConsolePanel.panels.get(entry.key);
+    if (panel) panel.panel.reveal(vscode.ViewColumn.Active);
+    else {
+      const webview = vscode.window.createWebviewPanel(CONSOLE_VIEW_TYPE, 'Switchboard Console', vscode.ViewColumn.Active, {
+        enableScripts: true,
+        retainContextWhenHidden: false,
+        localResourceRoots: [vscode.Uri.joinPath(ctx.extension.extensionUri, 'dist', 'webview')],
+      });
+      panel = new ConsolePanel(ctx, entry, webview);
+      ConsolePanel.panels.set(entry.key, panel);
+    }
+    panel.load(opts);
+    return panel;
+  }
+
+  /** Re-attaches a console restored by VS Code after a reload (its form state lives in the webview). */
+  static revive(ctx: Ctx, webview: vscode.WebviewPanel, state: ConsoleState | undefined): void {
+    const entry = ctx.entries().find((e) => e.key === state?.folder) ?? ctx.entries()[0];
+    if (!entry) {
+      webview.dispose();
+      return;
+    }
+    const panel = new ConsolePanel(ctx, entry, webview);
+    panel.savedName = state?.savedName;
+    ConsolePanel.panels.get(entry.key)?.panel.dispose();
+    ConsolePanel.panels.set(entry.key, panel);
+    panel.title(state?.savedName);
+  }
+
+  static current(): ConsolePanel | undefined {
+    return [...ConsolePanel.panels.values()].find((p) => p.panel.active) ?? [...ConsolePanel.panels.values()][0];
+  }
+
+  private load(opts: ConsoleOptions): void {
+    this.savedName = opts.mode === 'edit' ? String(opts.definition?.name ?? '') : undefined;
+    const msg: InitMessage = {
+      type: 'init',
+      mode: opts.mode,
+      definition: opts.definition ?? { trust: 'community', transport: 'stdio', enabled: true },
+      folder: this.entry.key,
+      registryDir: path.relative(this.entry.folder.uri.fsPath, path.join(this.entry.root, 'mcp-servers.d')).split(path.sep).join('/') || 'mcp-servers.d',
+      trusted: this.ctx.trusted,
+      existingNames: this.entry.state?.servers.map((s) => s.name) ?? [],
+      probeNow: opts.probeNow,
+    };
+    this.title(this.savedName);
+    if (this.ready) this.post(msg);
+    else this.pending = msg;
+    this.pushStatus();
+  }
+
+  private title(name?: string): void {
+    this.panel.title = name ? `Switchboard: ${name}` : 'Switchboard: New Server';
+  }
+
+  /** Runs a probe in the console, as if Probe was pressed, and resolves with its result. */
+  probe(): Promise<ProbeResult | undefined> {
+    return new Promise((resolve) => {
+      this.probeWaiters.push(resolve);
+      if (this.pending) this.pending.probeNow = true;
+      else this.post({ type: 'probeRequest' });
+    });
+  }
+
+  private post(msg: ToWebview): void {
+    void this.panel.webview.postMessage(msg);
+  }
+
+  private pushStatus(): void {
+    if (!this.ready) return;
+    const server: ServerStatus | undefined = this.savedName ? this.entry.server(this.savedName) : undefined;
+    this.post({ type: 'status', server, existingNames: this.entry.state?.servers.map((s) => s.name) ?? [], brokerUp: this.entry.phase === 'connected' });
+  }
+
+  private async onMessage(m: FromWebview): Promise<void> {
+    switch (m.type) {
+      case 'ready':
+        this.ready = true;
+        if (this.pending) {
+          this.post(this.pending);
+          this.pending = undefined;
+        }
+        this.pushStatus();
+        return;
+      case 'probe':
+        await this.runProbe(m.definition);
+        return;
+      case 'save':
+        await this.save(m.definition);
+        return;
+      case 'openFile': {
+        const doc = await vscode.workspace.openTextDocument(vscode.Uri.file(this.entry.fileOf('server', m.name)));
+        await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside });
+        return;
+      }
+      case 'editing':
+        return;
+    }
+  }
+
+  private async runProbe(definition: Definition): Promise<void> {
+    const name = String(definition.name ?? 'server');
+    let result: ProbeResult | undefined;
+    try {
+      await this.ctx.ensureConnected(this.entry);
+      result = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: `Switchboard: probing '${name}' (starting it once, listing its tools)` },
+        () => this.entry.conn.call<ProbeResult>('probe_server', { definition }, 60_000),
+      );
+      this.post({ type: 'probeResult', result, definition });
+      this.ctx.output.info(`Probe of '${name}': ${result.ok ? `reachable, ${result.tools.length} tools, connect ${result.connectMs} ms, list ${result.listMs} ms` : `failed: ${result.error}`}`);
+    } catch (err) {
+      this.post({ type: 'probeError', message: (err as Error).message });
+    }
+    for (const w of this.probeWaiters.splice(0)) w(result);
+  }
+
+  private async save(definition: Definition): Promise<void> {
+    const name = String(definition.name ?? '');
+    this.post({ type: 'saving' });
+    try {
+      await this.ctx.ensureConnected(this.entry);
+      const written = await vscode.window.withProgress(
+        { location: vscode.ProgressLocation.Notification, title: `Switchboard: saving '${name}'` },
+        () => this.entry.conn.call<{ file: string; name: string; status: ServerStatus; note?: string }>('upsert_server', { definition }),
+      );
+      this.savedName = written.name;
+      this.title(written.name);
+      const rel = path.relative(this.entry.folder.uri.fsPath, written.file).split(path.sep).join('/');
+      this.post({ type: 'saved', name: written.name, file: rel, definition: toMinimalObject('server', definition) });
+      this.pushStatus();
+      const s = written.status;
+      if (s.state === 'awaiting-approval') {
+        void vscode.window.showInformationMessage(`Saved '${name}'. It is a community server: approve it to run it.`, 'Approve…').then((p) => {
+          if (p) void vscode.commands.executeCommand('switchboard.approveServer', name);
+        });
+      } else vscode.window.setStatusBarMessage(`$(check) Saved ${rel}`, 4000);
+    } catch (err) {
+      this.post({ type: 'saveError', message: (err as Error).message });
+    }
+  }
+
+  private html(): string {
+    const webview = this.panel.webview;
+    const nonce = crypto.randomBytes(16).toString('base64');
+    const base = vscode.Uri.joinPath(this.ctx.extension.extensionUri, 'dist', 'webview');
+    const script = webview.asWebviewUri(vscode.Uri.joinPath(base, 'console.js'));
+    const style = webview.asWebviewUri(vscode.Uri.joinPath(base, 'console.css'));
+    const csp = [
+      "default-src 'none'",
+      `style-src ${webview.cspSource}`,
+      `script-src 'nonce-${nonce}'`,
+      `font-src ${webview.cspSource}`,
+      `img-src ${webview.cspSource} data:`,
+    ].join('; ');
+    return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="UTF-8">
+<meta http-equiv="Content-Security-Policy" content="${csp}">
+<meta name="viewport" content="width=device-width, initial-scale=1.0">
+<link rel="stylesheet" href="${style}">
+<title>Switchboard Console</title>
+</head>
+<body>
+<noscript>The Switchboard console needs scripts enabled.</noscript>
+<script nonce="${nonce}" src="${script}"></script>
+</body>
+</html>`;
+  }
+
+  dispose(): void {
+    if (ConsolePanel.panels.get(this.entry.key) === this) ConsolePanel.panels.delete(this.entry.key);
+    for (const d of this.disposables) d.dispose();
+    for (const w of this.probeWaiters.splice(0)) w(undefined);
+  }
+}

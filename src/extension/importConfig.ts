@@ -1,0 +1,280 @@
+// Reading other tools' MCP configurations (VS Code's .vscode/mcp.json, Claude Desktop, Cursor,
+// Claude Code's .mcp.json) into registry definitions. Pure: text in, definitions and notes out;
+// the command writes them through the broker. No `vscode` import.
+import * as path from 'node:path';
+
+export type ImportSource = 'vscode' | 'claude-desktop' | 'cursor' | 'claude-code' | 'file';
+
+export const SOURCE_LABELS: Record<ImportSource, string> = {
+  vscode: 'VS Code (.vscode/mcp.json)',
+  'claude-desktop': 'Claude Desktop',
+  cursor: 'Cursor',
+  'claude-code': 'Claude Code (.mcp.json)',
+  file: 'MCP configuration file',
+};
+
+export interface ImportedServer {
+  /** Registry name (sanitized). */
+  name: string;
+  /** Name in the source file. */
+  originalName: string;
+  /** A server definition for `upsert_server` (without `trust`; the operator picks it). */
+  definition: Record<string, unknown>;
+  /** Things the operator should know: what changed, what needs a value. */
+  notes: string[];
+}
+
+export interface ImportResult {
+  servers: ImportedServer[];
+  /** Entries that could not be imported, and why. */
+  skipped: { name: string; reason: string }[];
+}
+
+export interface ImportContext {
+  /** Absolute workspace folder (what `${workspaceFolder}` means). */
+  workspaceFolder?: string;
+  /** Absolute registry root (relative paths in the registry are relative to it). */
+  registryRoot: string;
+  /** Absolute home directory (`${userHome}`, `~`). */
+  home: string;
+  /** Names already in the registry: imports get another name rather than replacing them silently. */
+  existing?: ReadonlySet<string>;
+}
+
+/** Where each tool keeps its configuration, for the import picker. */
+export function candidateFiles(opts: { platform: NodeJS.Platform; home: string; appData?: string; folders: string[] }): { source: ImportSource; file: string; scope: string }[] {
+  const out: { source: ImportSource; file: string; scope: string }[] = [];
+  for (const folder of opts.folders) {
+    out.push({ source: 'vscode', file: path.join(folder, '.vscode', 'mcp.json'), scope: path.basename(folder) });
+    out.push({ source: 'cursor', file: path.join(folder, '.cursor', 'mcp.json'), scope: path.basename(folder) });
+    out.push({ source: 'claude-code', file: path.join(folder, '.mcp.json'), scope: path.basename(folder) });
+  }
+  const claudeDir = opts.platform === 'darwin'
+    ? path.join(opts.home, 'Library', 'Application Support', 'Claude')
+    : opts.platform === 'win32'
+      ? path.join(opts.appData ?? path.join(opts.home, 'AppData', 'Roaming'), 'Claude')
+      : path.join(opts.home, '.config', 'Claude');
+  out.push({ source: 'claude-desktop', file: path.join(claudeDir, 'claude_desktop_config.json'), scope: 'user' });
+  out.push({ source: 'cursor', file: path.join(opts.home, '.cursor', 'mcp.json'), scope: 'user' });
+  return out;
+}
+
+/** JSON with comments and trailing commas (VS Code's mcp.json is JSONC). */
+export function parseJsonc(text: string): unknown {
+  let out = '';
+  let i = 0;
+  const n = text.length;
+  while (i < n) {
+    const c = text[i];
+    if (c === '"') {
+      let j = i + 1;
+      while (j < n && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
+      out += text.slice(i, j + 1);
+      i = j + 1;
+    } else if (c === '/' && text[i + 1] === '/') {
+      while (i < n && text[i] !== '\n') i++;
+    } else if (c === '/' && text[i + 1] === '*') {
+      const end = text.indexOf('*/', i + 2);
+      i = end < 0 ? n : end + 2;
+    } else {
+      out += c;
+      i++;
+    }
+  }
+  // Trailing commas before } or ] (outside strings: strings were copied verbatim above, so a
+  // second pass must skip them again).
+  let cleaned = '';
+  for (let k = 0; k < out.length; k++) {
+    const c = out[k];
+    if (c === '"') {
+      let j = k + 1;
+      while (j < out.length && out[j] !== '"') j += out[j] === '\\' ? 2 : 1;
+      cleaned += out.slice(k, j + 1);
+      k = j;
+      continue;
+    }
+    if (c === ',') {
+      let j = k + 1;
+      while (j < out.length && /\s/.test(out[j])) j++;
+      if (out[j] === '}' || out[j] === ']') continue;
+    }
+    cleaned += c;
+  }
+  return JSON.parse(cleaned);
+}
+
+const SECRET_LOOKING = /(TOKEN|SECRET|PASSW(OR)?D|API_?KEY|ACCESS_?KEY|PRIVATE|CREDENTIAL|AUTH|COOKIE|SESSION)/i;
+const PACKAGE_RUNNERS = new Set(['npx', 'uvx', 'bunx', 'pnpx', 'docker', 'podman', 'pipx']);
+
+/** A registry name from any server key: `GitHub MCP` → `github-mcp`. */
+export function toRegistryName(raw: string, taken: ReadonlySet<string> = new Set()): string {
+  let name = raw.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/-{2,}/g, '-').replace(/^[^a-z]+/, '').replace(/-+$/, '');
+  if (!name) name = 'server';
+  if (name === 'switchboard') name = 'switchboard-upstream';
+  name = name.slice(0, 31).replace(/-+$/, '');
+  if (!taken.has(name)) return name;
+  for (let i = 2; ; i++) {
+    const suffix = `-${i}`;
+    const candidate = `${name.slice(0, 31 - suffix.length).replace(/-+$/, '')}${suffix}`;
+    if (!taken.has(candidate)) return candidate;
+  }
+}
+
+type Json = Record<string, unknown>;
+
+const isObject = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** The server map of any of the supported formats. */
+function serverMap(doc: unknown): Json | undefined {
+  if (!isObject(doc)) return undefined;
+  if (isObject(doc.servers)) return doc.servers; // VS Code
+  if (isObject(doc.mcpServers)) return doc.mcpServers; // Claude Desktop, Cursor, Claude Code, Windsurf
+  if (isObject(doc.mcp) && isObject((doc.mcp as Json).servers)) return (doc.mcp as Json).servers as Json; // settings.json "mcp"
+  return undefined;
+}
+
+export function parseMcpConfig(text: string, ctx: ImportContext): ImportResult {
+  let doc: unknown;
+  try {
+    doc = parseJsonc(text);
+  } catch (err) {
+    throw new Error(`the file is not valid JSON: ${(err as Error).message}`);
+  }
+  const map = serverMap(doc);
+  if (!map) throw new Error('no MCP servers found: expected a "servers" (VS Code) or "mcpServers" (Claude Desktop, Cursor) object');
+  const taken = new Set(ctx.existing ?? []);
+  const result: ImportResult = { servers: [], skipped: [] };
+  for (const [key, raw] of Object.entries(map)) {
+    if (!isObject(raw)) {
+      result.skipped.push({ name: key, reason: 'the entry is not an object' });
+      continue;
+    }
+    try {
+      const server = convert(key, raw, ctx, taken);
+      taken.add(server.name);
+      result.servers.push(server);
+    } catch (err) {
+      result.skipped.push({ name: key, reason: (err as Error).message });
+    }
+  }
+  return result;
+}
+
+function stringArray(v: unknown, what: string): string[] {
+  if (v === undefined) return [];
+  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string' && typeof x !== 'number')) throw new Error(`'${what}' must be a list of strings`);
+  return v.map(String);
+}
+
+function stringRecord(v: unknown, what: string): Record<string, string> {
+  if (v === undefined || v === null) return {};
+  if (!isObject(v)) throw new Error(`'${what}' must be an object`);
+  const out: Record<string, string> = {};
+  for (const [k, val] of Object.entries(v)) {
+    if (val === null || val === undefined) continue;
+    out[k] = String(val);
+  }
+  return out;
+}
+
+function convert(key: string, raw: Json, ctx: ImportContext, taken: ReadonlySet<string>): ImportedServer {
+  const notes: string[] = [];
+  const name = toRegistryName(key, taken);
+  const plain = toRegistryName(key);
+  if (name !== plain) notes.push(`named '${name}' because '${plain}' is already taken`);
+  else if (name !== key) notes.push(`named '${name}' (registry names are lowercase letters, digits and '-')`);
+
+  const rel = (abs: string): string => {
+    const r = path.relative(ctx.registryRoot, abs);
+    return r === '' ? '.' : r.split(path.sep).join('/');
+  };
+  const inputs = new Set<string>();
+  /** Substitutes VS Code's variables; `where` decides what `${env:X}` may stay as. */
+  const subst = (value: string, where: 'path' | 'arg' | 'env' | 'header'): string => {
+    let v = value.replace(/\$\{(workspaceFolder|workspaceRoot)\}/g, () => {
+      if (!ctx.workspaceFolder) throw new Error('uses ${workspaceFolder} but no workspace folder is open');
+      return where === 'path' ? rel(ctx.workspaceFolder) : ctx.workspaceFolder;
+    });
+    v = v.replace(/\$\{userHome\}/g, ctx.home);
+    if (where !== 'env') v = v.replace(/^~(?=\/|$)/, ctx.home);
+    v = v.replace(/\$\{input:([^}]+)\}/g, (_, id: string) => {
+      inputs.add(id);
+      return where === 'env' ? '\u0000' : `<${id}>`;
+    });
+    if (where !== 'env' && /\$\{env:[^}]+\}/.test(v)) notes.push(`'${value}' refers to an environment variable; the registry expands \${env:...} only in 'env' values, so set it there`);
+    return v;
+  };
+
+  const type = typeof raw.type === 'string' ? raw.type : typeof raw.transport === 'string' ? raw.transport : undefined;
+  const url = typeof raw.url === 'string' ? raw.url : typeof raw.serverUrl === 'string' ? raw.serverUrl : undefined;
+  const def: Json = { name };
+  if (typeof raw.description === 'string') def.description = raw.description;
+  const isRemote = url !== undefined || type === 'http' || type === 'sse' || type === 'streamable-http' || type === 'streamableHttp';
+
+  if (isRemote) {
+    if (!url) throw new Error(`a ${type} server needs a 'url'`);
+    def.transport = type === 'sse' ? 'sse' : 'http';
+    def.url = subst(url, 'arg');
+    const headers = stringRecord(raw.headers, 'headers');
+    const outHeaders: Record<string, string> = {};
+    for (const [k, v] of Object.entries(headers)) {
+      const value = subst(v, 'header');
+      if (SECRET_LOOKING.test(k) || /^bearer\s/i.test(value)) {
+        notes.push(`header '${k}' holds a credential: it is written to the registry file as it was; keep that file out of version control or replace the value`);
+      }
+      outHeaders[k] = value;
+    }
+    if (Object.keys(outHeaders).length) def.headers = outHeaders;
+  } else {
+    if (typeof raw.command !== 'string' || !raw.command) throw new Error("neither a 'command' (stdio) nor a 'url' (remote)");
+    def.transport = 'stdio';
+    def.command = subst(raw.command, 'arg');
+    const args = stringArray(raw.args, 'args').map((a) => subst(a, 'arg'));
+    if (args.length) def.args = args;
+    if (typeof raw.cwd === 'string') def.cwd = subst(raw.cwd, 'path');
+    if (typeof raw.envFile === 'string') {
+      def.envFile = subst(raw.envFile, 'path');
+      notes.push("its env file is passed only with the 'secrets' grant");
+    }
+    const env = stringRecord(raw.env, 'env');
+    const outEnv: Record<string, string> = {};
+    const grants = new Set<string>();
+    if (def.envFile) grants.add('secrets');
+    for (const [k, v] of Object.entries(env)) {
+      const value = subst(v, 'env');
+      if (value.includes('\u0000')) {
+        outEnv[k] = `\${env:${k}}`;
+        notes.push(`${k} was a VS Code input (\${input:...}); it now comes from the environment variable ${k}`);
+        if (SECRET_LOOKING.test(k)) grants.add('secrets');
+      } else if (SECRET_LOOKING.test(k) && !/^\$\{env:[^}]+\}$/.test(value)) {
+        // Never copy a credential into the workspace, where it would be committed.
+        outEnv[k] = `\${env:${k}}`;
+        grants.add('secrets');
+        notes.push(`the value of ${k} was not copied into the workspace: set ${k} in the environment the broker starts in (or use an envFile)`);
+      } else {
+        outEnv[k] = value;
+        if (/\$\{env:[^}]+\}/.test(value) && SECRET_LOOKING.test(value)) grants.add('secrets');
+      }
+    }
+    if (Object.keys(outEnv).length) def.env = outEnv;
+    const program = path.basename(String(def.command)).replace(/\.(cmd|exe)$/i, '');
+    if (PACKAGE_RUNNERS.has(program)) {
+      grants.add('network');
+      notes.push(`${program} downloads and runs a package, so it gets the 'network' grant`);
+    }
+    if (grants.size) def.grants = ['network', 'secrets', 'filesystem'].filter((g) => grants.has(g));
+  }
+  if (raw.disabled === true) {
+    def.enabled = false;
+    notes.push('it was disabled there, so it is imported disabled');
+  }
+  if (Array.isArray(raw.disabledTools) && raw.disabledTools.every((t) => typeof t === 'string') && raw.disabledTools.length) def.excludeTools = raw.disabledTools;
+  if (inputs.size) notes.push(`it prompted for ${[...inputs].map((i) => `'${i}'`).join(', ')}; provide those values before it can run`);
+  return { name, originalName: key, definition: def, notes };
+}
+
+/** One line describing what a definition runs, for pickers: `npx -y @scope/pkg` or `http https://...`. */
+export function describeTarget(def: Record<string, unknown>): string {
+  if (def.transport === 'stdio' || def.command) return [def.command, ...((def.args as string[] | undefined) ?? [])].join(' ');
+  return `${def.transport} ${def.url}`;
+}

@@ -1,0 +1,56 @@
+// Which MCP server definitions VS Code gets from a broker's state. Pure (no `vscode`): the rule
+// is unit tested, the provider only wraps it.
+import type { BrokerState } from '../broker/controlOperations';
+
+export interface PlannedDefinition {
+  label: string;
+  /** Full endpoint URL as of this state (the port is refreshed again when VS Code starts it). */
+  url: string;
+  /** `/mcp` or `/servers/<name>/mcp`. */
+  path: string;
+  /** Changes whenever the tools behind the definition change, so VS Code refreshes them. */
+  version: string;
+  /** The declared client whose token is used; absent for per-server definitions (operator token, no facade there). */
+  client?: string;
+  server?: string;
+}
+
+export interface PlanOptions {
+  editorClient: string;
+  perServer: boolean;
+  /** Added to labels in a multi-root workspace. */
+  folderLabel?: string;
+}
+
+const NOT_OFFERED = new Set(['disabled', 'blocked', 'awaiting-approval']);
+
+function hash(text: string): string {
+  let h = 5381;
+  for (let i = 0; i < text.length; i++) h = ((h << 5) + h + text.charCodeAt(i)) >>> 0;
+  return h.toString(36);
+}
+
+export function planDefinitions(state: BrokerState, opts: PlanOptions): PlannedDefinition[] {
+  if (state.broker.untrusted) return [];
+  const origin = new URL(state.broker.url).origin;
+  const suffix = opts.folderLabel ? ` (${opts.folderLabel})` : '';
+  const client = opts.editorClient.trim();
+  if (!opts.perServer && client && state.clients.some((c) => c.name === client)) {
+    return [{
+      label: `Switchboard${suffix}`,
+      url: `${origin}/mcp`,
+      path: '/mcp',
+      version: `${state.broker.pid}.${state.broker.catalogVersion}`,
+      client,
+    }];
+  }
+  return state.servers
+    .filter((s) => s.enabled && !NOT_OFFERED.has(s.state))
+    .map((s) => ({
+      label: `${s.name}${suffix} · Switchboard`,
+      url: `${origin}/servers/${s.name}/mcp`,
+      path: `/servers/${s.name}/mcp`,
+      version: `${state.broker.pid}.${hash(s.tools.map((t) => `${t.name}:${t.description ?? ''}`).join('|'))}`,
+      server: s.name,
+    }));
+}

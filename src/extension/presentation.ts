@@ -1,0 +1,222 @@
+// What the views say about the broker's state: labels, descriptions, icons, tooltips and the
+// contextValue tokens the menus key on. Pure (no `vscode`), so the words are unit tested.
+import type { BrokerState, ServerStatus } from '../broker/controlOperations';
+import type { Phase } from './brokerConnection';
+
+export type State = ServerStatus['state'];
+
+export interface IconSpec {
+  /** Codicon id, e.g. `pass-filled`, `sync~spin`. */
+  id: string;
+  /** Theme color id, when the icon should carry one. */
+  color?: string;
+}
+
+const STATE_LABELS: Record<State, string> = {
+  running: 'running',
+  starting: 'starting',
+  backoff: 'crashed, restarting',
+  failed: 'failed',
+  stopped: 'stopped',
+  disabled: 'disabled',
+  'awaiting-approval': 'awaiting approval',
+  blocked: 'blocked (Restricted Mode)',
+};
+
+export function stateLabel(state: State): string {
+  return STATE_LABELS[state] ?? state;
+}
+
+export function stateIcon(state: State): IconSpec {
+  switch (state) {
+    case 'running': return { id: 'pass-filled', color: 'testing.iconPassed' };
+    case 'starting': return { id: 'sync~spin' };
+    case 'backoff': return { id: 'sync~spin', color: 'list.warningForeground' };
+    case 'failed': return { id: 'error', color: 'list.errorForeground' };
+    case 'stopped': return { id: 'circle-large-outline' };
+    case 'disabled': return { id: 'circle-slash', color: 'disabledForeground' };
+    case 'awaiting-approval': return { id: 'shield', color: 'list.warningForeground' };
+    case 'blocked': return { id: 'lock', color: 'disabledForeground' };
+    default: return { id: 'question' };
+  }
+}
+
+/** A short badge for the trust tier, as it appears in the tree's description column. */
+export function trustBadge(trust: ServerStatus['trust']): string {
+  switch (trust) {
+    case 'builtin': return '◆ builtin';
+    case 'trusted': return '✓ trusted';
+    default: return '⚠ community';
+  }
+}
+
+export function trustExplanation(trust: ServerStatus['trust']): string {
+  switch (trust) {
+    case 'builtin': return 'builtin: ships with this workspace and starts when registered';
+    case 'trusted': return 'trusted: starts when registered';
+    default: return 'community: third-party; runs only after you approve exactly what it runs';
+  }
+}
+
+function plural(n: number, one: string, many = `${one}s`): string {
+  return `${n} ${n === 1 ? one : many}`;
+}
+
+/** The description column of a server node: `◆ builtin · running · 3 tools`. */
+export function serverDescription(s: ServerStatus): string {
+  const parts = [trustBadge(s.trust), stateLabel(s.state)];
+  if (s.state === 'running') parts.push(plural(s.tools.length, 'tool'));
+  else if (s.state === 'backoff' && s.nextRestartInMs !== undefined) parts.push(`next try in ${Math.ceil(s.nextRestartInMs / 1000)} s`);
+  if (s.approval === 'changed') parts.push('changed since approval');
+  return parts.join(' · ');
+}
+
+export function formatUptime(ms: number | undefined): string {
+  if (ms === undefined) return '';
+  const s = Math.floor(ms / 1000);
+  if (s < 60) return `${s} s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m} min`;
+  const h = Math.floor(m / 60);
+  return h < 48 ? `${h} h ${m % 60} min` : `${Math.floor(h / 24)} days`;
+}
+
+export function grantLabel(grant: string): { label: string; description: string; icon: string } {
+  const icon = grant === 'network' ? 'globe' : grant === 'filesystem' ? 'file-directory' : 'key';
+  let description: string;
+  if (grant === 'network') description = 'may use the network';
+  else if (grant === 'filesystem') description = 'may read and write files';
+  else description = 'gets its env file and secret variables';
+  return { label: grant, description, icon };
+}
+
+/** What is not granted and how the broker holds it back (or honestly cannot). */
+export function enforcementLines(s: ServerStatus): string[] {
+  const lines: string[] = [];
+  const e = s.enforcement;
+  if (!s.grants.includes('network')) {
+    lines.push(e.network === 'enforced' ? 'network: blocked (own network namespace)' : 'network: not granted, but not blockable here');
+  }
+  if (!s.grants.includes('secrets')) lines.push('secrets: withheld (no env file values, no secret-looking variables)');
+  if (!s.grants.includes('filesystem')) lines.push('filesystem: not granted (recorded and audited; the OS does not restrict it here)');
+  return lines;
+}
+
+/**
+ * contextValue of a server node: space-separated tokens after `server`, matched by the menus'
+ * `viewItem =~ /^server\b.*\btoken\b/`: enabled|disabled, needsApproval, approved, restartable.
+ */
+export function serverContextValue(s: ServerStatus): string {
+  const tokens = ['server', s.enabled ? 'enabled' : 'disabled', s.trust];
+  if (s.approval === 'required' || s.approval === 'changed') tokens.push('needsApproval');
+  if (s.approval === 'approved') tokens.push('approved');
+  if (s.enabled && !['awaiting-approval', 'blocked', 'disabled'].includes(s.state)) tokens.push('restartable');
+  tokens.push(s.state);
+  return tokens.join(' ');
+}
+
+/** Markdown tooltip of a server node. */
+export function serverTooltip(s: ServerStatus): string {
+  const out: string[] = [];
+  out.push(`**${s.name}** — ${stateLabel(s.state)}${s.pid ? ` (pid ${s.pid}${s.uptimeMs !== undefined ? `, up ${formatUptime(s.uptimeMs)}` : ''})` : ''}`);
+  if (s.description) out.push('', escapeMarkdown(s.description));
+  out.push('', `- Trust: ${trustExplanation(s.trust)}`);
+  out.push(`- ${s.transport === 'stdio' ? 'Runs' : `Connects (${s.transport}) to`}: \`${s.target.replace(/`/g, "'")}\``);
+  out.push(`- Grants: ${s.grants.length ? s.grants.join(', ') : 'none'}`);
+  for (const line of enforcementLines(s)) out.push(`  - ${line}`);
+  if (s.withheldEnv.length) out.push(`- Withheld for want of the secrets grant: ${s.withheldEnv.join(', ')}`);
+  if (s.restarts) out.push(`- Restarts: ${s.restarts}`);
+  if (s.approval === 'required') out.push('', '$(shield) Needs your approval before it runs.');
+  if (s.approval === 'changed') out.push('', '$(shield) Its command, arguments, env keys or grants changed since you approved it: approve it again.');
+  if (s.lastError) out.push('', `$(error) ${escapeMarkdown(s.lastError)}`);
+  return out.join('\n');
+}
+
+export function escapeMarkdown(text: string): string {
+  return text.replace(/[\\`*_{}[\]<>#|]/g, (c) => `\\${c}`);
+}
+
+export function firstLine(text: string | undefined, max = 120): string {
+  if (!text) return '';
+  const line = text.split(/\r?\n/).find((l) => l.trim())?.trim() ?? '';
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+/** What the approval dialog shows: exactly what will be approved. */
+export function approvalDetail(s: ServerStatus): string {
+  const lines = [
+    s.transport === 'stdio' ? `Command: ${s.target}` : `Remote (${s.transport}): ${s.target}`,
+    `Grants: ${s.grants.length ? s.grants.join(', ') : 'none'}`,
+  ];
+  for (const line of enforcementLines(s)) lines.push(`  ${line}`);
+  const envPart = s.approvalSummary.split(' | ').find((p) => p.startsWith('env: '));
+  if (envPart) lines.push(`Environment variables set: ${envPart.slice(5)}`);
+  lines.push('', `Definition: ${s.file}`, '', 'The approval is stored for you only (not in the workspace). If the command, arguments, URL, env keys or grants change, it has to be approved again.');
+  return lines.join('\n');
+}
+
+export interface Summary {
+  text: string;
+  tooltip: string;
+  /** `error` and `warning` map to the status bar's error/warning background. */
+  severity?: 'error' | 'warning';
+}
+
+export interface FolderSummaryInput {
+  folder: string;
+  phase: Phase | 'none';
+  state?: BrokerState;
+  lastError?: string;
+  retryInMs?: number;
+  untrusted: boolean;
+}
+
+/** The status bar item: one line for all folders, details per folder in the tooltip. */
+export function statusSummary(folders: FolderSummaryInput[]): Summary {
+  const active = folders.filter((f) => f.phase !== 'none');
+  if (active.length === 0) return { text: '$(circle-large-outline) Switchboard', tooltip: 'No registry in this workspace. Run "Switchboard: Add Server…" to create one.' };
+  const tips: string[] = [];
+  let running = 0;
+  let total = 0;
+  let failed = 0;
+  let waiting = 0;
+  let phaseText: string | undefined;
+  let severity: Summary['severity'];
+  for (const f of active) {
+    const servers = f.state?.servers ?? [];
+    const r = servers.filter((s) => s.state === 'running').length;
+    const bad = servers.filter((s) => s.state === 'failed' || s.state === 'backoff').length;
+    const approval = servers.filter((s) => s.state === 'awaiting-approval').length;
+    running += r;
+    total += servers.length;
+    failed += bad;
+    waiting += approval;
+    let line = `${f.folder}: `;
+    switch (f.phase) {
+      case 'connected':
+        line += f.state?.broker.untrusted
+          ? 'Restricted Mode — nothing is started until you trust the workspace'
+          : `${r} of ${plural(servers.length, 'server')} running${bad ? `, ${bad} failing` : ''}${approval ? `, ${approval} awaiting approval` : ''} — ${f.state?.broker.url ?? ''}`;
+        break;
+      case 'starting': line += 'starting the broker…'; phaseText ??= '$(sync~spin) Switchboard'; break;
+      case 'reconnecting':
+        line += `broker lost (${f.lastError ?? 'unknown reason'}); retrying${f.retryInMs !== undefined ? ` in ${Math.ceil(f.retryInMs / 1000)} s` : ''}`;
+        phaseText = '$(debug-disconnect) Switchboard: reconnecting';
+        severity = 'warning';
+        break;
+      case 'stopped': line += 'broker stopped'; phaseText ??= '$(debug-stop) Switchboard: stopped'; break;
+      case 'failed': line += `broker failed to start: ${f.lastError ?? ''}`; phaseText = '$(error) Switchboard: broker failed'; severity = 'error'; break;
+      default: line += 'not started';
+    }
+    tips.push(line);
+  }
+  const untrusted = active.every((f) => f.untrusted);
+  if (phaseText) return { text: phaseText, tooltip: tips.join('\n'), severity };
+  if (untrusted) return { text: '$(shield) Switchboard: restricted', tooltip: tips.join('\n') };
+  let text = `$(plug) Switchboard ${running}/${total}`;
+  if (failed) {
+    text = `$(error) Switchboard ${running}/${total}`;
+    severity = 'warning';
+  } else if (waiting) text = `$(shield) Switchboard ${running}/${total}`;
+  return { text, tooltip: tips.join('\n'), severity };
+}

@@ -1,0 +1,159 @@
+// The Servers view: reads only the brokers' state (from Ctx), refreshed by its change event.
+import * as vscode from 'vscode';
+import type { ServerStatus } from '../broker/controlOperations';
+import type { Ctx, FolderEntry } from './ctx';
+import {
+  enforcementLines, firstLine, grantLabel, serverContextValue, serverDescription, serverTooltip, stateIcon, type IconSpec,
+} from './presentation';
+
+export type ServerNode =
+  | { kind: 'folder'; entry: FolderEntry }
+  | { kind: 'server'; entry: FolderEntry; status: ServerStatus }
+  | { kind: 'tools'; entry: FolderEntry; status: ServerStatus }
+  | { kind: 'tool'; entry: FolderEntry; status: ServerStatus; tool: ServerStatus['tools'][number] }
+  | { kind: 'grants'; entry: FolderEntry; status: ServerStatus }
+  | { kind: 'info'; entry: FolderEntry; status: ServerStatus; id: string; label: string; description?: string; tooltip?: string; icon: IconSpec };
+
+export function themeIcon(icon: IconSpec): vscode.ThemeIcon {
+  return new vscode.ThemeIcon(icon.id, icon.color ? new vscode.ThemeColor(icon.color) : undefined);
+}
+
+export class ServersProvider implements vscode.TreeDataProvider<ServerNode> {
+  private readonly emitter = new vscode.EventEmitter<ServerNode | undefined>();
+  readonly onDidChangeTreeData = this.emitter.event;
+
+  constructor(private readonly ctx: Ctx) {
+    ctx.onDidChange(() => this.emitter.fire(undefined));
+  }
+
+  /** Folders shown as top-level nodes only in a multi-root workspace with more than one registry. */
+  private folders(): FolderEntry[] {
+    return this.ctx.activeEntries().filter((e) => e.state);
+  }
+
+  getChildren(node?: ServerNode): ServerNode[] {
+    if (!node) {
+      const folders = this.folders();
+      if (folders.length > 1) return folders.map((entry) => ({ kind: 'folder', entry }));
+      return folders.flatMap((entry) => this.serversOf(entry));
+    }
+    switch (node.kind) {
+      case 'folder': return this.serversOf(node.entry);
+      case 'server': return this.detailsOf(node.entry, node.status);
+      case 'tools': return node.status.tools.map((tool) => ({ kind: 'tool', entry: node.entry, status: node.status, tool }));
+      case 'grants': return this.grantsOf(node.entry, node.status);
+      default: return [];
+    }
+  }
+
+  private serversOf(entry: FolderEntry): ServerNode[] {
+    return (entry.state?.servers ?? []).map((status) => ({ kind: 'server', entry, status }));
+  }
+
+  private detailsOf(entry: FolderEntry, s: ServerStatus): ServerNode[] {
+    const out: ServerNode[] = [];
+    const info = (id: string, label: string, icon: IconSpec, description?: string, tooltip?: string): void => {
+      out.push({ kind: 'info', entry, status: s, id, label, icon, description, tooltip });
+    };
+    if (s.approval === 'required' || s.approval === 'changed') {
+      info('approval', s.approval === 'changed' ? 'Changed since you approved it' : 'Needs your approval to run', { id: 'shield', color: 'list.warningForeground' },
+        'Approve… shows exactly what runs', s.approvalSummary);
+    }
+    if (s.lastError) info('error', firstLine(s.lastError, 200), { id: 'error', color: 'list.errorForeground' }, undefined, s.lastError);
+    info('target', s.target || '(no command)', { id: s.transport === 'stdio' ? 'terminal' : 'globe' }, s.transport === 'stdio' ? 'command' : s.transport);
+    if (s.withheldEnv.length) info('withheld', `Withheld: ${s.withheldEnv.join(', ')}`, { id: 'eye-closed' }, 'needs the secrets grant');
+    out.push({ kind: 'grants', entry, status: s });
+    if (s.tools.length || s.state === 'running') out.push({ kind: 'tools', entry, status: s });
+    return out;
+  }
+
+  private grantsOf(entry: FolderEntry, s: ServerStatus): ServerNode[] {
+    const out: ServerNode[] = s.grants.map((g) => {
+      const gl = grantLabel(g);
+      return { kind: 'info', entry, status: s, id: `grant-${g}`, label: gl.label, description: gl.description, icon: { id: gl.icon } };
+    });
+    for (const line of enforcementLines(s)) {
+      const [what, how] = line.split(': ');
+      out.push({ kind: 'info', entry, status: s, id: `deny-${what}`, label: `no ${what}`, description: how, icon: { id: 'circle-slash', color: 'disabledForeground' } });
+    }
+    return out;
+  }
+
+  getTreeItem(node: ServerNode): vscode.TreeItem {
+    const base = node.entry.key;
+    switch (node.kind) {
+      case 'folder': {
+        const item = new vscode.TreeItem(node.entry.name, vscode.TreeItemCollapsibleState.Expanded);
+        item.id = `${base}`;
+        item.iconPath = vscode.ThemeIcon.Folder;
+        const servers = node.entry.state?.servers ?? [];
+        item.description = `${servers.filter((s) => s.state === 'running').length}/${servers.length} running`;
+        item.tooltip = node.entry.root;
+        item.contextValue = 'folder';
+        return item;
+      }
+      case 'server': {
+        const s = node.status;
+        const item = new vscode.TreeItem(s.name, vscode.TreeItemCollapsibleState.Collapsed);
+        item.id = `${base}/server/${s.name}`;
+        item.description = serverDescription(s);
+        item.iconPath = themeIcon(stateIcon(s.state));
+        const tip = new vscode.MarkdownString(serverTooltip(s), true);
+        tip.supportThemeIcons = true;
+        item.tooltip = tip;
+        item.contextValue = serverContextValue(s);
+        item.resourceUri = undefined;
+        item.accessibilityInformation = { label: `${s.name}, ${item.description}${s.description ? `. ${s.description}` : ''}` };
+        return item;
+      }
+      case 'tools': {
+        const n = node.status.tools.length;
+        const item = new vscode.TreeItem(n ? `Tools (${n})` : 'Tools', n ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+        item.id = `${base}/server/${node.status.name}/tools`;
+        item.iconPath = new vscode.ThemeIcon('tools');
+        if (!n) item.description = 'none offered';
+        item.contextValue = 'tools';
+        return item;
+      }
+      case 'tool': {
+        const t = node.tool;
+        const item = new vscode.TreeItem(t.name, vscode.TreeItemCollapsibleState.None);
+        item.id = `${base}/server/${node.status.name}/tool/${t.name}`;
+        item.description = firstLine(t.description);
+        item.tooltip = new vscode.MarkdownString(`**${t.exposedAs}**${t.description ? `\n\n${t.description}` : ''}`);
+        item.iconPath = new vscode.ThemeIcon('symbol-method');
+        item.contextValue = 'tool';
+        return item;
+      }
+      case 'grants': {
+        const g = node.status.grants;
+        const item = new vscode.TreeItem('Grants', vscode.TreeItemCollapsibleState.Collapsed);
+        item.id = `${base}/server/${node.status.name}/grants`;
+        item.description = g.length ? g.join(', ') : 'none';
+        item.iconPath = new vscode.ThemeIcon('key');
+        item.contextValue = 'grants';
+        return item;
+      }
+      case 'info': {
+        const item = new vscode.TreeItem(node.label, vscode.TreeItemCollapsibleState.None);
+        item.id = `${base}/server/${node.status.name}/${node.id}`;
+        item.description = node.description;
+        item.tooltip = node.tooltip;
+        item.iconPath = themeIcon(node.icon);
+        item.contextValue = `info-${node.id.replace(/-.*/, '')}`;
+        if (node.id === 'approval') item.command = { command: 'switchboard.approveServer', title: 'Approve', arguments: [{ kind: 'server', entry: node.entry, status: node.status }] };
+        if (node.id === 'error') item.command = { command: 'switchboard.showServerLogs', title: 'Show Logs', arguments: [{ kind: 'server', entry: node.entry, status: node.status }] };
+        return item;
+      }
+    }
+  }
+
+  getParent(node: ServerNode): ServerNode | undefined {
+    const multi = this.folders().length > 1;
+    switch (node.kind) {
+      case 'folder': return undefined;
+      case 'server': return multi ? { kind: 'folder', entry: node.entry } : undefined;
+      default: return { kind: 'server', entry: node.entry, status: node.status };
+    }
+  }
+}

@@ -1,0 +1,95 @@
+// Importing other tools' MCP configurations into registry definitions (pure parsing, plus a check
+// that every produced definition is accepted by the registry's own schema).
+import * as assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { candidateFiles, parseJsonc, parseMcpConfig, toRegistryName } from '../../src/extension/importConfig';
+import { ServerDefSchema } from '../../src/registry/schema';
+
+const folder = '/home/ann/project';
+const ctx = { workspaceFolder: folder, registryRoot: path.join(folder, 'registry'), home: '/home/ann' };
+
+function valid(def: Record<string, unknown>): void {
+  const r = ServerDefSchema.safeParse({ ...def, trust: 'community' });
+  assert.ok(r.success, `registry rejects ${JSON.stringify(def)}: ${r.success ? '' : r.error.message}`);
+}
+
+describe('extension: import from other tools', () => {
+  it('reads VS Code .vscode/mcp.json (JSONC, inputs, workspaceFolder, http)', () => {
+    const text = `{
+      // my servers
+      "inputs": [{ "type": "promptString", "id": "gh-token", "password": true }],
+      "servers": {
+        "GitHub": { "type": "http", "url": "https://api.githubcopilot.com/mcp/", "headers": { "Authorization": "Bearer \${input:gh-token}" } },
+        "files": { "type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "\${workspaceFolder}"], },
+        "db": { "command": "node", "args": ["server.js"], "cwd": "\${workspaceFolder}/tools", "env": { "API_KEY": "\${input:key}", "MODE": "dev" } },
+      },
+    }`;
+    const r = parseMcpConfig(text, ctx);
+    assert.deepEqual(r.skipped, []);
+    const byName = new Map(r.servers.map((s) => [s.name, s]));
+    const gh = byName.get('github')!;
+    assert.equal(gh.definition.transport, 'http');
+    assert.equal(gh.definition.url, 'https://api.githubcopilot.com/mcp/');
+    assert.ok(gh.notes.some((n) => n.includes("'gh-token'")), gh.notes.join('; '));
+    const files = byName.get('files')!;
+    assert.deepEqual(files.definition.args, ['-y', '@modelcontextprotocol/server-filesystem', folder]);
+    assert.deepEqual(files.definition.grants, ['network'], 'npx downloads: network grant');
+    const db = byName.get('db')!;
+    assert.equal(db.definition.cwd, '../tools', 'cwd becomes relative to the registry root');
+    assert.deepEqual(db.definition.env, { API_KEY: '${env:API_KEY}', MODE: 'dev' });
+    assert.deepEqual(db.definition.grants, ['secrets']);
+    for (const s of r.servers) valid(s.definition);
+  });
+
+  it('reads Claude Desktop / Cursor mcpServers and never copies a secret into the workspace', () => {
+    const text = JSON.stringify({
+      mcpServers: {
+        'brave-search': { command: 'npx', args: ['-y', '@modelcontextprotocol/server-brave-search'], env: { BRAVE_API_KEY: 'sk-live-123' } },
+        remote: { url: 'https://example.com/sse', type: 'sse' },
+        off: { command: 'uvx', args: ['mcp-server-time'], disabled: true },
+      },
+    });
+    const r = parseMcpConfig(text, ctx);
+    const brave = r.servers.find((s) => s.name === 'brave-search')!;
+    assert.deepEqual(brave.definition.env, { BRAVE_API_KEY: '${env:BRAVE_API_KEY}' });
+    assert.ok(!JSON.stringify(brave.definition).includes('sk-live-123'));
+    assert.deepEqual(brave.definition.grants, ['network', 'secrets']);
+    assert.ok(brave.notes.some((n) => n.includes('not copied')));
+    const remote = r.servers.find((s) => s.name === 'remote')!;
+    assert.equal(remote.definition.transport, 'sse');
+    assert.equal(r.servers.find((s) => s.name === 'off')!.definition.enabled, false);
+    for (const s of r.servers) valid(s.definition);
+  });
+
+  it('gives registry names, avoiding existing ones and the reserved namespace', () => {
+    assert.equal(toRegistryName('My Server__X'), 'my-server-x');
+    assert.equal(toRegistryName('123abc'), 'abc');
+    assert.equal(toRegistryName('switchboard'), 'switchboard-upstream');
+    assert.equal(toRegistryName('x'.repeat(40)).length, 31);
+    const r = parseMcpConfig(JSON.stringify({ mcpServers: { echo: { command: 'node' }, Echo: { command: 'node' } } }), { ...ctx, existing: new Set(['echo']) });
+    assert.deepEqual(r.servers.map((s) => s.name), ['echo-2', 'echo-3']);
+    assert.ok(r.servers[0].notes[0].includes('already taken'));
+  });
+
+  it('explains entries it cannot import and files it cannot read', () => {
+    const r = parseMcpConfig(JSON.stringify({ mcpServers: { bad: { args: ['x'] }, worse: 3 } }), ctx);
+    assert.equal(r.servers.length, 0);
+    assert.deepEqual(r.skipped.map((s) => s.name), ['bad', 'worse']);
+    assert.match(r.skipped[0].reason, /command/);
+    assert.throws(() => parseMcpConfig('{"other": {}}', ctx), /no MCP servers found/);
+    assert.throws(() => parseMcpConfig('{', ctx), /not valid JSON/);
+  });
+
+  it('parses JSONC without touching strings that look like comments', () => {
+    assert.deepEqual(parseJsonc('{"a": "http://x//y", /* c */ "b": [1, 2,], // end\n}'), { a: 'http://x//y', b: [1, 2] });
+  });
+
+  it('knows where each tool keeps its configuration', () => {
+    const files = candidateFiles({ platform: 'linux', home: '/home/ann', folders: [folder] }).map((c) => c.file);
+    assert.ok(files.includes('/home/ann/project/.vscode/mcp.json'));
+    assert.ok(files.includes('/home/ann/.config/Claude/claude_desktop_config.json'));
+    assert.ok(files.includes('/home/ann/.cursor/mcp.json'));
+    const mac = candidateFiles({ platform: 'darwin', home: '/Users/ann', folders: [] }).map((c) => c.file);
+    assert.ok(mac.includes('/Users/ann/Library/Application Support/Claude/claude_desktop_config.json'));
+  });
+});

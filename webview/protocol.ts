@@ -1,0 +1,50 @@
+// Messages between the console webview and the extension. Types only: both sides import it.
+import type { ServerStatus } from '../src/broker/controlOperations';
+import type { ProbeResult } from '../src/broker/probe';
+
+export type Definition = Record<string, unknown>;
+
+export interface InitMessage {
+  type: 'init';
+  mode: 'new' | 'edit';
+  /** The definition being edited (minimal form: defaults left out). */
+  definition?: Definition;
+  folder: string;
+  /** e.g. `workspace/mcp-servers.d` (relative to the workspace folder), for the header. */
+  registryDir: string;
+  trusted: boolean;
+  existingNames: string[];
+  /** Set when the extension asks the console to run a probe right after loading. */
+  probeNow?: boolean;
+}
+
+export type ToWebview =
+  | InitMessage
+  | { type: 'status'; server?: ServerStatus; existingNames: string[]; brokerUp: boolean }
+  | { type: 'probing' }
+  | { type: 'probeResult'; result: ProbeResult; definition: Definition }
+  | { type: 'probeError'; message: string }
+  | { type: 'saving' }
+  | { type: 'saved'; name: string; file: string; definition: Definition }
+  | { type: 'saveError'; message: string }
+  | { type: 'probeRequest'; definition?: Definition };
+
+export type FromWebview =
+  | { type: 'ready'; restored: boolean }
+  | { type: 'probe'; definition: Definition }
+  | { type: 'save'; definition: Definition }
+  | { type: 'openFile'; name: string }
+  | { type: 'editing'; name?: string };
+
+/** What the console keeps across reloads (vscode.setState); the extension reads `folder`. */
+export interface ConsoleState {
+  folder: string;
+  mode: 'new' | 'edit';
+  /** Name of the saved definition being edited (the file), if any. */
+  savedName?: string;
+  form: Record<string, string | boolean | string[]>;
+  extras: Definition;
+  probe?: { result: ProbeResult; definition: Definition };
+  registryDir: string;
+  trusted: boolean;
+}
