@@ -1,0 +1,81 @@
+// Shared by the Switchboard suites that run inside the real VS Code extension host.
+import * as assert from 'assert';
+import * as fs from 'fs';
+import * as path from 'path';
+import * as vscode from 'vscode';
+import type { SwitchboardApi } from '../../../src/extension/extension';
+import type { FolderEntry } from '../../../src/extension/ctx';
+
+export const EXTENSION_ID = 'switchboard.mcp-switchboard';
+/** The repository (this file runs from out/test/vscode/suite). */
+export const REPO = path.resolve(__dirname, '..', '..', '..', '..');
+export const ECHO_FIXTURE = path.join(REPO, 'test', 'fixtures', 'echo.mjs');
+
+export async function api(): Promise<SwitchboardApi> {
+  const ext = vscode.extensions.getExtension<SwitchboardApi>(EXTENSION_ID);
+  assert.ok(ext, `${EXTENSION_ID} is not installed`);
+  return ext.activate();
+}
+
+export function folder(): vscode.WorkspaceFolder {
+  const f = vscode.workspace.workspaceFolders?.[0];
+  assert.ok(f, 'no workspace folder is open');
+  return f;
+}
+
+/** Waits until `pred` holds, re-checking on every broker change and diagnostics change (no sleeps in between). */
+export async function waitFor<T>(a: SwitchboardApi, pred: () => T | undefined | false | null, what: string, timeoutMs = 30_000): Promise<T> {
+  const first = pred();
+  if (first) return first;
+  return new Promise<T>((resolve, reject) => {
+    const subs: vscode.Disposable[] = [];
+    const done = (err?: Error, v?: T): void => {
+      clearTimeout(timer);
+      clearInterval(tick);
+      for (const s of subs) s.dispose();
+      if (err) reject(err);
+      else resolve(v as T);
+    };
+    const check = (): void => {
+      try {
+        const v = pred();
+        if (v) done(undefined, v);
+      } catch (e) {
+        done(e as Error);
+      }
+    };
+    subs.push(a.ctx.onDidChange(check), vscode.languages.onDidChangeDiagnostics(check));
+    // A safety net for conditions no event announces (a file appearing); the views never poll.
+    const tick = setInterval(check, 500);
+    const timer = setTimeout(() => {
+      const e = a.ctx.entries()[0];
+      done(new Error(`timed out after ${timeoutMs} ms waiting for ${what} (broker ${e?.phase}, ${e?.conn.lastError ?? 'no error'}; servers: ${e?.state?.servers.map((s) => `${s.name}=${s.state}`).join(', ') ?? 'none'})`));
+    }, timeoutMs);
+  });
+}
+
+export async function connectedEntry(a: SwitchboardApi): Promise<FolderEntry> {
+  return waitFor(a, () => a.ctx.entries().find((e) => e.phase === 'connected' && e.state), 'the broker to be connected', 45_000);
+}
+
+/**
+ * The harness opens a temp copy of workspace/, whose echo.yaml points at ../test/fixtures with a
+ * relative path. Point it at this repository's fixture (the broker reloads the file and starts it).
+ */
+export async function useAbsoluteEcho(a: SwitchboardApi): Promise<void> {
+  const entry = await connectedEntry(a);
+  const file = path.join(entry.root, 'mcp-servers.d', 'echo.yaml');
+  const wanted = `# Rewritten by the VS Code tests: absolute paths, since the workspace is a temp copy.
+name: echo
+description: Echo fixture from this repository — handy to see a call go through the broker.
+trust: builtin
+command: ${JSON.stringify(process.execPath)}
+args: [${JSON.stringify(ECHO_FIXTURE)}, --name, echo]
+`;
+  if (!fs.existsSync(file) || fs.readFileSync(file, 'utf8') !== wanted) fs.writeFileSync(file, wanted);
+  await waitFor(a, () => entry.server('echo')?.state === 'running', 'echo to run', 45_000);
+}
+
+export function expectTrusted(): boolean {
+  return process.env.SWITCHBOARD_EXPECT_TRUSTED !== 'false';
+}
