@@ -128,8 +128,16 @@ export function serverTooltip(s: ServerStatus): string {
   if (s.restarts) out.push(`- Restarts: ${s.restarts}`);
   if (s.approval === 'required') out.push('', '$(shield) Needs your approval before it runs.');
   if (s.approval === 'changed') out.push('', '$(shield) Its command, arguments, env keys or grants changed since you approved it: approve it again.');
-  if (s.lastError) out.push('', `$(error) ${escapeMarkdown(s.lastError)}`);
+  if (s.lastError && showsError(s)) out.push('', `$(error) ${escapeMarkdown(s.lastError)}`);
   return out.join('\n');
+}
+
+/**
+ * Whether `lastError` is an error worth showing: for a server that waits for approval, is disabled
+ * or blocked, the broker's reason repeats what the state already says.
+ */
+export function showsError(s: ServerStatus): boolean {
+  return !!s.lastError && !['awaiting-approval', 'disabled', 'blocked'].includes(s.state);
 }
 
 export function escapeMarkdown(text: string): string {

@@ -3,7 +3,7 @@ import * as vscode from 'vscode';
 import type { ServerStatus } from '../broker/controlOperations';
 import type { Ctx, FolderEntry } from './ctx';
 import {
-  enforcementLines, firstLine, grantLabel, serverContextValue, serverDescription, serverTooltip, stateIcon, type IconSpec,
+  enforcementLines, firstLine, grantLabel, serverContextValue, serverDescription, serverTooltip, showsError, stateIcon, type IconSpec,
 } from './presentation';
 
 export type ServerNode =
@@ -59,7 +59,7 @@ export class ServersProvider implements vscode.TreeDataProvider<ServerNode> {
       info('approval', s.approval === 'changed' ? 'Changed since you approved it' : 'Needs your approval to run', { id: 'shield', color: 'list.warningForeground' },
         'Approve… shows exactly what runs', s.approvalSummary);
     }
-    if (s.lastError) info('error', firstLine(s.lastError, 200), { id: 'error', color: 'list.errorForeground' }, undefined, s.lastError);
+    if (s.lastError && showsError(s)) info('error', firstLine(s.lastError, 200), { id: 'error', color: 'list.errorForeground' }, undefined, s.lastError);
     info('target', s.target || '(no command)', { id: s.transport === 'stdio' ? 'terminal' : 'globe' }, s.transport === 'stdio' ? 'command' : s.transport);
     if (s.withheldEnv.length) info('withheld', `Withheld: ${s.withheldEnv.join(', ')}`, { id: 'eye-closed' }, 'needs the secrets grant');
     out.push({ kind: 'grants', entry, status: s });

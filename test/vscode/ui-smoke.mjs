@@ -1,0 +1,199 @@
+#!/usr/bin/env node
+// UI smoke test: drives the real VS Code workbench (code-server) in headless Chromium with the
+// extension loaded from this repository, on this repository's sample registry (workspace/):
+//   1. open the Switchboard view: the servers with their state and trust badges;
+//   2. run a command from the Command Palette (Switchboard: Restart Server… → echo);
+//   3. open the console, see inline validation, fill in a definition and run a probe;
+// and saves screenshots under docs/screenshots/ (the README shows them).
+//
+//   node test/vscode/ui-smoke.mjs [--out docs/screenshots] [--keep] [--verbose]
+//
+// Needs `npm run build` and the tools (`npm run vscode:tools`). Exit code 0 when every step passed.
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { REPO_ROOT, ensureTools, launchCodeServer } from './codeServer.mjs';
+
+const { values: args } = parseArgs({
+  options: {
+    out: { type: 'string', default: join(REPO_ROOT, 'docs', 'screenshots') },
+    keep: { type: 'boolean', default: false },
+    verbose: { type: 'boolean', default: false },
+    timeout: { type: 'string', default: '300' },
+  },
+});
+
+const T0 = Date.now();
+const say = (m) => console.log(`[ui-smoke +${((Date.now() - T0) / 1000).toFixed(1).padStart(5)}s] ${m}`);
+const outDir = resolve(args.out);
+mkdirSync(outDir, { recursive: true });
+const home = mkdtempSync(join(tmpdir(), 'switchboard-ui-home-'));
+
+ensureTools({ log: null });
+
+let cs;
+let failed = false;
+const overall = setTimeout(async () => {
+  console.error(`[ui-smoke] TIMEOUT after ${args.timeout} s`);
+  await shot('timeout').catch(() => {});
+  await cs?.close();
+  process.exit(124);
+}, Number(args.timeout) * 1000);
+
+async function shot(name) {
+  const file = join(outDir, `${name}.png`);
+  await cs.page.screenshot({ path: file });
+  say(`screenshot ${file}`);
+  return file;
+}
+
+async function step(title, fn) {
+  const t = Date.now();
+  try {
+    await fn();
+    say(`ok   ${title} (${Date.now() - t} ms)`);
+  } catch (e) {
+    failed = true;
+    say(`FAIL ${title}: ${e.message.split('\n')[0]}`);
+    await shot(`failed-${title.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}`).catch(() => {});
+    throw e;
+  }
+}
+
+/** Runs a command through the Command Palette, as a person would. */
+async function palette(page, text) {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: 10_000 });
+  await input.fill(`>${text}`);
+  await page.locator('.quick-input-widget .monaco-list-row', { hasText: text }).first().waitFor({ timeout: 10_000 });
+}
+
+try {
+  cs = await launchCodeServer({
+    folder: REPO_ROOT,
+    trusted: true,
+    extensionDevelopmentPath: REPO_ROOT,
+    extensionEnvironment: { SWITCHBOARD_HOME: home },
+    settings: {
+      'switchboard.registryRoot': 'workspace',
+      'workbench.colorTheme': 'Default Dark Modern',
+      'files.exclude': { '**/node_modules': true, '**/.tools': true, '**/out': true, '**/dist': true },
+      'search.followSymlinks': false,
+      'files.watcherExclude': { '**/node_modules/**': true, '**/.tools/**': true, '**/out/**': true },
+    },
+    keepTemp: args.keep,
+    killMatching: [home],
+    abortCleanupDirs: args.keep ? [] : [home],
+    onLog: (level, line) => {
+      if (args.verbose || /\[mocha\]|Switchboard|switchboard/.test(line) || level === 'error') console.log(`[${level}] ${line.split('\n')[0]}`);
+    },
+  });
+  const { page } = cs;
+  say(`code-server on ${cs.authority}`);
+
+  await step('workbench loads', async () => {
+    await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+    await page.locator('.activitybar').waitFor({ timeout: 60_000 });
+  });
+
+  await step('open the Switchboard view and see the servers with trust badges', async () => {
+    const tab = page.locator('.activitybar .action-item a[aria-label^="Switchboard"]').first();
+    await tab.waitFor({ timeout: 30_000 });
+    await tab.click();
+    const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Servers' }) });
+    const row = (name) => pane.locator('.monaco-list-row', { has: page.locator('.label-name', { hasText: new RegExp(`^${name}$`) }) });
+    await row('echo').locator('text=/builtin · running/').waitFor({ timeout: 60_000 });
+    await row('everything').locator('text=/trusted · running/').waitFor({ timeout: 60_000 });
+    await row('memory').locator('text=/community · awaiting approval/').waitFor({ timeout: 30_000 });
+    await row('files').locator('text=/trusted/').waitFor({ timeout: 30_000 });
+    const status = page.locator('.statusbar-item', { hasText: 'Switchboard' });
+    await status.first().waitFor({ timeout: 10_000 });
+    // A wider side bar, so the descriptions (trust badge · state · tools) are readable.
+    const box = await page.locator('.part.sidebar').boundingBox();
+    if (box) {
+      const x = box.x + box.width + 1;
+      const y = box.y + box.height / 2;
+      await page.mouse.move(x, y);
+      await page.mouse.down();
+      await page.mouse.move(x + 120, y, { steps: 10 });
+      await page.mouse.up();
+      const after = await page.locator('.part.sidebar').boundingBox();
+      say(`side bar width ${Math.round(box.width)} → ${Math.round(after?.width ?? 0)} px`);
+    }
+    // The tooltip of the community server says what it waits for.
+    await row('memory').locator('.label-name').hover();
+    await page.locator('.monaco-hover, .workbench-hover', { hasText: /approval/i }).first().waitFor({ timeout: 10_000 }).catch(() => {});
+    await page.waitForTimeout(300);
+    await shot('servers-view');
+    await page.mouse.move(900, 600);
+    // Expand echo: its command, grants and tools (with descriptions).
+    await row('echo').click();
+    await page.keyboard.press('ArrowRight');
+    await pane.locator('.monaco-list-row', { hasText: 'Tools (' }).first().click();
+    await page.keyboard.press('ArrowRight');
+    await pane.locator('.monaco-list-row', { hasText: 'Echo the text back' }).waitFor({ timeout: 10_000 });
+    await pane.locator('.monaco-list-row', { hasText: 'Grants' }).first().click();
+    await page.keyboard.press('ArrowRight');
+    await page.mouse.move(900, 600);
+    await page.waitForTimeout(300);
+    await shot('server-details');
+  });
+
+  await step('run a command from the Command Palette (Restart Server… → echo)', async () => {
+    await palette(page, 'Switchboard: Restart Server');
+    await page.keyboard.press('Enter');
+    const pick = page.locator('.quick-input-widget .monaco-list-row', { hasText: 'echo' }).first();
+    await pick.waitFor({ timeout: 10_000 });
+    await page.waitForTimeout(300);
+    await shot('command-palette');
+    await page.locator('.quick-input-widget input').fill('echo');
+    await page.waitForTimeout(200);
+    await page.keyboard.press('Enter');
+    // The restart reports back in the status bar ("Restarted 'echo'") or as a notification.
+    await page.locator('.statusbar-item, .notification-toast', { hasText: /Restart(ed|ing) 'echo'/ }).first().waitFor({ timeout: 30_000 });
+  });
+
+  let frame;
+  await step('open the console and see inline validation from the zod schema', async () => {
+    await palette(page, 'Switchboard: Open Console');
+    await page.keyboard.press('Enter');
+    frame = page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
+    await frame.locator('#name').waitFor({ timeout: 30_000 });
+    await frame.locator('#name').fill('Reference Server');
+    await frame.locator('#name').press('Tab');
+    await frame.locator('#name-error', { hasText: /lowercase|letter/ }).waitFor({ timeout: 5000 });
+    await frame.locator('#command').fill('npx');
+    await frame.locator('#command').press('Tab');
+    await page.waitForTimeout(200);
+    await shot('console-validation');
+  });
+
+  await step('fill in a definition and run a probe before saving', async () => {
+    await frame.locator('#name').fill('reference');
+    await frame.locator('#description').fill('The MCP reference server, tried before it is saved');
+    await frame.locator('input[name=trust][value=trusted]').check();
+    await frame.locator('#command').fill('npx');
+    await frame.locator('#args').fill('--no-install\nmcp-server-everything\nstdio');
+    await frame.locator('#name').press('Tab');
+    await frame.locator('#name-error').waitFor({ state: 'hidden', timeout: 5000 });
+    await frame.locator('#probe').click();
+    await frame.locator('.probe-summary.ok').waitFor({ timeout: 60_000 });
+    await frame.locator('.results details.item summary').first().click();
+    await frame.locator('.results pre.schema').first().waitFor({ timeout: 5000 });
+    await frame.locator('#probe-results h2').scrollIntoViewIfNeeded();
+    await page.mouse.move(1300, 880);
+    await page.waitForTimeout(200);
+    await shot('console-probe');
+  });
+} catch (e) {
+  failed = true;
+  if (!/FAIL/.test(e.message)) console.error(`[ui-smoke] ${e.stack ?? e.message}`);
+} finally {
+  clearTimeout(overall);
+  await cs?.close();
+  if (!args.keep) rmSync(home, { recursive: true, force: true });
+}
+say(failed ? 'FAILED' : 'all steps passed');
+process.exit(failed ? 1 : 0);
