@@ -7,13 +7,17 @@
 // and saves screenshots under docs/screenshots/ (the README shows them).
 //
 //   node test/vscode/ui-smoke.mjs [--out docs/screenshots] [--keep] [--verbose]
+//   node test/vscode/ui-smoke.mjs --vsix mcp-switchboard-0.1.0.vsix --out /tmp/shots
+//       the same steps on the packaged extension, installed into code-server with
+//       --install-extension (no development path): proves the .vsix installs and works.
 //
 // Needs `npm run build` and the tools (`npm run vscode:tools`). Exit code 0 when every step passed.
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { REPO_ROOT, ensureTools, launchCodeServer } from './codeServer.mjs';
+import { CODE_SERVER_ENTRY, NODE24, REPO_ROOT, ensureTools, launchCodeServer } from './codeServer.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -21,6 +25,7 @@ const { values: args } = parseArgs({
     keep: { type: 'boolean', default: false },
     verbose: { type: 'boolean', default: false },
     timeout: { type: 'string', default: '300' },
+    vsix: { type: 'string' },
   },
 });
 
@@ -31,6 +36,33 @@ mkdirSync(outDir, { recursive: true });
 const home = mkdtempSync(join(tmpdir(), 'switchboard-ui-home-'));
 
 ensureTools({ log: null });
+
+// --vsix: install the package into a fresh extensions dir, as a user would.
+let extensionsDir;
+let installedPath;
+if (args.vsix) {
+  const vsix = resolve(args.vsix);
+  if (!existsSync(vsix)) { console.error(`[ui-smoke] ${vsix} does not exist (npm run package)`); process.exit(2); }
+  extensionsDir = mkdtempSync(join(tmpdir(), 'switchboard-ui-exts-'));
+  const r = spawnSync(NODE24, [CODE_SERVER_ENTRY, '--extensions-dir', extensionsDir, '--install-extension', vsix], { encoding: 'utf8' });
+  say(`code-server --install-extension ${vsix}: ${(r.stdout + r.stderr).trim().split('\n').pop()}`);
+  const dir = readdirSync(extensionsDir).find((d) => d.startsWith('switchboard.mcp-switchboard-'));
+  if (r.status !== 0 || !dir) { console.error('[ui-smoke] the .vsix did not install'); process.exit(1); }
+  installedPath = join(extensionsDir, dir);
+}
+
+/** Command lines of running processes that mention `needle`. */
+function processesMentioning(needle) {
+  const out = [];
+  for (const d of readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const cmd = readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0').join(' ');
+      if (cmd.includes(needle)) out.push(cmd);
+    } catch { /* gone */ }
+  }
+  return out;
+}
 
 let cs;
 let failed = false;
@@ -74,7 +106,9 @@ try {
   cs = await launchCodeServer({
     folder: REPO_ROOT,
     trusted: true,
-    extensionDevelopmentPath: REPO_ROOT,
+    ...(installedPath ? {} : { extensionDevelopmentPath: REPO_ROOT }),
+    // The later --extensions-dir wins: the one holding the installed .vsix.
+    extraArgs: extensionsDir ? ['--extensions-dir', extensionsDir] : [],
     extensionEnvironment: { SWITCHBOARD_HOME: home },
     settings: {
       'switchboard.registryRoot': 'workspace',
@@ -84,7 +118,7 @@ try {
       'files.watcherExclude': { '**/node_modules/**': true, '**/.tools/**': true, '**/out/**': true },
     },
     keepTemp: args.keep,
-    killMatching: [home],
+    killMatching: [home, ...(extensionsDir ? [extensionsDir] : [])],
     abortCleanupDirs: args.keep ? [] : [home],
     onLog: (level, line) => {
       if (args.verbose || /\[mocha\]|Switchboard|switchboard/.test(line) || level === 'error') console.log(`[${level}] ${line.split('\n')[0]}`);
@@ -110,6 +144,11 @@ try {
     await row('files').locator('text=/trusted/').waitFor({ timeout: 30_000 });
     const status = page.locator('.statusbar-item', { hasText: 'Switchboard' });
     await status.first().waitFor({ timeout: 10_000 });
+    if (installedPath) {
+      const brokers = processesMentioning(join(installedPath, 'dist', 'broker.js'));
+      if (!brokers.length) throw new Error(`no broker runs from the installed extension (${installedPath})`);
+      say(`the broker runs from the installed .vsix: ${brokers[0].slice(0, 160)}`);
+    }
     // A wider side bar, so the descriptions (trust badge · state · tools) are readable.
     const box = await page.locator('.part.sidebar').boundingBox();
     if (box) {
@@ -193,7 +232,10 @@ try {
 } finally {
   clearTimeout(overall);
   await cs?.close();
-  if (!args.keep) rmSync(home, { recursive: true, force: true });
+  if (!args.keep) {
+    rmSync(home, { recursive: true, force: true });
+    if (extensionsDir) rmSync(extensionsDir, { recursive: true, force: true });
+  }
 }
 say(failed ? 'FAILED' : 'all steps passed');
 process.exit(failed ? 1 : 0);
