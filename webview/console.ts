@@ -294,8 +294,13 @@ function onEdit(target: HTMLElement): void {
   renderProbeStaleness();
 }
 
+let stateTimer: ReturnType<typeof setTimeout> | undefined;
 function save_state(): void {
+  state.savedAt = Date.now();
   vscode.setState(state);
+  // The extension keeps a copy too: it resumes the draft when the console is closed and reopened.
+  clearTimeout(stateTimer);
+  stateTimer = setTimeout(() => vscode.postMessage({ type: 'state', state }), 250);
 }
 
 /** Shows errors for touched fields (all of them after a Save or Probe attempt). Returns the build. */
@@ -432,7 +437,21 @@ function showBanner(text: string, kind: 'ok' | 'error'): void {
 }
 
 // ------------------------------------------------------------------------------ messages
+function applyState(restoredState: ConsoleState): void {
+  state = restoredState;
+  writeForm(state.form);
+  renderHeader();
+  renderProbe(state.probe?.result);
+  validate();
+}
+
 function init(msg: InitMessage): void {
+  if (msg.restore) {
+    existingNames = msg.existingNames;
+    applyState({ ...msg.restore, trusted: msg.trusted });
+    save_state();
+    return;
+  }
   state = {
     folder: msg.folder,
     mode: msg.mode,
@@ -503,11 +522,5 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
 
 renderShell();
 const restored = vscode.getState();
-if (restored && restored.folder) {
-  state = restored;
-  writeForm(state.form);
-  renderHeader();
-  renderProbe(state.probe?.result);
-  validate();
-}
+if (restored && restored.folder) applyState(restored);
 vscode.postMessage({ type: 'ready', restored: Boolean(restored && restored.folder) });

@@ -16,6 +16,8 @@ export interface InitMessage {
   existingNames: string[];
   /** Set when the extension asks the console to run a probe right after loading. */
   probeNow?: boolean;
+  /** A draft to resume (the console's last state, kept by the extension): wins over `definition`. */
+  restore?: ConsoleState;
 }
 
 export type ToWebview =
@@ -34,7 +36,9 @@ export type FromWebview =
   | { type: 'probe'; definition: Definition }
   | { type: 'save'; definition: Definition }
   | { type: 'openFile'; name: string }
-  | { type: 'editing'; name?: string };
+  | { type: 'editing'; name?: string }
+  /** The console's state after each change, so the extension can resume it after the panel closed. */
+  | { type: 'state'; state: ConsoleState };
 
 /** What the console keeps across reloads (vscode.setState); the extension reads `folder`. */
 export interface ConsoleState {
@@ -47,4 +51,6 @@ export interface ConsoleState {
   probe?: { result: ProbeResult; definition: Definition };
   registryDir: string;
   trusted: boolean;
+  /** When this state was saved (ms since epoch): the newer of two copies wins. */
+  savedAt?: number;
 }

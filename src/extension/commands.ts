@@ -465,7 +465,7 @@ export const removePrompt: Cmd = (ctx) => async (arg?: unknown, opts?: NoPrompt)
 export const openConsole: Cmd = (ctx) => async () => {
   const entry = await ctx.pickEntry('Open the console for which folder?', false);
   if (!entry) return;
-  return ConsolePanel.show(ctx, entry, { mode: 'new' });
+  return ConsolePanel.show(ctx, entry, { mode: 'new', resume: true });
 };
 
 async function pickBroker(ctx: Ctx, placeHolder: string, arg?: unknown): Promise<FolderEntry | undefined> {

@@ -15,7 +15,11 @@ export interface ConsoleOptions {
   mode: 'new' | 'edit';
   definition?: Definition;
   probeNow?: boolean;
+  /** Resume the folder's last draft (form and probe result) if there is one. */
+  resume?: boolean;
 }
+
+const draftKey = (entry: FolderEntry): string => `switchboard.console.draft:${entry.key}`;
 
 export class ConsolePanel {
   private static readonly panels = new Map<string, ConsolePanel>();
@@ -61,10 +65,16 @@ export class ConsolePanel {
       return;
     }
     const panel = new ConsolePanel(ctx, entry, webview);
-    panel.savedName = state?.savedName;
     ConsolePanel.panels.get(entry.key)?.panel.dispose();
     ConsolePanel.panels.set(entry.key, panel);
-    panel.title(state?.savedName);
+    // The webview restores itself from its own state; when the workbench lost it (a browser
+    // reload can), the extension's copy of the draft is sent instead.
+    const kept = ctx.extension.workspaceState.get<ConsoleState>(draftKey(entry));
+    const newer = kept && (!state || (kept.savedAt ?? 0) > (state.savedAt ?? 0)) ? kept : undefined;
+    const shown = newer ?? state;
+    panel.savedName = shown?.savedName;
+    panel.title(shown?.savedName);
+    if (newer) panel.load({ mode: newer.mode, resume: true });
   }
 
   static current(): ConsolePanel | undefined {
@@ -72,7 +82,8 @@ export class ConsolePanel {
   }
 
   private load(opts: ConsoleOptions): void {
-    this.savedName = opts.mode === 'edit' ? String(opts.definition?.name ?? '') : undefined;
+    const draft = opts.resume ? this.ctx.extension.workspaceState.get<ConsoleState>(draftKey(this.entry)) : undefined;
+    this.savedName = draft ? draft.savedName : opts.mode === 'edit' ? String(opts.definition?.name ?? '') : undefined;
     const msg: InitMessage = {
       type: 'init',
       mode: opts.mode,
@@ -82,6 +93,7 @@ export class ConsolePanel {
       trusted: this.ctx.trusted,
       existingNames: this.entry.state?.servers.map((s) => s.name) ?? [],
       probeNow: opts.probeNow,
+      restore: draft,
     };
     this.title(this.savedName);
     if (this.ready) this.post(msg);
@@ -134,6 +146,9 @@ export class ConsolePanel {
         return;
       }
       case 'editing':
+        return;
+      case 'state':
+        if (m.state.folder === this.entry.key) await this.ctx.extension.workspaceState.update(draftKey(this.entry), m.state);
         return;
     }
   }

@@ -226,6 +226,44 @@ try {
     await page.waitForTimeout(200);
     await shot('console-probe');
   });
+
+  const consoleFrame = () => page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
+  const expectRestored = async (how) => {
+    const f = consoleFrame();
+    await f.locator('#name').waitFor({ timeout: 60_000 });
+    await f.locator('.probe-summary.ok').waitFor({ timeout: 15_000 });
+    const name = await f.locator('#name').inputValue();
+    if (name !== 'reference') throw new Error(`${how}: the restored form has name '${name}'`);
+    if ((await f.locator('#args').inputValue()) !== '--no-install\nmcp-server-everything\nstdio') throw new Error(`${how}: the restored form lost its arguments`);
+  };
+
+  await step('hide and show the console: form and probe result are restored', async () => {
+    await palette(page, 'File: New Untitled Text File');
+    await page.keyboard.press('Enter');
+    await page.locator('.tab', { hasText: 'Untitled-1' }).waitFor({ timeout: 10_000 });
+    await page.locator('.tab', { hasText: 'Switchboard: New Server' }).click();
+    await expectRestored('tab switch');
+  });
+
+  await step('close the console and reopen it: the draft is resumed', async () => {
+    await palette(page, 'View: Close All Editors');
+    await page.keyboard.press('Enter');
+    await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 5000 });
+    // The untitled file asks whether to save: don't.
+    const dontSave = page.locator('.monaco-dialog-box button', { hasText: /Don.t Save/ });
+    if (await dontSave.isVisible().catch(() => false)) await dontSave.click();
+    await page.locator('.tab', { hasText: 'Switchboard: New Server' }).waitFor({ state: 'detached', timeout: 10_000 });
+    await palette(page, 'Switchboard: Open Console');
+    await page.keyboard.press('Enter');
+    await expectRestored('reopen');
+  });
+
+  await step('reload the window: the console comes back with its form and probe result', async () => {
+    await page.waitForTimeout(1000);
+    await page.reload({ waitUntil: 'domcontentloaded' });
+    await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+    await expectRestored('reload');
+  });
 } catch (e) {
   failed = true;
   if (!/FAIL/.test(e.message)) console.error(`[ui-smoke] ${e.stack ?? e.message}`);
