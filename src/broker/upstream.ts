@@ -296,7 +296,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
 
   private explain(err: unknown, client: UpstreamClient): Error {
     const e = err as { code?: unknown; message?: string; data?: unknown };
-    if (client !== this.client) {
+    if (client !== this.client || (err as { connectionLost?: boolean } | undefined)?.connectionLost) {
       return new McpFailure(ErrorCodes.UpstreamUnavailable, `Server '${this.name}' stopped while handling this call (${this.lastError ?? 'connection closed'}); it will be restarted by its restart policy.`);
     }
     if (typeof e.code === 'number') {

@@ -157,7 +157,8 @@ class ChildStdioTransport implements Transport {
 
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.child?.stdin;
-    if (!stdin || this.closed || stdin.destroyed) return Promise.reject(new Error('upstream process is not running'));
+    // Marked as a lost connection: the process died and its exit is not processed yet.
+    if (!stdin || this.closed || stdin.destroyed) return Promise.reject(Object.assign(new Error('upstream process is not running'), { connectionLost: true }));
     const ok = stdin.write(JSON.stringify(message) + '\n');
     return ok ? Promise.resolve() : new Promise((resolve) => stdin.once('drain', () => resolve()));
   }
