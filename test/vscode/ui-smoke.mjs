@@ -34,6 +34,8 @@ const say = (m) => console.log(`[ui-smoke +${((Date.now() - T0) / 1000).toFixed(
 const outDir = resolve(args.out);
 mkdirSync(outDir, { recursive: true });
 const home = mkdtempSync(join(tmpdir(), 'switchboard-ui-home-'));
+// Its own per-user state: a broker left by the trusted session must not be reused in Restricted Mode.
+const homeUntrusted = mkdtempSync(join(tmpdir(), 'switchboard-ui-home-untrusted-'));
 
 ensureTools({ log: null });
 
@@ -102,10 +104,10 @@ async function palette(page, text) {
   await page.locator('.quick-input-widget .monaco-list-row', { hasText: text }).first().waitFor({ timeout: 10_000 });
 }
 
-try {
-  cs = await launchCodeServer({
+function launch({ trusted, home }) {
+  return launchCodeServer({
     folder: REPO_ROOT,
-    trusted: true,
+    trusted,
     ...(installedPath ? {} : { extensionDevelopmentPath: REPO_ROOT }),
     // The later --extensions-dir wins: the one holding the installed .vsix.
     extraArgs: extensionsDir ? ['--extensions-dir', extensionsDir] : [],
@@ -119,11 +121,24 @@ try {
     },
     keepTemp: args.keep,
     killMatching: [home, ...(extensionsDir ? [extensionsDir] : [])],
-    abortCleanupDirs: args.keep ? [] : [home],
+    abortCleanupDirs: args.keep ? [] : [home, homeUntrusted],
     onLog: (level, line) => {
       if (args.verbose || /\[mocha\]|Switchboard|switchboard/.test(line) || level === 'error') console.log(`[${level}] ${line.split('\n')[0]}`);
     },
   });
+}
+
+/** Stops the brokers started under `home` (they would otherwise idle out after 5 minutes). */
+function stopBrokers(dir) {
+  const brokers = join(dir, 'brokers');
+  if (!existsSync(brokers)) return;
+  for (const f of readdirSync(brokers).filter((n) => n.endsWith('.json'))) {
+    try { process.kill(JSON.parse(readFileSync(join(brokers, f), 'utf8')).pid, 'SIGTERM'); } catch { /* gone */ }
+  }
+}
+
+try {
+  cs = await launch({ trusted: true, home });
   const { page } = cs;
   say(`code-server on ${cs.authority}`);
 
@@ -262,7 +277,47 @@ try {
     await page.waitForTimeout(1000);
     await page.reload({ waitUntil: 'domcontentloaded' });
     await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
-    await expectRestored('reload');
+    await page.locator('.activitybar .action-item a[aria-label^="Switchboard"]').first().waitFor({ timeout: 30_000 });
+    // The browser workbench saves its editor layout on an interval, so a reload right after a change
+    // may come back without the console tab; the extension's copy of the draft is there either way.
+    const tab = page.locator('.tab', { hasText: 'Switchboard: New Server' });
+    if (await tab.waitFor({ timeout: 8000 }).then(() => true, () => false)) {
+      await tab.click();
+      await expectRestored('reload');
+      say('  the workbench restored the console tab');
+    } else {
+      await palette(page, 'Switchboard: Open Console');
+      await page.keyboard.press('Enter');
+      await expectRestored('reload, then Open Console');
+      say('  the workbench did not restore the tab; Open Console resumed the draft');
+    }
+  });
+  await cs.close();
+  stopBrokers(home);
+
+  // ------------------------------------------------------------- Restricted Mode, then trust
+  cs = await launch({ trusted: false, home: homeUntrusted });
+  const page2 = cs.page;
+  say(`code-server (Restricted Mode) on ${cs.authority}`);
+  await step('Restricted Mode: the view shows the registry, says why nothing runs', async () => {
+    await page2.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+    const tab = page2.locator('.activitybar .action-item a[aria-label^="Switchboard"]').first();
+    await tab.waitFor({ timeout: 30_000 });
+    await tab.click();
+    const pane = page2.locator('.pane', { has: page2.locator('.pane-header', { hasText: 'Servers' }) });
+    await pane.locator('.monaco-list-row', { hasText: 'blocked (Restricted Mode)' }).first().waitFor({ timeout: 60_000 });
+    await pane.locator('text=/Restricted Mode: Switchboard shows this registry/').waitFor({ timeout: 10_000 });
+    await page2.mouse.move(900, 600);
+    await shot('restricted-mode');
+  });
+  await step('granting Workspace Trust starts the servers', async () => {
+    await palette(page2, 'Workspaces: Manage Workspace Trust');
+    await page2.keyboard.press('Enter');
+    const trustButton = page2.locator('.workspace-trust-editor .monaco-button', { hasText: /^Trust$/ }).first();
+    await trustButton.waitFor({ timeout: 15_000 });
+    await trustButton.click();
+    const pane = page2.locator('.pane', { has: page2.locator('.pane-header', { hasText: 'Servers' }) });
+    await pane.locator('.monaco-list-row', { hasText: /builtin · running/ }).first().waitFor({ timeout: 60_000 });
   });
 } catch (e) {
   failed = true;
@@ -270,8 +325,11 @@ try {
 } finally {
   clearTimeout(overall);
   await cs?.close();
+  stopBrokers(home);
+  stopBrokers(homeUntrusted);
   if (!args.keep) {
     rmSync(home, { recursive: true, force: true });
+    rmSync(homeUntrusted, { recursive: true, force: true });
     if (extensionsDir) rmSync(extensionsDir, { recursive: true, force: true });
   }
 }
