@@ -1,10 +1,9 @@
 // The Switchboard console: a server form validated inline by the registry's own zod schema, and a
 // probe of the unsaved definition. Plain DOM + VS Code theme variables; state survives reloads.
-import { ServerDefSchema } from '../src/registry/schema';
-import { explainIssues } from '../src/registry/issues';
 import type { ProbeResult } from '../src/broker/probe';
 import type { ServerStatus } from '../src/broker/controlOperations';
-import type { ConsoleState, Definition, FromWebview, InitMessage, ToWebview } from './protocol';
+import { buildDefinition, extrasOf, FIELDS, formFromDefinition, isBlocking, type Built, type Field } from './form';
+import type { ConsoleState, FromWebview, InitMessage, ToWebview } from './protocol';
 import './console.css';
 
 interface VsCodeApi {
@@ -30,11 +29,6 @@ function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = {}, ...
 const $ = <T extends HTMLElement = HTMLElement>(id: string): T => document.getElementById(id) as T;
 
 // ------------------------------------------------------------------------------ the form model
-const FIELDS = ['name', 'description', 'trust', 'transport', 'command', 'args', 'cwd', 'env', 'envFile', 'url', 'headers', 'grants', 'allowedTools', 'excludeTools', 'enabled'] as const;
-type Field = (typeof FIELDS)[number];
-/** Keys the form does not show but keeps (restart policy, timeouts) so a save does not drop them. */
-const SHOWN = new Set<string>(FIELDS);
-
 let state: ConsoleState = vscode.getState() ?? {
   folder: '', mode: 'new', form: {}, extras: {}, registryDir: 'mcp-servers.d', trusted: true,
 };
@@ -44,96 +38,8 @@ let existingNames: string[] = [];
 let liveStatus: ServerStatus | undefined;
 let brokerUp = true;
 
-function formFromDefinition(def: Definition | undefined): ConsoleState['form'] {
-  const d = def ?? {};
-  const lines = (v: unknown): string => (Array.isArray(v) ? v.join('\n') : '');
-  const kv = (v: unknown, sep: string): string => (v && typeof v === 'object' ? Object.entries(v as Record<string, string>).map(([k, x]) => `${k}${sep}${x}`).join('\n') : '');
-  return {
-    name: String(d.name ?? ''),
-    description: String(d.description ?? ''),
-    trust: String(d.trust ?? 'community'),
-    transport: String(d.transport ?? 'stdio'),
-    command: String(d.command ?? ''),
-    args: lines(d.args),
-    cwd: String(d.cwd ?? ''),
-    env: kv(d.env, '='),
-    envFile: String(d.envFile ?? ''),
-    url: String(d.url ?? ''),
-    headers: kv(d.headers, ': '),
-    grants: Array.isArray(d.grants) ? (d.grants as string[]) : [],
-    allowedTools: lines(d.allowedTools),
-    excludeTools: lines(d.excludeTools),
-    enabled: d.enabled !== false,
-  };
-}
-
-function extrasOf(def: Definition | undefined): Definition {
-  const out: Definition = {};
-  for (const [k, v] of Object.entries(def ?? {})) if (!SHOWN.has(k)) out[k] = v;
-  return out;
-}
-
-interface Built { definition: Definition; errors: Map<string, string[]> }
-
-function splitLines(text: string): string[] {
-  return text.split('\n').map((l) => l.trim()).filter(Boolean);
-}
-
-function globs(text: string): string[] {
-  return text.split(/[\n,]/).map((l) => l.trim()).filter(Boolean);
-}
-
-/** Form → definition, plus the errors the form itself can see (malformed KEY=value lines). */
 function build(form: ConsoleState['form']): Built {
-  const errors = new Map<string, string[]>();
-  const add = (field: string, msg: string): void => { errors.set(field, [...(errors.get(field) ?? []), msg]); };
-  const str = (k: Field): string => String(form[k] ?? '').trim();
-  const def: Definition = { ...state.extras, name: str('name'), trust: str('trust') || 'community', transport: str('transport') || 'stdio' };
-  if (str('description')) def.description = str('description');
-  if (def.transport === 'stdio') {
-    if (str('command')) def.command = str('command');
-    const args = String(form.args ?? '').split('\n').map((a) => a.trim()).filter((a) => a !== '');
-    if (args.length) def.args = args;
-    if (str('cwd')) def.cwd = str('cwd');
-    if (str('envFile')) def.envFile = str('envFile');
-    const env: Record<string, string> = {};
-    splitLines(String(form.env ?? '')).forEach((line, i) => {
-      const m = /^([^=\s]+)\s*=\s*(.*)$/.exec(line);
-      if (!m) add('env', `line ${i + 1}: write KEY=value`);
-      else env[m[1]] = m[2];
-    });
-    if (Object.keys(env).length) def.env = env;
-  } else {
-    if (str('url')) def.url = str('url');
-    const headers: Record<string, string> = {};
-    splitLines(String(form.headers ?? '')).forEach((line, i) => {
-      const m = /^([^:\s]+)\s*:\s*(.*)$/.exec(line);
-      if (!m) add('headers', `line ${i + 1}: write Name: value`);
-      else headers[m[1]] = m[2];
-    });
-    if (Object.keys(headers).length) def.headers = headers;
-  }
-  const grants = (form.grants as string[] | undefined) ?? [];
-  if (grants.length) def.grants = ['network', 'secrets', 'filesystem'].filter((g) => grants.includes(g));
-  const allowed = globs(String(form.allowedTools ?? ''));
-  if (allowed.length) def.allowedTools = allowed;
-  const excluded = globs(String(form.excludeTools ?? ''));
-  if (excluded.length) def.excludeTools = excluded;
-  if (form.enabled === false) def.enabled = false;
-
-  // The same zod schema the broker's writer and loader use: what passes here saves.
-  const parsed = ServerDefSchema.safeParse(def);
-  if (!parsed.success) {
-    for (const issue of explainIssues(parsed.error.issues, ServerDefSchema, def)) {
-      const top = String(issue.path[0] ?? 'name');
-      const field = SHOWN.has(top) ? top : 'form';
-      add(field, issue.message);
-    }
-  }
-  if (state.mode === 'new' && def.name && existingNames.includes(String(def.name))) {
-    add('name', `a server named '${String(def.name)}' exists already; saving replaces it`);
-  }
-  return { definition: def, errors };
+  return buildDefinition(form, { extras: state.extras, mode: state.mode, existingNames });
 }
 
 // ------------------------------------------------------------------------------ rendering
@@ -321,9 +227,6 @@ function validate(all = false): Built {
   return built;
 }
 
-function blocking(built: Built): boolean {
-  return [...built.errors.entries()].some(([f, msgs]) => !(f === 'name' && msgs.every((m) => m.includes('saving replaces it'))));
-}
 
 function focusFirstError(built: Built): void {
   const first = FIELDS.find((f) => built.errors.has(f));
@@ -340,7 +243,7 @@ function setBusy(what: typeof busy, text = ''): void {
 function probe(): void {
   if (busy) return;
   const built = validate(true);
-  if (blocking(built)) { focusFirstError(built); return; }
+  if (isBlocking(built)) { focusFirstError(built); return; }
   setBusy('probe', 'Probing… (starting it once, listing what it offers)');
   vscode.postMessage({ type: 'probe', definition: built.definition });
 }
@@ -348,7 +251,7 @@ function probe(): void {
 function save(): void {
   if (busy) return;
   const built = validate(true);
-  if (blocking(built)) { focusFirstError(built); return; }
+  if (isBlocking(built)) { focusFirstError(built); return; }
   setBusy('save', 'Saving…');
   vscode.postMessage({ type: 'save', definition: built.definition });
 }
