@@ -88,6 +88,9 @@ const extensionEnvironment = {
   SWITCHBOARD_TEST_RESULT: resultFile,
   SWITCHBOARD_EXPECT_TRUSTED: args.untrusted ? 'false' : 'true',
   SWITCHBOARD_EXPECT_REMOTE: 'true',
+  // The broker's per-user state (tokens, approvals, discovery records) goes to a temp dir, never
+  // to the real ~/.switchboard; --env SWITCHBOARD_HOME=... overrides it.
+  SWITCHBOARD_HOME: join(resultDir, 'switchboard-home'),
   ...(args.grep ? { SWITCHBOARD_TEST_GREP: args.grep } : {}),
   ...extraEnv,
 };
