@@ -149,7 +149,7 @@ class SessionTransport implements Transport {
       } else {
         post.responses.push(message);
         if (post.waiting.size === 0) {
-          const body = JSON.stringify(post.responses.length === 1 ? post.responses[0] : post.responses);
+          const body = post.responses.length === 1 ? serialize(post.responses[0]) : `[${post.responses.map(serialize).join(',')}]`;
           post.res.writeHead(200, { ...post.headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) });
           post.res.end(body);
         }
@@ -183,8 +183,32 @@ class SessionTransport implements Transport {
   }
 }
 
+/**
+ * Results whose JSON is computed once (catalog lists: the same object until the catalog changes),
+ * so a `tools/list` of a thousand tools costs a string concatenation instead of a serialization.
+ */
+const PRESERIALIZED = new WeakMap<object, string>();
+const listResults = new WeakMap<object, object>();
+
+function cachedListResult(key: 'tools' | 'prompts' | 'resources' | 'resourceTemplates', list: object[]): object {
+  let result = listResults.get(list);
+  if (!result) {
+    result = { [key]: list };
+    PRESERIALIZED.set(result, JSON.stringify(result));
+    listResults.set(list, result);
+  }
+  return result;
+}
+
+function serialize(message: JSONRPCMessage): string {
+  const result = (message as { result?: unknown }).result;
+  const cached = result && typeof result === 'object' ? PRESERIALIZED.get(result) : undefined;
+  if (cached !== undefined) return `{"jsonrpc":"2.0","id":${JSON.stringify((message as { id: Id }).id)},"result":${cached}}`;
+  return JSON.stringify(message);
+}
+
 function writeEvent(res: http.ServerResponse, message: JSONRPCMessage): void {
-  res.write(`event: message\ndata: ${JSON.stringify(message)}\n\n`);
+  res.write(`event: message\ndata: ${serialize(message)}\n\n`);
 }
 
 function writeJsonRpcError(res: http.ServerResponse, status: number, code: number, message: string, id: Id | null = null, extraHeaders: Record<string, string> = {}): void {
@@ -513,10 +537,10 @@ export class Endpoint {
     const session: Session = { ctx, server, transport, lastSeen: Date.now(), subscriptions: new Set() };
 
     // Lists are served whole from the catalog's cache: one page, no upstream round trip.
-    server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: router.listTools(ctx) }) as never);
-    server.setRequestHandler(ListPromptsRequestSchema, () => ({ prompts: router.listPrompts(ctx) }) as never);
-    server.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: router.listResources(ctx) }) as never);
-    server.setRequestHandler(ListResourceTemplatesRequestSchema, () => ({ resourceTemplates: router.listResourceTemplates(ctx) }) as never);
+    server.setRequestHandler(ListToolsRequestSchema, () => cachedListResult('tools', router.listTools(ctx)) as never);
+    server.setRequestHandler(ListPromptsRequestSchema, () => cachedListResult('prompts', router.listPrompts(ctx)) as never);
+    server.setRequestHandler(ListResourcesRequestSchema, () => cachedListResult('resources', router.listResources(ctx)) as never);
+    server.setRequestHandler(ListResourceTemplatesRequestSchema, () => cachedListResult('resourceTemplates', router.listResourceTemplates(ctx)) as never);
     server.setRequestHandler(SubscribeRequestSchema, async (request) => {
       await router.subscribe(ctx, request.params.uri);
       session.subscriptions.add(request.params.uri);
