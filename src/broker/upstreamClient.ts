@@ -100,7 +100,8 @@ class ChildStdioTransport implements Transport {
       });
       child.once('spawn', () => resolve());
       child.once('exit', (code, signal) => {
-        this.exitDescription = signal ? `exited on signal ${signal}` : `exited with code ${code}`;
+        // A reason set before the exit (the broker stopped it for a runaway line) stays the reason.
+        this.exitDescription ??= signal ? `exited on signal ${signal}` : `exited with code ${code}`;
         this.finish();
       });
       child.stdout!.on('data', (chunk: Buffer) => this.onStdout(chunk));
@@ -224,9 +225,11 @@ export class UpstreamClient {
     try {
       await client.connect(transport, { timeout: timeoutMs });
     } catch (err) {
+      // Explained before close(): the exit that close() causes is not why the start failed.
+      const explained = explainConnectFailure(err, transport, logs);
       await transport.close().catch(() => undefined);
       const status = launch.transport === 'stdio' ? undefined : await httpStatusOf(launch);
-      throw new Error(explainConnectFailure(err, transport, logs) + (status ? ` (${status})` : ''));
+      throw new Error(explained + (status ? ` (${status})` : ''));
     }
     const version = client.getServerVersion();
     upstream = new UpstreamClient(client, transport, {
