@@ -2,7 +2,7 @@
 // An SDK upgrade on the upstream side is a change to this file.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
+import { SSEClientTransport, SseError } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
@@ -11,6 +11,7 @@ import {
   ResourceListChangedNotificationSchema,
   ResourceUpdatedNotificationSchema,
   ToolListChangedNotificationSchema,
+  McpError,
   type JSONRPCMessage,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -189,6 +190,9 @@ export interface ConnectedInfo {
 
 export class UpstreamClient {
   private closing = false;
+  /** Why a remote connection was given up (its session is gone or the server unreachable). */
+  private lossReason?: string;
+  private checking?: Promise<boolean>;
 
   private constructor(
     private readonly client: Client,
@@ -214,9 +218,16 @@ export class UpstreamClient {
     }
     let upstream: UpstreamClient | undefined;
     client.onclose = () => {
-      if (upstream && !upstream.closing) events.lost(describeLoss(transport));
+      if (upstream && !upstream.closing) events.lost(upstream.lossReason ?? describeLoss(transport));
     };
-    client.onerror = (err) => logs.push(`transport error: ${err.message}`);
+    client.onerror = (err) => {
+      logs.push(`transport error: ${err.message}`);
+      // The SDK's remote transports report a dropped stream here and never close: the broker
+      // decides. A legacy SSE session lives exactly as long as its stream; otherwise a ping tells.
+      if (!upstream || upstream.closing || launch.transport === 'stdio') return;
+      if (err instanceof SseError) void upstream.lose(`the SSE stream ended (${err.message})`);
+      else void upstream.stillConnected(err.message);
+    };
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => events.toolsChanged());
     client.setNotificationHandler(PromptListChangedNotificationSchema, () => events.promptsChanged());
     client.setNotificationHandler(ResourceListChangedNotificationSchema, () => events.resourcesChanged());
@@ -279,13 +290,41 @@ export class UpstreamClient {
   }
 
   /** Sends one request upstream and returns the raw result object. */
-  request(method: string, params: JsonObject, opts: CallOptions): Promise<JsonObject> {
-    return this.client.request({ method, params } as never, AnyResult, {
-      signal: opts.signal,
-      timeout: opts.timeoutMs,
-      resetTimeoutOnProgress: opts.onprogress !== undefined,
-      onprogress: opts.onprogress,
-    }) as Promise<JsonObject>;
+  async request(method: string, params: JsonObject, opts: CallOptions): Promise<JsonObject> {
+    try {
+      return (await this.client.request({ method, params } as never, AnyResult, {
+        signal: opts.signal,
+        timeout: opts.timeoutMs,
+        resetTimeoutOnProgress: opts.onprogress !== undefined,
+        onprogress: opts.onprogress,
+      })) as JsonObject;
+    } catch (err) {
+      // Not an answer from the server (an HTTP 404 for a forgotten session, a refused connection):
+      // if the session no longer answers a ping, the connection is lost and the call with it.
+      if (this.transport instanceof ChildStdioTransport || err instanceof McpError || opts.signal?.aborted) throw err;
+      if (await this.stillConnected((err as Error)?.message ?? String(err))) throw err;
+      throw Object.assign(err as Error, { connectionLost: true });
+    }
+  }
+
+  /** Pings a remote upstream after a transport error (one ping at a time); false once it is lost. */
+  private stillConnected(why: string): Promise<boolean> {
+    if (this.lossReason) return Promise.resolve(false);
+    this.checking ??= this.client.ping({ timeout: 3000 }).then(
+      () => { this.checking = undefined; return true; },
+      async (err: Error) => {
+        await this.lose(`the connection was lost (${why.slice(0, 200)}); a ping on the session failed: ${err.message.slice(0, 200)}`);
+        return false;
+      },
+    );
+    return this.checking;
+  }
+
+  /** Gives up a remote connection: closing it reports `lost`, and the restart policy reconnects. */
+  private async lose(reason: string): Promise<void> {
+    if (this.closing || this.lossReason) return;
+    this.lossReason = reason;
+    await this.client.close().catch(() => undefined);
   }
 
   notify(method: string, params: JsonObject): Promise<void> {
