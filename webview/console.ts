@@ -105,7 +105,7 @@ function renderShell(): void {
         h('div', { class: 'subtitle', id: 'subtitle' }),
         h('div', { class: 'status', id: 'live', 'aria-live': 'polite' }),
       ),
-      h('div', { class: 'banner', id: 'banner', hidden: true, role: 'status' }),
+      h('div', { class: 'banner error', id: 'restricted', hidden: true, role: 'status' }),
       h('form', { id: 'form', novalidate: true },
         h('section', { class: 'grid' },
           field('name', 'Name', input('e.g. github'), "Lowercase letters, digits and '-', starting with a letter; becomes the file name and the tool prefix (name__tool)."),
@@ -143,6 +143,8 @@ function renderShell(): void {
           h('button', { type: 'button', id: 'open-file', class: 'link', hidden: true }, 'Open YAML file'),
           h('span', { class: 'busy', id: 'busy', 'aria-live': 'polite' }),
         ),
+        // Outcome of the last Save or Probe, next to the buttons that caused it.
+        h('div', { class: 'banner', id: 'banner', hidden: true, role: 'status', 'aria-live': 'polite' }),
       ),
       h('section', { id: 'probe-results', class: 'results', 'aria-live': 'polite', 'aria-label': 'Probe results' }),
     ),
@@ -236,6 +238,7 @@ function focusFirstError(built: Built): void {
 
 function setBusy(what: typeof busy, text = ''): void {
   busy = what;
+  if (what) $('banner').hidden = true;
   $('busy').textContent = text;
   validate();
 }
@@ -264,13 +267,13 @@ function renderHeader(): void {
     : `Saved as ${state.registryDir}/${name || '<name>'}.yaml through the broker's registry writer`;
   $('open-file').hidden = !(state.mode === 'edit' && state.savedName);
   const live = $('live');
-  if (!brokerUp) live.textContent = 'Broker not connected';
+  if (!brokerUp) live.textContent = 'The broker is not running yet: Probe or Save starts it.';
   else if (liveStatus) live.textContent = `Now: ${liveStatus.state}${liveStatus.lastError ? ` — ${liveStatus.lastError}` : ''}`;
   else live.textContent = '';
   live.className = `status ${liveStatus?.state ?? ''}`;
-  const banner = $('banner');
-  banner.hidden = state.trusted;
-  banner.textContent = state.trusted ? '' : 'Restricted Mode: this workspace is not trusted, so nothing can be probed or saved. Trust the workspace to continue.';
+  const restricted = $('restricted');
+  restricted.hidden = state.trusted;
+  restricted.textContent = state.trusted ? '' : 'Restricted Mode: this workspace is not trusted, so nothing can be probed or saved. Trust the workspace to continue.';
 }
 
 function renderProbeStaleness(): void {
@@ -369,6 +372,7 @@ function init(msg: InitMessage): void {
   touched = new Set();
   busy = undefined;
   writeForm(state.form);
+  $('banner').hidden = true;
   renderHeader();
   renderProbe(undefined);
   validate();

@@ -92,6 +92,7 @@ export class Ctx implements vscode.Disposable {
 
   init(): void {
     for (const folder of vscode.workspace.workspaceFolders ?? []) this.addFolder(folder);
+    this.changed(undefined);
     this.disposables.push(
       vscode.workspace.onDidChangeWorkspaceFolders((e) => {
         for (const f of e.removed) void this.removeFolder(f);

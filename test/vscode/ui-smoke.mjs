@@ -36,6 +36,8 @@ mkdirSync(outDir, { recursive: true });
 const home = mkdtempSync(join(tmpdir(), 'switchboard-ui-home-'));
 // Its own per-user state: a broker left by the trusted session must not be reused in Restricted Mode.
 const homeUntrusted = mkdtempSync(join(tmpdir(), 'switchboard-ui-home-untrusted-'));
+const homeEmpty = mkdtempSync(join(tmpdir(), 'switchboard-ui-home-empty-'));
+const emptyFolder = mkdtempSync(join(tmpdir(), 'switchboard-ui-empty-'));
 
 ensureTools({ log: null });
 
@@ -104,15 +106,15 @@ async function palette(page, text) {
   await page.locator('.quick-input-widget .monaco-list-row', { hasText: text }).first().waitFor({ timeout: 10_000 });
 }
 
-function launch({ trusted, home }) {
+function launch({ trusted, home, folder = REPO_ROOT, settings }) {
   return launchCodeServer({
-    folder: REPO_ROOT,
+    folder,
     trusted,
     ...(installedPath ? {} : { extensionDevelopmentPath: REPO_ROOT }),
     // The later --extensions-dir wins: the one holding the installed .vsix.
     extraArgs: extensionsDir ? ['--extensions-dir', extensionsDir] : [],
     extensionEnvironment: { SWITCHBOARD_HOME: home },
-    settings: {
+    settings: settings ?? {
       'switchboard.registryRoot': 'workspace',
       'workbench.colorTheme': 'Default Dark Modern',
       'files.exclude': { '**/node_modules': true, '**/.tools': true, '**/out': true, '**/dist': true },
@@ -120,8 +122,8 @@ function launch({ trusted, home }) {
       'files.watcherExclude': { '**/node_modules/**': true, '**/.tools/**': true, '**/out/**': true },
     },
     keepTemp: args.keep,
-    killMatching: [home, ...(extensionsDir ? [extensionsDir] : [])],
-    abortCleanupDirs: args.keep ? [] : [home, homeUntrusted],
+    killMatching: [home, emptyFolder, ...(extensionsDir ? [extensionsDir] : [])],
+    abortCleanupDirs: args.keep ? [] : [home, homeUntrusted, homeEmpty, emptyFolder],
     onLog: (level, line) => {
       if (args.verbose || /\[mocha\]|Switchboard|switchboard/.test(line) || level === 'error') console.log(`[${level}] ${line.split('\n')[0]}`);
     },
@@ -319,17 +321,53 @@ try {
     const pane = page2.locator('.pane', { has: page2.locator('.pane-header', { hasText: 'Servers' }) });
     await pane.locator('.monaco-list-row', { hasText: /builtin · running/ }).first().waitFor({ timeout: 60_000 });
   });
+  await cs.close();
+  stopBrokers(homeUntrusted);
+
+  // ------------------------------------------------------------- an empty folder: welcome → Add Server → Save
+  cs = await launch({ trusted: true, home: homeEmpty, folder: emptyFolder, settings: {} });
+  const page3 = cs.page;
+  say(`code-server (empty folder ${emptyFolder}) on ${cs.authority}`);
+  await step('an empty folder shows the welcome view with Add Server and Import', async () => {
+    await page3.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+    const tab = page3.locator('.activitybar .action-item a[aria-label^="Switchboard"]').first();
+    await tab.waitFor({ timeout: 30_000 });
+    await tab.click();
+    await page3.locator('.welcome-view-content .monaco-button', { hasText: 'Import from .vscode/mcp.json' }).waitFor({ timeout: 30_000 });
+    await page3.mouse.move(900, 600);
+    await shot('welcome');
+  });
+  await step('Add Server → fill the form → Save writes the file through the broker and the tree shows it running', async () => {
+    await page3.locator('.welcome-view-content .monaco-button', { hasText: 'Add Server' }).click();
+    const f = page3.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
+    await f.locator('#name').waitFor({ timeout: 30_000 });
+    await f.locator('#name').fill('hello');
+    await f.locator('#description').fill('Saved from the console');
+    await f.locator('input[name=trust][value=trusted]').check();
+    await f.locator('#command').fill('node');
+    await f.locator('#args').fill(`${join(REPO_ROOT, 'test', 'fixtures', 'echo.mjs')}\n--name\nhello`);
+    await f.locator('#save').click();
+    const banner = f.locator('#banner');
+    await banner.waitFor({ timeout: 60_000 });
+    await f.locator('#open-file').waitFor({ timeout: 60_000 });
+    const said = await banner.textContent();
+    if (!/Saved to mcp-servers\.d\/hello\.yaml/.test(said ?? '')) throw new Error(`the console said: ${said}`);
+    if (!existsSync(join(emptyFolder, 'mcp-servers.d', 'hello.yaml'))) throw new Error('mcp-servers.d/hello.yaml was not written');
+    const pane = page3.locator('.pane', { has: page3.locator('.pane-header', { hasText: 'Servers' }) });
+    await pane.locator('.monaco-list-row', { hasText: /hello.*trusted · running/ }).waitFor({ timeout: 60_000 });
+    await page3.mouse.move(900, 880);
+    await shot('console-saved');
+    await f.locator('#live', { hasText: 'running' }).waitFor({ timeout: 10_000 }).catch(async () => { throw new Error(`the console's live status says: ${await f.locator('#live').textContent()}`); });
+  });
 } catch (e) {
   failed = true;
   if (!/FAIL/.test(e.message)) console.error(`[ui-smoke] ${e.stack ?? e.message}`);
 } finally {
   clearTimeout(overall);
   await cs?.close();
-  stopBrokers(home);
-  stopBrokers(homeUntrusted);
+  for (const h of [home, homeUntrusted, homeEmpty]) stopBrokers(h);
   if (!args.keep) {
-    rmSync(home, { recursive: true, force: true });
-    rmSync(homeUntrusted, { recursive: true, force: true });
+    for (const d of [home, homeUntrusted, homeEmpty, emptyFolder]) rmSync(d, { recursive: true, force: true });
     if (extensionsDir) rmSync(extensionsDir, { recursive: true, force: true });
   }
 }
