@@ -48,7 +48,7 @@ export class McpProvider implements vscode.McpServerDefinitionProvider<vscode.Mc
 
   async provideMcpServerDefinitions(token: vscode.CancellationToken): Promise<vscode.McpHttpServerDefinition[]> {
     // Called eagerly at startup: give the broker a moment to come up rather than answer "none".
-    const pending = this.ctx.activeEntries().filter((e) => e.phase === 'starting' || e.phase === 'idle');
+    const pending = this.ctx.activeEntries().filter((e) => e.phase === 'starting');
     if (pending.length && this.ctx.trusted) {
       await Promise.race([
         Promise.all(pending.map((e) => e.conn.whenConnected(20_000))),
