@@ -52,6 +52,8 @@ const env = {
   SWITCHBOARD_TEST_RESULT: resultFile,
   SWITCHBOARD_EXPECT_TRUSTED: args.untrusted ? 'false' : 'true',
   SWITCHBOARD_EXPECT_REMOTE: 'false',
+  // Never the real ~/.switchboard (see run.mjs); --env SWITCHBOARD_HOME=... overrides it.
+  SWITCHBOARD_HOME: join(resultDir, 'switchboard-home'),
   ...(args.grep ? { SWITCHBOARD_TEST_GREP: args.grep } : {}),
 };
 for (const kv of args.env) {

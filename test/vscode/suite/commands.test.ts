@@ -7,7 +7,7 @@ import * as vscode from 'vscode';
 import type { ServerStatus } from '../../../src/broker/controlOperations';
 import type { ProbeResult } from '../../../src/broker/probe';
 import type { ServerNode } from '../../../src/extension/servers';
-import { api, connectedEntry, ECHO_FIXTURE, expectTrusted, folder, waitFor } from './switchboard.helpers';
+import { api, connectedEntry, ECHO_FIXTURE, expectTrusted, folder, NODE, waitFor } from './switchboard.helpers';
 
 const run = <T = unknown>(id: string, ...args: unknown[]): Promise<T> => vscode.commands.executeCommand<T>(`switchboard.${id}`, ...args) as Promise<T>;
 
@@ -36,7 +36,7 @@ describe('commands (end to end)', function () {
     if (fs.existsSync(file)) fs.unlinkSync(file);
 
     const written = await run<{ file: string; name: string }>('addServer', {
-      definition: { name: 'added', description: 'Added by the VS Code test', trust: 'trusted', command: process.execPath, args: [ECHO_FIXTURE, '--name', 'added'], enabled: false },
+      definition: { name: 'added', description: 'Added by the VS Code test', trust: 'trusted', command: NODE, args: [ECHO_FIXTURE, '--name', 'added'], enabled: false },
     });
     assert.strictEqual(written.file, file);
     const text = fs.readFileSync(file, 'utf8');
@@ -78,7 +78,7 @@ describe('commands (end to end)', function () {
   it('a community server waits for approval; approve starts it; revoke stops it', async () => {
     const a = await api();
     const entry = await connectedEntry(a);
-    await run('addServer', { definition: { name: 'third-party', trust: 'community', command: process.execPath, args: [ECHO_FIXTURE, '--name', 'third-party'] } });
+    await run('addServer', { definition: { name: 'third-party', trust: 'community', command: NODE, args: [ECHO_FIXTURE, '--name', 'third-party'] } });
     try {
       await waitFor(a, () => entry.server('third-party')?.state === 'awaiting-approval', 'third-party awaiting approval');
       assert.strictEqual(entry.server('third-party')!.pid, undefined, 'nothing runs before approval');
@@ -101,7 +101,7 @@ describe('commands (end to end)', function () {
     fs.writeFileSync(mcpJson, `{
   // a comment, as VS Code allows
   "servers": {
-    "Imported Echo": { "type": "stdio", "command": ${JSON.stringify(process.execPath)}, "args": [${JSON.stringify(ECHO_FIXTURE)}, "--name", "imported"], "env": { "GREETING_TOKEN": "do-not-copy-me" } },
+    "Imported Echo": { "type": "stdio", "command": ${JSON.stringify(NODE)}, "args": [${JSON.stringify(ECHO_FIXTURE)}, "--name", "imported"], "env": { "GREETING_TOKEN": "do-not-copy-me" } },
   },
 }`);
     try {

@@ -10,6 +10,8 @@ export const EXTENSION_ID = 'switchboard.mcp-switchboard';
 /** The repository (this file runs from out/test/vscode/suite). */
 export const REPO = path.resolve(__dirname, '..', '..', '..', '..');
 export const ECHO_FIXTURE = path.join(REPO, 'test', 'fixtures', 'echo.mjs');
+/** Node for the fixtures: the extension host's own in code-server; in desktop VS Code that is Electron, so `node` from PATH. */
+export const NODE = process.versions.electron ? 'node' : process.execPath;
 
 export async function api(): Promise<SwitchboardApi> {
   const ext = vscode.extensions.getExtension<SwitchboardApi>(EXTENSION_ID);
@@ -69,7 +71,7 @@ export async function useAbsoluteEcho(a: SwitchboardApi): Promise<void> {
 name: echo
 description: Echo fixture from this repository — handy to see a call go through the broker.
 trust: builtin
-command: ${JSON.stringify(process.execPath)}
+command: ${JSON.stringify(NODE)}
 args: [${JSON.stringify(ECHO_FIXTURE)}, --name, echo]
 `;
   if (!fs.existsSync(file) || fs.readFileSync(file, 'utf8') !== wanted) fs.writeFileSync(file, wanted);
