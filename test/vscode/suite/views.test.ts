@@ -91,4 +91,24 @@ describe('views (sample registry)', function () {
     const entry = await connectedEntry(a);
     await waitFor(a, () => entry.server('echo')?.state === 'running', 'echo running again');
   });
+
+  // Last in the suite (files run in name order): it kills the broker.
+  it('a broker that dies is restarted with backoff and the views come back', async () => {
+    const a = await api();
+    const entry = await connectedEntry(a);
+    const pid = entry.state!.broker.pid;
+    const phases: string[] = [];
+    const sub = a.ctx.onDidChange(() => phases.push(entry.phase));
+    try {
+      process.kill(pid, 'SIGKILL');
+      await waitFor(a, () => entry.phase === 'connected' && entry.state && entry.state.broker.pid !== pid, 'a new broker', 45_000);
+    } finally {
+      sub.dispose();
+    }
+    assert.ok(phases.includes('reconnecting'), `phases: ${[...new Set(phases)].join(', ')}`);
+    await waitFor(a, () => entry.server('echo')?.state === 'running', 'echo running under the new broker', 45_000);
+    const names = (a.servers.getChildren() as ServerNode[]).map((n) => (n.kind === 'server' ? n.status.name : '?'));
+    assert.ok(names.includes('memory'), names.join(', '));
+    assert.strictEqual(a.ctx.extension.environmentVariableCollection.get('SWITCHBOARD_URL')?.value, entry.state!.broker.url, 'terminals get the new URL');
+  });
 });
