@@ -102,7 +102,13 @@ export async function run(): Promise<void> {
     if (process.env.SWITCHBOARD_TEST_GREP) mocha.grep(process.env.SWITCHBOARD_TEST_GREP);
 
     const dir = __dirname;
-    const files = fs.readdirSync(dir).filter((f) => f.endsWith('.test.js')).sort();
+    // `*.trusted.test.js` need a trusted window, `*.untrusted.test.js` Restricted Mode; each run
+    // loads the files for its own mode (run.mjs, or run.mjs --untrusted), the rest in both.
+    const untrusted = process.env.SWITCHBOARD_EXPECT_TRUSTED === 'false';
+    const files = fs.readdirSync(dir)
+      .filter((f) => f.endsWith('.test.js'))
+      .filter((f) => !f.endsWith(untrusted ? '.trusted.test.js' : '.untrusted.test.js'))
+      .sort();
     if (files.length === 0) throw new Error(`no *.test.js in ${dir}: run \`npx tsc -p tsconfig.test.json\``);
     console.log(`[mocha] ${files.length} test file(s) in ${dir}: ${files.join(', ')}`);
     for (const f of files) mocha.addFile(path.join(dir, f));

@@ -7,7 +7,7 @@ import * as vscode from 'vscode';
 import type { ServerStatus } from '../../../src/broker/controlOperations';
 import type { ProbeResult } from '../../../src/broker/probe';
 import type { ServerNode } from '../../../src/extension/servers';
-import { api, connectedEntry, ECHO_FIXTURE, expectTrusted, folder, NODE, waitFor } from './switchboard.helpers';
+import { api, connectedEntry, ECHO_FIXTURE, folder, NODE, waitFor } from './switchboard.helpers';
 
 const run = <T = unknown>(id: string, ...args: unknown[]): Promise<T> => vscode.commands.executeCommand<T>(`switchboard.${id}`, ...args) as Promise<T>;
 
@@ -16,10 +16,6 @@ function treeNames(a: Awaited<ReturnType<typeof api>>): string[] {
 }
 
 describe('commands (end to end)', function () {
-  before(function () {
-    if (!expectTrusted()) this.skip();
-  });
-
   it('contributes every command under the Switchboard category', async () => {
     await api();
     const all = await vscode.commands.getCommands(true);

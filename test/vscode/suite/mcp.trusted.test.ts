@@ -2,7 +2,7 @@
 // McpServerDefinitionProvider, lists the broker's tools in vscode.lm.tools and calls an upstream.
 import * as assert from 'assert';
 import * as vscode from 'vscode';
-import { api, connectedEntry, expectTrusted, useAbsoluteEcho, waitFor } from './switchboard.helpers';
+import { api, connectedEntry, useAbsoluteEcho, waitFor } from './switchboard.helpers';
 
 function textOf(result: vscode.LanguageModelToolResult): string {
   return result.content.map((p) => (p instanceof vscode.LanguageModelTextPart ? p.value : JSON.stringify(p))).join('\n');
@@ -26,10 +26,6 @@ async function startUntil(pred: () => vscode.LanguageModelToolInformation | unde
 }
 
 describe("VS Code's MCP client through the provider", function () {
-  before(function () {
-    if (!expectTrusted()) this.skip();
-  });
-
   it('offers the broker endpoint as the editor client (copilot), versioned by the catalog', async () => {
     const a = await api();
     const entry = await connectedEntry(a);

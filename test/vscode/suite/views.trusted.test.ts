@@ -2,13 +2,9 @@
 import * as assert from 'assert';
 import * as vscode from 'vscode';
 import type { ServerNode } from '../../../src/extension/servers';
-import { api, connectedEntry, expectTrusted, useAbsoluteEcho, waitFor } from './switchboard.helpers';
+import { api, connectedEntry, useAbsoluteEcho, waitFor } from './switchboard.helpers';
 
 describe('views (sample registry)', function () {
-  before(function () {
-    if (!expectTrusted()) this.skip();
-  });
-
   it('Servers lists every server of the sample registry with state icon and trust badge', async () => {
     const a = await api();
     await useAbsoluteEcho(a);
