@@ -20,7 +20,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
   DirectStdio, DirectHttp, Broker, McpHub, Supergateway, McpProxy,
-  listAllTools, serverYaml, tempDir, removeTemp, versionOf, REPO, BENCH, NODE, ECHO, TOOLS, BROKER_JS,
+  listAllTools, serverYaml, tempDir, removeTemp, removeTempSettled, versionOf, REPO, BENCH, NODE, ECHO, TOOLS, BROKER_JS,
 } from './lib/systems.mjs';
 import { cpuSnapshot, cpuDelta, rssOf, pssOf, tree, killAll, leftovers, sleep, stat } from './lib/proc.mjs';
 import { summarize, rotate } from './lib/stats.mjs';
@@ -755,5 +755,5 @@ async function main() {
 }
 
 main()
-  .then(() => { killAll(); removeTemp(); process.exit(0); })
+  .then(async () => { killAll(); await removeTempSettled(); process.exit(0); })
   .catch((err) => { log(`failed: ${err.stack ?? err}`); killAll(); try { removeTemp(); } catch { /* */ } process.exit(1); });

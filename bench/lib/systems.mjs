@@ -43,6 +43,15 @@ export function tempDir(prefix) {
 }
 export function removeTemp() {
   if (tmpBase) fs.rmSync(tmpBase, { recursive: true, force: true });
+}
+/** removeTemp(), again after a pause: a broker that was just stopped may still recreate its state dir. */
+export async function removeTempSettled() {
+  for (let i = 0; i < 3 && tmpBase; i++) {
+    removeTemp();
+    await sleep(300);
+    if (!fs.existsSync(tmpBase)) break;
+  }
+  removeTemp();
   tmpBase = undefined;
 }
 
