@@ -1,6 +1,6 @@
 // Who did what, when, how long it took and how it ended: one JSON line per event, per workspace,
 // rotated by size. Arguments are never written (they may hold secrets); known secret values are
-// scrubbed from anything that is.
+// scrubbed from anything that is. Lines are batched: a burst of calls costs one write.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ensurePrivateDir } from './runtime';
@@ -8,20 +8,34 @@ import { ensurePrivateDir } from './runtime';
 export class AuditLog {
   private fd?: number;
   private size = 0;
+  private pending: string[] = [];
+  private scheduled = false;
 
   constructor(private readonly file: string, private readonly secrets: () => readonly string[], private readonly maxBytes = 5 * 1024 * 1024) {}
 
   write(entry: Record<string, unknown>): void {
-    let line = JSON.stringify({ at: new Date().toISOString(), ...entry });
-    for (const secret of this.secrets()) if (secret.length >= 4 && line.includes(secret)) line = line.split(secret).join('[redacted]');
+    this.pending.push(JSON.stringify({ at: new Date().toISOString(), ...entry }));
+    if (!this.scheduled) {
+      this.scheduled = true;
+      setImmediate(() => this.flush());
+    }
+  }
+
+  /** Writes what is pending now (also called on close, so nothing is lost at shutdown). */
+  flush(): void {
+    this.scheduled = false;
+    if (this.pending.length === 0) return;
+    let text = this.pending.join('\n') + '\n';
+    this.pending = [];
+    for (const secret of this.secrets()) if (secret.length >= 4 && text.includes(secret)) text = text.split(secret).join('[redacted]');
     try {
       if (this.fd === undefined) this.open();
-      if (this.size + line.length + 1 > this.maxBytes) this.rotate();
-      fs.writeSync(this.fd!, line + '\n');
-      this.size += Buffer.byteLength(line) + 1;
+      if (this.size + text.length > this.maxBytes) this.rotate();
+      fs.writeSync(this.fd!, text);
+      this.size += Buffer.byteLength(text);
     } catch {
-      // Auditing must never break a call; the next write retries opening the file.
-      this.close();
+      // Auditing must never break a call; the next flush retries opening the file.
+      this.closeFile();
     }
   }
 
@@ -32,15 +46,20 @@ export class AuditLog {
   }
 
   private rotate(): void {
-    this.close();
+    this.closeFile();
     fs.renameSync(this.file, `${this.file}.1`);
     this.open();
   }
 
-  close(): void {
+  private closeFile(): void {
     if (this.fd !== undefined) {
       try { fs.closeSync(this.fd); } catch { /* already closed */ }
     }
     this.fd = undefined;
+  }
+
+  close(): void {
+    this.flush();
+    this.closeFile();
   }
 }

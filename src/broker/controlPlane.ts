@@ -86,6 +86,7 @@ export class ControlPlane {
     });
   }
 
+  /** Every value that must never be written: tokens and the upstreams' secrets (fresh on each flush). */
   private secrets(): string[] {
     const values = [this.operatorToken, ...this.tokens.values()];
     for (const upstream of this.broker?.supervisor.all() ?? []) values.push(...upstream.secretValues);
