@@ -66,6 +66,12 @@ if [ "${FORCE:-}" = "1" ]; then
 fi
 : >"$LOG"
 
+# Run from `npm test`, this script inherits the outer npm's npm_* variables; npm reads them back as
+# config (npm_config_user_agent names node v20, so code-server's postinstall refuses; local_prefix
+# would point the installs at the repository). Start from none of them.
+for v in $(env | sed -n 's/^\(npm_[A-Za-z0-9_]*\)=.*/\1/p'); do unset "$v"; done
+unset INIT_CWD
+
 # Keep npm's behaviour predictable whatever the user's ~/.npmrc says.
 export npm_config_audit=false npm_config_fund=false npm_config_update_notifier=false
 export npm_config_ignore_scripts=false  # the whole point is to run the native builds
