@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
+  isJSONRPCRequest,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
@@ -239,6 +240,9 @@ function isMessage(value: unknown): value is JSONRPCMessage {
     if (typeof m.method !== 'string' || m.method.length === 0 || m.method.length > 256) return false;
     if ('id' in m && !hasId) return false;
     if ('params' in m && (typeof m.params !== 'object' || m.params === null || Array.isArray(m.params))) return false;
+    // The SDK silently drops a request its schema rejects (a fractional or unsafe id, an extra
+    // top-level key, a malformed _meta), which would leave the POST unanswered: refuse it here.
+    if ('id' in m && !isJSONRPCRequest(m)) return false;
     return true;
   }
   return hasId && ('result' in m || 'error' in m);
@@ -496,7 +500,7 @@ export class Endpoint {
     for (const m of messages) {
       if (!isMessage(m)) {
         const id = m && typeof m === 'object' && (typeof (m as { id?: unknown }).id === 'string' || typeof (m as { id?: unknown }).id === 'number') ? (m as { id: Id }).id : null;
-        return writeJsonRpcError(res, 400, ErrorCodes.InvalidRequest, 'Invalid Request: not a JSON-RPC 2.0 message (needs "jsonrpc": "2.0", a string "method" or a result/error, an object "params")', id);
+        return writeJsonRpcError(res, 400, ErrorCodes.InvalidRequest, 'Invalid Request: not a JSON-RPC 2.0 message (needs "jsonrpc": "2.0", a string "method" or a result/error, an object "params", a string or integer "id", no other top-level keys)', id);
       }
     }
     const list = messages as JSONRPCMessage[];
