@@ -109,6 +109,12 @@ class SessionTransport implements Transport {
   /** Delivers one POST's messages; the response is written once every request in it is answered. */
   deliver(messages: JSONRPCMessage[], res: http.ServerResponse, headers: Record<string, string>): void {
     const requestIds = messages.filter((m) => 'method' in m && 'id' in m).map((m) => idKey((m as { id: Id }).id));
+    // An id still waiting for its answer (or twice in one batch) would be answered once, to one
+    // POST, and leave the other waiting forever: refuse the reuse instead.
+    if (new Set(requestIds).size !== requestIds.length || requestIds.some((key) => this.pending.has(key))) {
+      writeJsonRpcError(res, 400, ErrorCodes.InvalidRequest, 'Invalid Request: a request id must not be reused while a request with that id is in flight in this session', null, headers);
+      return;
+    }
     if (requestIds.length === 0) {
       res.writeHead(202, headers).end();
     } else {
