@@ -236,6 +236,31 @@ interface Session {
   subscriptions: Set<string>;
 }
 
+/**
+ * Nesting no MCP message needs. Deeper JSON cannot be serialized again (JSON.stringify overflows
+ * the stack when forwarding it upstream), and the SDK keeps a request whose send failed until its
+ * timeout: a few 4 MB bodies of nested arrays would exhaust the broker's heap.
+ */
+const MAX_JSON_DEPTH = 512;
+
+/** Whether a JSON text nests arrays/objects deeper than `limit` (brackets inside strings do not count). */
+function nestedDeeperThan(text: string, limit: number): boolean {
+  if (text.length <= limit * 2) return false; // each level takes two characters at least
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (inString) {
+      if (c === 92) i++; // a backslash escapes the next character
+      else if (c === 34) inString = false;
+    } else if (c === 34) inString = true;
+    else if (c === 91 || c === 123) {
+      if (++depth > limit) return true;
+    } else if (c === 93 || c === 125) depth--;
+  }
+  return false;
+}
+
 /** A JSON-RPC message's shape, checked cheaply: full schema validation happens in the SDK. */
 function isMessage(value: unknown): value is JSONRPCMessage {
   if (!value || typeof value !== 'object' || Array.isArray(value)) return false;
@@ -493,6 +518,9 @@ export class Endpoint {
   }
 
   private onPostBody(text: string, res: http.ServerResponse, identity: Identity, server: string | undefined, sessionId: string | undefined): void {
+    if (nestedDeeperThan(text, MAX_JSON_DEPTH)) {
+      return writeJsonRpcError(res, 400, ErrorCodes.InvalidRequest, `Invalid Request: the JSON is nested deeper than ${MAX_JSON_DEPTH} levels`);
+    }
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
