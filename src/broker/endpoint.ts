@@ -125,6 +125,16 @@ class SessionTransport implements Transport {
       });
     }
     for (const message of messages) this.onmessage?.(message);
+    // The SDK sends no response to a request the client cancelled (as the spec allows), which
+    // would leave that request's POST open until the client hangs up: end it with an error
+    // (-32800, "request cancelled") that the client, having cancelled, ignores.
+    for (const message of messages) {
+      if (!('method' in message) || message.method !== 'notifications/cancelled') continue;
+      const id = (message.params as { requestId?: unknown } | undefined)?.requestId;
+      if ((typeof id === 'string' || typeof id === 'number') && this.pending.has(idKey(id))) {
+        void this.send({ jsonrpc: '2.0', id, error: { code: -32800, message: 'Request cancelled by the client' } } as JSONRPCMessage);
+      }
+    }
   }
 
   openStandaloneStream(res: http.ServerResponse, headers: Record<string, string>): void {
