@@ -8,7 +8,7 @@ import type { ServerStatus } from './controlOperations';
 import { serveOrReuse } from './daemon';
 import { liveRecord } from './discovery';
 import { findBroker, OperatorClient } from './operatorClient';
-import { runtimePaths } from './runtime';
+import { runtimePaths, type BrokerRecord } from './runtime';
 
 interface Command {
   summary: string;
@@ -147,9 +147,7 @@ Example (Claude Code):  claude mcp add switchboard -- npx switchboard connect --
     options: { ...rootOption, json: { type: 'boolean' } },
     async run(values) {
       const root = path.resolve(String(values.root ?? '.'));
-      const record = await findBroker(root);
-      const client = await OperatorClient.connect(record);
-      try {
+      return withOperator(root, async (client, record) => {
         const { servers } = (await client.call('list_servers')) as { servers: ServerStatus[] };
         const { problems } = (await client.call('registry_problems')) as { problems: { text: string }[] };
         if (values.json) {
@@ -161,9 +159,7 @@ Example (Claude Code):  claude mcp add switchboard -- npx switchboard connect --
         process.stdout.write(table([['SERVER', 'STATE', 'TRUST', 'PID', 'TOOLS', 'RESTARTS', 'LAST ERROR'], ...rows]) + '\n');
         if (problems.length) process.stdout.write(`\nRegistry problems:\n${problems.map((p) => `  ${p.text}`).join('\n')}\n`);
         return 0;
-      } finally {
-        await client.close();
-      }
+      });
     },
   },
   approve: {
@@ -179,8 +175,7 @@ this user, outside the workspace. A later change to any of those needs a new app
       const name = positionals[0];
       if (!name) throw new Error('name the server to approve: switchboard approve <server>');
       const root = path.resolve(String(values.root ?? '.'));
-      const client = await OperatorClient.connect(await findBroker(root));
-      try {
+      return withOperator(root, async (client) => {
         if (values.revoke) {
           const status = (await client.call('revoke_approval', { name })) as unknown as ServerStatus;
           process.stdout.write(`Approval of '${name}' withdrawn; it is now ${status.state}.\n`);
@@ -191,9 +186,7 @@ this user, outside the workspace. A later change to any of those needs a new app
           process.stdout.write(`Approved. '${name}' is now ${status.state}${status.lastError ? ` (${status.lastError})` : ''}.\n`);
         }
         return 0;
-      } finally {
-        await client.close();
-      }
+      });
     },
   },
   logs: {
@@ -204,14 +197,11 @@ this user, outside the workspace. A later change to any of those needs a new app
       const name = positionals[0];
       if (!name) throw new Error('name the server: switchboard logs <server>');
       const root = path.resolve(String(values.root ?? '.'));
-      const client = await OperatorClient.connect(await findBroker(root));
-      try {
+      return withOperator(root, async (client) => {
         const { lines } = (await client.call('tail_logs', { name, lines: parseNumber(values.lines, 'lines', 50) })) as { lines: { at: string; stream: string; text: string }[] };
         for (const l of lines) process.stdout.write(`${l.at} ${l.stream.padEnd(6)} ${l.text}\n`);
         return 0;
-      } finally {
-        await client.close();
-      }
+      });
     },
   },
   token: {
@@ -225,17 +215,25 @@ created on first use (mode 0600, outside the workspace). --rotate replaces it.`,
       const name = positionals[0];
       if (!name) throw new Error('name the client: switchboard token <client>');
       const root = path.resolve(String(values.root ?? '.'));
-      const client = await OperatorClient.connect(await findBroker(root));
-      try {
+      return withOperator(root, async (client) => {
         const info = (await client.call('client_connection', { name, rotate: values.rotate === true })) as { url: string; tokenFile: string; header: string };
         process.stdout.write(`client      ${name}\nendpoint    ${info.url}\ntoken file  ${info.tokenFile}\nheader      ${info.header}\n`);
         return 0;
-      } finally {
-        await client.close();
-      }
+      });
     },
   },
 };
+
+/** Runs `fn` with an operator session on the broker serving `root`, and closes it after. */
+async function withOperator(root: string, fn: (client: OperatorClient, record: BrokerRecord) => Promise<number>): Promise<number> {
+  const record = await findBroker(root);
+  const client = await OperatorClient.connect(record);
+  try {
+    return await fn(client, record);
+  } finally {
+    await client.close();
+  }
+}
 
 /** Starts `switchboard serve` detached for a terminal agent, and waits for its record. */
 async function startInBackground(root: string) {
