@@ -6,7 +6,7 @@ import { RegistryLoader } from '../registry/loader';
 import type { RegistrySnapshot } from '../registry/loader';
 import { RegistryWatcher } from '../registry/watcher';
 import type { ServerDef } from '../registry/schema';
-import { Catalog, FACADE_NAMESPACE, type FacadeCatalog } from './catalog';
+import { Catalog, FACADE_NAMESPACE, SEPARATOR, type FacadeCatalog } from './catalog';
 import { Endpoint, type Identity, type RequestExtra, type Router, type SessionContext } from './endpoint';
 import { ErrorCodes, McpFailure, type JsonObject, type Prompt, type Resource, type ResourceTemplate, type Tool } from './mcpTypes';
 import type { StartPolicy } from './supervisor';
@@ -222,8 +222,21 @@ export class Broker extends EventEmitter<BrokerEventMap> {
             throw new McpFailure(ErrorCodes.InvalidParams, `Unknown tool '${name}' on server '${serverName}'.`);
           }
         } else {
-          const route = this.catalog.resolveTool(name);
-          if (!route) throw new McpFailure(ErrorCodes.InvalidParams, `Unknown tool '${name}'. List tools again: the catalog may have changed.`);
+          let route = this.catalog.resolveTool(name);
+          if (!route && this.catalogTimer) {
+            // An upstream just came back and the catalog rebuild is a few ms away: do it now.
+            clearTimeout(this.catalogTimer);
+            this.catalogTimer = undefined;
+            this.rebuildCatalog();
+            route = this.catalog.resolveTool(name);
+          }
+          if (!route) {
+            // A restarting upstream's tools are out of the catalog for a moment: say it is restarting
+            // (or failed, disabled...), not that its tool is unknown.
+            const owner = this.supervisor.get(name.split(SEPARATOR, 1)[0]);
+            if (owner && owner.state !== 'running') throw owner.unavailable();
+            throw new McpFailure(ErrorCodes.InvalidParams, `Unknown tool '${name}'. List tools again: the catalog may have changed.`);
+          }
           if (route.server === FACADE_NAMESPACE) {
             if (!hooks.callFacade) throw new McpFailure(ErrorCodes.MethodNotFound, 'The control plane is not available.');
             try {

@@ -280,7 +280,8 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     void this.client?.notify(method, params).catch(() => undefined);
   }
 
-  private unavailable(): McpFailure {
+  /** Why a call cannot be forwarded now (restarting, failed, disabled, ...), as an MCP error. */
+  unavailable(): McpFailure {
     const why: Record<UpstreamState, string> = {
       starting: 'is starting',
       running: 'is running',
