@@ -61,7 +61,7 @@ export class Catalog {
   private templateRoutes: TemplateRoute[] = [];
   private filtered = new Map<string, Tool[]>();
   private serverTools = new Map<string, Tool[]>();
-  /** The definition of every facade tool's schema is static; the flag says whether there are any. */
+  /** Facade names, which a client's tool profile never hides. */
   private facadeToolNames = new Set<string>();
   private facadePromptNames = new Set<string>();
 
