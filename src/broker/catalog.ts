@@ -63,7 +63,6 @@ export class Catalog {
   private serverTools = new Map<string, Tool[]>();
   /** Facade names, which a client's tool profile never hides. */
   private facadeToolNames = new Set<string>();
-  private facadePromptNames = new Set<string>();
 
   constructor(private readonly facade?: FacadeCatalog) {}
 
@@ -88,7 +87,6 @@ export class Catalog {
       promptRoutes.set(facadePrompt.name, { server: FACADE_NAMESPACE, name: facadePrompt.name });
     }
     this.facadeToolNames = new Set(toolRoutes.keys());
-    this.facadePromptNames = new Set(promptRoutes.keys());
 
     for (const upstream of upstreams) {
       if (upstream.state !== 'running') continue;
@@ -154,10 +152,6 @@ export class Catalog {
 
   isFacadeTool(name: string): boolean {
     return this.facadeToolNames.has(name);
-  }
-
-  isFacadePrompt(name: string): boolean {
-    return this.facadePromptNames.has(name);
   }
 
   listPrompts(): Prompt[] {
