@@ -70,6 +70,7 @@ class ChildStdioTransport implements Transport {
   private chunks: Buffer[] = [];
   private buffered = 0;
   private closed = false;
+  private overflowed = false;
 
   constructor(private readonly launch: StdioLaunch, private readonly logs: LogRing) {}
 
@@ -113,6 +114,7 @@ class ChildStdioTransport implements Transport {
   }
 
   private onStdout(chunk: Buffer): void {
+    if (this.closed || this.overflowed) return;
     let start = 0;
     let nl = chunk.indexOf(10, start);
     while (nl !== -1) {
@@ -128,8 +130,12 @@ class ChildStdioTransport implements Transport {
       const rest = chunk.subarray(start);
       this.buffered += rest.length;
       if (this.buffered > MAX_STDOUT_LINE) {
+        // Stop reading at once: the rest of the runaway line would otherwise be buffered again
+        // while the process group is being killed, and the pipe would keep its writer going.
+        this.overflowed = true;
         this.chunks = [];
         this.buffered = 0;
+        this.child?.stdout?.destroy();
         const reason = `wrote a line of more than ${MAX_STDOUT_LINE / 1024 / 1024} MB to stdout, which is not MCP traffic; stopping it`;
         this.logs.push(reason);
         this.exitDescription = reason;
@@ -177,6 +183,8 @@ class ChildStdioTransport implements Transport {
   private finish(): void {
     if (this.closed) return;
     this.closed = true;
+    this.chunks = []; // a partial line may be megabytes; the transport object may outlive the child
+    this.buffered = 0;
     this.onclose?.();
   }
 }

@@ -117,6 +117,45 @@ export function fdCount(pid: number): number {
   }
 }
 
+/**
+ * What each open descriptor of a process is: a path, `pipe`, or for a TCP socket its state and
+ * both ends (from /proc/net/tcp{,6}), so a leak names itself instead of being only a count.
+ */
+export function describeFds(pid: number): string[] {
+  const tcp = new Map<string, string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try { text = fs.readFileSync(table, 'utf8'); } catch { continue; }
+    for (const line of text.trim().split('\n').slice(1)) {
+      const cols = line.trim().split(/\s+/);
+      const state = cols[3] === '0A' ? 'LISTEN' : cols[3] === '01' ? 'ESTABLISHED' : cols[3] === '08' ? 'CLOSE_WAIT' : `state ${cols[3]}`;
+      tcp.set(cols[9], `tcp ${state} ${endpoint(cols[1])} -> ${endpoint(cols[2])}`);
+    }
+  }
+  const out: string[] = [];
+  let names: string[] = [];
+  try { names = fs.readdirSync(`/proc/${pid}/fd`); } catch { return out; }
+  for (const fd of names) {
+    let link = '';
+    try { link = fs.readlinkSync(`/proc/${pid}/fd/${fd}`); } catch { continue; }
+    const socket = /^socket:\[(\d+)\]$/.exec(link);
+    out.push(socket ? tcp.get(socket[1]) ?? 'socket (not TCP)' : link.startsWith('pipe:') ? 'pipe' : link);
+  }
+  return out.sort();
+}
+
+function endpoint(hexPair: string): string {
+  const [hex, portHex] = hexPair.split(':');
+  return `${decodeAddress(hex)}:${parseInt(portHex, 16)}`;
+}
+
+/** The entries of `after` that `before` does not have (a multiset difference). */
+export function added(before: string[], after: string[]): string[] {
+  const left = new Map<string, number>();
+  for (const b of before) left.set(b, (left.get(b) ?? 0) + 1);
+  return after.filter((a) => { const n = left.get(a) ?? 0; if (n > 0) { left.set(a, n - 1); return false; } return true; });
+}
+
 /** Local addresses of the TCP sockets a process listens on, from /proc/net/tcp{,6}. */
 export function listeningAddresses(pid: number): string[] {
   const inodes = new Set<string>();
