@@ -17,7 +17,9 @@ export class AuditLog {
     this.pending.push(JSON.stringify({ at: new Date().toISOString(), ...entry }));
     if (!this.scheduled) {
       this.scheduled = true;
-      setImmediate(() => this.flush());
+      // One write per 50 ms at most, not one per call; close() flushes, so only a SIGKILL can
+      // lose the last 50 ms of entries.
+      setTimeout(() => this.flush(), 50).unref();
     }
   }
 

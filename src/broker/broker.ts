@@ -260,7 +260,7 @@ export class Broker extends EventEmitter<BrokerEventMap> {
         const fwd = forwardMeta(meta);
         if (fwd) params._meta = fwd;
         try {
-          const result = await upstream.request('tools/call', params, progressOptions(extra));
+          const result = await upstream.request('tools/call', params, { ...progressOptions(extra), forward: true });
           audit(ctx, { event: 'call', server: serverName, tool: toolName }, started);
           return result;
         } catch (err) {
@@ -305,7 +305,7 @@ export class Broker extends EventEmitter<BrokerEventMap> {
         }
         const serverName = ctx.server ?? this.catalog.resolveResource(uri);
         if (!serverName) throw new McpFailure(-32002, `Resource not found: no server offers ${uri}`);
-        return this.running(serverName).request('resources/read', { uri }, progressOptions(extra));
+        return this.running(serverName).request('resources/read', { uri }, { ...progressOptions(extra), forward: true });
       },
       subscribe: async (ctx, uri) => {
         if (!ctx.server && hooks.readFacadeResource && uri.startsWith(`${FACADE_NAMESPACE}://`)) return;

@@ -21,6 +21,7 @@ import {
 // Errors thrown as McpFailure (an Error with a numeric `code`) reach the client with that code and
 // message as they are; the SDK's McpError would prefix the message with "MCP error N:".
 import { ErrorCodes, McpFailure, type JsonObject, type Prompt, type Resource, type ResourceTemplate, type Tool } from './mcpTypes';
+import { rememberJson, rememberedJson } from './rawJson';
 
 export interface Identity {
   /** The client's registry name, or `operator` for the editor's own full-scope identity. */
@@ -78,6 +79,26 @@ const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-
 type Id = string | number;
 const idKey = (id: Id): string => `${typeof id}:${id}`;
 
+/**
+ * Requests the session transport hands straight to the router, past the SDK's protocol layer:
+ * the per-call path. Everything else (initialize, ping, lists, subscriptions, logging) goes
+ * through the SDK server.
+ */
+const DIRECT_METHODS = new Set(['tools/call', 'prompts/get', 'resources/read', 'completion/complete']);
+
+type DirectHandler = (request: { method: string; params?: JsonObject }, extra: RequestExtra) => Promise<JsonObject>;
+
+/** An error as a JSON-RPC error object, the way the SDK's server would have written it. */
+function toJsonRpcError(err: unknown): { code: number; message: string; data?: unknown } {
+  const e = (err ?? {}) as { code?: unknown; message?: unknown; data?: unknown };
+  const error: { code: number; message: string; data?: unknown } = {
+    code: typeof e.code === 'number' && Number.isSafeInteger(e.code) ? e.code : ErrorCodes.InternalError,
+    message: typeof e.message === 'string' && e.message ? e.message : 'Internal error',
+  };
+  if (e.data !== undefined) error.data = e.data;
+  return error;
+}
+
 interface PendingPost {
   res: http.ServerResponse;
   waiting: Set<string>;
@@ -95,8 +116,10 @@ class SessionTransport implements Transport {
   private readonly pending = new Map<string, PendingPost>();
   private standalone?: http.ServerResponse;
   private closed = false;
+  /** Direct requests in flight, by id key: aborted when the client cancels or hangs up. */
+  private readonly inFlight = new Map<string, AbortController>();
 
-  constructor(sessionId: string) {
+  constructor(sessionId: string, private readonly direct?: DirectHandler) {
     this.sessionId = sessionId;
   }
 
@@ -121,10 +144,17 @@ class SessionTransport implements Transport {
       const post: PendingPost = { res, waiting: new Set(requestIds), responses: [], streaming: false, headers };
       for (const key of requestIds) this.pending.set(key, post);
       res.on('close', () => {
-        for (const key of post.waiting) if (this.pending.get(key) === post) this.pending.delete(key);
+        for (const key of post.waiting) {
+          if (this.pending.get(key) === post) this.pending.delete(key);
+          // Nobody is left to read the answer: stop the work (the upstream gets a cancellation).
+          this.inFlight.get(key)?.abort(new Error('the client closed the connection'));
+        }
       });
     }
-    for (const message of messages) this.onmessage?.(message);
+    for (const message of messages) {
+      if (this.direct && 'method' in message && 'id' in message && DIRECT_METHODS.has(message.method)) this.runDirect(message as { id: Id; method: string; params?: JsonObject });
+      else this.onmessage?.(message);
+    }
     // The SDK sends no response to a request the client cancelled (as the spec allows), which
     // would leave that request's POST open until the client hangs up: end it with an error
     // (-32800, "request cancelled") that the client, having cancelled, ignores.
@@ -132,9 +162,40 @@ class SessionTransport implements Transport {
       if (!('method' in message) || message.method !== 'notifications/cancelled') continue;
       const id = (message.params as { requestId?: unknown } | undefined)?.requestId;
       if ((typeof id === 'string' || typeof id === 'number') && this.pending.has(idKey(id))) {
+        this.inFlight.get(idKey(id))?.abort(new Error('cancelled by the client'));
         void this.send({ jsonrpc: '2.0', id, error: { code: -32800, message: 'Request cancelled by the client' } } as JSONRPCMessage);
       }
     }
+  }
+
+  private runDirect(request: { id: Id; method: string; params?: JsonObject }): void {
+    const key = idKey(request.id);
+    const controller = new AbortController();
+    this.inFlight.set(key, controller);
+    const progressToken = (request.params?._meta as JsonObject | undefined)?.progressToken as string | number | undefined;
+    const extra: RequestExtra = {
+      signal: controller.signal,
+      progressToken,
+      sendProgress: (p) => {
+        if (progressToken === undefined || controller.signal.aborted) return;
+        void this.send({ jsonrpc: '2.0', method: 'notifications/progress', params: { ...p, progressToken } } as JSONRPCMessage, { relatedRequestId: request.id });
+      },
+    };
+    const done = (): boolean => {
+      if (this.inFlight.get(key) === controller) this.inFlight.delete(key);
+      // A cancelled request was answered already (-32800), as the SDK server would not answer it.
+      return !controller.signal.aborted;
+    };
+    let answer: Promise<JsonObject>;
+    try {
+      answer = this.direct!(request, extra);
+    } catch (err) {
+      answer = Promise.reject(err);
+    }
+    answer.then(
+      (result) => { if (done()) void this.send({ jsonrpc: '2.0', id: request.id, result } as JSONRPCMessage); },
+      (err) => { if (done()) void this.send({ jsonrpc: '2.0', id: request.id, error: toJsonRpcError(err) } as JSONRPCMessage); },
+    );
   }
 
   openStandaloneStream(res: http.ServerResponse, headers: Record<string, string>): void {
@@ -166,7 +227,7 @@ class SessionTransport implements Transport {
       } else {
         post.responses.push(message);
         if (post.waiting.size === 0) {
-          const body = post.responses.length === 1 ? serialize(post.responses[0]) : `[${post.responses.map(serialize).join(',')}]`;
+          const body = post.responses.length === 1 ? serialize(post.responses[0]) : joinBatch(post.responses.map(serialize));
           post.res.writeHead(200, { ...post.headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) });
           post.res.end(body);
         }
@@ -191,6 +252,8 @@ class SessionTransport implements Transport {
     if (this.closed) return;
     this.closed = true;
     this.standalone?.end();
+    for (const controller of this.inFlight.values()) controller.abort(new Error('the session was closed'));
+    this.inFlight.clear();
     for (const post of new Set(this.pending.values())) {
       if (!post.res.headersSent) writeJsonRpcError(post.res, 404, ErrorCodes.InvalidRequest, 'Session closed');
       else post.res.end();
@@ -204,28 +267,54 @@ class SessionTransport implements Transport {
  * Results whose JSON is computed once (catalog lists: the same object until the catalog changes),
  * so a `tools/list` of a thousand tools costs a string concatenation instead of a serialization.
  */
-const PRESERIALIZED = new WeakMap<object, string>();
 const listResults = new WeakMap<object, object>();
 
 function cachedListResult(key: 'tools' | 'prompts' | 'resources' | 'resourceTemplates', list: object[]): object {
   let result = listResults.get(list);
   if (!result) {
     result = { [key]: list };
-    PRESERIALIZED.set(result, JSON.stringify(result));
+    rememberJson(result, JSON.stringify(result));
     listResults.set(list, result);
   }
   return result;
 }
 
-function serialize(message: JSONRPCMessage): string {
+/** A message's JSON; a response whose result is an upstream's bytes becomes bytes around them. */
+function serialize(message: JSONRPCMessage): string | Buffer {
   const result = (message as { result?: unknown }).result;
-  const cached = result && typeof result === 'object' ? PRESERIALIZED.get(result) : undefined;
-  if (cached !== undefined) return `{"jsonrpc":"2.0","id":${JSON.stringify((message as { id: Id }).id)},"result":${cached}}`;
-  return JSON.stringify(message);
+  // Catalog lists, and large upstream results kept as the upstream's own text or bytes. The id
+  // goes last so that it is the one a client reads even from a result with a duplicate key.
+  const cached = rememberedJson(result);
+  if (cached === undefined) return JSON.stringify(message);
+  const head = '{"jsonrpc":"2.0","result":';
+  const tail = `,"id":${JSON.stringify((message as { id: Id }).id)}}`;
+  return typeof cached === 'string' ? head + cached + tail : Buffer.concat([Buffer.from(head), cached, Buffer.from(tail)]);
+}
+
+function joinBatch(parts: (string | Buffer)[]): string | Buffer {
+  if (parts.every((p) => typeof p === 'string')) return `[${parts.join(',')}]`;
+  const pieces: Buffer[] = [Buffer.from('[')];
+  parts.forEach((p, i) => pieces.push(...(i ? [Buffer.from(',')] : []), typeof p === 'string' ? Buffer.from(p) : p));
+  pieces.push(Buffer.from(']'));
+  return Buffer.concat(pieces);
 }
 
 function writeEvent(res: http.ServerResponse, message: JSONRPCMessage): void {
-  res.write(`event: message\ndata: ${serialize(message)}\n\n`);
+  const raw = rememberedJson((message as { result?: unknown }).result);
+  let data: string;
+  if (Buffer.isBuffer(raw)) {
+    // An upstream's unchecked bytes would break the event stream if they held a bare CR; on a
+    // stream the result is checked and written again (the plain JSON answer is the fast path).
+    const id = (message as { id: Id }).id;
+    try {
+      data = JSON.stringify({ jsonrpc: '2.0', id, result: JSON.parse(raw.toString('utf8')) });
+    } catch {
+      data = JSON.stringify({ jsonrpc: '2.0', id, error: { code: ErrorCodes.InternalError, message: 'The upstream server sent a result that is not valid JSON.' } });
+    }
+  } else {
+    data = serialize(message) as string;
+  }
+  res.write(`event: message\ndata: ${data}\n\n`);
 }
 
 function writeJsonRpcError(res: http.ServerResponse, status: number, code: number, message: string, id: Id | null = null, extraHeaders: Record<string, string> = {}): void {
@@ -581,7 +670,35 @@ export class Endpoint {
         instructions: router.instructions(serverName),
       },
     );
-    const transport = new SessionTransport(sessionId);
+    // The per-call path (calls, reads, gets) skips the SDK's per-method schema parse of request
+    // and result: params are checked here for what the broker needs, results pass as they came.
+    const direct: DirectHandler = async (request, extra) => {
+      const params = (request.params ?? {}) as JsonObject;
+      const meta = params._meta as JsonObject | undefined;
+      switch (request.method) {
+        case 'tools/call': {
+          if (typeof params.name !== 'string') throw new McpFailure(ErrorCodes.InvalidParams, 'tools/call needs a string "name"');
+          const args = params.arguments ?? {};
+          if (typeof args !== 'object' || args === null || Array.isArray(args)) throw new McpFailure(ErrorCodes.InvalidParams, 'tools/call "arguments" must be an object');
+          return router.callTool(ctx, params.name as string, args as JsonObject, meta, extra);
+        }
+        case 'prompts/get': {
+          if (typeof params.name !== 'string') throw new McpFailure(ErrorCodes.InvalidParams, 'prompts/get needs a string "name"');
+          const args = (params.arguments ?? {}) as Record<string, string>;
+          if (typeof args !== 'object' || args === null || Array.isArray(args)) throw new McpFailure(ErrorCodes.InvalidParams, 'prompts/get "arguments" must be an object');
+          return router.getPrompt(ctx, params.name as string, args, extra);
+        }
+        case 'resources/read': {
+          if (typeof params.uri !== 'string') throw new McpFailure(ErrorCodes.InvalidParams, 'resources/read needs a string "uri"');
+          return router.readResource(ctx, params.uri as string, extra);
+        }
+        case 'completion/complete':
+          return router.complete(ctx, params, extra);
+        default:
+          throw new McpFailure(ErrorCodes.MethodNotFound, `Method not found: ${request.method.slice(0, 100)}`);
+      }
+    };
+    const transport = new SessionTransport(sessionId, direct);
     const session: Session = { ctx, server, transport, lastSeen: Date.now(), subscriptions: new Set() };
 
     // Lists are served whole from the catalog's cache: one page, no upstream round trip.
@@ -599,43 +716,8 @@ export class Endpoint {
       await router.unsubscribe(ctx, request.params.uri);
       return {};
     });
-    // The hot path (calls, reads, gets) skips the SDK's per-method schema parse of request and
-    // result: params are checked here for what the broker needs, and results pass as they came.
-    server.fallbackRequestHandler = async (request, rawExtra) => {
-      const params = (request.params ?? {}) as JsonObject;
-      const meta = params._meta as JsonObject | undefined;
-      const progressToken = meta?.progressToken as string | number | undefined;
-      const extra: RequestExtra = {
-        signal: rawExtra.signal,
-        progressToken,
-        sendProgress: (p) => {
-          if (progressToken === undefined) return;
-          void rawExtra.sendNotification({ method: 'notifications/progress', params: { ...p, progressToken } } as never).catch(() => undefined);
-        },
-      };
-      switch (request.method) {
-        case 'tools/call': {
-          if (typeof params.name !== 'string') throw new McpFailure(ErrorCodes.InvalidParams, 'tools/call needs a string "name"');
-          const args = params.arguments ?? {};
-          if (typeof args !== 'object' || args === null || Array.isArray(args)) throw new McpFailure(ErrorCodes.InvalidParams, 'tools/call "arguments" must be an object');
-          return router.callTool(ctx, params.name as string, args as JsonObject, meta, extra) as never;
-        }
-        case 'prompts/get': {
-          if (typeof params.name !== 'string') throw new McpFailure(ErrorCodes.InvalidParams, 'prompts/get needs a string "name"');
-          const args = (params.arguments ?? {}) as Record<string, string>;
-          if (typeof args !== 'object' || Array.isArray(args)) throw new McpFailure(ErrorCodes.InvalidParams, 'prompts/get "arguments" must be an object');
-          return router.getPrompt(ctx, params.name as string, args, extra) as never;
-        }
-        case 'resources/read': {
-          if (typeof params.uri !== 'string') throw new McpFailure(ErrorCodes.InvalidParams, 'resources/read needs a string "uri"');
-          return router.readResource(ctx, params.uri as string, extra) as never;
-        }
-        case 'completion/complete':
-          return router.complete(ctx, params, extra) as never;
-        default:
-          throw new McpFailure(ErrorCodes.MethodNotFound, `Method not found: ${request.method.slice(0, 100)}`);
-      }
-    };
+    // Methods nobody handles: the direct path answers them MethodNotFound, with a readable message.
+    server.fallbackRequestHandler = async (request) => direct(request as { method: string; params?: JsonObject }, { signal: new AbortController().signal, sendProgress: () => undefined }) as never;
     server.onclose = () => {
       if (this.sessions.get(sessionId) === session) {
         this.sessions.delete(sessionId);

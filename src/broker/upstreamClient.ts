@@ -18,6 +18,7 @@ import { z } from 'zod';
 import type { LogRing } from './logRing';
 import { findExecutable, killProcessGroup } from './processGroup';
 import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from './mcpTypes';
+import { rawResult, splitResponseLine } from './rawJson';
 
 export interface StdioLaunch {
   transport: 'stdio';
@@ -49,6 +50,11 @@ export interface CallOptions {
   signal?: AbortSignal;
   timeoutMs: number;
   onprogress?: (progress: { progress: number; total?: number; message?: string }) => void;
+  /**
+   * The result is only forwarded, never read: a large one may come back as a placeholder that
+   * stands for the upstream's bytes (see rawJson.ts).
+   */
+  forward?: boolean;
 }
 
 /** Results are checked by the downstream client; re-validating them here would only cost time. */
@@ -56,6 +62,32 @@ const AnyResult = z.looseObject({});
 
 /** Lines on a stdio server's stdout longer than this are not MCP traffic; the server is stopped. */
 const MAX_STDOUT_LINE = 32 * 1024 * 1024;
+
+/**
+ * Forwarded calls use ids from here up, far above the ones the SDK client counts up from 0 for
+ * the handshake and lists, so a response finds its call without the SDK's protocol layer.
+ */
+const DIRECT_ID_BASE = 2 ** 40;
+/** Results larger than this are forwarded as the upstream's own text instead of re-serialized. */
+const RAW_RESULT_MIN = 8 * 1024;
+
+/** An upstream's JSON-RPC error or a local failure of a call, shaped like the SDK's McpError. */
+class CallError extends Error {
+  constructor(readonly code: number, message: string, readonly data?: unknown, readonly connectionLost = false) {
+    super(message);
+  }
+}
+
+interface DirectCall {
+  resolve(result: JsonObject): void;
+  reject(error: Error): void;
+  timer: NodeJS.Timeout;
+  resetOnProgress: boolean;
+  forward: boolean;
+  onprogress?: CallOptions['onprogress'];
+  signal?: AbortSignal;
+  onAbort?: () => void;
+}
 
 /**
  * Newline-delimited JSON over a child's stdio. The SDK's own stdio transport cannot put the child
@@ -71,6 +103,8 @@ class ChildStdioTransport implements Transport {
   private buffered = 0;
   private closed = false;
   private overflowed = false;
+  private readonly calls = new Map<number, DirectCall>();
+  private nextId = DIRECT_ID_BASE;
 
   constructor(private readonly launch: StdioLaunch, private readonly logs: LogRing) {}
 
@@ -119,10 +153,14 @@ class ChildStdioTransport implements Transport {
     let nl = chunk.indexOf(10, start);
     while (nl !== -1) {
       const piece = chunk.subarray(start, nl);
-      const line = this.buffered ? Buffer.concat([...this.chunks, piece]).toString('utf8') : piece.toString('utf8');
-      this.chunks = [];
-      this.buffered = 0;
-      this.onLine(line);
+      if (this.buffered) {
+        const bytes = Buffer.concat([...this.chunks, piece]);
+        this.chunks = [];
+        this.buffered = 0;
+        if (!this.forwardRaw(bytes)) this.onLine(bytes.toString('utf8'));
+      } else if (!this.forwardRaw(piece)) {
+        this.onLine(piece.toString('utf8'));
+      }
       start = nl + 1;
       nl = chunk.indexOf(10, start);
     }
@@ -160,7 +198,94 @@ class ChildStdioTransport implements Transport {
       this.logs.push(`ignored a stdout line that is not JSON-RPC 2.0: ${line.slice(0, 200)}`);
       return;
     }
+    if (this.calls.size > 0 && this.settleDirect(message as JsonObject)) return;
     this.onmessage?.(message as JSONRPCMessage);
+  }
+
+  /**
+   * Sends a request on the direct path: no SDK protocol layer, one timer, the response matched
+   * by id in `onLine`. The SDK client keeps the handshake, lists and notifications.
+   */
+  call(method: string, params: JsonObject, opts: CallOptions): Promise<JsonObject> {
+    const stdin = this.child?.stdin;
+    if (!stdin || this.closed || stdin.destroyed) return Promise.reject(new CallError(-32000, 'upstream process is not running', undefined, true));
+    if (opts.signal?.aborted) return Promise.reject(opts.signal.reason ?? new Error('cancelled'));
+    const id = this.nextId++;
+    let sent = params;
+    if (opts.onprogress) sent = { ...params, _meta: { ...(params._meta as JsonObject | undefined), progressToken: id } };
+    return new Promise<JsonObject>((resolve, reject) => {
+      const call: DirectCall = {
+        resolve,
+        reject,
+        resetOnProgress: opts.onprogress !== undefined,
+        forward: opts.forward === true,
+        onprogress: opts.onprogress,
+        signal: opts.signal,
+        timer: setTimeout(() => {
+          this.endCall(id, call);
+          this.cancelUpstream(id, 'timed out');
+          reject(new CallError(-32001, 'Request timed out'));
+        }, opts.timeoutMs),
+      };
+      if (opts.signal) {
+        call.onAbort = () => {
+          this.endCall(id, call);
+          this.cancelUpstream(id, String(opts.signal!.reason ?? 'cancelled'));
+          reject(opts.signal!.reason ?? new Error('cancelled'));
+        };
+        opts.signal.addEventListener('abort', call.onAbort, { once: true });
+      }
+      this.calls.set(id, call);
+      // A full pipe queues the write in the stream; the answer still finds its call by id.
+      stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params: sent }) + '\n');
+    });
+  }
+
+  private endCall(id: number, call: DirectCall): void {
+    this.calls.delete(id);
+    clearTimeout(call.timer);
+    if (call.onAbort) call.signal!.removeEventListener('abort', call.onAbort);
+  }
+
+  private cancelUpstream(id: number, reason: string): void {
+    const stdin = this.child?.stdin;
+    if (!stdin || this.closed || stdin.destroyed) return;
+    stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } }) + '\n');
+  }
+
+  /** A large answer to a call that only forwards its result: passed on as bytes, never decoded. */
+  private forwardRaw(bytes: Buffer): boolean {
+    if (bytes.length < RAW_RESULT_MIN || this.calls.size === 0) return false;
+    const split = splitResponseLine(bytes, (id) => this.calls.get(id)?.forward === true);
+    const call = split && this.calls.get(split.id);
+    if (!split || !call) return false;
+    this.endCall(split.id, call);
+    call.resolve(rawResult(split.result));
+    return true;
+  }
+
+  /** Handles a response or progress notification that belongs to a direct call; false if not ours. */
+  private settleDirect(message: JsonObject): boolean {
+    if (message.method === 'notifications/progress') {
+      const params = message.params as JsonObject | undefined;
+      const call = typeof params?.progressToken === 'number' ? this.calls.get(params.progressToken) : undefined;
+      if (!call?.onprogress) return false;
+      if (call.resetOnProgress) call.timer.refresh();
+      const { progress, total, message: text } = params as { progress: number; total?: number; message?: string };
+      call.onprogress({ progress, total, message: text });
+      return true;
+    }
+    if ('method' in message || typeof message.id !== 'number' || message.id < DIRECT_ID_BASE) return false;
+    const call = this.calls.get(message.id);
+    if (!call) return true; // answered after its timeout or cancellation: nobody waits for it
+    this.endCall(message.id, call);
+    if ('result' in message && message.result && typeof message.result === 'object') {
+      call.resolve(message.result as JsonObject);
+    } else {
+      const error = (message.error ?? {}) as { code?: unknown; message?: unknown; data?: unknown };
+      call.reject(new CallError(typeof error.code === 'number' ? error.code : -32603, typeof error.message === 'string' ? error.message : 'error without a message', error.data));
+    }
+    return true;
   }
 
   send(message: JSONRPCMessage): Promise<void> {
@@ -185,6 +310,10 @@ class ChildStdioTransport implements Transport {
     this.closed = true;
     this.chunks = []; // a partial line may be megabytes; the transport object may outlive the child
     this.buffered = 0;
+    for (const [id, call] of [...this.calls]) {
+      this.endCall(id, call);
+      call.reject(new CallError(-32000, 'Connection closed', undefined, true));
+    }
     this.onclose?.();
   }
 }
@@ -299,6 +428,7 @@ export class UpstreamClient {
 
   /** Sends one request upstream and returns the raw result object. */
   async request(method: string, params: JsonObject, opts: CallOptions): Promise<JsonObject> {
+    if (this.transport instanceof ChildStdioTransport) return this.transport.call(method, params, opts);
     try {
       return (await this.client.request({ method, params } as never, AnyResult, {
         signal: opts.signal,

@@ -285,8 +285,10 @@ describe('control plane', function () {
     responses.push(JSON.stringify(await facade(operator, 'tail_logs', { name: 'granted' })));
     await reader.close();
     const auditFile = filesUnder(broker.home).find((f) => f.endsWith('audit.jsonl'))!;
-    await waitFor(() => fs.readFileSync(auditFile, 'utf8').includes('"client":"reader"'), 'the audit entry');
-    const audit = fs.readFileSync(auditFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    // Entries are written in batches (at most 50 ms late): wait for this call's own entry.
+    const readAudit = () => fs.readFileSync(auditFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    await waitFor(() => readAudit().some((e) => e.client === 'reader' && e.event === 'call'), 'the audit entry of the call');
+    const audit = readAudit();
     const call = audit.find((e) => e.client === 'reader' && e.tool === 'echo' && e.event === 'call');
     assert.ok(call && call.outcome === 'ok' && typeof call.ms === 'number' && call.server === 'echo');
     assert.ok(audit.some((e) => e.event === 'rejected' || e.event === 'facade'));

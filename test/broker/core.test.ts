@@ -100,6 +100,30 @@ describe('broker core', function () {
     assert.match(textOf(failed), /nope/);
   });
 
+  it('forwards large results exactly (passed on as the upstream\'s bytes, not re-serialized)', async () => {
+    // 20 KB arrives in one pipe read, 300 KB and 1 MB in many: the two ways a line is put together.
+    for (const bytes of [20_000, 300_000, 1_048_576]) {
+      const result = await client.callTool({ name: 'echo__payload', arguments: { bytes } });
+      assert.deepEqual(result.content, [{ type: 'text', text: 'x'.repeat(bytes) }], `${bytes} bytes`);
+    }
+    // On the wire: one JSON body whose id is the caller's own, after the result.
+    const headers: Record<string, string> = { authorization: `Bearer ${broker.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const init = await fetch(broker.url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }) });
+    await init.text();
+    headers['mcp-session-id'] = init.headers.get('mcp-session-id')!;
+    const batch = [
+      { jsonrpc: '2.0', id: 'big', method: 'tools/call', params: { name: 'echo__payload', arguments: { bytes: 500_000 } } },
+      { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'echo__echo', arguments: { text: 'small' } } },
+    ];
+    const res = await fetch(broker.url, { method: 'POST', headers, body: JSON.stringify(batch) });
+    const text = await res.text();
+    assert.equal(Number(res.headers.get('content-length')), Buffer.byteLength(text));
+    const answers = JSON.parse(text) as { id: unknown; result: { content: { text: string }[] } }[];
+    assert.deepEqual(answers.map((a) => a.id).sort(), [9, 'big'].sort());
+    assert.equal(answers.find((a) => a.id === 'big')!.result.content[0].text.length, 500_000);
+    assert.match(text, /,"id":"big"\}/);
+  });
+
   it('calls a real npm server (server-everything) through the broker', async () => {
     const names = await toolNames(client);
     assert.ok(names.includes('everything__echo'), names.filter((n) => n.startsWith('everything')).join(','));
