@@ -19,7 +19,10 @@ import { isDefinitionFileName, type RegistryLoader, type RegistrySnapshot } from
 import { KIND_DIRS, KINDS } from './schema';
 
 export interface RegistryWatcherOptions {
-  /** Quiet time after the last event before reloading. Default 75 ms. */
+  /**
+   * Quiet time after the last event before reloading. Default 30 ms: an editor's atomic save is
+   * one rename, and an in-place write of a small YAML file ends well within it.
+   */
   debounceMs?: number;
   /** Safety rescan interval. Default 2000 ms; 0 disables it. */
   rescanMs?: number;
@@ -56,7 +59,7 @@ export class RegistryWatcher extends EventEmitter<RegistryWatcherEvents> {
     opts: RegistryWatcherOptions = {},
   ) {
     super();
-    this.debounceMs = Math.max(0, opts.debounceMs ?? 75);
+    this.debounceMs = Math.max(0, opts.debounceMs ?? 30);
     this.rescanMs = Math.max(0, opts.rescanMs ?? 2000);
     this.maxWaitMs = Math.max(this.debounceMs * 10, 500);
   }
