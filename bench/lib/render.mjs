@@ -79,7 +79,7 @@ export function verdicts(results) {
   const rl = S.reload;
   if (rl?.add?.listed?.n) {
     add('hot reload < 250 ms p50 (YAML written → new tool listed)', rl.add.listed.p50 < 250, `${msStr(rl.add.listed.p50, 0)} p50 over ${rl.add.listed.n} reloads (list_changed at ${msStr(rl.add.notified.p50, 0)})`,
-      `floor: spawning the Node upstream + handshake + tools/list directly takes ${msStr(rl.floorSpawnHandshake.p50, 0)} p50${rl.floorSpawnHandshakeNetns ? `, ${msStr(rl.floorSpawnHandshakeNetns.p50, 0)} under \`unshare --net\` as the broker runs it` : ''}; the broker's registry debounce is ~75 ms`);
+      `floor: spawning the Node upstream + handshake + tools/list directly takes ${msStr(rl.floorSpawnHandshake.p50, 0)} p50${rl.floorSpawnHandshakeNetns ? `, ${msStr(rl.floorSpawnHandshakeNetns.p50, 0)} under \`unshare --net\` as the broker runs it` : ''}${rl.add.spawned?.n ? `; the broker has spawned the upstream ${msStr(rl.add.spawned.p50, 0)} after the write (p50; 30 ms of it is the registry watcher's quiet time)` : ''}`);
     add('hot reload < 250 ms p50 (YAML deleted → tool gone)', rl.remove.listed.p50 < 250, `${msStr(rl.remove.listed.p50, 0)} p50 over ${rl.remove.listed.n} removals`);
   } else add('hot reload < 250 ms p50', null, 'reload section not run');
   return out;
