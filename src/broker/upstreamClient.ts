@@ -65,9 +65,10 @@ const MAX_STDOUT_LINE = 32 * 1024 * 1024;
 
 /**
  * Forwarded calls use ids from here up, far above the ones the SDK client counts up from 0 for
- * the handshake and lists, so a response finds its call without the SDK's protocol layer.
+ * the handshake and lists, so a response finds its call without the SDK's protocol layer. Within
+ * 32 bits, for servers that keep request ids in an int.
  */
-const DIRECT_ID_BASE = 2 ** 40;
+const DIRECT_ID_BASE = 1_000_000_000;
 /** Results larger than this are forwarded as the upstream's own text instead of re-serialized. */
 const RAW_RESULT_MIN = 8 * 1024;
 
