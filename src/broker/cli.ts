@@ -8,7 +8,7 @@ import type { ServerStatus } from './controlOperations';
 import { serveOrReuse } from './daemon';
 import { liveRecord } from './discovery';
 import { findBroker, OperatorClient } from './operatorClient';
-import { runtimePaths, type BrokerRecord } from './runtime';
+import { BROKER_NODE_FLAGS, runtimePaths, type BrokerRecord } from './runtime';
 
 interface Command {
   summary: string;
@@ -237,7 +237,7 @@ async function withOperator(root: string, fn: (client: OperatorClient, record: B
 
 /** Starts `switchboard serve` detached for a terminal agent, and waits for its record. */
 async function startInBackground(root: string) {
-  const child = spawn(process.execPath, [process.argv[1], 'serve', '--root', root, '--idle-exit', '600', '--json'], {
+  const child = spawn(process.execPath, [...BROKER_NODE_FLAGS, process.argv[1], 'serve', '--root', root, '--idle-exit', '600', '--json'], {
     detached: true,
     stdio: 'ignore',
     env: process.env,

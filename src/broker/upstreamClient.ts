@@ -2,8 +2,6 @@
 // An SDK upgrade on the upstream side is a change to this file.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { SSEClientTransport, SseError } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   LoggingMessageNotificationSchema,
@@ -345,14 +343,23 @@ export class UpstreamClient {
   static async connect(launch: UpstreamLaunch, events: UpstreamEvents, logs: LogRing, timeoutMs: number): Promise<UpstreamClient> {
     const client = new Client({ name: 'mcp-switchboard', version: '0.1.0' }, { capabilities: {} });
     let transport: Transport;
+    /** Whether a transport error is a legacy SSE stream ending (the SDK's SseError). */
+    let isSseStreamEnd = (_err: Error): boolean => false;
     if (launch.transport === 'stdio') {
       transport = new ChildStdioTransport(launch, logs);
     } else {
+      // Loaded on first use: a registry of stdio servers never pays for the HTTP clients (their
+      // OAuth and EventSource modules and schemas are a few MB of the broker's memory).
       const url = new URL(launch.url);
       const requestInit = { headers: launch.headers };
-      transport = launch.transport === 'http'
-        ? new StreamableHTTPClientTransport(url, { requestInit })
-        : new SSEClientTransport(url, { requestInit, eventSourceInit: { fetch: (u, init) => fetch(u, { ...init, headers: { ...(init?.headers as Record<string, string>), ...launch.headers } }) } });
+      if (launch.transport === 'http') {
+        const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+        transport = new StreamableHTTPClientTransport(url, { requestInit });
+      } else {
+        const { SSEClientTransport, SseError } = await import('@modelcontextprotocol/sdk/client/sse.js');
+        isSseStreamEnd = (err) => err instanceof SseError;
+        transport = new SSEClientTransport(url, { requestInit, eventSourceInit: { fetch: (u, init) => fetch(u, { ...init, headers: { ...(init?.headers as Record<string, string>), ...launch.headers } }) } });
+      }
     }
     let upstream: UpstreamClient | undefined;
     client.onclose = () => {
@@ -363,7 +370,7 @@ export class UpstreamClient {
       // The SDK's remote transports report a dropped stream here and never close: the broker
       // decides. A legacy SSE session lives exactly as long as its stream; otherwise a ping tells.
       if (!upstream || upstream.closing || launch.transport === 'stdio') return;
-      if (err instanceof SseError) void upstream.lose(`the SSE stream ended (${err.message})`);
+      if (isSseStreamEnd(err)) void upstream.lose(`the SSE stream ended (${err.message})`);
       else void upstream.stillConnected(err.message);
     };
     client.setNotificationHandler(ToolListChangedNotificationSchema, () => events.toolsChanged());

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { liveRecord } from '../broker/discovery';
 import type { BrokerState } from '../broker/controlOperations';
 import { OperatorClient } from '../broker/operatorClient';
-import { isProcessAlive, runtimePaths, type BrokerRecord, type RuntimePaths } from '../broker/runtime';
+import { BROKER_NODE_FLAGS, isProcessAlive, runtimePaths, type BrokerRecord, type RuntimePaths } from '../broker/runtime';
 import type { JsonObject } from '../broker/mcpTypes';
 
 export const STATE_URI = 'switchboard://state';
@@ -335,7 +335,7 @@ export class BrokerConnection extends EventEmitter<ConnectionEvents> {
   private async spawnBroker(): Promise<BrokerRecord> {
     const script = this.opts.brokerScript;
     if (!fs.existsSync(script)) throw new Error(`the broker bundle is missing (${script}); run 'npm run build'`);
-    const args = [script, 'serve', '--root', this.root, '--port', '0', '--json', '--idle-exit', String(this.opts.idleExitSeconds ?? 300)];
+    const args = [...BROKER_NODE_FLAGS, script, 'serve', '--root', this.root, '--port', '0', '--json', '--idle-exit', String(this.opts.idleExitSeconds ?? 300)];
     if (this.untrusted) args.push('--untrusted');
     fs.mkdirSync(this.paths.workspaceDir, { recursive: true, mode: 0o700 });
     rotateLog(this.logFile);

@@ -2,8 +2,10 @@
 // restart after a crash (with backoff), stop, and Restricted Mode.
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { BrokerConnection, type Phase } from '../../src/extension/brokerConnection';
 import type { BrokerState } from '../../src/broker/controlOperations';
+import { BROKER_NODE_FLAGS } from '../../src/broker/runtime';
 import { BROKER_JS, fixtureServer, tempDir, writeRegistry } from '../helpers/broker';
 
 const quiet = { info() {}, warn() {}, error() {} };
@@ -63,6 +65,8 @@ describe('extension: BrokerConnection (real broker)', function () {
     const running = await until(a, () => a.state?.servers.find((s) => s.name === 'echo' && s.state === 'running'), 20_000, 'echo running');
     assert.ok(running.tools.some((t) => t.name === 'echo'));
     assert.ok(fs.existsSync(a.logFile), 'the broker writes its log where the extension tails it');
+    const argv = fs.readFileSync(`/proc/${a.record!.pid}/cmdline`, 'utf8').split('\0');
+    for (const flag of BROKER_NODE_FLAGS) assert.ok(argv.includes(flag), `the broker runs with ${flag}: ${argv.join(' ')}`);
 
     const b = make();
     await b.start();
@@ -72,6 +76,15 @@ describe('extension: BrokerConnection (real broker)', function () {
     // A change made through one window reaches the other through the subscription (no polling).
     await a.call('disable_server', { name: 'echo' });
     await until(b, () => b.state?.servers.find((s) => s.name === 'echo' && s.state === 'disabled'), 10_000, 'b sees echo disabled');
+  });
+
+  it('npm start and the benchmarks launch the broker with the same node flags', () => {
+    const repo = path.resolve(__dirname, '../../..');
+    const start = JSON.parse(fs.readFileSync(path.join(repo, 'package.json'), 'utf8')).scripts.start as string;
+    const bench = fs.readFileSync(path.join(repo, 'bench/lib/systems.mjs'), 'utf8');
+    const benchFlags = /export const BROKER_NODE_FLAGS = (\[.*\]);/.exec(bench)?.[1];
+    assert.deepEqual(JSON.parse(String(benchFlags).replace(/'/g, '"')), [...BROKER_NODE_FLAGS], 'bench/lib/systems.mjs');
+    assert.ok(start.includes(`node ${BROKER_NODE_FLAGS.join(' ')} dist/broker.js serve`), `package.json start: ${start}`);
   });
 
   it('restarts the broker after it is killed, with backoff, and reconnects', async () => {
