@@ -22,6 +22,7 @@ import {
 // message as they are; the SDK's McpError would prefix the message with "MCP error N:".
 import { ErrorCodes, McpFailure, type JsonObject, type Prompt, type Resource, type ResourceTemplate, type Tool } from './mcpTypes';
 import { rememberJson, rememberedJson } from './rawJson';
+import { sharedSchemaValidator } from './schemaValidator';
 
 export interface Identity {
   /** The client's registry name, or `operator` for the editor's own full-scope identity. */
@@ -668,6 +669,7 @@ export class Endpoint {
           completions: {},
         },
         instructions: router.instructions(serverName),
+        jsonSchemaValidator: sharedSchemaValidator,
       },
     );
     // The per-call path (calls, reads, gets) skips the SDK's per-method schema parse of request

@@ -17,6 +17,7 @@ import type { LogRing } from './logRing';
 import { findExecutable, killProcessGroup } from './processGroup';
 import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from './mcpTypes';
 import { rawResult, splitResponseLine } from './rawJson';
+import { sharedSchemaValidator } from './schemaValidator';
 
 export interface StdioLaunch {
   transport: 'stdio';
@@ -341,7 +342,7 @@ export class UpstreamClient {
   }
 
   static async connect(launch: UpstreamLaunch, events: UpstreamEvents, logs: LogRing, timeoutMs: number): Promise<UpstreamClient> {
-    const client = new Client({ name: 'mcp-switchboard', version: '0.1.0' }, { capabilities: {} });
+    const client = new Client({ name: 'mcp-switchboard', version: '0.1.0' }, { capabilities: {}, jsonSchemaValidator: sharedSchemaValidator });
     let transport: Transport;
     /** Whether a transport error is a legacy SSE stream ending (the SDK's SseError). */
     let isSseStreamEnd = (_err: Error): boolean => false;
