@@ -7,8 +7,15 @@ const PASSED_THROUGH = [
   'PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LANGUAGE', 'TERM', 'TMPDIR', 'TMP', 'TEMP', 'TZ',
   'XDG_RUNTIME_DIR', 'XDG_CONFIG_HOME', 'XDG_CACHE_HOME', 'XDG_DATA_HOME',
   'SYSTEMROOT', 'SystemRoot', 'COMSPEC', 'PATHEXT', 'WINDIR', 'APPDATA', 'LOCALAPPDATA', 'USERPROFILE', 'PROGRAMFILES',
-  'NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR', 'npm_config_cache', 'NPM_CONFIG_CACHE',
+  'npm_config_cache', 'NPM_CONFIG_CACHE',
 ];
+
+/**
+ * TLS trust settings pass only to servers with the `network` grant: nothing else can reach a TLS
+ * peer, and Node parses every certificate NODE_EXTRA_CA_CERTS names before it runs a line of the
+ * server (~140 ms of each start where it names the system bundle).
+ */
+const PASSED_WITH_NETWORK = ['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR'];
 
 const SECRET_LOOKING = /(TOKEN|SECRET|PASSW(OR)?D|API_?KEY|ACCESS_?KEY|PRIVATE|CREDENTIAL|AUTH|COOKIE|SESSION)/i;
 
@@ -41,6 +48,7 @@ export interface EnvironmentInput {
   env: Record<string, string>;
   envFile?: string;
   secretsGranted: boolean;
+  networkGranted: boolean;
   parentEnv?: NodeJS.ProcessEnv;
 }
 
@@ -61,7 +69,7 @@ export function buildEnvironment(input: EnvironmentInput): BuiltEnvironment {
   const env: Record<string, string> = {};
   const withheld: string[] = [];
   const secretValues: string[] = [];
-  for (const name of PASSED_THROUGH) {
+  for (const name of input.networkGranted ? [...PASSED_THROUGH, ...PASSED_WITH_NETWORK] : PASSED_THROUGH) {
     const value = parent[name];
     if (value !== undefined) env[name] = value;
   }

@@ -52,14 +52,15 @@ describe('control plane', function () {
       'mcp-servers.d/shadow.yaml': fixtureServer('shadow', 'shadow.mjs'),
       'mcp-servers.d/isolated.yaml': fixtureServer('isolated', 'netprobe.mjs'),
       'mcp-servers.d/online.yaml': fixtureServer('online', 'netprobe.mjs', [], 'grants: [network]\n'),
+      'mcp-servers.d/tls.yaml': fixtureServer('tls', 'echo.mjs', [], 'grants: [network]\n'),
       'mcp-servers.d/community.yaml': fixtureServer('community', 'echo.mjs', ['--name', 'community']).replace('trust: trusted', 'trust: community') + 'enabled: true\n',
       'prompts.d/review.yaml': 'name: review\ndescription: Review a file\narguments:\n  - name: file\n    required: true\nmessages:\n  - role: user\n    content: "Please review {{file}} carefully."\n',
       'clients.d/reader.yaml': 'name: reader\nmcp_allow: [read]\ntools:\n  deny: ["echo__add"]\n',
       'clients.d/writer.yaml': 'name: writer\nmcp_allow: [read, write]\n',
     });
-    broker = await startBrokerProcess({ root, env: { API_TOKEN: CANARY, GITHUB_TOKEN: CANARY } });
+    broker = await startBrokerProcess({ root, env: { API_TOKEN: CANARY, GITHUB_TOKEN: CANARY, SSL_CERT_DIR: root, SSL_CERT_FILE: path.join(root, 'ca.pem') } });
     operator = await connect(broker.url, broker.token, 'operator');
-    await waitFor(async () => (await facade(operator, 'list_servers')).servers.filter((s: Json) => s.state === 'running').length === 6, 'six running servers', 30_000);
+    await waitFor(async () => (await facade(operator, 'list_servers')).servers.filter((s: Json) => s.state === 'running').length === 7, 'seven running servers', 30_000);
   });
 
   after(async () => {
@@ -239,6 +240,14 @@ describe('control plane', function () {
     }
     const inherited = await operator.callTool({ name: 'echo__env', arguments: { name: 'GITHUB_TOKEN' } });
     assert.equal(textOf(inherited), '<unset>', 'the broker\'s own secret variables are never inherited');
+  });
+
+  it('passes TLS trust settings (SSL_CERT_DIR, SSL_CERT_FILE, NODE_EXTRA_CA_CERTS) only with the network grant', async () => {
+    for (const name of ['SSL_CERT_DIR', 'SSL_CERT_FILE']) {
+      assert.equal(textOf(await operator.callTool({ name: 'tls__env', arguments: { name } })), name === 'SSL_CERT_DIR' ? root : path.join(root, 'ca.pem'), `${name} reaches a server with the network grant`);
+      assert.equal(textOf(await operator.callTool({ name: 'echo__env', arguments: { name } })), '<unset>', `${name} is kept from a server that cannot reach the network`);
+    }
+    assert.notEqual(textOf(await operator.callTool({ name: 'echo__env', arguments: { name: 'PATH' } })), '<unset>', 'the allow-list still passes PATH');
   });
 
   it('enforces the network grant with a network namespace (or says it cannot)', async () => {
