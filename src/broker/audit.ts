@@ -14,7 +14,9 @@ export class AuditLog {
   constructor(private readonly file: string, private readonly secrets: () => readonly string[], private readonly maxBytes = 5 * 1024 * 1024) {}
 
   write(entry: Record<string, unknown>): void {
-    this.pending.push(JSON.stringify({ at: new Date().toISOString(), ...entry }));
+    // `at` first, without copying the entry: this runs on every forwarded call.
+    const fields = JSON.stringify(entry);
+    this.pending.push(`{"at":"${new Date().toISOString()}"${fields.length > 2 ? `,${fields.slice(1)}` : '}'}`);
     if (!this.scheduled) {
       this.scheduled = true;
       // One write per 50 ms at most, not one per call; close() flushes, so only a SIGKILL can

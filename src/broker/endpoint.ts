@@ -400,6 +400,7 @@ export class Endpoint {
       this.http.listen(this.opts.port, this.opts.host ?? '127.0.0.1', () => resolve());
     });
     this.port = (this.http.address() as AddressInfo).port;
+    this.acceptedHost = undefined;
     const idle = this.opts.idleSessionMs ?? 30 * 60_000;
     this.evictTimer = setInterval(() => this.evictIdle(idle), Math.max(250, Math.min(idle / 2, 60_000)));
     this.evictTimer.unref();
@@ -535,8 +536,18 @@ export class Endpoint {
     }
   }
 
+  /** The last Host header that passed: an agent sends the same one on every request. */
+  private acceptedHost?: string;
+
   private isLoopbackHost(host: string | undefined): boolean {
     if (!host) return false;
+    if (host === this.acceptedHost) return true;
+    if (!this.checkLoopbackHost(host)) return false;
+    this.acceptedHost = host;
+    return true;
+  }
+
+  private checkLoopbackHost(host: string): boolean {
     const m = /^(\[::1\]|[^:]+)(?::(\d+))?$/.exec(host.toLowerCase());
     if (!m || !LOOPBACK_HOSTS.has(m[1])) return false;
     return m[2] === undefined ? false : Number(m[2]) === this.port;
