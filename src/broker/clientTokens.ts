@@ -82,8 +82,10 @@ export class ClientTokens {
   }
 }
 
-export function safeEqual(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && crypto.timingSafeEqual(x, y);
+/** Compares a presented token with a known one in constant time (`known` as bytes, computed once). */
+export function safeEqual(presented: string, known: Buffer): boolean {
+  // Tokens are ASCII: a length that differs in characters differs in bytes, and says nothing secret.
+  if (presented.length !== known.length) return false;
+  const bytes = Buffer.from(presented);
+  return bytes.length === known.length && crypto.timingSafeEqual(bytes, known);
 }

@@ -17,6 +17,9 @@ export interface ControlPlaneOptions {
   untrusted: boolean;
 }
 
+/** The editor's own identity: one object for every request it makes (nothing mutates it). */
+const OPERATOR: Identity = Object.freeze({ client: 'operator', operator: true });
+
 export class ControlPlane {
   readonly approvals: Approvals;
   readonly tokens: ClientTokens;
@@ -36,7 +39,10 @@ export class ControlPlane {
     this.approvals = new Approvals(paths.approvalsFile, rootId(root));
     this.tokens = new ClientTokens(paths.tokensDir);
     this.audit = new AuditLog(paths.auditFile, () => this.secrets());
+    this.operatorTokenBytes = Buffer.from(operatorToken);
   }
+
+  private readonly operatorTokenBytes: Buffer;
 
   get operations(): ControlOperations {
     if (!this.ops) throw new Error('control plane not attached');
@@ -94,7 +100,7 @@ export class ControlPlane {
   }
 
   authenticate(token: string): Identity | undefined {
-    if (safeEqual(token, this.operatorToken)) return { client: 'operator', operator: true };
+    if (safeEqual(token, this.operatorTokenBytes)) return OPERATOR;
     const client = this.tokens.clientOf(token);
     // A token only counts while its client is declared in clients.d/.
     if (client && this.broker?.snapshot?.clients.has(client)) return { client, operator: false };

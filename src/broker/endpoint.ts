@@ -7,7 +7,6 @@ import type { AddressInfo } from 'node:net';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
-  isJSONRPCRequest,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
@@ -21,6 +20,7 @@ import {
 // Errors thrown as McpFailure (an Error with a numeric `code`) reach the client with that code and
 // message as they are; the SDK's McpError would prefix the message with "MCP error N:".
 import { ErrorCodes, McpFailure, type JsonObject, type Prompt, type Resource, type ResourceTemplate, type Tool } from './mcpTypes';
+import { isMessage, MAX_JSON_DEPTH, nestedDeeperThan } from './messageShape';
 import { rememberJson, rememberedJson } from './rawJson';
 import { sharedSchemaValidator } from './schemaValidator';
 
@@ -336,48 +336,6 @@ interface Session {
   subscriptions: Set<string>;
 }
 
-/**
- * Nesting no MCP message needs. Deeper JSON cannot be serialized again (JSON.stringify overflows
- * the stack when forwarding it upstream), and the SDK keeps a request whose send failed until its
- * timeout: a few 4 MB bodies of nested arrays would exhaust the broker's heap.
- */
-const MAX_JSON_DEPTH = 512;
-
-/** Whether a JSON text nests arrays/objects deeper than `limit` (brackets inside strings do not count). */
-function nestedDeeperThan(text: string, limit: number): boolean {
-  if (text.length <= limit * 2) return false; // each level takes two characters at least
-  let depth = 0;
-  let inString = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (inString) {
-      if (c === 92) i++; // a backslash escapes the next character
-      else if (c === 34) inString = false;
-    } else if (c === 34) inString = true;
-    else if (c === 91 || c === 123) {
-      if (++depth > limit) return true;
-    } else if (c === 93 || c === 125) depth--;
-  }
-  return false;
-}
-
-/** A JSON-RPC message's shape, checked cheaply: full schema validation happens in the SDK. */
-function isMessage(value: unknown): value is JSONRPCMessage {
-  if (!value || typeof value !== 'object' || Array.isArray(value)) return false;
-  const m = value as Record<string, unknown>;
-  if (m.jsonrpc !== '2.0') return false;
-  const hasId = typeof m.id === 'string' || (typeof m.id === 'number' && Number.isFinite(m.id));
-  if ('method' in m) {
-    if (typeof m.method !== 'string' || m.method.length === 0 || m.method.length > 256) return false;
-    if ('id' in m && !hasId) return false;
-    if ('params' in m && (typeof m.params !== 'object' || m.params === null || Array.isArray(m.params))) return false;
-    // The SDK silently drops a request its schema rejects (a fractional or unsafe id, an extra
-    // top-level key, a malformed _meta), which would leave the POST unanswered: refuse it here.
-    if ('id' in m && !isJSONRPCRequest(m)) return false;
-    return true;
-  }
-  return hasId && ('result' in m || 'error' in m);
-}
 
 export class Endpoint {
   private readonly http: http.Server;
