@@ -251,7 +251,7 @@ export function renderMarkdown(results, chartFiles = []) {
   if (lat) {
     L.push('## 1. Per-call latency, `tools/call` echo');
     L.push('');
-    L.push(`${n0(S.latency.callsPerSystem)} sequential calls per system on one session, in blocks of ${S.latency.block} interleaved round-robin (rotating the order each round)${S.latency.truncated ? ' — **stopped early at the section time budget**' : ''}. Server CPU is utime+stime from \`/proc/<pid>/stat\` of every server-side process (gateway + upstream children; for the direct rows the upstream itself) read before and after each block, divided by the calls; "gateway CPU" counts the broker or peer process alone. Client CPU is the bench process (the SDK client).`);
+    L.push(`Each system first answers ${n0(results.config?.warmup ?? 0)} calls that are not measured (JIT warm-up: a gateway is a long-lived process). Then ${n0(S.latency.callsPerSystem)} sequential calls per system on one session, in blocks of ${S.latency.block} interleaved round-robin (rotating the order each round)${S.latency.truncated ? ' — **stopped early at the section time budget**' : ''}. Server CPU is utime+stime from \`/proc/<pid>/stat\` of every server-side process (gateway + upstream children; for the direct rows the upstream itself) read before and after each block, divided by the calls; "gateway CPU" counts the broker or peer process alone. Client CPU is the bench process (the SDK client).`);
     L.push('');
     if (chartFiles.includes('bench-latency.svg')) { L.push('![latency chart](bench-latency.svg)'); L.push(''); }
     L.push(table(['system', 'p50', 'p90', 'p99', 'server CPU / call', 'gateway CPU / call', 'client CPU / call', 'idle RSS gateway / all server-side'], present(lat).map((k) => {
