@@ -47,8 +47,8 @@ export interface EnvironmentInput {
   root: string;
   env: Record<string, string>;
   envFile?: string;
-  secretsGranted: boolean;
-  networkGranted: boolean;
+  /** The server's grants: `secrets` and `network` decide what of the environment it gets. */
+  grants: readonly string[];
   parentEnv?: NodeJS.ProcessEnv;
 }
 
@@ -65,17 +65,18 @@ export interface BuiltEnvironment {
  * secret-looking reference resolves only with the `secrets` grant.
  */
 export function buildEnvironment(input: EnvironmentInput): BuiltEnvironment {
+  const secretsGranted = input.grants.includes('secrets');
   const parent = input.parentEnv ?? process.env;
   const env: Record<string, string> = {};
   const withheld: string[] = [];
   const secretValues: string[] = [];
-  for (const name of input.networkGranted ? [...PASSED_THROUGH, ...PASSED_WITH_NETWORK] : PASSED_THROUGH) {
+  for (const name of input.grants.includes('network') ? [...PASSED_THROUGH, ...PASSED_WITH_NETWORK] : PASSED_THROUGH) {
     const value = parent[name];
     if (value !== undefined) env[name] = value;
   }
   for (const [name, template] of Object.entries(input.env)) {
     env[name] = template.replace(/\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, ref: string) => {
-      if (looksSecret(ref) && !input.secretsGranted) {
+      if (looksSecret(ref) && !secretsGranted) {
         withheld.push(ref);
         return '';
       }
@@ -93,7 +94,7 @@ export function buildEnvironment(input: EnvironmentInput): BuiltEnvironment {
       throw new Error(`cannot read envFile ${input.envFile}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
     }
     for (const [name, value] of Object.entries(values)) {
-      if (input.secretsGranted) {
+      if (secretsGranted) {
         env[name] = value;
         if (value) secretValues.push(value);
       } else {

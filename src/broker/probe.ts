@@ -27,7 +27,7 @@ export async function probeServer(def: ServerDef, root: string, timeoutMs = 15_0
   let secrets: string[] = [];
   try {
     if (def.transport === 'stdio') {
-      const built = buildEnvironment({ root, env: def.env, envFile: def.envFile, secretsGranted: def.grants.includes('secrets'), networkGranted: def.grants.includes('network') });
+      const built = buildEnvironment({ root, env: def.env, envFile: def.envFile, grants: def.grants });
       secrets = built.secretValues;
       launch = { transport: 'stdio', command: def.command!, args: def.args, cwd: def.cwd ? path.resolve(root, def.cwd) : root, env: built.env };
     } else {

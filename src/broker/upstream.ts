@@ -187,7 +187,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   private launchSpec(): UpstreamLaunch {
     const def = this.def;
     if (def.transport === 'stdio') {
-      const built = buildEnvironment({ root: this.root, env: def.env, envFile: def.envFile, secretsGranted: def.grants.includes('secrets'), networkGranted: def.grants.includes('network') });
+      const built = buildEnvironment({ root: this.root, env: def.env, envFile: def.envFile, grants: def.grants });
       this.secretValues = built.secretValues;
       this.withheldEnv = built.withheld;
       if (built.withheld.length) this.logs.push(`withheld ${built.withheld.length} secret variable(s) (${built.withheld.join(', ')}): the server has no 'secrets' grant`);
