@@ -1,5 +1,6 @@
 // Turns one run's results into docs/benchmarks.md and hand-written SVG charts (no chart library).
-import { BROKER_NODE_FLAGS } from './systems.mjs';
+import { BROKER_NODE_FLAGS, BROKER_ENV } from './systems.mjs';
+const BROKER_ENV_TEXT = Object.entries(BROKER_ENV).map(([k, v]) => `${k}=${v}`).join(' ');
 const ORDER = ['direct-stdio', 'direct-http', 'broker', 'mcp-hub', 'supergateway', 'mcp-proxy'];
 const PEERS = ['mcp-hub', 'supergateway', 'mcp-proxy'];
 const COLORS = { 'direct-stdio': '#8c8c8c', 'direct-http': '#1f77b4', broker: '#d62728', 'mcp-hub': '#2ca02c', supergateway: '#9467bd', 'mcp-proxy': '#ff7f0e' };
@@ -397,7 +398,7 @@ export function renderMarkdown(results, chartFiles = []) {
   if (cs?.ready) {
     L.push('## 7. Cold start');
     L.push('');
-    L.push(`\`node ${BROKER_NODE_FLAGS.join(' ')} dist/broker.js serve --root <registry with one echo server> --port 0 --json\`, fresh \`SWITCHBOARD_HOME\` each time, ${cs.runs.length} runs; the client connects as soon as the ready line is printed and lists until the upstream's tool is there.`);
+    L.push(`\`${BROKER_ENV_TEXT} node ${BROKER_NODE_FLAGS.join(' ')} dist/broker.js serve --root <registry with one echo server> --port 0 --json\`, fresh \`SWITCHBOARD_HOME\` each time, ${cs.runs.length} runs; the client connects as soon as the ready line is printed and lists until the upstream's tool is there.`);
     L.push('');
     L.push(table(['milestone', 'p50', 'max'], [
       ['spawn → ready line on stdout', msStr(cs.ready.p50, 0), msStr(cs.ready.max, 0)],
@@ -422,7 +423,7 @@ export function renderMarkdown(results, chartFiles = []) {
   L.push([
     '- **Client**: `@modelcontextprotocol/sdk` `Client` for every system — `StdioClientTransport` (a), `StreamableHTTPClientTransport` (b, c, supergateway, mcp-proxy), `SSEClientTransport` (mcp-hub, whose `/mcp` endpoint is HTTP+SSE only). Calls go through `client.callTool()` after one `tools/list`, so the client validates `structuredContent` the same way everywhere. Latency is wall time around each call (`performance.now()`).',
     '- **Upstream**: `test/fixtures/echo.mjs` (SDK `McpServer`) for sections 1–4, 6, 7; `bench/fixtures/tools.mjs` for 5.',
-    `- **Switchboard**: \`node ${BROKER_NODE_FLAGS.join(' ')} dist/broker.js serve --root <tmp registry> --port 0 --json\` (the Node flags every launch of the broker uses) with \`SWITCHBOARD_HOME\` in a temp dir, bearer token from the token file.`,
+    `- **Switchboard**: \`${BROKER_ENV_TEXT} node ${BROKER_NODE_FLAGS.join(' ')} dist/broker.js serve --root <tmp registry> --port 0 --json\` (the Node flags and environment every launch of the broker uses) with \`SWITCHBOARD_HOME\` in a temp dir, bearer token from the token file.`,
     `- **mcp-hub**: \`mcp-hub --port <p> --config <tmp>/mcp-servers.json\`, with \`HOME\`/\`XDG_*\` in a temp dir and a pre-seeded, fresh marketplace cache so it does not fetch its registry at start. mcp-hub is reported to loop on client disconnect (its issue #144); on this machine a closed or SIGKILLed SSE client only made it log the disconnect several times and then idle at 0 CPU, but the bench still keeps its sessions open until it kills mcp-hub with SIGKILL.`,
     '- **supergateway**: `supergateway --stdio "<node> echo.mjs" --outputTransport streamableHttp --stateful --port <p> --logLevel none`, stdin kept open (it exits when stdin closes). Stateful mode starts one upstream per session.',
     '- **mcp-proxy**: `mcp-proxy --host 127.0.0.1 --port <p> --server stream -- <node> echo.mjs`.',

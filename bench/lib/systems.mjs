@@ -24,8 +24,9 @@ export const BENCH = path.join(REPO, 'bench');
 export const NODE = process.execPath;
 export const PRELOAD = path.join(BENCH, 'loopback-preload.cjs');
 export const BROKER_JS = path.join(REPO, 'dist', 'broker.js');
-/** The broker is measured as it is launched for users: BROKER_NODE_FLAGS in src/broker/runtime.ts. */
-export const BROKER_NODE_FLAGS = ['--max-semi-space-size=1'];
+/** The broker is measured as it is launched for users: BROKER_NODE_FLAGS and BROKER_ENV in src/broker/runtime.ts. */
+export const BROKER_NODE_FLAGS = ['--max-semi-space-size=1', '--expose-gc'];
+export const BROKER_ENV = { MALLOC_ARENA_MAX: '1' };
 export const ECHO = path.join(REPO, 'test', 'fixtures', 'echo.mjs');
 export const TOOLS = path.join(BENCH, 'fixtures', 'tools.mjs');
 const MOD = path.join(REPO, 'node_modules');
@@ -226,7 +227,7 @@ export class Broker extends System {
     writeRegistry(this.root, this.servers);
     this.t0 = performance.now();
     this.proc = spawnTracked(NODE, [...BROKER_NODE_FLAGS, ...this.extraNodeArgs, BROKER_JS, 'serve', '--root', this.root, '--port', '0', '--json'], {
-      cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...process.env, SWITCHBOARD_HOME: this.home },
+      cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...BROKER_ENV, ...process.env, SWITCHBOARD_HOME: this.home },
     });
     this.stderr = tail(this.proc.stderr, 80);
     const ready = await new Promise((resolve, reject) => {

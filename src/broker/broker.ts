@@ -7,6 +7,7 @@ import type { RegistrySnapshot } from '../registry/loader';
 import { RegistryWatcher } from '../registry/watcher';
 import type { ServerDef } from '../registry/schema';
 import { Catalog, FACADE_NAMESPACE, SEPARATOR, type FacadeCatalog } from './catalog';
+import { IdleCollector } from './idleCollector';
 import { Endpoint, type Identity, type RequestExtra, type Router, type SessionContext } from './endpoint';
 import { ErrorCodes, McpFailure, type JsonObject, type Prompt, type Resource, type ResourceTemplate, type Tool } from './mcpTypes';
 import type { StartPolicy } from './supervisor';
@@ -58,6 +59,7 @@ export class Broker extends EventEmitter<BrokerEventMap> {
   private readonly watcher: RegistryWatcher;
   private readonly subscriptions = new Map<string, number>();
   private catalogTimer?: NodeJS.Timeout;
+  private readonly idleCollector = new IdleCollector();
   private lastToolsKey = '';
   private lastPromptsKey = '';
   private lastResourcesKey = '';
@@ -77,6 +79,7 @@ export class Broker extends EventEmitter<BrokerEventMap> {
       version: BROKER_VERSION,
       instance: rootId(this.root),
       onRejected: (reason, status) => hooks.audit?.({ event: 'rejected', status, reason }),
+      onRequest: () => this.idleCollector.touch(),
     });
   }
 
@@ -89,10 +92,18 @@ export class Broker extends EventEmitter<BrokerEventMap> {
     this.supervisor.on('resourceUpdated', (_server, uri) => this.endpoint.resourceUpdated(uri));
     this.watcher.on('snapshot', (snap) => void this.apply(snap));
     await this.apply(this.watcher.start());
+    // Start-up leaves garbage too (the registry parse, every upstream's handshake).
+    this.idleCollector.touch();
     return port;
   }
 
+  /** Times the broker went quiet and ran a collection (0 where --expose-gc is not given). */
+  get idleCollections(): number {
+    return this.idleCollector.collections;
+  }
+
   async stop(): Promise<void> {
+    this.idleCollector.close();
     this.watcher.close();
     clearTimeout(this.catalogTimer);
     await this.endpoint.close();

@@ -8,7 +8,7 @@ import type { ServerStatus } from './controlOperations';
 import { serveOrReuse } from './daemon';
 import { liveRecord } from './discovery';
 import { findBroker, OperatorClient } from './operatorClient';
-import { BROKER_NODE_FLAGS, runtimePaths, type BrokerRecord } from './runtime';
+import { BROKER_NODE_FLAGS, brokerEnvironment, runtimePaths, type BrokerRecord } from './runtime';
 
 interface Command {
   summary: string;
@@ -240,7 +240,7 @@ async function startInBackground(root: string) {
   const child = spawn(process.execPath, [...BROKER_NODE_FLAGS, process.argv[1], 'serve', '--root', root, '--idle-exit', '600', '--json'], {
     detached: true,
     stdio: 'ignore',
-    env: process.env,
+    env: brokerEnvironment(process.env),
   });
   child.unref();
   const paths = runtimePaths(root);

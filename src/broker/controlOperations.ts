@@ -13,6 +13,7 @@ import { ErrorCodes, McpFailure } from './mcpTypes';
 import { probeServer, type ProbeResult } from './probe';
 import type { Enforcement } from './sandbox';
 import type { UpstreamState } from './upstream';
+import { compareOrdinal } from './ordinal';
 
 export interface ServerStatus {
   name: string;
@@ -41,7 +42,11 @@ export interface ServerStatus {
 }
 
 export interface BrokerState {
-  broker: { version: string; pid: number; root: string; url: string; sessions: number; untrusted: boolean; catalogVersion: number };
+  broker: {
+    version: string; pid: number; root: string; url: string; sessions: number; untrusted: boolean; catalogVersion: number;
+    /** Resident memory now, and how many times it went quiet and returned a burst's garbage. */
+    memory: { rssBytes: number; heapUsedBytes: number; idleCollections: number };
+  };
   servers: ServerStatus[];
   prompts: { name: string; exposedAs: string; description?: string; arguments: PromptDef['arguments'] }[];
   clients: { name: string; description?: string; mcp_allow: ClientDef['mcp_allow']; tools?: ClientDef['tools']; tokenFile: string }[];
@@ -127,13 +132,13 @@ export class ControlOperations {
   }
 
   listPrompts(): BrokerState['prompts'] {
-    return [...this.snapshot.prompts.values()].sort((a, b) => a.name.localeCompare(b.name)).map((p) => ({
+    return [...this.snapshot.prompts.values()].sort((a, b) => compareOrdinal(a.name, b.name)).map((p) => ({
       name: p.name, exposedAs: `switchboard__${p.name}`, description: p.description, arguments: p.arguments,
     }));
   }
 
   listClients(): BrokerState['clients'] {
-    return [...this.snapshot.clients.values()].sort((a, b) => a.name.localeCompare(b.name)).map((c) => ({
+    return [...this.snapshot.clients.values()].sort((a, b) => compareOrdinal(a.name, b.name)).map((c) => ({
       name: c.name, description: c.description, mcp_allow: c.mcp_allow, tools: c.tools, tokenFile: this.tokens.fileOf(c.name),
     }));
   }
@@ -152,6 +157,7 @@ export class ControlOperations {
         sessions: this.broker.endpoint.sessionCount,
         untrusted: this.ctx.untrusted,
         catalogVersion: this.broker.catalog.version,
+        memory: { rssBytes: process.memoryUsage.rss(), heapUsedBytes: process.memoryUsage().heapUsed, idleCollections: this.broker.idleCollections },
       },
       servers: this.listServers(),
       prompts: this.listPrompts(),

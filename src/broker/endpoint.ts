@@ -72,6 +72,8 @@ export interface EndpointOptions {
   instance: string;
   /** Called for every request that is turned away, for the audit log (never with the token). */
   onRejected?(reason: string, status: number): void;
+  /** Called at the start of every HTTP request, before any check (the idle collector's clock). */
+  onRequest?(): void;
 }
 
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
@@ -443,6 +445,7 @@ export class Endpoint {
 
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     this.lastActivity = Date.now();
+    this.opts.onRequest?.();
     // DNS rebinding: a page on evil.example that resolves to 127.0.0.1 still sends its own Host/Origin.
     if (!this.isLoopbackHost(req.headers.host)) return this.reject(res, 403, 'Forbidden: the Host header must name this loopback endpoint');
     const origin = req.headers.origin;

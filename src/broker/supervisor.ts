@@ -4,6 +4,7 @@ import { EventEmitter } from 'node:events';
 import type { ServerDef } from '../registry/schema';
 import type { JsonObject } from './mcpTypes';
 import { Upstream } from './upstream';
+import { compareOrdinal } from './ordinal';
 
 export type StartDecision =
   | { run: true }
@@ -25,7 +26,7 @@ export interface SupervisorEventMap {
 export function fingerprint(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) =>
     v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => a.localeCompare(b)))
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => compareOrdinal(a, b)))
       : v);
 }
 
@@ -42,7 +43,7 @@ export class Supervisor extends EventEmitter<SupervisorEventMap> {
   }
 
   all(): Upstream[] {
-    return [...this.upstreams.values()].map((e) => e.upstream).sort((a, b) => a.name.localeCompare(b.name));
+    return [...this.upstreams.values()].map((e) => e.upstream).sort((a, b) => compareOrdinal(a.name, b.name));
   }
 
   /** Reconciles in order: a snapshot never races the previous one. */

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { liveRecord } from '../broker/discovery';
 import type { BrokerState } from '../broker/controlOperations';
 import { OperatorClient } from '../broker/operatorClient';
-import { BROKER_NODE_FLAGS, isProcessAlive, runtimePaths, type BrokerRecord, type RuntimePaths } from '../broker/runtime';
+import { BROKER_NODE_FLAGS, brokerEnvironment, isProcessAlive, runtimePaths, type BrokerRecord, type RuntimePaths } from '../broker/runtime';
 import type { JsonObject } from '../broker/mcpTypes';
 
 export const STATE_URI = 'switchboard://state';
@@ -348,7 +348,7 @@ export class BrokerConnection extends EventEmitter<ConnectionEvents> {
       cwd: this.root,
       detached: true,
       stdio: ['ignore', fd, fd],
-      env: { ...(this.opts.env ?? process.env), ELECTRON_RUN_AS_NODE: '1' },
+      env: { ...brokerEnvironment(this.opts.env ?? process.env), ELECTRON_RUN_AS_NODE: '1' },
       windowsHide: true,
     });
     fs.closeSync(fd);

@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { BrokerConnection, type Phase } from '../../src/extension/brokerConnection';
 import type { BrokerState } from '../../src/broker/controlOperations';
-import { BROKER_NODE_FLAGS } from '../../src/broker/runtime';
+import { BROKER_ENV, BROKER_NODE_FLAGS } from '../../src/broker/runtime';
 import { BROKER_JS, fixtureServer, tempDir, writeRegistry } from '../helpers/broker';
 
 const quiet = { info() {}, warn() {}, error() {} };
@@ -67,6 +67,8 @@ describe('extension: BrokerConnection (real broker)', function () {
     assert.ok(fs.existsSync(a.logFile), 'the broker writes its log where the extension tails it');
     const argv = fs.readFileSync(`/proc/${a.record!.pid}/cmdline`, 'utf8').split('\0');
     for (const flag of BROKER_NODE_FLAGS) assert.ok(argv.includes(flag), `the broker runs with ${flag}: ${argv.join(' ')}`);
+    const environ = fs.readFileSync(`/proc/${a.record!.pid}/environ`, 'utf8').split('\0');
+    for (const [k, v] of Object.entries(BROKER_ENV)) assert.ok(environ.includes(`${k}=${v}`), `the broker runs with ${k}=${v}`);
 
     const b = make();
     await b.start();
@@ -84,7 +86,24 @@ describe('extension: BrokerConnection (real broker)', function () {
     const bench = fs.readFileSync(path.join(repo, 'bench/lib/systems.mjs'), 'utf8');
     const benchFlags = /export const BROKER_NODE_FLAGS = (\[.*\]);/.exec(bench)?.[1];
     assert.deepEqual(JSON.parse(String(benchFlags).replace(/'/g, '"')), [...BROKER_NODE_FLAGS], 'bench/lib/systems.mjs');
+    const benchEnv = /export const BROKER_ENV = (\{.*\});/.exec(bench)?.[1];
+    assert.deepEqual(JSON.parse(String(benchEnv).replace(/'/g, '"').replace(/(\w+):/g, '"$1":')), { ...BROKER_ENV }, 'bench/lib/systems.mjs BROKER_ENV');
     assert.ok(start.includes(`node ${BROKER_NODE_FLAGS.join(' ')} dist/broker.js serve`), `package.json start: ${start}`);
+  });
+
+  it('the launched broker returns memory once it goes quiet (its idle collector has gc)', async function () {
+    this.timeout(30_000);
+    const conn = make();
+    await conn.start();
+    await until(conn, () => conn.state?.servers.find((s) => s.name === 'echo' && s.state === 'running'), 20_000, 'echo running');
+    for (let i = 0; i < 50; i++) await conn.call('list_servers');
+    // Quiet for longer than the collector's 2 s (it looks again one period after the last
+    // request it saw, so up to 4 s), then read the state once.
+    await new Promise((r) => setTimeout(r, 5_000));
+    await conn.refresh();
+    const memory = conn.state!.broker.memory;
+    assert.ok(memory.idleCollections >= 1, `idle collections: ${memory.idleCollections}`);
+    assert.ok(memory.rssBytes > 0 && memory.heapUsedBytes > 0);
   });
 
   it('restarts the broker after it is killed, with backoff, and reconnects', async () => {

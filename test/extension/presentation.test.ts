@@ -17,7 +17,7 @@ function server(over: Partial<ServerStatus> = {}): ServerStatus {
 
 function state(servers: ServerStatus[], over: Partial<BrokerState> = {}): BrokerState {
   return {
-    broker: { version: '0.1.0', pid: 7, root: '/r', url: 'http://127.0.0.1:4000/mcp', sessions: 1, untrusted: false, catalogVersion: 3 },
+    broker: { version: '0.1.0', pid: 7, root: '/r', url: 'http://127.0.0.1:4000/mcp', sessions: 1, untrusted: false, catalogVersion: 3, memory: { rssBytes: 60e6, heapUsedBytes: 9e6, idleCollections: 0 } },
     servers, prompts: [], clients: [{ name: 'copilot', mcp_allow: ['read', 'write'], tokenFile: '/t' }], problems: [], ...over,
   };
 }
