@@ -20,7 +20,7 @@ import { KIND_DIRS, KINDS } from './schema';
 
 export interface RegistryWatcherOptions {
   /**
-   * Quiet time after the last event before reloading. Default 30 ms: an editor's atomic save is
+   * Quiet time after the last event before reloading. Default 15 ms: an editor's atomic save is
    * one rename, and an in-place write of a small YAML file ends well within it.
    */
   debounceMs?: number;
@@ -59,7 +59,7 @@ export class RegistryWatcher extends EventEmitter<RegistryWatcherEvents> {
     opts: RegistryWatcherOptions = {},
   ) {
     super();
-    this.debounceMs = Math.max(0, opts.debounceMs ?? 30);
+    this.debounceMs = Math.max(0, opts.debounceMs ?? 15);
     this.rescanMs = Math.max(0, opts.rescanMs ?? 2000);
     this.maxWaitMs = Math.max(this.debounceMs * 10, 500);
   }
