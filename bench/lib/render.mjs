@@ -1,5 +1,7 @@
 // Turns one run's results into docs/benchmarks.md and hand-written SVG charts (no chart library).
 import { BROKER_NODE_FLAGS, BROKER_ENV } from './systems.mjs';
+/** The registry watcher's default debounce (src/registry/watcher.ts). */
+const WATCHER_QUIET_MS = 15;
 const BROKER_ENV_TEXT = Object.entries(BROKER_ENV).map(([k, v]) => `${k}=${v}`).join(' ');
 const ORDER = ['direct-stdio', 'direct-http', 'broker', 'mcp-hub', 'supergateway', 'mcp-proxy'];
 const PEERS = ['mcp-hub', 'supergateway', 'mcp-proxy'];
@@ -81,7 +83,7 @@ export function verdicts(results) {
   const rl = S.reload;
   if (rl?.add?.listed?.n) {
     add('hot reload < 250 ms p50 (YAML written → new tool listed)', rl.add.listed.p50 < 250, `${msStr(rl.add.listed.p50, 0)} p50 over ${rl.add.listed.n} reloads (list_changed at ${msStr(rl.add.notified.p50, 0)})`,
-      `floor: spawning the Node upstream + handshake + tools/list directly takes ${msStr(rl.floorSpawnHandshake.p50, 0)} p50${rl.floorSpawnHandshakeNetns ? `, ${msStr(rl.floorSpawnHandshakeNetns.p50, 0)} under \`unshare --net\` as the broker runs it` : ''}${rl.add.spawned?.n ? `; the broker has spawned the upstream ${msStr(rl.add.spawned.p50, 0)} after the write (p50; 30 ms of it is the registry watcher's quiet time)` : ''}`);
+      `floor: spawning the Node upstream + handshake + tools/list directly takes ${msStr(rl.floorSpawnHandshake.p50, 0)} p50${rl.floorSpawnHandshakeNetns ? `, ${msStr(rl.floorSpawnHandshakeNetns.p50, 0)} under \`unshare --net\` as the broker runs it` : ''}${rl.add.spawned?.n ? `; the broker has spawned the upstream ${msStr(rl.add.spawned.p50, 0)} after the write (p50; ${WATCHER_QUIET_MS} ms of it is the registry watcher's quiet time)` : ''}`);
     add('hot reload < 250 ms p50 (YAML deleted → tool gone)', rl.remove.listed.p50 < 250, `${msStr(rl.remove.listed.p50, 0)} p50 over ${rl.remove.listed.n} removals`);
   } else add('hot reload < 250 ms p50', null, 'reload section not run');
   return out;
