@@ -202,6 +202,7 @@ async function waitHttpOk(url, { timeoutMs, child, what }) {
 /**
  * @param {object} opts
  * @param {string} opts.folder                workspace folder to open (absolute path on this machine)
+ * @param {string} [opts.workspace]            a .code-workspace file to open instead (a multi-root window)
  * @param {boolean} [opts.trusted=true]        false: no --disable-workspace-trust, the window opens in Restricted Mode
  * @param {string} [opts.extensionDevelopmentPath]  extension folder loaded as a development extension
  * @param {string} [opts.extensionTestsPath]   CommonJS test entry (exports run()) executed in the extension host
@@ -223,11 +224,11 @@ async function waitHttpOk(url, { timeoutMs, child, what }) {
  */
 export async function launchCodeServer(opts) {
   const {
-    folder, trusted = true, extensionDevelopmentPath, extensionTestsPath, extensionEnvironment,
+    folder, workspace, trusted = true, extensionDevelopmentPath, extensionTestsPath, extensionEnvironment,
     settings = {}, onLog = () => {}, onServerLog = () => {}, extraArgs = [], viewport = { width: 1400, height: 900 },
     startTimeoutMs = 60_000, pageTimeoutMs = 60_000, keepTemp = false, killMatching = [], abortCleanupDirs = [],
   } = opts;
-  if (!folder) throw new Error('launchCodeServer: folder is required');
+  if (!folder && !workspace) throw new Error('launchCodeServer: a folder (or a .code-workspace file) is required');
   if (!toolsReady()) throw new Error(`code-server tools missing in ${TOOLS_DIR}: run \`npm run vscode:tools\``);
 
   const tmp = mkdtempSync(join(tmpdir(), 'switchboard-vscode-'));
@@ -250,7 +251,7 @@ export async function launchCodeServer(opts) {
     // Without it the built workbench silently ignores the development payload.
     '--vscode-option', 'enable-smoke-test-driver',
     ...extraArgs,
-    folder,
+    workspace ?? folder,
   ];
   const serverLog = join(tmp, 'code-server.log');
   const serverLogStream = createWriteStream(serverLog);
@@ -334,7 +335,9 @@ export async function launchCodeServer(opts) {
     if (extensionTestsPath) payload.push(['extensionTestsPath', remoteUri(authority, extensionTestsPath)]);
     if (extensionEnvironment) payload.push(['extensionEnvironment', JSON.stringify(extensionEnvironment)]);
     payload.push(['skipWelcome', 'true']);
-    const url = `http://${authority}/?folder=${encodeURIComponent(folder)}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
+    // A .code-workspace file opens a multi-root window; a folder, a single-folder one.
+    const target = workspace ? `workspace=${encodeURIComponent(workspace)}` : `folder=${encodeURIComponent(folder)}`;
+    const url = `http://${authority}/?${target}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
     await page.goto(url, { waitUntil: 'domcontentloaded', timeout: pageTimeoutMs });
 
     return { url, port, authority, page, browser: context, context, tmp, serverLog, serverReadyMs, exitCode, close, child };

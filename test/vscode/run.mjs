@@ -2,14 +2,14 @@
 // `npm run test:vscode`: runs the mocha suite in test/vscode/suite inside a REAL VS Code extension
 // host (code-server + headless Chromium), with this repository loaded as the development extension.
 //
-//   node test/vscode/run.mjs [--folder <dir>] [--grep <pattern>] [--untrusted] [--screenshots <dir>]
+//   node test/vscode/run.mjs [--folder <dir>] [--grep <pattern>] [--untrusted] [--multiroot] [--screenshots <dir>]
 //                            [--env KEY=VALUE ...] [--timeout <seconds>] [--verbose] [--keep]
 //
 // Prerequisites: `npm run build` (dist/extension.js) and `npx tsc -p tsconfig.test.json`
 // (out/test/vscode/suite/*.js). The tools (code-server, Node 24, chromium) are installed on demand by
 // scripts/install-vscode-tools.sh. Exit code: the tests' exit code (0 = all passed); 2 for a harness
 // error (missing build, code-server not starting); 124 on the overall timeout.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -20,6 +20,8 @@ const USAGE = `usage: node test/vscode/run.mjs [options]
                        mcp-servers.d/example.yaml added when it has no mcp-servers.d/*.yaml)
   --grep <pattern>     only run tests matching <pattern> (mocha grep)
   --untrusted          do not pass --disable-workspace-trust: the window opens in Restricted Mode
+  --multiroot          open a multi-root workspace of two temp copies of workspace/ (alpha, beta)
+                       and run only the suite/*.multiroot.test.ts files
   --screenshots <dir>  where the screenshot taken on failure goes (default: .tools/vscode/screenshots)
   --env KEY=VALUE      extra environment for the extension host (repeatable)
   --timeout <seconds>  overall bound for the run (default 600)
@@ -31,6 +33,7 @@ try {
   ({ values: args } = parseArgs({
     options: {
       folder: { type: 'string' }, grep: { type: 'string' }, untrusted: { type: 'boolean', default: false },
+      multiroot: { type: 'boolean', default: false },
       screenshots: { type: 'string' }, env: { type: 'string', multiple: true, default: [] },
       timeout: { type: 'string', default: '600' }, verbose: { type: 'boolean', default: false },
       keep: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false },
@@ -74,19 +77,30 @@ try { ensureTools({ log: null }); } catch (e) { fail(e.message); }
 // ---------------------------------------------------------------- workspace folder
 let folder;
 let tempFolder;
-if (args.folder) {
+let workspaceFile;
+const extraTemp = [];
+if (args.multiroot) {
+  if (args.folder || args.untrusted) fail('--multiroot opens its own two folders, trusted; it takes neither --folder nor --untrusted');
+  const alpha = prepareTestWorkspace();
+  const beta = prepareTestWorkspace();
+  ({ folder, tempRoot: tempFolder } = alpha);
+  extraTemp.push(beta.tempRoot);
+  workspaceFile = join(alpha.tempRoot, 'two-folders.code-workspace');
+  writeFileSync(workspaceFile, JSON.stringify({ folders: [{ path: alpha.folder, name: 'alpha' }, { path: beta.folder, name: 'beta' }] }, null, 2));
+} else if (args.folder) {
   folder = resolve(args.folder);
   if (!existsSync(folder) || !statSync(folder).isDirectory()) fail(`--folder ${folder} is not a directory`);
 } else {
   ({ folder, tempRoot: tempFolder } = prepareTestWorkspace());
 }
-say(`workspace folder: ${folder}${tempFolder ? ' (temp copy)' : ''}`);
+say(workspaceFile ? `multi-root workspace: ${workspaceFile}` : `workspace folder: ${folder}${tempFolder ? ' (temp copy)' : ''}`);
 
 const resultDir = mkdtempSync(join(tmpdir(), 'switchboard-result-'));
 const resultFile = join(resultDir, 'result.json');
 const extensionEnvironment = {
   SWITCHBOARD_TEST_RESULT: resultFile,
   SWITCHBOARD_EXPECT_TRUSTED: args.untrusted ? 'false' : 'true',
+  ...(args.multiroot ? { SWITCHBOARD_EXPECT_MULTIROOT: 'true' } : {}),
   SWITCHBOARD_EXPECT_REMOTE: 'true',
   // The broker's per-user state (tokens, approvals, discovery records) goes to a temp dir, never
   // to the real ~/.switchboard; --env SWITCHBOARD_HOME=... overrides it.
@@ -126,7 +140,7 @@ const cleanup = async () => {
   const t = Date.now();
   await cs?.close().catch((e) => console.error(`[harness] close: ${e.message}`));
   if (!args.keep) {
-    if (tempFolder) rmSync(tempFolder, { recursive: true, force: true, maxRetries: 3 });
+    for (const dir of [tempFolder, ...extraTemp].filter(Boolean)) rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
     rmSync(resultDir, { recursive: true, force: true });
   }
   say(`stopped code-server and chromium (${Date.now() - t} ms)`);
@@ -163,16 +177,17 @@ const overall = setTimeout(async () => {
 }, overallMs);
 
 try {
-  say(`starting code-server${args.untrusted ? ' (untrusted: Restricted Mode)' : ''}`);
+  say(`starting code-server${args.untrusted ? ' (untrusted: Restricted Mode)' : ''}${args.multiroot ? ' (multi-root: alpha, beta)' : ''}`);
   cs = await launchCodeServer({
     folder,
+    workspace: workspaceFile,
     trusted: !args.untrusted,
     extensionDevelopmentPath: REPO_ROOT,
     extensionTestsPath: testsEntry,
     extensionEnvironment,
     keepTemp: args.keep,
-    killMatching: tempFolder ? [tempFolder] : [],
-    abortCleanupDirs: args.keep ? [] : [resultDir, ...(tempFolder ? [tempFolder] : [])],
+    killMatching: [tempFolder, ...extraTemp].filter(Boolean),
+    abortCleanupDirs: args.keep ? [] : [resultDir, tempFolder, ...extraTemp].filter(Boolean),
     onLog: printLogLine,
     onServerLog: (line) => { if (args.verbose) console.log(`[code-server] ${line}`); },
   });

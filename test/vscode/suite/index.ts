@@ -5,6 +5,7 @@
 // Environment (through the `extensionEnvironment` payload, set by test/vscode/run.mjs):
 //   SWITCHBOARD_TEST_RESULT   path of a JSON result file written when the run ends (second signal)
 //   SWITCHBOARD_TEST_GREP     mocha --grep pattern
+//   SWITCHBOARD_EXPECT_MULTIROOT  'true' in the multi-root window (run.mjs --multiroot)
 //   SWITCHBOARD_TEST_TIMEOUT  per-test timeout in ms (default 60000)
 import * as fs from 'fs';
 import * as path from 'path';
@@ -103,10 +104,14 @@ export async function run(): Promise<void> {
 
     const dir = __dirname;
     // `*.trusted.test.js` need a trusted window, `*.untrusted.test.js` Restricted Mode; each run
-    // loads the files for its own mode (run.mjs, or run.mjs --untrusted), the rest in both.
+    // loads the files for its own mode (run.mjs, or run.mjs --untrusted), the rest in both. The
+    // multi-root window (run.mjs --multiroot) runs `*.multiroot.test.js` and nothing else: the
+    // other suites are written for one folder.
     const untrusted = process.env.SWITCHBOARD_EXPECT_TRUSTED === 'false';
+    const multiroot = process.env.SWITCHBOARD_EXPECT_MULTIROOT === 'true';
     const files = fs.readdirSync(dir)
       .filter((f) => f.endsWith('.test.js'))
+      .filter((f) => multiroot === f.endsWith('.multiroot.test.js'))
       .filter((f) => !f.endsWith(untrusted ? '.trusted.test.js' : '.untrusted.test.js'))
       .sort();
     if (files.length === 0) throw new Error(`no *.test.js in ${dir}: run \`npx tsc -p tsconfig.test.json\``);
