@@ -147,6 +147,11 @@ export class ControlOperations {
     return this.snapshot.problems.map((p) => ({ ...p, text: formatProblem(p, this.broker.root) }));
   }
 
+  private memory(): BrokerState['broker']['memory'] {
+    const { rss, heapUsed } = process.memoryUsage();
+    return { rssBytes: rss, heapUsedBytes: heapUsed, idleCollections: this.broker.idleCollections };
+  }
+
   state(): BrokerState {
     return {
       broker: {
@@ -157,7 +162,7 @@ export class ControlOperations {
         sessions: this.broker.endpoint.sessionCount,
         untrusted: this.ctx.untrusted,
         catalogVersion: this.broker.catalog.version,
-        memory: { rssBytes: process.memoryUsage.rss(), heapUsedBytes: process.memoryUsage().heapUsed, idleCollections: this.broker.idleCollections },
+        memory: this.memory(),
       },
       servers: this.listServers(),
       prompts: this.listPrompts(),
