@@ -7,16 +7,7 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import type { SwitchboardApi } from '../../../src/extension/extension';
 import type { FolderEntry } from '../../../src/extension/ctx';
-import { ECHO_FIXTURE, NODE, api, waitFor } from './switchboard.helpers';
-
-function serverYaml(name: string): string {
-  return `# Written by the multi-root VS Code test.
-name: ${name}
-trust: builtin
-command: ${JSON.stringify(NODE)}
-args: [${JSON.stringify(ECHO_FIXTURE)}, --name, ${name}]
-`;
-}
+import { api, echoServerYaml, waitFor } from './switchboard.helpers';
 
 async function connectedPair(a: SwitchboardApi): Promise<[FolderEntry, FolderEntry]> {
   return waitFor(a, () => {
@@ -46,7 +37,7 @@ describe('multi-root workspace', function () {
   it("a server added to one folder's registry starts in that folder's broker only", async () => {
     const a = await api();
     const [alpha, beta] = await connectedPair(a);
-    fs.writeFileSync(path.join(beta.root, 'mcp-servers.d', 'only-beta.yaml'), serverYaml('only-beta'));
+    fs.writeFileSync(path.join(beta.root, 'mcp-servers.d', 'only-beta.yaml'), echoServerYaml('only-beta'));
     await waitFor(a, () => beta.server('only-beta')?.state === 'running', 'only-beta to run in beta', 45_000);
     assert.strictEqual(alpha.server('only-beta'), undefined, "alpha's broker does not see beta's server");
     const running = await waitFor(a, () => beta.state!.servers.find((s) => s.name === 'only-beta' && s.tools.length > 0), 'only-beta tools');

@@ -60,6 +60,16 @@ export async function connectedEntry(a: SwitchboardApi): Promise<FolderEntry> {
   return waitFor(a, () => a.ctx.entries().find((e) => e.phase === 'connected' && e.state), 'the broker to be connected', 45_000);
 }
 
+/** A builtin server definition running this repository's echo fixture, with absolute paths. */
+export function echoServerYaml(name: string, description?: string): string {
+  return `# Rewritten by the VS Code tests: absolute paths, since the workspace is a temp copy.
+name: ${name}
+${description ? `description: ${description}\n` : ''}trust: builtin
+command: ${JSON.stringify(NODE)}
+args: [${JSON.stringify(ECHO_FIXTURE)}, --name, ${name}]
+`;
+}
+
 /**
  * The harness opens a temp copy of workspace/, whose echo.yaml points at ../test/fixtures with a
  * relative path. Point it at this repository's fixture (the broker reloads the file and starts it).
@@ -67,13 +77,7 @@ export async function connectedEntry(a: SwitchboardApi): Promise<FolderEntry> {
 export async function useAbsoluteEcho(a: SwitchboardApi): Promise<void> {
   const entry = await connectedEntry(a);
   const file = path.join(entry.root, 'mcp-servers.d', 'echo.yaml');
-  const wanted = `# Rewritten by the VS Code tests: absolute paths, since the workspace is a temp copy.
-name: echo
-description: Echo fixture from this repository — handy to see a call go through the broker.
-trust: builtin
-command: ${JSON.stringify(NODE)}
-args: [${JSON.stringify(ECHO_FIXTURE)}, --name, echo]
-`;
+  const wanted = echoServerYaml('echo', 'Echo fixture from this repository — handy to see a call go through the broker.');
   if (!fs.existsSync(file) || fs.readFileSync(file, 'utf8') !== wanted) fs.writeFileSync(file, wanted);
   await waitFor(a, () => entry.server('echo')?.state === 'running', 'echo to run', 45_000);
 }
