@@ -5,7 +5,7 @@ import { Approvals } from './approvals';
 import { AuditLog } from './audit';
 import { ClientTokens, safeEqual } from './clientTokens';
 import { ControlOperations } from './controlOperations';
-import type { Identity } from './endpoint';
+import type { Identity } from './routing';
 import { Facade, STATE_URI } from './facade';
 import { ErrorCodes, McpFailure, type JsonObject } from './mcpTypes';
 import { renderPromptMessages } from '../registry/template';

@@ -23,42 +23,8 @@ import { ErrorCodes, McpFailure, type JsonObject, type Prompt, type Resource, ty
 import { isMessage, MAX_JSON_DEPTH, nestedDeeperThan } from './messageShape';
 import { rememberJson, rememberedJson } from './rawJson';
 import { sharedSchemaValidator } from './schemaValidator';
+import type { Identity, RequestExtra, Router, SessionContext } from './routing';
 
-export interface Identity {
-  /** The client's registry name, or `operator` for the editor's own full-scope identity. */
-  client: string;
-  operator: boolean;
-}
-
-export interface SessionContext {
-  sessionId: string;
-  identity: Identity;
-  /** `undefined` for the aggregated endpoint, else the one server `/servers/<name>/mcp` serves. */
-  server?: string;
-}
-
-export interface RequestExtra {
-  signal: AbortSignal;
-  progressToken?: string | number;
-  sendProgress(progress: { progress: number; total?: number; message?: string }): void;
-}
-
-/** What the endpoint serves; the broker implements it over the catalog and control operations. */
-export interface Router {
-  hasServer(name: string): boolean;
-  instructions(server?: string): string | undefined;
-  listTools(ctx: SessionContext): Tool[];
-  callTool(ctx: SessionContext, name: string, args: JsonObject, meta: JsonObject | undefined, extra: RequestExtra): Promise<JsonObject>;
-  listPrompts(ctx: SessionContext): Prompt[];
-  getPrompt(ctx: SessionContext, name: string, args: Record<string, string>, extra: RequestExtra): Promise<JsonObject>;
-  listResources(ctx: SessionContext): Resource[];
-  listResourceTemplates(ctx: SessionContext): ResourceTemplate[];
-  readResource(ctx: SessionContext, uri: string, extra: RequestExtra): Promise<JsonObject>;
-  subscribe(ctx: SessionContext, uri: string): Promise<void>;
-  unsubscribe(ctx: SessionContext, uri: string): Promise<void>;
-  complete(ctx: SessionContext, params: JsonObject, extra: RequestExtra): Promise<JsonObject>;
-  sessionClosed(ctx: SessionContext): void;
-}
 
 export interface EndpointOptions {
   port: number;

@@ -3,7 +3,7 @@
 // definition, so editing `mcp_allow` takes effect without reconnecting.
 import { registryJsonSchemas } from '../registry/jsonSchema';
 import type { ControlOperations } from './controlOperations';
-import type { Identity } from './endpoint';
+import type { Identity } from './routing';
 import { ErrorCodes, McpFailure, type JsonObject, type Tool } from './mcpTypes';
 
 /** `operator` tools change who may run what (approvals, client tokens): the human's, never an agent's. */

@@ -1,0 +1,40 @@
+// What the endpoint needs from the rest of the broker, and what it tells it about a request: who is
+// calling (Identity), on which session and path (SessionContext), and the one interface (Router)
+// through which every MCP method reaches the catalog, the control plane and the upstreams.
+import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from './mcpTypes';
+
+export interface Identity {
+  /** The client's registry name, or `operator` for the editor's own full-scope identity. */
+  client: string;
+  operator: boolean;
+}
+
+export interface SessionContext {
+  sessionId: string;
+  identity: Identity;
+  /** `undefined` for the aggregated endpoint, else the one server `/servers/<name>/mcp` serves. */
+  server?: string;
+}
+
+export interface RequestExtra {
+  signal: AbortSignal;
+  progressToken?: string | number;
+  sendProgress(progress: { progress: number; total?: number; message?: string }): void;
+}
+
+/** What the endpoint serves; the broker implements it over the catalog and control operations. */
+export interface Router {
+  hasServer(name: string): boolean;
+  instructions(server?: string): string | undefined;
+  listTools(ctx: SessionContext): Tool[];
+  callTool(ctx: SessionContext, name: string, args: JsonObject, meta: JsonObject | undefined, extra: RequestExtra): Promise<JsonObject>;
+  listPrompts(ctx: SessionContext): Prompt[];
+  getPrompt(ctx: SessionContext, name: string, args: Record<string, string>, extra: RequestExtra): Promise<JsonObject>;
+  listResources(ctx: SessionContext): Resource[];
+  listResourceTemplates(ctx: SessionContext): ResourceTemplate[];
+  readResource(ctx: SessionContext, uri: string, extra: RequestExtra): Promise<JsonObject>;
+  subscribe(ctx: SessionContext, uri: string): Promise<void>;
+  unsubscribe(ctx: SessionContext, uri: string): Promise<void>;
+  complete(ctx: SessionContext, params: JsonObject, extra: RequestExtra): Promise<JsonObject>;
+  sessionClosed(ctx: SessionContext): void;
+}
