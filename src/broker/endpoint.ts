@@ -1,30 +1,32 @@
-// The broker's one local endpoint: MCP Streamable HTTP on loopback (the SDK's server side is
-// imported here only). node:http is used directly, with a transport that answers a POST with a
-// plain JSON body and upgrades to an SSE stream only when a request sends notifications first.
+// The broker's one local endpoint: MCP Streamable HTTP on loopback. This file is the entry: the
+// HTTP server, the order of the checks, the session table (eviction) and the fan-out of
+// notifications to sessions. The checks are in http/guards.ts, the body in http/requestBody.ts,
+// the encoding in http/wire.ts, a session's SDK server and direct path in http/mcpSession.ts and
+// its transport in http/sessionTransport.ts.
 import * as crypto from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
+import type { LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCodes, type JsonObject } from './mcpTypes';
+import type { Identity, Router, SessionContext } from './routing';
 import {
-  ListPromptsRequestSchema,
-  ListResourcesRequestSchema,
-  ListResourceTemplatesRequestSchema,
-  ListToolsRequestSchema,
-  SubscribeRequestSchema,
-  SUPPORTED_PROTOCOL_VERSIONS,
-  UnsubscribeRequestSchema,
-  type JSONRPCMessage,
-  type LoggingMessageNotification,
-} from '@modelcontextprotocol/sdk/types.js';
-// Errors thrown as McpFailure (an Error with a numeric `code`) reach the client with that code and
-// message as they are; the SDK's McpError would prefix the message with "MCP error N:".
-import { ErrorCodes, McpFailure, type JsonObject, type Prompt, type Resource, type ResourceTemplate, type Tool } from './mcpTypes';
-import { isMessage, MAX_JSON_DEPTH, nestedDeeperThan } from './messageShape';
-import { rememberJson, rememberedJson } from './rawJson';
-import { sharedSchemaValidator } from './schemaValidator';
-import type { Identity, RequestExtra, Router, SessionContext } from './routing';
-
+  bearerToken,
+  checkDeclaredLength,
+  checkGetAccept,
+  checkHost,
+  checkOrigin,
+  checkPostHeaders,
+  checkProtocolVersion,
+  checkSessionOwner,
+  routeOf,
+  SESSION_ID_REQUIRED,
+  SESSION_NOT_FOUND,
+  unauthorized,
+  type Rejection,
+} from './http/guards';
+import { createMcpSession, type McpSession } from './http/mcpSession';
+import { isBodyError, parseMessages, readBody } from './http/requestBody';
+import { writeJsonRpcError } from './http/wire';
 
 export interface EndpointOptions {
   port: number;
@@ -42,275 +44,20 @@ export interface EndpointOptions {
   onRequest?(): void;
 }
 
-const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]']);
-const SSE_HEADERS = { 'content-type': 'text/event-stream', 'cache-control': 'no-cache, no-transform', connection: 'keep-alive' };
-
-type Id = string | number;
-const idKey = (id: Id): string => `${typeof id}:${id}`;
-
-/**
- * Requests the session transport hands straight to the router, past the SDK's protocol layer:
- * the per-call path. Everything else (initialize, ping, lists, subscriptions, logging) goes
- * through the SDK server.
- */
-const DIRECT_METHODS = new Set(['tools/call', 'prompts/get', 'resources/read', 'completion/complete']);
-
-type DirectHandler = (request: { method: string; params?: JsonObject }, extra: RequestExtra) => Promise<JsonObject>;
-
-/** An error as a JSON-RPC error object, the way the SDK's server would have written it. */
-function toJsonRpcError(err: unknown): { code: number; message: string; data?: unknown } {
-  const e = (err ?? {}) as { code?: unknown; message?: unknown; data?: unknown };
-  const error: { code: number; message: string; data?: unknown } = {
-    code: typeof e.code === 'number' && Number.isSafeInteger(e.code) ? e.code : ErrorCodes.InternalError,
-    message: typeof e.message === 'string' && e.message ? e.message : 'Internal error',
-  };
-  if (e.data !== undefined) error.data = e.data;
-  return error;
-}
-
-interface PendingPost {
-  res: http.ServerResponse;
-  waiting: Set<string>;
-  responses: JSONRPCMessage[];
-  streaming: boolean;
-  headers: Record<string, string>;
-}
-
-/** One MCP session's transport: POST bodies in, JSON or SSE out, plus the optional GET stream. */
-class SessionTransport implements Transport {
-  onclose?: () => void;
-  onerror?: (error: Error) => void;
-  onmessage?: (message: JSONRPCMessage) => void;
-  readonly sessionId: string;
-  private readonly pending = new Map<string, PendingPost>();
-  private standalone?: http.ServerResponse;
-  private closed = false;
-  /** Direct requests in flight, by id key: aborted when the client cancels or hangs up. */
-  private readonly inFlight = new Map<string, AbortController>();
-
-  constructor(sessionId: string, private readonly direct?: DirectHandler) {
-    this.sessionId = sessionId;
-  }
-
-  async start(): Promise<void> { /* the endpoint feeds messages in */ }
-
-  get busy(): boolean {
-    return this.pending.size > 0 || this.standalone !== undefined;
-  }
-
-  /** Delivers one POST's messages; the response is written once every request in it is answered. */
-  deliver(messages: JSONRPCMessage[], res: http.ServerResponse, headers: Record<string, string>): void {
-    const requestIds = messages.filter((m) => 'method' in m && 'id' in m).map((m) => idKey((m as { id: Id }).id));
-    // An id still waiting for its answer (or twice in one batch) would be answered once, to one
-    // POST, and leave the other waiting forever: refuse the reuse instead.
-    if (new Set(requestIds).size !== requestIds.length || requestIds.some((key) => this.pending.has(key))) {
-      writeJsonRpcError(res, 400, ErrorCodes.InvalidRequest, 'Invalid Request: a request id must not be reused while a request with that id is in flight in this session', null, headers);
-      return;
-    }
-    if (requestIds.length === 0) {
-      res.writeHead(202, headers).end();
-    } else {
-      const post: PendingPost = { res, waiting: new Set(requestIds), responses: [], streaming: false, headers };
-      for (const key of requestIds) this.pending.set(key, post);
-      res.on('close', () => {
-        for (const key of post.waiting) {
-          if (this.pending.get(key) === post) this.pending.delete(key);
-          // Nobody is left to read the answer: stop the work (the upstream gets a cancellation).
-          this.inFlight.get(key)?.abort(new Error('the client closed the connection'));
-        }
-      });
-    }
-    for (const message of messages) {
-      if (this.direct && 'method' in message && 'id' in message && DIRECT_METHODS.has(message.method)) this.runDirect(message as { id: Id; method: string; params?: JsonObject });
-      else this.onmessage?.(message);
-    }
-    // The SDK sends no response to a request the client cancelled (as the spec allows), which
-    // would leave that request's POST open until the client hangs up: end it with an error
-    // (-32800, "request cancelled") that the client, having cancelled, ignores.
-    for (const message of messages) {
-      if (!('method' in message) || message.method !== 'notifications/cancelled') continue;
-      const id = (message.params as { requestId?: unknown } | undefined)?.requestId;
-      if ((typeof id === 'string' || typeof id === 'number') && this.pending.has(idKey(id))) {
-        this.inFlight.get(idKey(id))?.abort(new Error('cancelled by the client'));
-        void this.send({ jsonrpc: '2.0', id, error: { code: -32800, message: 'Request cancelled by the client' } } as JSONRPCMessage);
-      }
-    }
-  }
-
-  private runDirect(request: { id: Id; method: string; params?: JsonObject }): void {
-    const key = idKey(request.id);
-    const controller = new AbortController();
-    this.inFlight.set(key, controller);
-    const progressToken = (request.params?._meta as JsonObject | undefined)?.progressToken as string | number | undefined;
-    const extra: RequestExtra = {
-      signal: controller.signal,
-      progressToken,
-      sendProgress: (p) => {
-        if (progressToken === undefined || controller.signal.aborted) return;
-        void this.send({ jsonrpc: '2.0', method: 'notifications/progress', params: { ...p, progressToken } } as JSONRPCMessage, { relatedRequestId: request.id });
-      },
-    };
-    const done = (): boolean => {
-      if (this.inFlight.get(key) === controller) this.inFlight.delete(key);
-      // A cancelled request was answered already (-32800), as the SDK server would not answer it.
-      return !controller.signal.aborted;
-    };
-    let answer: Promise<JsonObject>;
-    try {
-      answer = this.direct!(request, extra);
-    } catch (err) {
-      answer = Promise.reject(err);
-    }
-    answer.then(
-      (result) => { if (done()) void this.send({ jsonrpc: '2.0', id: request.id, result } as JSONRPCMessage); },
-      (err) => { if (done()) void this.send({ jsonrpc: '2.0', id: request.id, error: toJsonRpcError(err) } as JSONRPCMessage); },
-    );
-  }
-
-  openStandaloneStream(res: http.ServerResponse, headers: Record<string, string>): void {
-    // A newer GET stream replaces an older one: the client reconnected.
-    this.standalone?.end();
-    res.writeHead(200, { ...SSE_HEADERS, ...headers });
-    res.write(': switchboard\n\n');
-    this.standalone = res;
-    const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), 25_000);
-    keepAlive.unref();
-    res.on('close', () => {
-      clearInterval(keepAlive);
-      if (this.standalone === res) this.standalone = undefined;
-    });
-  }
-
-  async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    if (this.closed) return;
-    const isResponse = !('method' in message) && 'id' in message;
-    if (isResponse) {
-      const key = idKey((message as { id: Id }).id);
-      const post = this.pending.get(key);
-      if (!post) return; // the client went away or cancelled; nothing to answer
-      this.pending.delete(key);
-      post.waiting.delete(key);
-      if (post.streaming) {
-        writeEvent(post.res, message);
-        if (post.waiting.size === 0) post.res.end();
-      } else {
-        post.responses.push(message);
-        if (post.waiting.size === 0) {
-          const body = post.responses.length === 1 ? serialize(post.responses[0]) : joinBatch(post.responses.map(serialize));
-          post.res.writeHead(200, { ...post.headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) });
-          post.res.end(body);
-        }
-      }
-      return;
-    }
-    const related = options?.relatedRequestId !== undefined ? this.pending.get(idKey(options.relatedRequestId)) : undefined;
-    if (related) {
-      if (!related.streaming) {
-        related.streaming = true;
-        related.res.writeHead(200, { ...SSE_HEADERS, ...related.headers });
-        for (const earlier of related.responses) writeEvent(related.res, earlier);
-        related.responses = [];
-      }
-      writeEvent(related.res, message);
-      return;
-    }
-    if (this.standalone) writeEvent(this.standalone, message);
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.standalone?.end();
-    for (const controller of this.inFlight.values()) controller.abort(new Error('the session was closed'));
-    this.inFlight.clear();
-    for (const post of new Set(this.pending.values())) {
-      if (!post.res.headersSent) writeJsonRpcError(post.res, 404, ErrorCodes.InvalidRequest, 'Session closed');
-      else post.res.end();
-    }
-    this.pending.clear();
-    this.onclose?.();
-  }
-}
-
-/**
- * Results whose JSON is computed once (catalog lists: the same object until the catalog changes),
- * so a `tools/list` of a thousand tools costs a string concatenation instead of a serialization.
- */
-const listResults = new WeakMap<object, object>();
-
-function cachedListResult(key: 'tools' | 'prompts' | 'resources' | 'resourceTemplates', list: object[]): object {
-  let result = listResults.get(list);
-  if (!result) {
-    result = { [key]: list };
-    rememberJson(result, JSON.stringify(result));
-    listResults.set(list, result);
-  }
-  return result;
-}
-
-/** A message's JSON; a response whose result is an upstream's bytes becomes bytes around them. */
-function serialize(message: JSONRPCMessage): string | Buffer {
-  const result = (message as { result?: unknown }).result;
-  // Catalog lists, and large upstream results kept as the upstream's own text or bytes. The id
-  // goes last so that it is the one a client reads even from a result with a duplicate key.
-  const cached = rememberedJson(result);
-  if (cached === undefined) return JSON.stringify(message);
-  const head = '{"jsonrpc":"2.0","result":';
-  const tail = `,"id":${JSON.stringify((message as { id: Id }).id)}}`;
-  return typeof cached === 'string' ? head + cached + tail : Buffer.concat([Buffer.from(head), cached, Buffer.from(tail)]);
-}
-
-function joinBatch(parts: (string | Buffer)[]): string | Buffer {
-  if (parts.every((p) => typeof p === 'string')) return `[${parts.join(',')}]`;
-  const pieces: Buffer[] = [Buffer.from('[')];
-  parts.forEach((p, i) => pieces.push(...(i ? [Buffer.from(',')] : []), typeof p === 'string' ? Buffer.from(p) : p));
-  pieces.push(Buffer.from(']'));
-  return Buffer.concat(pieces);
-}
-
-function writeEvent(res: http.ServerResponse, message: JSONRPCMessage): void {
-  const raw = rememberedJson((message as { result?: unknown }).result);
-  let data: string;
-  if (Buffer.isBuffer(raw)) {
-    // An upstream's unchecked bytes would break the event stream if they held a bare CR; on a
-    // stream the result is checked and written again (the plain JSON answer is the fast path).
-    const id = (message as { id: Id }).id;
-    try {
-      data = JSON.stringify({ jsonrpc: '2.0', id, result: JSON.parse(raw.toString('utf8')) });
-    } catch {
-      data = JSON.stringify({ jsonrpc: '2.0', id, error: { code: ErrorCodes.InternalError, message: 'The upstream server sent a result that is not valid JSON.' } });
-    }
-  } else {
-    data = serialize(message) as string;
-  }
-  res.write(`event: message\ndata: ${data}\n\n`);
-}
-
-function writeJsonRpcError(res: http.ServerResponse, status: number, code: number, message: string, id: Id | null = null, extraHeaders: Record<string, string> = {}): void {
-  if (res.headersSent) {
-    res.end();
-    return;
-  }
-  const body = JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } });
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), ...extraHeaders });
-  res.end(body);
-}
-
-interface Session {
-  ctx: SessionContext;
-  server: Server;
-  transport: SessionTransport;
-  lastSeen: number;
-  subscriptions: Set<string>;
-}
-
+const METHOD_NOT_ALLOWED: Rejection = {
+  status: 405,
+  message: 'Method not allowed',
+  headers: { allow: 'GET, POST, DELETE' },
+};
 
 export class Endpoint {
   private readonly http: http.Server;
-  private readonly sessions = new Map<string, Session>();
+  private readonly sessions = new Map<string, McpSession>();
   private readonly maxBody: number;
   private evictTimer?: NodeJS.Timeout;
   private lastActivity = Date.now();
+  /** The last Host header that passed: an agent sends the same one on every request. */
+  private acceptedHost?: string;
   port = 0;
 
   constructor(private readonly opts: EndpointOptions) {
@@ -346,10 +93,6 @@ export class Endpoint {
     return Date.now() - this.lastActivity;
   }
 
-  sessionsOf(): SessionContext[] {
-    return [...this.sessions.values()].map((s) => s.ctx);
-  }
-
   async close(): Promise<void> {
     clearInterval(this.evictTimer);
     await Promise.all([...this.sessions.values()].map((s) => s.server.close().catch(() => undefined)));
@@ -364,7 +107,13 @@ export class Endpoint {
   listChanged(kind: 'tools' | 'prompts' | 'resources', server?: string): void {
     for (const session of this.sessions.values()) {
       if (server !== undefined && session.ctx.server !== undefined && session.ctx.server !== server) continue;
-      const send = kind === 'tools' ? session.server.sendToolListChanged() : kind === 'prompts' ? session.server.sendPromptListChanged() : session.server.sendResourceListChanged();
+      const s = session.server;
+      const send =
+        kind === 'tools'
+          ? s.sendToolListChanged()
+          : kind === 'prompts'
+            ? s.sendPromptListChanged()
+            : s.sendResourceListChanged();
       send.catch(() => undefined);
     }
   }
@@ -379,8 +128,12 @@ export class Endpoint {
   log(server: string, params: JsonObject): void {
     for (const session of this.sessions.values()) {
       if (session.ctx.server !== undefined && session.ctx.server !== server) continue;
-      const logger = session.ctx.server ? (params.logger as string | undefined) : `${server}${params.logger ? `/${String(params.logger)}` : ''}`;
-      session.server.sendLoggingMessage({ ...params, logger } as LoggingMessageNotification['params']).catch(() => undefined);
+      // On the aggregated endpoint the logger says which server spoke.
+      const logger = session.ctx.server
+        ? (params.logger as string | undefined)
+        : `${server}${params.logger ? `/${String(params.logger)}` : ''}`;
+      const message = { ...params, logger } as LoggingMessageNotification['params'];
+      session.server.sendLoggingMessage(message).catch(() => undefined);
     }
   }
 
@@ -398,50 +151,46 @@ export class Endpoint {
     }
   }
 
-  private async closeSession(session: Session): Promise<void> {
+  private async closeSession(session: McpSession): Promise<void> {
     if (!this.sessions.delete(session.ctx.sessionId)) return;
-    this.opts.router.sessionClosed(session.ctx);
     await session.server.close().catch(() => undefined);
   }
 
-  private reject(res: http.ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
-    this.opts.onRejected?.(message, status);
-    writeJsonRpcError(res, status, status === 404 ? ErrorCodes.InvalidRequest : -32000, message, null, headers);
+  private reject(res: http.ServerResponse, rejection: Rejection): void {
+    this.opts.onRejected?.(rejection.message, rejection.status);
+    const code = rejection.status === 404 ? ErrorCodes.InvalidRequest : -32000;
+    writeJsonRpcError(res, rejection.status, code, rejection.message, null, rejection.headers);
   }
 
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     this.lastActivity = Date.now();
     this.opts.onRequest?.();
     // DNS rebinding: a page on evil.example that resolves to 127.0.0.1 still sends its own Host/Origin.
-    if (!this.isLoopbackHost(req.headers.host)) return this.reject(res, 403, 'Forbidden: the Host header must name this loopback endpoint');
-    const origin = req.headers.origin;
-    if (origin !== undefined && !this.isLoopbackOrigin(origin)) return this.reject(res, 403, 'Forbidden: requests from this Origin are not allowed');
+    const host = req.headers.host;
+    if (host !== this.acceptedHost || host === undefined) {
+      const foreign = checkHost(host, this.port);
+      if (foreign) return this.reject(res, foreign);
+      this.acceptedHost = host;
+    }
+    const foreignOrigin = checkOrigin(req.headers.origin);
+    if (foreignOrigin) return this.reject(res, foreignOrigin);
 
-    const url = req.url ?? '/';
-    const pathname = url.split('?', 1)[0];
-    if (pathname === '/health' && req.method === 'GET') {
-      const body = JSON.stringify({ status: 'ok', name: 'mcp-switchboard', version: this.opts.version, instance: this.opts.instance });
+    const route = routeOf(req.url, req.method);
+    if ('status' in route) return this.reject(res, route);
+    if (route.kind === 'health') {
+      const { version, instance } = this.opts;
+      const body = JSON.stringify({ status: 'ok', name: 'mcp-switchboard', version, instance });
       res.writeHead(200, { 'content-type': 'application/json' }).end(body);
       return;
     }
-    let server: string | undefined;
-    if (pathname !== '/mcp') {
-      const m = /^\/servers\/([a-z][a-z0-9-]{0,30})\/mcp$/.exec(pathname);
-      if (!m) return this.reject(res, 404, `Not found: the MCP endpoint is /mcp (or /servers/<name>/mcp)`);
-      server = m[1];
-    }
+    const server = route.server;
 
-    const auth = req.headers.authorization;
-    const token = auth?.startsWith('Bearer ') ? auth.slice(7).trim() : undefined;
+    const token = bearerToken(req.headers.authorization);
     const identity = token ? this.opts.authenticate(token) : undefined;
-    if (!identity) {
-      return this.reject(res, 401, token ? 'Unauthorized: this token is not valid (revoked or from another broker)' : 'Unauthorized: send "Authorization: Bearer <token>"; see `switchboard status` for where the token is', { 'www-authenticate': 'Bearer realm="switchboard"' });
-    }
+    if (!identity) return this.reject(res, unauthorized(token));
 
-    const version = req.headers['mcp-protocol-version'];
-    if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
-      return this.reject(res, 400, `Bad Request: unsupported MCP protocol version ${version.slice(0, 40)} (supported: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`);
-    }
+    const badVersion = checkProtocolVersion(req.headers['mcp-protocol-version']);
+    if (badVersion) return this.reject(res, badVersion);
 
     const sessionHeader = req.headers['mcp-session-id'];
     const sessionId = typeof sessionHeader === 'string' ? sessionHeader : undefined;
@@ -458,214 +207,108 @@ export class Endpoint {
         return;
       }
       default:
-        res.setHeader('allow', 'GET, POST, DELETE');
-        return this.reject(res, 405, 'Method not allowed');
+        return this.reject(res, METHOD_NOT_ALLOWED);
     }
   }
 
-  /** The last Host header that passed: an agent sends the same one on every request. */
-  private acceptedHost?: string;
-
-  private isLoopbackHost(host: string | undefined): boolean {
-    if (!host) return false;
-    if (host === this.acceptedHost) return true;
-    if (!this.checkLoopbackHost(host)) return false;
-    this.acceptedHost = host;
-    return true;
-  }
-
-  private checkLoopbackHost(host: string): boolean {
-    const m = /^(\[::1\]|[^:]+)(?::(\d+))?$/.exec(host.toLowerCase());
-    if (!m || !LOOPBACK_HOSTS.has(m[1])) return false;
-    return m[2] === undefined ? false : Number(m[2]) === this.port;
-  }
-
-  private isLoopbackOrigin(origin: string): boolean {
-    try {
-      const u = new URL(origin);
-      return (u.protocol === 'http:' || u.protocol === 'https:') && LOOPBACK_HOSTS.has(u.hostname === '::1' ? '[::1]' : u.hostname.replace(/^\[|\]$/g, '') === '::1' ? '[::1]' : u.hostname);
-    } catch {
-      return false;
-    }
-  }
-
-  private findSession(res: http.ServerResponse, identity: Identity, server: string | undefined, sessionId: string | undefined): Session | undefined {
+  private findSession(
+    res: http.ServerResponse,
+    identity: Identity,
+    server: string | undefined,
+    sessionId: string | undefined,
+  ): McpSession | undefined {
     if (!sessionId) {
-      this.reject(res, 400, 'Bad Request: Mcp-Session-Id header is required');
+      this.reject(res, SESSION_ID_REQUIRED);
       return undefined;
     }
     const session = this.sessions.get(sessionId);
     if (!session || session.ctx.server !== server) {
-      this.reject(res, 404, 'Session not found: it expired or was closed; initialize a new one');
+      this.reject(res, SESSION_NOT_FOUND);
       return undefined;
     }
-    if (session.ctx.identity.client !== identity.client) {
-      this.reject(res, 403, 'Forbidden: this session belongs to another client');
+    const foreign = checkSessionOwner(session.ctx.identity, identity);
+    if (foreign) {
+      this.reject(res, foreign);
       return undefined;
     }
     session.lastSeen = Date.now();
     return session;
   }
 
-  private handleGet(req: http.IncomingMessage, res: http.ServerResponse, identity: Identity, server: string | undefined, sessionId: string | undefined): void {
-    if (!String(req.headers.accept ?? '').includes('text/event-stream')) {
-      return this.reject(res, 406, 'Not Acceptable: a GET stream needs "Accept: text/event-stream"');
-    }
+  private handleGet(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    identity: Identity,
+    server: string | undefined,
+    sessionId: string | undefined,
+  ): void {
+    const notAcceptable = checkGetAccept(req.headers.accept);
+    if (notAcceptable) return this.reject(res, notAcceptable);
     const session = this.findSession(res, identity, server, sessionId);
     if (!session) return;
     session.transport.openStandaloneStream(res, { 'mcp-session-id': session.ctx.sessionId });
   }
 
-  private handlePost(req: http.IncomingMessage, res: http.ServerResponse, identity: Identity, server: string | undefined, sessionId: string | undefined): void {
-    const contentType = String(req.headers['content-type'] ?? '');
-    if (!/^application\/json\b/i.test(contentType)) {
-      return this.reject(res, 415, 'Unsupported Media Type: send "Content-Type: application/json"');
-    }
-    const accept = String(req.headers.accept ?? '*/*');
-    if (!(accept.includes('application/json') || accept.includes('*/*')) || !(accept.includes('text/event-stream') || accept.includes('*/*'))) {
-      return this.reject(res, 406, 'Not Acceptable: accept both application/json and text/event-stream');
-    }
-    const declared = Number(req.headers['content-length'] ?? 0);
-    if (declared > this.maxBody) {
-      res.setHeader('connection', 'close');
-      this.reject(res, 413, `Payload too large: the limit is ${this.maxBody} bytes`);
-      req.resume();
-      return;
-    }
-    const chunks: Buffer[] = [];
-    let size = 0;
-    let aborted = false;
-    req.on('data', (chunk: Buffer) => {
-      if (aborted) return;
-      size += chunk.length;
-      if (size > this.maxBody) {
-        aborted = true;
+  private handlePost(
+    req: http.IncomingMessage,
+    res: http.ServerResponse,
+    identity: Identity,
+    server: string | undefined,
+    sessionId: string | undefined,
+  ): void {
+    const badHeaders =
+      checkPostHeaders(req.headers['content-type'], req.headers.accept) ??
+      checkDeclaredLength(req.headers['content-length'], this.maxBody);
+    if (badHeaders) {
+      if (badHeaders.status === 413) {
         res.setHeader('connection', 'close');
-        this.reject(res, 413, `Payload too large: the limit is ${this.maxBody} bytes`);
+        this.reject(res, badHeaders);
         req.resume();
         return;
       }
-      chunks.push(chunk);
-    });
-    req.on('end', () => {
-      if (aborted) return;
-      const text = chunks.length === 1 ? chunks[0].toString('utf8') : Buffer.concat(chunks).toString('utf8');
-      this.onPostBody(text, res, identity, server, sessionId);
-    });
-    req.on('error', () => { aborted = true; });
+      return this.reject(res, badHeaders);
+    }
+    readBody(
+      req,
+      this.maxBody,
+      (text) => this.onPostBody(text, res, identity, server, sessionId),
+      (tooLarge) => {
+        res.setHeader('connection', 'close');
+        this.reject(res, tooLarge);
+      },
+    );
   }
 
-  private onPostBody(text: string, res: http.ServerResponse, identity: Identity, server: string | undefined, sessionId: string | undefined): void {
-    if (nestedDeeperThan(text, MAX_JSON_DEPTH)) {
-      return writeJsonRpcError(res, 400, ErrorCodes.InvalidRequest, `Invalid Request: the JSON is nested deeper than ${MAX_JSON_DEPTH} levels`);
-    }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      return writeJsonRpcError(res, 400, ErrorCodes.ParseError, 'Parse error: the body is not valid JSON');
-    }
-    const batch = Array.isArray(parsed);
-    const messages = batch ? (parsed as unknown[]) : [parsed];
-    if (messages.length === 0) return writeJsonRpcError(res, 400, ErrorCodes.InvalidRequest, 'Invalid Request: empty batch');
-    if (messages.length > 100) return writeJsonRpcError(res, 400, ErrorCodes.InvalidRequest, 'Invalid Request: batches are limited to 100 messages');
-    for (const m of messages) {
-      if (!isMessage(m)) {
-        const id = m && typeof m === 'object' && (typeof (m as { id?: unknown }).id === 'string' || typeof (m as { id?: unknown }).id === 'number') ? (m as { id: Id }).id : null;
-        return writeJsonRpcError(res, 400, ErrorCodes.InvalidRequest, 'Invalid Request: not a JSON-RPC 2.0 message (needs "jsonrpc": "2.0", a string "method" or a result/error, an object "params", a string or integer "id", no other top-level keys)', id);
-      }
-    }
-    const list = messages as JSONRPCMessage[];
-    const initialize = list.find((m) => 'method' in m && m.method === 'initialize');
-    if (initialize) {
-      if (list.length > 1) return writeJsonRpcError(res, 400, ErrorCodes.InvalidRequest, 'Invalid Request: initialize must be sent on its own');
-      if (!('id' in initialize)) return writeJsonRpcError(res, 400, ErrorCodes.InvalidRequest, 'Invalid Request: initialize must be a request with an id');
+  private onPostBody(
+    text: string,
+    res: http.ServerResponse,
+    identity: Identity,
+    server: string | undefined,
+    sessionId: string | undefined,
+  ): void {
+    const parsed = parseMessages(text);
+    if (isBodyError(parsed)) return writeJsonRpcError(res, 400, parsed.code, parsed.message, parsed.id);
+    if (parsed.initialize) {
       if (server !== undefined && !this.opts.router.hasServer(server)) {
-        return this.reject(res, 404, `Not found: no server named '${server}' in this registry`);
+        return this.reject(res, { status: 404, message: `Not found: no server named '${server}' in this registry` });
       }
       const session = this.createSession(identity, server);
-      session.transport.deliver(list, res, { 'mcp-session-id': session.ctx.sessionId });
+      session.transport.deliver(parsed.messages, res, { 'mcp-session-id': session.ctx.sessionId });
       return;
     }
     const session = this.findSession(res, identity, server, sessionId);
     if (!session) return;
-    session.transport.deliver(list, res, { 'mcp-session-id': session.ctx.sessionId });
+    session.transport.deliver(parsed.messages, res, { 'mcp-session-id': session.ctx.sessionId });
   }
 
-  private createSession(identity: Identity, serverName: string | undefined): Session {
-    const sessionId = crypto.randomUUID();
-    const ctx: SessionContext = { sessionId, identity, server: serverName };
-    const router = this.opts.router;
-    const server = new Server(
-      { name: serverName ? `switchboard/${serverName}` : 'mcp-switchboard', version: this.opts.version },
-      {
-        capabilities: {
-          tools: { listChanged: true },
-          prompts: { listChanged: true },
-          resources: { subscribe: true, listChanged: true },
-          logging: {},
-          completions: {},
-        },
-        instructions: router.instructions(serverName),
-        jsonSchemaValidator: sharedSchemaValidator,
-      },
-    );
-    // The per-call path (calls, reads, gets) skips the SDK's per-method schema parse of request
-    // and result: params are checked here for what the broker needs, results pass as they came.
-    const direct: DirectHandler = async (request, extra) => {
-      const params = (request.params ?? {}) as JsonObject;
-      const meta = params._meta as JsonObject | undefined;
-      switch (request.method) {
-        case 'tools/call': {
-          if (typeof params.name !== 'string') throw new McpFailure(ErrorCodes.InvalidParams, 'tools/call needs a string "name"');
-          const args = params.arguments ?? {};
-          if (typeof args !== 'object' || args === null || Array.isArray(args)) throw new McpFailure(ErrorCodes.InvalidParams, 'tools/call "arguments" must be an object');
-          return router.callTool(ctx, params.name as string, args as JsonObject, meta, extra);
-        }
-        case 'prompts/get': {
-          if (typeof params.name !== 'string') throw new McpFailure(ErrorCodes.InvalidParams, 'prompts/get needs a string "name"');
-          const args = (params.arguments ?? {}) as Record<string, string>;
-          if (typeof args !== 'object' || args === null || Array.isArray(args)) throw new McpFailure(ErrorCodes.InvalidParams, 'prompts/get "arguments" must be an object');
-          return router.getPrompt(ctx, params.name as string, args, extra);
-        }
-        case 'resources/read': {
-          if (typeof params.uri !== 'string') throw new McpFailure(ErrorCodes.InvalidParams, 'resources/read needs a string "uri"');
-          return router.readResource(ctx, params.uri as string, extra);
-        }
-        case 'completion/complete':
-          return router.complete(ctx, params, extra);
-        default:
-          throw new McpFailure(ErrorCodes.MethodNotFound, `Method not found: ${request.method.slice(0, 100)}`);
-      }
+  private createSession(identity: Identity, server: string | undefined): McpSession {
+    const ctx: SessionContext = { sessionId: crypto.randomUUID(), identity, server };
+    const session = createMcpSession(ctx, this.opts.router, this.opts.version);
+    session.server.onclose = () => {
+      if (this.sessions.get(ctx.sessionId) === session) this.sessions.delete(ctx.sessionId);
     };
-    const transport = new SessionTransport(sessionId, direct);
-    const session: Session = { ctx, server, transport, lastSeen: Date.now(), subscriptions: new Set() };
-
-    // Lists are served whole from the catalog's cache: one page, no upstream round trip.
-    server.setRequestHandler(ListToolsRequestSchema, () => cachedListResult('tools', router.listTools(ctx)) as never);
-    server.setRequestHandler(ListPromptsRequestSchema, () => cachedListResult('prompts', router.listPrompts(ctx)) as never);
-    server.setRequestHandler(ListResourcesRequestSchema, () => cachedListResult('resources', router.listResources(ctx)) as never);
-    server.setRequestHandler(ListResourceTemplatesRequestSchema, () => cachedListResult('resourceTemplates', router.listResourceTemplates(ctx)) as never);
-    server.setRequestHandler(SubscribeRequestSchema, async (request) => {
-      await router.subscribe(ctx, request.params.uri);
-      session.subscriptions.add(request.params.uri);
-      return {};
-    });
-    server.setRequestHandler(UnsubscribeRequestSchema, async (request) => {
-      session.subscriptions.delete(request.params.uri);
-      await router.unsubscribe(ctx, request.params.uri);
-      return {};
-    });
-    // Methods nobody handles: the direct path answers them MethodNotFound, with a readable message.
-    server.fallbackRequestHandler = async (request) => direct(request as { method: string; params?: JsonObject }, { signal: new AbortController().signal, sendProgress: () => undefined }) as never;
-    server.onclose = () => {
-      if (this.sessions.get(sessionId) === session) {
-        this.sessions.delete(sessionId);
-        router.sessionClosed(ctx);
-      }
-    };
-    this.sessions.set(sessionId, session);
-    void server.connect(transport);
+    this.sessions.set(ctx.sessionId, session);
+    void session.server.connect(session.transport);
     return session;
   }
 }

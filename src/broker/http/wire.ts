@@ -1,0 +1,123 @@
+// How the endpoint encodes what it sends: JSON-RPC responses (spliced around an upstream's own
+// bytes where it has them), batches, SSE events, JSON-RPC error bodies and cached list results.
+import type * as http from 'node:http';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCodes } from '../mcpTypes';
+import { rememberJson, rememberedJson } from '../rawJson';
+
+export type Id = string | number;
+
+/** A key that keeps the string id "1" and the number id 1 apart. */
+export const idKey = (id: Id): string => `${typeof id}:${id}`;
+
+export const SSE_HEADERS = {
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-cache, no-transform',
+  connection: 'keep-alive',
+};
+
+export interface JsonRpcErrorObject {
+  code: number;
+  message: string;
+  data?: unknown;
+}
+
+/** An error as a JSON-RPC error object, the way the SDK's server would have written it. */
+export function toJsonRpcError(err: unknown): JsonRpcErrorObject {
+  const e = (err ?? {}) as { code?: unknown; message?: unknown; data?: unknown };
+  const error: JsonRpcErrorObject = {
+    code: typeof e.code === 'number' && Number.isSafeInteger(e.code) ? e.code : ErrorCodes.InternalError,
+    message: typeof e.message === 'string' && e.message ? e.message : 'Internal error',
+  };
+  if (e.data !== undefined) error.data = e.data;
+  return error;
+}
+
+/**
+ * Results whose JSON is computed once (catalog lists: the same object until the catalog changes),
+ * so a `tools/list` of a thousand tools costs a string concatenation instead of a serialization.
+ */
+const listResults = new WeakMap<object, object>();
+
+export type ListKey = 'tools' | 'prompts' | 'resources' | 'resourceTemplates';
+
+export function cachedListResult(key: ListKey, list: object[]): object {
+  let result = listResults.get(list);
+  if (!result) {
+    result = { [key]: list };
+    rememberJson(result, JSON.stringify(result));
+    listResults.set(list, result);
+  }
+  return result;
+}
+
+/** A message's JSON; a response whose result is an upstream's bytes becomes bytes around them. */
+export function serialize(message: JSONRPCMessage): string | Buffer {
+  const result = (message as { result?: unknown }).result;
+  // Catalog lists, and large upstream results kept as the upstream's own text or bytes. The id
+  // goes last so that it is the one a client reads even from a result with a duplicate key.
+  const cached = rememberedJson(result);
+  if (cached === undefined) return JSON.stringify(message);
+  const head = '{"jsonrpc":"2.0","result":';
+  const tail = `,"id":${JSON.stringify((message as { id: Id }).id)}}`;
+  return typeof cached === 'string'
+    ? head + cached + tail
+    : Buffer.concat([Buffer.from(head), cached, Buffer.from(tail)]);
+}
+
+/** Serialized messages as one JSON array (text when every part is text). */
+export function joinBatch(parts: (string | Buffer)[]): string | Buffer {
+  if (parts.every((p) => typeof p === 'string')) return `[${parts.join(',')}]`;
+  const pieces: Buffer[] = [Buffer.from('[')];
+  parts.forEach((p, i) => pieces.push(...(i ? [Buffer.from(',')] : []), typeof p === 'string' ? Buffer.from(p) : p));
+  pieces.push(Buffer.from(']'));
+  return Buffer.concat(pieces);
+}
+
+const NOT_JSON_RESULT = 'The upstream server sent a result that is not valid JSON.';
+
+/** The `data:` of one SSE event carrying `message`: always one line of valid JSON. */
+export function eventData(message: JSONRPCMessage): string {
+  const raw = rememberedJson((message as { result?: unknown }).result);
+  if (!Buffer.isBuffer(raw)) return serialize(message) as string;
+  // An upstream's unchecked bytes would break the event stream if they held a bare CR; on a
+  // stream the result is checked and written again (the plain JSON answer is the fast path).
+  const id = (message as { id: Id }).id;
+  try {
+    return JSON.stringify({ jsonrpc: '2.0', id, result: JSON.parse(raw.toString('utf8')) });
+  } catch {
+    const error = { code: ErrorCodes.InternalError, message: NOT_JSON_RESULT };
+    return JSON.stringify({ jsonrpc: '2.0', id, error });
+  }
+}
+
+export function writeEvent(res: http.ServerResponse, message: JSONRPCMessage): void {
+  res.write(`event: message\ndata: ${eventData(message)}\n\n`);
+}
+
+/** The body of a JSON-RPC error response. */
+export function errorBody(code: number, message: string, id: Id | null = null): string {
+  return JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } });
+}
+
+/** Answers with a JSON-RPC error; on a response already under way it can only end it. */
+export function writeJsonRpcError(
+  res: http.ServerResponse,
+  status: number,
+  code: number,
+  message: string,
+  id: Id | null = null,
+  extraHeaders: Record<string, string> = {},
+): void {
+  if (res.headersSent) {
+    res.end();
+    return;
+  }
+  const body = errorBody(code, message, id);
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(body)),
+    ...extraHeaders,
+  });
+  res.end(body);
+}
