@@ -2,6 +2,7 @@
 // broker's own variables passes, so a server never inherits credentials it was not granted.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import * as util from 'node:util';
 
 const PASSED_THROUGH = [
   'PATH', 'HOME', 'USER', 'LOGNAME', 'SHELL', 'LANG', 'LANGUAGE', 'TERM', 'TMPDIR', 'TMP', 'TEMP', 'TZ',
@@ -23,24 +24,19 @@ export function looksSecret(name: string): boolean {
   return SECRET_LOOKING.test(name);
 }
 
-/** Parses a dotenv file: `KEY=value`, optional quotes, `#` comments, `export ` prefixes. */
+/**
+ * Parses a dotenv file with Node's own parser (`util.parseEnv`, Node >= 20.12): `KEY=value`, quotes,
+ * `#` comments, `export ` prefixes and multi-line double-quoted values, as `node --env-file` reads them.
+ */
 export function parseEnvFile(text: string): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const rawLine of text.split(/\r?\n/)) {
-    const line = rawLine.trim();
-    if (!line || line.startsWith('#')) continue;
-    const m = /^(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(line);
-    if (!m) continue;
-    let value = m[2];
-    if ((value.startsWith('"') && value.endsWith('"')) || (value.startsWith("'") && value.endsWith("'"))) {
-      value = value.slice(1, -1);
-      if (m[2].startsWith('"')) value = value.replace(/\\n/g, '\n');
-    } else {
-      value = value.replace(/\s+#.*$/, '');
-    }
-    out[m[1]] = value;
-  }
+  for (const [name, value] of Object.entries(util.parseEnv(text))) if (value !== undefined) out[name] = value;
   return out;
+}
+
+/** The broker's variables a server with these grants inherits as they are. */
+export function inheritedNames(grants: readonly string[]): readonly string[] {
+  return grants.includes('network') ? [...PASSED_THROUGH, ...PASSED_WITH_NETWORK] : PASSED_THROUGH;
 }
 
 export interface EnvironmentInput {
@@ -70,7 +66,7 @@ export function buildEnvironment(input: EnvironmentInput): BuiltEnvironment {
   const env: Record<string, string> = {};
   const withheld: string[] = [];
   const secretValues: string[] = [];
-  for (const name of input.grants.includes('network') ? [...PASSED_THROUGH, ...PASSED_WITH_NETWORK] : PASSED_THROUGH) {
+  for (const name of inheritedNames(input.grants)) {
     const value = parent[name];
     if (value !== undefined) env[name] = value;
   }
@@ -91,7 +87,8 @@ export function buildEnvironment(input: EnvironmentInput): BuiltEnvironment {
     try {
       values = parseEnvFile(fs.readFileSync(file, 'utf8'));
     } catch (err) {
-      throw new Error(`cannot read envFile ${input.envFile}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+      const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
+      throw new Error(`cannot read envFile ${input.envFile}: ${why}; fix the path in the server definition or create the file`);
     }
     for (const [name, value] of Object.entries(values)) {
       if (secretsGranted) {

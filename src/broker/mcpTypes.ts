@@ -28,14 +28,25 @@ export class McpFailure extends Error {
   }
 }
 
+/**
+ * JSON-RPC error codes the broker answers with. The standard ones and ConnectionClosed are the
+ * SDK's `ErrorCode` values (test/unit/errorCodes.test.ts checks); the rest are the broker's own, in
+ * the server-defined range, one meaning each (the README's endpoint section lists them).
+ */
 export const ErrorCodes = {
   ParseError: -32700,
   InvalidRequest: -32600,
   MethodNotFound: -32601,
   InvalidParams: -32602,
   InternalError: -32603,
-  /** Server-defined range: the upstream behind this name is not available. */
+  /** The session or connection this message belonged to is closed (the SDK's ConnectionClosed). */
+  ConnectionClosed: -32000,
+  /** The upstream behind this name is not available: starting, restarting, failed, stopped, held. */
   UpstreamUnavailable: -32001,
-  RequestTimeout: -32001,
+  /** No server offers this resource (the code MCP uses for resources/read). */
+  ResourceNotFound: -32002,
+  /** The caller's scope or identity does not allow this. */
   Forbidden: -32003,
+  /** The upstream did not answer within the server's call timeout; the call was cancelled upstream. */
+  RequestTimeout: -32004,
 } as const;

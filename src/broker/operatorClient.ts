@@ -6,15 +6,15 @@ import { liveRecord } from './discovery';
 import { LogRing } from './logRing';
 import type { JsonObject } from './mcpTypes';
 import { runtimePaths, type BrokerRecord } from './runtime';
-import { UpstreamClient, type UpstreamEvents } from './upstreamClient';
+import { connectUpstream, type ConnectionEvents, type UpstreamConnection } from './connection/connection';
 
 export class OperatorClient {
-  private constructor(private readonly client: UpstreamClient, readonly record: BrokerRecord) {}
+  private constructor(private readonly client: UpstreamConnection, readonly record: BrokerRecord) {}
 
-  static async connect(record: BrokerRecord, events?: Partial<UpstreamEvents>): Promise<OperatorClient> {
+  static async connect(record: BrokerRecord, events?: Partial<ConnectionEvents>): Promise<OperatorClient> {
     const token = fs.readFileSync(record.operatorTokenFile, 'utf8').trim();
     const noop = (): void => undefined;
-    const client = await UpstreamClient.connect(
+    const client = await connectUpstream(
       { transport: 'http', url: record.url, headers: { authorization: `Bearer ${token}` } },
       { toolsChanged: noop, promptsChanged: noop, resourcesChanged: noop, resourceUpdated: noop, log: noop, lost: noop, ...events },
       new LogRing(50),

@@ -1,10 +1,10 @@
 // Probing a definition that is not saved yet: connect, list what it offers, measure, tear down.
-import * as path from 'node:path';
+// It is launched exactly as a start would launch it (launch.ts): same environment, sandbox, redaction.
 import type { ServerDef } from '../registry/schema';
-import { buildEnvironment } from './environment';
+import { connectUpstream, type UpstreamConnection } from './connection/connection';
+import { planLaunch, type LaunchPlan } from './launch';
 import { LogRing } from './logRing';
 import type { Prompt, Resource, ResourceTemplate, Tool } from './mcpTypes';
-import { UpstreamClient, type UpstreamLaunch } from './upstreamClient';
 
 export interface ProbeResult {
   ok: boolean;
@@ -20,33 +20,29 @@ export interface ProbeResult {
   stderrTail: string[];
 }
 
+const ignored = { toolsChanged() {}, promptsChanged() {}, resourcesChanged() {}, resourceUpdated() {}, log() {}, lost() {} };
+
 export async function probeServer(def: ServerDef, root: string, timeoutMs = 15_000): Promise<ProbeResult> {
   const logs = new LogRing(200);
   const empty = { tools: [], prompts: [], resources: [], resourceTemplates: [] };
-  let launch: UpstreamLaunch;
-  let secrets: string[] = [];
+  let plan: LaunchPlan;
   try {
-    if (def.transport === 'stdio') {
-      const built = buildEnvironment({ root, env: def.env, envFile: def.envFile, grants: def.grants });
-      secrets = built.secretValues;
-      launch = { transport: 'stdio', command: def.command!, args: def.args, cwd: def.cwd ? path.resolve(root, def.cwd) : root, env: built.env };
-    } else {
-      launch = { transport: def.transport, url: def.url!, headers: def.headers };
-      secrets = Object.values(def.headers);
-    }
+    plan = planLaunch(def, root);
   } catch (err) {
     return { ok: false, error: (err as Error).message, ...empty, stderrTail: [] };
   }
-  const redact = (s: string): string => secrets.reduce((acc, v) => (v.length >= 4 ? acc.split(v).join('[redacted]') : acc), s);
+  const redact = (s: string): string => plan.redactor.redact(s);
+  const tail = (): string[] => logs.tail(20).map((l) => redact(l.text));
   const t0 = performance.now();
-  let client: UpstreamClient | undefined;
+  let client: UpstreamConnection | undefined;
   try {
-    client = await UpstreamClient.connect(launch, {
-      toolsChanged() {}, promptsChanged() {}, resourcesChanged() {}, resourceUpdated() {}, log() {}, lost() {},
-    }, logs, Math.min(timeoutMs, def.timeouts.startupMs));
+    client = await connectUpstream(plan.launch, ignored, logs, Math.min(timeoutMs, def.timeouts.startupMs));
     const t1 = performance.now();
     const [tools, prompts, resources, resourceTemplates] = await Promise.all([
-      client.listTools(timeoutMs), client.listPrompts(timeoutMs), client.listResources(timeoutMs), client.listResourceTemplates(timeoutMs),
+      client.listTools(timeoutMs),
+      client.listPrompts(timeoutMs),
+      client.listResources(timeoutMs),
+      client.listResourceTemplates(timeoutMs),
     ]);
     const t2 = performance.now();
     return {
@@ -55,10 +51,10 @@ export async function probeServer(def: ServerDef, root: string, timeoutMs = 15_0
       listMs: round(t2 - t1),
       serverInfo: { name: client.info.serverName, version: client.info.serverVersion },
       tools, prompts, resources, resourceTemplates,
-      stderrTail: logs.tail(20).map((l) => redact(l.text)),
+      stderrTail: tail(),
     };
   } catch (err) {
-    return { ok: false, error: redact((err as Error).message), connectMs: round(performance.now() - t0), ...empty, stderrTail: logs.tail(20).map((l) => redact(l.text)) };
+    return { ok: false, error: redact((err as Error).message), connectMs: round(performance.now() - t0), ...empty, stderrTail: tail() };
   } finally {
     await client?.close();
   }

@@ -27,14 +27,19 @@ export function networkIsolationPrefix(): string[] | null {
   return unshareArgs;
 }
 
-export function describeEnforcement(transport: string, grants: readonly string[]): Enforcement {
+/** `isolation` is the prefix `networkIsolationPrefix()` found (passed in by tests that spawn nothing). */
+export function describeEnforcement(
+  transport: string,
+  grants: readonly string[],
+  isolation: string[] | null = transport === 'stdio' && !grants.includes('network') ? networkIsolationPrefix() : null,
+): Enforcement {
   const notes: string[] = [];
   let network: Enforcement['network'];
   if (grants.includes('network')) network = 'granted';
   else if (transport !== 'stdio') {
     network = 'not-enforced';
     notes.push('a remote server is reached over the network by definition; the network grant is informational');
-  } else if (networkIsolationPrefix()) network = 'enforced';
+  } else if (isolation) network = 'enforced';
   else {
     network = 'not-enforced';
     notes.push(`network access cannot be blocked on this system (${process.platform === 'linux' ? 'unshare --net is not permitted' : process.platform}); the server can reach the network`);

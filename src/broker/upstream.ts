@@ -1,12 +1,13 @@
 // One supervised upstream server: its lifecycle, restart policy and cached lists.
 import { EventEmitter } from 'node:events';
-import * as path from 'node:path';
 import type { ServerDef } from '../registry/schema';
-import { buildEnvironment } from './environment';
+import { connectUpstream, type CallOptions, type UpstreamConnection } from './connection/connection';
+import { ConnectionError } from './connection/connectionError';
+import { planLaunch } from './launch';
 import { LogRing } from './logRing';
 import { ErrorCodes, McpFailure, type JsonObject, type Prompt, type Resource, type ResourceTemplate, type Tool } from './mcpTypes';
-import { describeEnforcement, networkIsolationPrefix, type Enforcement } from './sandbox';
-import { UpstreamClient, type CallOptions, type UpstreamLaunch } from './upstreamClient';
+import { Redactor } from './redact';
+import { describeEnforcement, type Enforcement } from './sandbox';
 
 export type UpstreamState =
   | 'starting'
@@ -50,11 +51,11 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   resourceTemplates: ResourceTemplate[] = [];
   readonly logs = new LogRing();
   readonly enforcement: Enforcement;
-  /** Values that must never appear in anything the broker writes (from envFile / secret refs). */
-  secretValues: string[] = [];
   withheldEnv: string[] = [];
+  /** Scrubs this server's secrets from text; replaced at each launch (the definition's values). */
+  private redactor = new Redactor([]);
 
-  private client?: UpstreamClient;
+  private client?: UpstreamConnection;
   private consecutiveFailures = 0;
   private restartTimer?: NodeJS.Timeout;
   private generation = 0;
@@ -146,10 +147,16 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   private async launch(): Promise<void> {
     const generation = ++this.generation;
     this.setState('starting');
-    let client: UpstreamClient;
+    let client: UpstreamConnection;
     try {
-      const launch = this.launchSpec();
-      client = await UpstreamClient.connect(launch, {
+      const plan = planLaunch(this.def, this.root);
+      this.redactor = plan.redactor;
+      this.withheldEnv = plan.withheld;
+      if (plan.withheld.length) {
+        const names = plan.withheld.join(', ');
+        this.logs.push(`withheld ${plan.withheld.length} secret variable(s) (${names}): the server has no 'secrets' grant`);
+      }
+      client = await connectUpstream(plan.launch, {
         toolsChanged: () => this.refresh(generation, ['tools']),
         promptsChanged: () => this.refresh(generation, ['prompts']),
         resourcesChanged: () => this.refresh(generation, ['resources']),
@@ -159,7 +166,9 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
       }, this.logs, this.def.timeouts.startupMs);
     } catch (err) {
       if (generation !== this.generation) return;
-      this.onFailure(this.redactText((err as Error).message));
+      // A command that does not exist will not appear by restarting.
+      const permanent = err instanceof ConnectionError && err.kind === 'not-found';
+      this.onFailure(this.redactText((err as Error).message), permanent);
       return;
     }
     if (generation !== this.generation) {
@@ -184,22 +193,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     this.emit('lists');
   }
 
-  private launchSpec(): UpstreamLaunch {
-    const def = this.def;
-    if (def.transport === 'stdio') {
-      const built = buildEnvironment({ root: this.root, env: def.env, envFile: def.envFile, grants: def.grants });
-      this.secretValues = built.secretValues;
-      this.withheldEnv = built.withheld;
-      if (built.withheld.length) this.logs.push(`withheld ${built.withheld.length} secret variable(s) (${built.withheld.join(', ')}): the server has no 'secrets' grant`);
-      const cwd = def.cwd ? path.resolve(this.root, def.cwd) : this.root;
-      const isolate = this.enforcement.network === 'enforced' ? networkIsolationPrefix() : null;
-      return { transport: 'stdio', command: def.command!, args: def.args, cwd, env: built.env, wrapper: isolate ?? undefined };
-    }
-    this.secretValues = Object.values(def.headers).filter((v) => v.length >= 8);
-    return { transport: def.transport, url: def.url!, headers: def.headers };
-  }
-
-  private async loadLists(client: UpstreamClient, which: ('tools' | 'prompts' | 'resources')[]): Promise<void> {
+  private async loadLists(client: UpstreamConnection, which: ('tools' | 'prompts' | 'resources')[]): Promise<void> {
     const timeout = this.def.timeouts.startupMs;
     await Promise.all(which.map(async (kind) => {
       if (kind === 'tools') this.tools = await client.listTools(timeout);
@@ -237,7 +231,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     this.onFailure(this.redactText(reason));
   }
 
-  private onFailure(reason: string): void {
+  private onFailure(reason: string, permanent = false): void {
     this.lastError = reason;
     this.logs.push(`stopped: ${reason}`);
     this.consecutiveFailures++;
@@ -246,7 +240,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
       return;
     }
     const policy = this.def.restart;
-    if (this.consecutiveFailures > policy.maxRetries || /^command not found/.test(reason)) {
+    if (this.consecutiveFailures > policy.maxRetries || permanent) {
       this.lastError = this.consecutiveFailures > policy.maxRetries && policy.maxRetries > 0
         ? `${reason} (gave up after ${policy.maxRetries} restart${policy.maxRetries === 1 ? '' : 's'})`
         : reason;
@@ -276,10 +270,6 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     }
   }
 
-  notify(method: string, params: JsonObject): void {
-    void this.client?.notify(method, params).catch(() => undefined);
-  }
-
   /** Why a call cannot be forwarded now (restarting, failed, disabled, ...), as an MCP error. */
   unavailable(): McpFailure {
     const why: Record<UpstreamState, string> = {
@@ -295,26 +285,40 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     return new McpFailure(ErrorCodes.UpstreamUnavailable, `Server '${this.name}' ${why[this.state]}${this.lastError ? ` (last error: ${this.lastError})` : ''}.`);
   }
 
-  private explain(err: unknown, client: UpstreamClient): Error {
-    const e = err as { code?: unknown; message?: string; data?: unknown };
-    if (client !== this.client || (err as { connectionLost?: boolean } | undefined)?.connectionLost) {
-      return new McpFailure(ErrorCodes.UpstreamUnavailable, `Server '${this.name}' stopped while handling this call (${this.lastError ?? 'connection closed'}); it will be restarted by its restart policy.`);
+  private explain(err: unknown, client: UpstreamConnection): Error {
+    if (client !== this.client || (err instanceof ConnectionError && err.kind === 'connection-lost')) {
+      const why = this.lastError ?? 'connection closed';
+      return new McpFailure(
+        ErrorCodes.UpstreamUnavailable,
+        `Server '${this.name}' stopped while handling this call (${why}); it will be restarted by its restart policy.`,
+      );
     }
-    if (typeof e.code === 'number') {
-      if (e.code === ErrorCodes.RequestTimeout && /timed out/i.test(e.message ?? '')) {
-        return new McpFailure(e.code, `Server '${this.name}' did not answer within ${this.def.timeouts.callMs} ms; the call was cancelled.`);
+    if (err instanceof ConnectionError) {
+      if (err.kind === 'timeout') {
+        const limit = this.def.timeouts.callMs;
+        return new McpFailure(ErrorCodes.RequestTimeout, `Server '${this.name}' did not answer within ${limit} ms; the call was cancelled.`);
       }
-      // Upstream JSON-RPC errors pass through with their code; the SDK prefixes "MCP error N: ".
-      return new McpFailure(e.code, (e.message ?? 'error').replace(/^MCP error -?\d+: /, ''), e.data);
+      // Upstream JSON-RPC errors pass through with their own code, message and data.
+      if (err.kind === 'upstream-error') return new McpFailure(err.code ?? ErrorCodes.InternalError, err.message, err.data);
+      return new McpFailure(ErrorCodes.InternalError, `Server '${this.name}': ${err.message}`);
     }
+    // The caller's own cancellation (its signal's reason): passed on as it is.
+    const e = err as { code?: unknown; message?: string; data?: unknown };
+    if (typeof e.code === 'number') return new McpFailure(e.code, e.message ?? 'error', e.data);
     return new McpFailure(ErrorCodes.InternalError, `Server '${this.name}': ${e.message ?? String(err)}`);
   }
 
-  /** Scrubs this server's secret values (envFile, secret env refs, header values) from text. */
+  /**
+   * Every string that must never appear in anything the broker writes: this server's secret
+   * values (envFile, resolved references, header values), as the redactor matches them.
+   */
+  get secretValues(): readonly string[] {
+    return this.redactor.forms;
+  }
+
+  /** Scrubs this server's secret values from text. */
   redactText(text: string): string {
-    let out = text;
-    for (const secret of this.secretValues) if (secret.length >= 4) out = out.split(secret).join('[redacted]');
-    return out;
+    return this.redactor.redact(text);
   }
 
   private clearLists(): void {

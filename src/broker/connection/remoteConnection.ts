@@ -1,0 +1,137 @@
+// A remote upstream over Streamable HTTP or legacy SSE. The SDK's remote transports report a
+// dropped stream as an error and never close on their own, so this connection decides when the
+// session is lost (a legacy SSE stream ended, or a ping after a transport error failed).
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { LogRing } from '../logRing';
+import type { JsonObject } from '../mcpTypes';
+import type { CallOptions, ConnectedInfo, ConnectionEvents, RemoteLaunch, UpstreamConnection } from './connection';
+import { ConnectionError } from './connectionError';
+import { explainRemoteConnectFailure } from './connectFailure';
+import { AnyResult, connectedInfo, createSdkClient, isSdkTimeout, SdkSession } from './sdkSession';
+
+interface RemoteTransport {
+  transport: Transport;
+  /** Whether a transport error is a legacy SSE stream ending (the SDK's SseError). */
+  isStreamEnd(err: Error): boolean;
+}
+
+/**
+ * Loaded on first use: a registry of stdio servers never pays for the HTTP clients (their OAuth
+ * and EventSource modules and schemas are a few MB of the broker's memory).
+ */
+async function remoteTransport(launch: RemoteLaunch): Promise<RemoteTransport> {
+  const url = new URL(launch.url);
+  const requestInit = { headers: launch.headers };
+  if (launch.transport === 'http') {
+    const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
+    return { transport: new StreamableHTTPClientTransport(url, { requestInit }), isStreamEnd: () => false };
+  }
+  const { SSEClientTransport, SseError } = await import('@modelcontextprotocol/sdk/client/sse.js');
+  const withHeaders: typeof fetch = (u, init) =>
+    fetch(u, { ...init, headers: { ...(init?.headers as Record<string, string>), ...launch.headers } });
+  return {
+    transport: new SSEClientTransport(url, { requestInit, eventSourceInit: { fetch: withHeaders } }),
+    isStreamEnd: (err) => err instanceof SseError,
+  };
+}
+
+export class RemoteConnection extends SdkSession implements UpstreamConnection {
+  readonly pid = undefined;
+  private closing = false;
+  /** The SDK client closed: every call still in flight failed with it. */
+  private ended = false;
+  /** Why the connection was given up (its session is gone or the server unreachable). */
+  private lossReason?: string;
+  private checking?: Promise<boolean>;
+
+  private constructor(client: Client, private readonly transport: Transport, info: ConnectedInfo) {
+    super(client, info);
+  }
+
+  static async connect(launch: RemoteLaunch, events: ConnectionEvents, logs: LogRing, timeoutMs: number): Promise<RemoteConnection> {
+    const client = createSdkClient(events);
+    const { transport, isStreamEnd } = await remoteTransport(launch);
+    let connection: RemoteConnection | undefined;
+    client.onclose = () => {
+      if (!connection) return;
+      connection.ended = true;
+      if (!connection.closing) events.lost(connection.lossReason ?? 'connection closed by the server');
+    };
+    client.onerror = (err) => {
+      logs.push(`transport error: ${err.message}`);
+      if (!connection || connection.closing) return;
+      // A legacy SSE session lives exactly as long as its stream; otherwise a ping tells.
+      if (isStreamEnd(err)) void connection.lose(`the SSE stream ended (${err.message})`);
+      else void connection.stillConnected(err.message);
+    };
+    try {
+      await client.connect(transport, { timeout: timeoutMs });
+    } catch (err) {
+      await transport.close().catch(() => undefined);
+      throw await explainRemoteConnectFailure(err, launch);
+    }
+    connection = new RemoteConnection(client, transport, connectedInfo(client));
+    return connection;
+  }
+
+  async request(method: string, params: JsonObject, opts: CallOptions): Promise<JsonObject> {
+    try {
+      return (await this.client.request({ method, params } as never, AnyResult, {
+        signal: opts.signal,
+        timeout: opts.timeoutMs,
+        resetTimeoutOnProgress: opts.onprogress !== undefined,
+        onprogress: opts.onprogress,
+      })) as JsonObject;
+    } catch (err) {
+      throw await this.classify(err, opts);
+    }
+  }
+
+  private async classify(err: unknown, opts: CallOptions): Promise<unknown> {
+    if (opts.signal?.aborted) return err;
+    const message = err instanceof Error ? err.message : String(err);
+    if (this.ended) return new ConnectionError('connection-lost', message);
+    if (isSdkTimeout(err)) return new ConnectionError('timeout', message);
+    if (err instanceof McpError) {
+      // The SDK prefixes the upstream's own message with "MCP error <code>: ".
+      const own = message.startsWith(`MCP error ${err.code}: `) ? message.slice(`MCP error ${err.code}: `.length) : message;
+      return new ConnectionError('upstream-error', own, err.code, err.data);
+    }
+    // Not an answer from the server (an HTTP 404 for a forgotten session, a refused connection):
+    // if the session no longer answers a ping, the connection is lost and the call with it.
+    if (await this.stillConnected(message)) return new ConnectionError('transport-error', message);
+    return new ConnectionError('connection-lost', message);
+  }
+
+  /** Pings after a transport error (one ping at a time); false once the connection is lost. */
+  private stillConnected(why: string): Promise<boolean> {
+    if (this.lossReason) return Promise.resolve(false);
+    this.checking ??= this.client.ping({ timeout: 3000 }).then(
+      () => {
+        this.checking = undefined;
+        return true;
+      },
+      async (err: Error) => {
+        const pingFailed = err.message.slice(0, 200);
+        await this.lose(`the connection was lost (${why.slice(0, 200)}); a ping on the session failed: ${pingFailed}`);
+        return false;
+      },
+    );
+    return this.checking;
+  }
+
+  /** Gives up the connection: closing it reports `lost`, and the restart policy reconnects. */
+  private async lose(reason: string): Promise<void> {
+    if (this.closing || this.lossReason) return;
+    this.lossReason = reason;
+    await this.client.close().catch(() => undefined);
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    await this.client.close().catch(() => undefined);
+    await this.transport.close().catch(() => undefined);
+  }
+}

@@ -1,0 +1,100 @@
+// What stdio and remote connections share: an SDK client for the handshake, the lists and the
+// server's notifications, and paginated listing that survives a server repeating its cursor.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import {
+  ErrorCode,
+  LoggingMessageNotificationSchema,
+  McpError,
+  PromptListChangedNotificationSchema,
+  ResourceListChangedNotificationSchema,
+  ResourceUpdatedNotificationSchema,
+  ToolListChangedNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import { z } from 'zod';
+import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from '../mcpTypes';
+import { sharedSchemaValidator } from '../schemaValidator';
+import type { ConnectedInfo, ConnectionEvents } from './connection';
+
+/** Results are checked by the downstream client; re-validating them here would only cost time. */
+export const AnyResult = z.looseObject({});
+
+/** An SDK client that reports the server's list changes, resource updates and log messages. */
+export function createSdkClient(events: ConnectionEvents): Client {
+  const client = new Client(
+    { name: 'mcp-switchboard', version: '0.1.0' },
+    { capabilities: {}, jsonSchemaValidator: sharedSchemaValidator },
+  );
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => events.toolsChanged());
+  client.setNotificationHandler(PromptListChangedNotificationSchema, () => events.promptsChanged());
+  client.setNotificationHandler(ResourceListChangedNotificationSchema, () => events.resourcesChanged());
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => events.resourceUpdated(n.params.uri));
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => events.log(n.params as JsonObject));
+  return client;
+}
+
+export function connectedInfo(client: Client): ConnectedInfo {
+  const version = client.getServerVersion();
+  return {
+    serverName: version?.name,
+    serverVersion: version?.version,
+    instructions: client.getInstructions(),
+    capabilities: (client.getServerCapabilities() ?? {}) as JsonObject,
+  };
+}
+
+/** The list methods of a connection, over its SDK client; a server lists only what it declared. */
+export abstract class SdkSession {
+  protected constructor(protected readonly client: Client, readonly info: ConnectedInfo) {}
+
+  private async listAll<T>(method: string, key: string, timeoutMs: number): Promise<T[]> {
+    const items: T[] = [];
+    let cursor: string | undefined;
+    const seen = new Set<string>();
+    do {
+      const page = (await this.client.request(
+        { method, params: cursor ? { cursor } : {} } as never,
+        AnyResult,
+        { timeout: timeoutMs },
+      )) as Record<string, unknown>;
+      const list = page[key];
+      if (Array.isArray(list)) items.push(...(list as T[]));
+      cursor = typeof page.nextCursor === 'string' && page.nextCursor ? page.nextCursor : undefined;
+      // A server that hands back a cursor it already gave would otherwise loop forever.
+      if (cursor !== undefined) {
+        if (seen.has(cursor)) break;
+        seen.add(cursor);
+      }
+    } while (cursor !== undefined);
+    return items;
+  }
+
+  listTools(timeoutMs: number): Promise<Tool[]> {
+    if (!this.info.capabilities.tools) return Promise.resolve([]);
+    return this.listAll<Tool>('tools/list', 'tools', timeoutMs);
+  }
+  listPrompts(timeoutMs: number): Promise<Prompt[]> {
+    if (!this.info.capabilities.prompts) return Promise.resolve([]);
+    return this.listAll<Prompt>('prompts/list', 'prompts', timeoutMs);
+  }
+  listResources(timeoutMs: number): Promise<Resource[]> {
+    if (!this.info.capabilities.resources) return Promise.resolve([]);
+    return this.listAll<Resource>('resources/list', 'resources', timeoutMs);
+  }
+  listResourceTemplates(timeoutMs: number): Promise<ResourceTemplate[]> {
+    if (!this.info.capabilities.resources) return Promise.resolve([]);
+    // Templates are optional even for a server with resources: a failure means "none".
+    return this.listAll<ResourceTemplate>('resources/templates/list', 'resourceTemplates', timeoutMs).catch(() => []);
+  }
+}
+
+/** The SDK's own timeout of a request (not an upstream's error that happens to use the same code). */
+export function isSdkTimeout(err: unknown): boolean {
+  if (!(err instanceof McpError) || err.code !== ErrorCode.RequestTimeout) return false;
+  const data = err.data as { timeout?: unknown } | undefined;
+  return typeof data?.timeout === 'number';
+}
+
+/** An error the SDK client raised because its transport closed under a pending request. */
+export function isSdkConnectionClosed(err: unknown): boolean {
+  return err instanceof McpError && err.code === ErrorCode.ConnectionClosed;
+}
