@@ -20,9 +20,9 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
   DirectStdio, DirectHttp, Broker, McpHub, Supergateway, McpProxy,
-  listAllTools, serverYaml, tempDir, removeTemp, removeTempSettled, versionOf, REPO, BENCH, NODE, ECHO, TOOLS, BROKER_JS,
+  listAllTools, serverYaml, removeTemp, removeTempSettled, versionOf, REPO, BENCH, NODE, ECHO, TOOLS, BROKER_JS,
 } from './lib/systems.mjs';
-import { cpuSnapshot, cpuDelta, rssOf, pssOf, tree, killAll, leftovers, sleep, stat } from './lib/proc.mjs';
+import { cpuSnapshot, cpuDelta, rssOf, pssOf, killAll, leftovers, sleep } from './lib/proc.mjs';
 import { summarize, rotate } from './lib/stats.mjs';
 import { renderMarkdown, renderCharts, verdicts } from './lib/render.mjs';
 import { summarizeProfile, formatProfile } from './lib/profile.mjs';

@@ -12,21 +12,50 @@ const englishOnlyZod = {
   name: 'english-only-zod',
   setup(b) {
     b.onResolve({ filter: /^\.\.\/locales\/index\.js$/ }, (args) =>
-      args.importer.includes(`${path.sep}zod${path.sep}`) ? { path: path.resolve(args.resolveDir, '../locales/en.js'), namespace: 'zod-locales' } : undefined);
-    b.onLoad({ filter: /.*/, namespace: 'zod-locales' }, (args) => ({ contents: `export { default as en } from ${JSON.stringify(args.path)};`, loader: 'js', resolveDir: path.dirname(args.path) }));
+      args.importer.includes(`${path.sep}zod${path.sep}`)
+        ? { path: path.resolve(args.resolveDir, '../locales/en.js'), namespace: 'zod-locales' }
+        : undefined,
+    );
+    b.onLoad({ filter: /.*/, namespace: 'zod-locales' }, (args) => ({
+      contents: `export { default as en } from ${JSON.stringify(args.path)};`,
+      loader: 'js',
+      resolveDir: path.dirname(args.path),
+    }));
   },
 };
 
 // Whitespace minification drops comments too: a few non-ASCII characters in the SDK's comments
 // would otherwise make V8 hold the whole bundle's source as a two-byte string (3.4 MB, not 1.2).
 // Names stay as they are (readable stack traces); the source maps map positions back.
-const common = { bundle: true, platform: 'node', target: 'node20', sourcemap: true, logLevel: 'warning', legalComments: 'none', charset: 'ascii' };
+const common = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  sourcemap: true,
+  logLevel: 'warning',
+  legalComments: 'none',
+  charset: 'ascii',
+};
 const minify = process.argv.includes('--minify');
 const node = { ...common, plugins: [englishOnlyZod], ...(minify ? { minify } : { minifyWhitespace: true }) };
 mkdirSync('dist', { recursive: true });
 
 await Promise.all([
   build({ ...node, entryPoints: ['src/broker/main.ts'], outfile: 'dist/broker.js', format: 'cjs' }),
-  build({ ...node, entryPoints: ['src/extension/extension.ts'], outfile: 'dist/extension.js', format: 'cjs', external: ['vscode'] }),
-  build({ ...common, minify, platform: 'browser', target: 'es2022', entryPoints: ['webview/console.ts'], outfile: 'dist/webview/console.js', format: 'iife' }),
+  build({
+    ...node,
+    entryPoints: ['src/extension/extension.ts'],
+    outfile: 'dist/extension.js',
+    format: 'cjs',
+    external: ['vscode'],
+  }),
+  build({
+    ...common,
+    minify,
+    platform: 'browser',
+    target: 'es2022',
+    entryPoints: ['webview/console.ts'],
+    outfile: 'dist/webview/console.js',
+    format: 'iife',
+  }),
 ]);

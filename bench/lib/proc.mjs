@@ -97,7 +97,7 @@ export function cpuDelta(before, pids) {
 /** Socket inodes a process holds. */
 function socketInodes(pid) {
   const out = new Set();
-  let fds = [];
+  let fds;
   try { fds = fs.readdirSync(`/proc/${pid}/fd`); } catch { return out; }
   for (const fd of fds) {
     try {
@@ -129,7 +129,7 @@ function hexToAddr(hex, v6) {
 export function listeningSockets(pids) {
   const rows = [];
   for (const [file, v6] of [['/proc/net/tcp', false], ['/proc/net/tcp6', true]]) {
-    let text = '';
+    let text;
     try { text = fs.readFileSync(file, 'utf8'); } catch { continue; }
     for (const line of text.split('\n').slice(1)) {
       const f = line.trim().split(/\s+/);

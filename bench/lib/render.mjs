@@ -17,7 +17,6 @@ const NAMES = {
 const SHORT = { 'direct-stdio': 'direct stdio', 'direct-http': 'direct SDK HTTP', broker: 'Switchboard', 'mcp-hub': 'mcp-hub', supergateway: 'supergateway', 'mcp-proxy': 'mcp-proxy' };
 
 const n0 = (x) => (x === null || x === undefined || !Number.isFinite(x) ? '—' : Math.round(x).toLocaleString('en-US'));
-const n1 = (x) => (x === null || x === undefined || !Number.isFinite(x) ? '—' : x.toFixed(1));
 const n2 = (x) => (x === null || x === undefined || !Number.isFinite(x) ? '—' : x.toFixed(2));
 const usStr = (x) => (x === null || x === undefined || !Number.isFinite(x) ? '—' : `${n0(x)} µs`);
 const msStr = (x, d = 1) => (x === null || x === undefined || !Number.isFinite(x) ? '—' : `${x.toFixed(d)} ms`);

@@ -147,10 +147,13 @@ function explainDefault(issue: ZodIssue, data: unknown): string {
   switch (issue.code) {
     case 'invalid_type': {
       const expected = EXPECTED_WORDS[issue.expected] ?? issue.expected;
-      if (value === undefined) return issue.path.length === 0 ? `the file must contain ${expected}` : `${where} is required`;
+      if (value === undefined)
+        return issue.path.length === 0 ? `the file must contain ${expected}` : `${where} is required`;
       if (issue.path.length === 0) return `the file must contain ${expected}, not ${describeValue(value)}`;
       const quoteHint =
-        issue.expected === 'string' && (typeof value === 'number' || typeof value === 'boolean') ? ` (quote it: "${String(value)}")` : '';
+        issue.expected === 'string' && (typeof value === 'number' || typeof value === 'boolean')
+          ? ` (quote it: "${String(value)}")`
+          : '';
       return `${where} must be ${expected}, not ${describeValue(value)}${quoteHint}`;
     }
     case 'invalid_value': {
@@ -160,9 +163,11 @@ function explainDefault(issue: ZodIssue, data: unknown): string {
     }
     case 'too_small': {
       const min = Number(issue.minimum);
-      if (issue.origin === 'string') return min <= 1 ? `${where} must not be empty` : `${where} must be at least ${min} characters`;
+      if (issue.origin === 'string')
+        return min <= 1 ? `${where} must not be empty` : `${where} must be at least ${min} characters`;
       if (issue.origin === 'array') return `${where} needs at least ${min} entr${min === 1 ? 'y' : 'ies'}`;
-      return `${where} must be ${issue.inclusive ? 'at least' : 'greater than'} ${min}${value !== undefined ? `, not ${short(value)}` : ''}`;
+      const not = value !== undefined ? `, not ${short(value)}` : '';
+      return `${where} must be ${issue.inclusive ? 'at least' : 'greater than'} ${min}${not}`;
     }
     case 'too_big': {
       const max = Number(issue.maximum);
@@ -201,7 +206,12 @@ export function explainIssues(issues: readonly ZodIssue[], schema: unknown, data
     }
   }
   for (const issue of issues) {
-    if (issue.code !== 'unrecognized_keys' && explainedByTypo.has(formatPath(issue.path)) && valueAt(data, issue.path) === undefined) continue;
+    if (
+      issue.code !== 'unrecognized_keys' &&
+      explainedByTypo.has(formatPath(issue.path)) &&
+      valueAt(data, issue.path) === undefined
+    )
+      continue;
     if (issue.code === 'unrecognized_keys') {
       const known = knownKeysAt(schema, issue.path);
       const inside = issue.path.length > 0 ? ` in '${formatPath(issue.path)}'` : '';
@@ -221,7 +231,8 @@ export function explainIssues(issues: readonly ZodIssue[], schema: unknown, data
     }
     const value = valueAt(data, issue.path);
     // validateName's reasons are written about "the name"; show which name they are about.
-    const isNameRule = issue.code === 'custom' && issue.path.length === 1 && issue.path[0] === 'name' && typeof value === 'string';
+    const isNameRule =
+      issue.code === 'custom' && issue.path.length === 1 && issue.path[0] === 'name' && typeof value === 'string';
     const message = isNameRule
       ? `invalid name ${JSON.stringify(value)}: ${issue.message}`
       : issue.code !== 'custom' && ZOD_DEFAULT_MESSAGE.test(issue.message)

@@ -34,7 +34,11 @@ const SERVER_TRANSPORT_RULES = {
 };
 
 function generate(kind: Kind): JsonObject {
-  const generated = z.toJSONSchema(SCHEMAS[kind], { io: 'input', target: 'draft-7', unrepresentable: 'any' }) as JsonObject;
+  const generated = z.toJSONSchema(SCHEMAS[kind], {
+    io: 'input',
+    target: 'draft-7',
+    unrepresentable: 'any',
+  }) as JsonObject;
   const { $schema, ...rest } = generated;
   const schema: JsonObject = {
     $schema,

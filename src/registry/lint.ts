@@ -15,12 +15,18 @@ const LOOPBACK_HOSTS = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 function lintServer(s: ServerDef): Lint[] {
   const out: Lint[] = [];
   if (s.envFile !== undefined && !s.grants.includes('secrets')) {
-    out.push({ path: ['envFile'], message: "the values in 'envFile' are withheld because this server has no 'secrets' grant" });
+    out.push({
+      path: ['envFile'],
+      message: "the values in 'envFile' are withheld because this server has no 'secrets' grant",
+    });
   }
   if (s.url !== undefined) {
     const u = new URL(s.url);
     if (u.protocol === 'http:' && !LOOPBACK_HOSTS.has(u.hostname)) {
-      out.push({ path: ['url'], message: `plain http:// to ${u.hostname} sends headers (and any token in them) unencrypted; prefer https://` });
+      out.push({
+        path: ['url'],
+        message: `plain http:// to ${u.hostname} sends headers (and any token in them) unencrypted; prefer https://`,
+      });
     }
   }
   return out;
@@ -30,13 +36,25 @@ function lintPrompt(p: PromptDef): Lint[] {
   const used = new Set<string>();
   for (const m of p.messages) for (const match of m.content.matchAll(PLACEHOLDER_PATTERN)) used.add(match[1]);
   return p.arguments.flatMap((a, i) =>
-    used.has(a.name) ? [] : [{ path: ['arguments', i, 'name'], message: `argument '${a.name}' is declared but no message uses {{${a.name}}}` }],
+    used.has(a.name)
+      ? []
+      : [
+          {
+            path: ['arguments', i, 'name'],
+            message: `argument '${a.name}' is declared but no message uses {{${a.name}}}`,
+          },
+        ],
   );
 }
 
 function lintClient(c: ClientDef): Lint[] {
   if (c.mcp_allow.includes('write') && !c.mcp_allow.includes('read')) {
-    return [{ path: ['mcp_allow'], message: "'write' without 'read' lets this client change servers it cannot list; add 'read'" }];
+    return [
+      {
+        path: ['mcp_allow'],
+        message: "'write' without 'read' lets this client change servers it cannot list; add 'read'",
+      },
+    ];
   }
   return [];
 }

@@ -37,7 +37,9 @@ export function isDefinitionFileName(base: string): boolean {
 function canonical(value: unknown): string {
   return JSON.stringify(value, (_k, v: unknown) =>
     v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        )
       : v,
   );
 }
@@ -50,14 +52,18 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-type ReadResult = { text: string; gone?: false; error?: undefined } | { gone: true; error?: undefined } | { gone?: false; error: string };
+type ReadResult =
+  | { text: string; gone?: false; error?: undefined }
+  | { gone: true; error?: undefined }
+  | { gone?: false; error: string };
 
 /** Reads a definition file, refusing anything that is not a small regular file (a FIFO would block). */
 function readDefinitionFile(file: string): ReadResult {
   try {
     const st = fs.statSync(file);
     if (!st.isFile()) return { error: 'cannot read the file: it is not a regular file' };
-    if (st.size > MAX_FILE_BYTES) return { error: `the file is larger than ${MAX_FILE_BYTES} bytes; a definition should be a few lines` };
+    if (st.size > MAX_FILE_BYTES)
+      return { error: `the file is larger than ${MAX_FILE_BYTES} bytes; a definition should be a few lines` };
     return { text: fs.readFileSync(file, 'utf8') };
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
@@ -117,7 +123,11 @@ export class RegistryLoader {
         const owner = owners.get(name);
         if (owner !== undefined) {
           problems.push({
-            file, line: 1, column: 1, kind, severity: 'error',
+            file,
+            line: 1,
+            column: 1,
+            kind,
+            severity: 'error',
             message: `duplicate ${kind} '${name}': already defined by ${path.basename(owner)}; this file is ignored`,
           });
           continue;
@@ -134,7 +144,11 @@ export class RegistryLoader {
     const signature = canonical([entries.map((e) => [e.kind, e.name, e.canon]), problems]);
     if (this.last && signature === this.lastSignature) return this.last;
 
-    const maps = { server: new Map<string, Definition>(), prompt: new Map<string, Definition>(), client: new Map<string, Definition>() };
+    const maps = {
+      server: new Map<string, Definition>(),
+      prompt: new Map<string, Definition>(),
+      client: new Map<string, Definition>(),
+    };
     for (const e of entries) maps[e.kind].set(e.name, e.def);
     this.lastSignature = signature;
     this.last = Object.freeze({
@@ -161,7 +175,14 @@ export class RegistryLoader {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') names = [];
       else {
-        problems.push({ file: dir, line: 1, column: 1, kind, severity: 'error', message: `cannot read the directory (${code ?? String(err)}); its entries are kept as they were` });
+        problems.push({
+          file: dir,
+          line: 1,
+          column: 1,
+          kind,
+          severity: 'error',
+          message: `cannot read the directory (${code ?? String(err)}); its entries are kept as they were`,
+        });
         return this.listings.get(kind) ?? [];
       }
     }
@@ -196,17 +217,30 @@ export class RegistryLoader {
       this.files.set(file, current);
     }
     problems.push(...current.result.problems);
-    if (current.result.def && current.good) return { kind, name: stemOf(file), def: current.good.def, canon: current.good.canon };
+    if (current.result.def && current.good)
+      return { kind, name: stemOf(file), def: current.good.def, canon: current.good.canon };
     const firstError = current.result.problems.find((p) => p.severity === 'error');
     return this.retain(kind, file, current, problems, firstError ?? { line: 1, column: 1 });
   }
 
   /** A broken file keeps its last good definition live, and says so. */
-  private retain(kind: Kind, file: string, state: FileState | undefined, problems: Problem[], at: { line: number; column: number }): Entry | undefined {
+  private retain(
+    kind: Kind,
+    file: string,
+    state: FileState | undefined,
+    problems: Problem[],
+    at: { line: number; column: number },
+  ): Entry | undefined {
     if (!state?.good) return undefined;
     problems.push({
-      file, line: at.line, column: at.column, kind, severity: 'warning',
-      message: `this file has errors, so the previous version of ${kind} '${stemOf(file)}' stays live until it is fixed or the file is deleted`,
+      file,
+      line: at.line,
+      column: at.column,
+      kind,
+      severity: 'warning',
+      message:
+        `this file has errors, so the previous version of ${kind} '${stemOf(file)}' stays live ` +
+        'until it is fixed or the file is deleted',
     });
     return { kind, name: stemOf(file), def: state.good.def, canon: state.good.canon };
   }

@@ -37,7 +37,10 @@ export function validateName(name: string): string | undefined {
   // Non-ASCII first: a Cyrillic 'ѕ' looks exactly like 's', so say so instead of "invalid character".
   const nonAscii = [...name].find((ch) => (ch.codePointAt(0) ?? 0) > 0x7e);
   if (nonAscii !== undefined) {
-    return `the name contains the non-ASCII character ${describeChar(nonAscii)}; use only a-z, 0-9 and '-' (look-alike letters are not allowed)`;
+    return (
+      `the name contains the non-ASCII character ${describeChar(nonAscii)}; ` +
+      "use only a-z, 0-9 and '-' (look-alike letters are not allowed)"
+    );
   }
   if (name.includes('/') || name.includes('\\')) return 'the name must not contain a path separator (/ or \\)';
   if (name.includes('..')) return "the name must not contain '..'";

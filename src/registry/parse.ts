@@ -55,8 +55,10 @@ export function parseDefinition<K extends Kind>(kind: K, fileName: string, text:
 
   const lc = new LineCounter();
   const doc: Document = parseDocument(text, { lineCounter: lc, prettyErrors: true, uniqueKeys: true });
-  for (const e of doc.errors) problem(e.linePos?.[0].line ?? 1, e.linePos?.[0].col ?? 1, `YAML: ${yamlMessage(e.message)}`);
-  for (const w of doc.warnings) problem(w.linePos?.[0].line ?? 1, w.linePos?.[0].col ?? 1, `YAML: ${yamlMessage(w.message)}`, 'warning');
+  for (const e of doc.errors)
+    problem(e.linePos?.[0].line ?? 1, e.linePos?.[0].col ?? 1, `YAML: ${yamlMessage(e.message)}`);
+  for (const w of doc.warnings)
+    problem(w.linePos?.[0].line ?? 1, w.linePos?.[0].col ?? 1, `YAML: ${yamlMessage(w.message)}`, 'warning');
   if (doc.errors.length > 0) return { problems };
 
   const at = (p: DataPath, where: 'key' | 'value') => positionOf(doc, lc, p, where);
@@ -94,7 +96,12 @@ export function parseDefinition<K extends Kind>(kind: K, fileName: string, text:
     data = { name: stem, ...data };
   } else if (typeof data.name === 'string' && data.name !== stem && validateName(data.name) === undefined) {
     const pos = at(['name'], 'value');
-    problem(pos.line, pos.column, `name '${data.name}' does not match the file name '${base}'; rename the file to '${data.name}${path.extname(base)}' or change the name`);
+    problem(
+      pos.line,
+      pos.column,
+      `name '${data.name}' does not match the file name '${base}'; ` +
+        `rename the file to '${data.name}${path.extname(base)}' or change the name`,
+    );
   }
 
   const schema = SCHEMAS[kind];
@@ -105,7 +112,8 @@ export function parseDefinition<K extends Kind>(kind: K, fileName: string, text:
       problem(pos.line, pos.column, issue.message);
     }
   }
-  if (problems.some((p) => p.severity === 'error') || !result.success) return { problems: problems.sort(compareProblems) };
+  if (problems.some((p) => p.severity === 'error') || !result.success)
+    return { problems: problems.sort(compareProblems) };
 
   for (const lint of lintDefinition(kind, result.data)) {
     const pos = at(lint.path, 'value');

@@ -141,16 +141,26 @@ export const ServerDefSchema = z
     // Cross-field rules: a transport decides which of the connection fields make sense. These only
     // run once every field has the right type, so a person sees one layer of mistakes at a time.
     if (s.transport === 'stdio') {
-      if (s.command === undefined) ctx.addIssue({ code: 'custom', path: ['command'], message: "a stdio server needs a 'command' (the program to run)" });
+      if (s.command === undefined) {
+        ctx.addIssue({ code: 'custom', path: ['command'], message: "a stdio server needs a 'command' (the program to run)" });
+      }
       if (s.url !== undefined) {
-        ctx.addIssue({ code: 'custom', path: ['url'], message: "a stdio server must not have a 'url'; set 'transport: http' (or sse) for a remote server" });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['url'],
+          message: "a stdio server must not have a 'url'; set 'transport: http' (or sse) for a remote server",
+        });
       }
     } else {
       if (s.url === undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: `a remote (${s.transport}) server needs a 'url'` });
       for (const key of ['command', 'args', 'envFile'] as const) {
         const present = key === 'args' ? s.args.length > 0 : s[key] !== undefined;
         if (present) {
-          ctx.addIssue({ code: 'custom', path: [key], message: `a remote (${s.transport}) server must not have '${key}'; it is for stdio servers` });
+          ctx.addIssue({
+            code: 'custom',
+            path: [key],
+            message: `a remote (${s.transport}) server must not have '${key}'; it is for stdio servers`,
+          });
         }
       }
     }
@@ -192,7 +202,9 @@ export const PromptDefSchema = z
   .superRefine((p, ctx) => {
     const declared = new Set<string>();
     p.arguments.forEach((a, i) => {
-      if (declared.has(a.name)) ctx.addIssue({ code: 'custom', path: ['arguments', i, 'name'], message: `argument '${a.name}' is declared twice` });
+      if (declared.has(a.name)) {
+        ctx.addIssue({ code: 'custom', path: ['arguments', i, 'name'], message: `argument '${a.name}' is declared twice` });
+      }
       declared.add(a.name);
     });
     p.messages.forEach((m, i) => {
@@ -203,7 +215,10 @@ export const PromptDefSchema = z
           ctx.addIssue({
             code: 'custom',
             path: ['messages', i, 'content'],
-            message: arg === '' ? `empty placeholder '{{}}' in messages[${i}]` : `placeholder '{{${arg}}}' names no declared argument (${known})`,
+            message:
+              arg === ''
+                ? `empty placeholder '{{}}' in messages[${i}]`
+                : `placeholder '{{${arg}}}' names no declared argument (${known})`,
           });
         }
       }
@@ -218,7 +233,10 @@ export const ClientDefSchema = z
       .array(z.enum(['read', 'write']))
       .default(['read'])
       .superRefine(noDuplicates('mcp_allow'))
-      .meta({ description: "Which Switchboard control tools this client may call: read (list, status, logs) and/or write (enable, restart, upsert, ...).",
+      .meta({
+        description:
+          'Which Switchboard control tools this client may call: read (list, status, logs) ' +
+          'and/or write (enable, restart, upsert, ...).',
         uniqueItems: true,
       }),
     tools: z

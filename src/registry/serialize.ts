@@ -42,7 +42,11 @@ export function deepEqual(a: unknown, b: unknown): boolean {
   const ka = Object.keys(a);
   const kb = Object.keys(b);
   if (ka.length !== kb.length) return false;
-  return ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
+  return ka.every(
+    (k) =>
+      Object.prototype.hasOwnProperty.call(b, k) &&
+      deepEqual((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]),
+  );
 }
 
 /** The value a field takes when the key is absent (undefined for optional fields). */
@@ -103,7 +107,12 @@ function keyText(pair: Pair<unknown, unknown>): string | undefined {
  * as `def`);
  * the caller then writes fresh YAML.
  */
-export function mergeIntoYaml<K extends Kind>(kind: K, fileName: string, existingText: string, def: unknown): string | undefined {
+export function mergeIntoYaml<K extends Kind>(
+  kind: K,
+  fileName: string,
+  existingText: string,
+  def: unknown,
+): string | undefined {
   const full = normalize(kind, def) as unknown as Record<string, unknown>;
   const shape = shapeFor(kind);
   const wanted = minimal(full, shape, ALWAYS_WRITTEN[kind]);

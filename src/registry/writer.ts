@@ -23,7 +23,9 @@ export class RegistryValidationError extends Error {
     readonly issues: readonly string[],
     name?: string,
   ) {
-    super(`invalid ${KIND_NOUNS[kind]} definition${name ? ` '${name}'` : ''}:\n${issues.map((i) => `  - ${i}`).join('\n')}`);
+    super(
+      `invalid ${KIND_NOUNS[kind]} definition${name ? ` '${name}'` : ''}:\n${issues.map((i) => `  - ${i}`).join('\n')}`,
+    );
     this.name = 'RegistryValidationError';
   }
 }
@@ -166,7 +168,9 @@ export class RegistryWriter {
       throw err;
     }
     if (!isInside(realRoot, real)) {
-      throw new Error(`refusing to write: ${KIND_DIRS[kind]} resolves to ${real}, outside the registry root ${realRoot}`);
+      throw new Error(
+        `refusing to write: ${KIND_DIRS[kind]} resolves to ${real}, outside the registry root ${realRoot}`,
+      );
     }
     return dir;
   }
@@ -186,7 +190,8 @@ export class RegistryWriter {
 
   private resolveInside(dir: string, base: string): string {
     const file = path.resolve(dir, base);
-    if (path.dirname(file) !== path.resolve(dir)) throw new Error(`refusing to write outside ${dir}: ${JSON.stringify(base)}`);
+    if (path.dirname(file) !== path.resolve(dir))
+      throw new Error(`refusing to write outside ${dir}: ${JSON.stringify(base)}`);
     return file;
   }
 }

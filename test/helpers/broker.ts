@@ -70,12 +70,22 @@ export interface BrokerProcess {
   stop(): Promise<void>;
 }
 
-export async function startBrokerProcess(opts: { root: string; home?: string; args?: string[]; env?: NodeJS.ProcessEnv; timeoutMs?: number }): Promise<BrokerProcess> {
+export async function startBrokerProcess(opts: {
+  root: string;
+  home?: string;
+  args?: string[];
+  env?: NodeJS.ProcessEnv;
+  timeoutMs?: number;
+}): Promise<BrokerProcess> {
   const home = opts.home ?? tempDir('sb-home-');
-  const proc = spawn(process.execPath, [BROKER_JS, 'serve', '--root', opts.root, '--port', '0', '--json', ...(opts.args ?? [])], {
-    env: { ...process.env, SWITCHBOARD_HOME: home, ...opts.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const proc = spawn(
+    process.execPath,
+    [BROKER_JS, 'serve', '--root', opts.root, '--port', '0', '--json', ...(opts.args ?? [])],
+    {
+      env: { ...process.env, SWITCHBOARD_HOME: home, ...opts.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   track(proc);
   const stderr: string[] = [];
   proc.stderr!.setEncoding('utf8');
@@ -84,18 +94,36 @@ export async function startBrokerProcess(opts: { root: string; home?: string; ar
     if (process.env.SB_TEST_VERBOSE) process.stderr.write(`    [broker] ${l}\n`);
   });
   const ready = await new Promise<{ url: string; port: number; tokenFile: string }>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`broker did not become ready:\n${stderr.join('\n')}`)), opts.timeoutMs ?? 20_000);
+    const timer = setTimeout(
+      () => reject(new Error(`broker did not become ready:\n${stderr.join('\n')}`)),
+      opts.timeoutMs ?? 20_000,
+    );
     readline.createInterface({ input: proc.stdout! }).on('line', (line) => {
       try {
         const msg = JSON.parse(line) as { event?: string; url: string; port: number; tokenFile: string };
-        if (msg.event === 'ready') { clearTimeout(timer); resolve(msg); }
-      } catch { /* not the ready line */ }
+        if (msg.event === 'ready') {
+          clearTimeout(timer);
+          resolve(msg);
+        }
+      } catch {
+        /* not the ready line */
+      }
     });
-    proc.once('exit', (code) => { clearTimeout(timer); reject(new Error(`broker exited with ${code} before ready:\n${stderr.join('\n')}`)); });
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`broker exited with ${code} before ready:\n${stderr.join('\n')}`));
+    });
   });
   const token = fs.readFileSync(ready.tokenFile, 'utf8').trim();
   return {
-    proc, url: ready.url, port: ready.port, root: opts.root, home, token, tokenFile: ready.tokenFile, stderr,
+    proc,
+    url: ready.url,
+    port: ready.port,
+    root: opts.root,
+    home,
+    token,
+    tokenFile: ready.tokenFile,
+    stderr,
     stop: () => stopProcess(proc),
   };
 }
@@ -104,19 +132,29 @@ export function stopProcess(proc: ChildProcess, signal: NodeJS.Signals = 'SIGTER
   return new Promise((resolve) => {
     if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
     const timer = setTimeout(() => proc.kill('SIGKILL'), 8000);
-    proc.once('exit', () => { clearTimeout(timer); resolve(); });
+    proc.once('exit', () => {
+      clearTimeout(timer);
+      resolve();
+    });
     proc.kill(signal);
   });
 }
 
 export async function connect(url: string, token: string, name = 'test-client'): Promise<Client> {
   const client = new Client({ name, version: '1.0.0' }, { capabilities: {} });
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
+  );
   return client;
 }
 
 /** Polls until `check` returns a truthy value (bounded); returns that value. */
-export async function waitFor<T>(check: () => T | Promise<T>, what: string, timeoutMs = 10_000, intervalMs = 50): Promise<NonNullable<T>> {
+export async function waitFor<T>(
+  check: () => T | Promise<T>,
+  what: string,
+  timeoutMs = 10_000,
+  intervalMs = 50,
+): Promise<NonNullable<T>> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   while (Date.now() < deadline) {
@@ -128,14 +166,24 @@ export async function waitFor<T>(check: () => T | Promise<T>, what: string, time
     }
     await new Promise((r) => setTimeout(r, intervalMs));
   }
-  throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`);
+  throw new Error(
+    `timed out after ${timeoutMs} ms waiting for ${what}${last ? ` (last error: ${(last as Error).message})` : ''}`,
+  );
 }
 
 export function isAlive(pid: number): boolean {
-  try { process.kill(pid, 0); return true; } catch { return false; }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 export function textOf(result: unknown): string {
   const content = (result as { content?: { type: string; text?: string }[] }).content ?? [];
-  return content.filter((c) => c.type === 'text').map((c) => c.text).join('');
+  return content
+    .filter((c) => c.type === 'text')
+    .map((c) => c.text)
+    .join('');
 }

@@ -34,7 +34,9 @@ describe('registry writer under concurrent processes', function () {
     const children: ChildProcess[] = [];
     const exits: Promise<{ code: number | null; stderr: string }>[] = [];
     for (let id = 0; id < WRITERS; id++) {
-      const child = spawn(process.execPath, [helper, ctx.root, String(id), String(ITERATIONS)], { stdio: ['ignore', 'ignore', 'pipe'] });
+      const child = spawn(process.execPath, [helper, ctx.root, String(id), String(ITERATIONS)], {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      });
       children.push(child);
       let stderr = '';
       child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -81,11 +83,19 @@ describe('registry writer under concurrent processes', function () {
     assert.ok(reads > 0, 'the reader overlapped the writers');
 
     const left = fs.readdirSync(dir).sort();
-    assert.deepEqual(left.filter((n) => n.startsWith('.')), [], 'no temp files are left behind');
-    const expected = ['shared', ...Array.from({ length: WRITERS }, (_, i) => [`gone-${i}`, `own-${i}`]).flat()].map((n) => `${n}.yaml`).sort();
+    assert.deepEqual(
+      left.filter((n) => n.startsWith('.')),
+      [],
+      'no temp files are left behind',
+    );
+    const expected = ['shared', ...Array.from({ length: WRITERS }, (_, i) => [`gone-${i}`, `own-${i}`]).flat()]
+      .map((n) => `${n}.yaml`)
+      .sort();
     assert.deepEqual(left, expected);
-    for (const name of left) assert.equal(checkWhole(path.join(dir, name), fs.readFileSync(path.join(dir, name), 'utf8')), undefined);
+    for (const name of left)
+      assert.equal(checkWhole(path.join(dir, name), fs.readFileSync(path.join(dir, name), 'utf8')), undefined);
     const finalSnap = new RegistryLoader(ctx.root).load();
-    for (let id = 0; id < WRITERS; id++) assert.equal(finalSnap.servers.get(`own-${id}`)?.description, `w${id}-${ITERATIONS - 1}`);
+    for (let id = 0; id < WRITERS; id++)
+      assert.equal(finalSnap.servers.get(`own-${id}`)?.description, `w${id}-${ITERATIONS - 1}`);
   });
 });

@@ -5,7 +5,12 @@
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { JSON_SCHEMA_FILES, jsonSchemaText, registryJsonSchemas, writeJsonSchemas } from '../../src/registry/jsonSchema';
+import {
+  JSON_SCHEMA_FILES,
+  jsonSchemaText,
+  registryJsonSchemas,
+  writeJsonSchemas,
+} from '../../src/registry/jsonSchema';
 import type { Kind } from '../../src/registry/schema';
 import { useRoot } from './helpers/tmp';
 
@@ -29,12 +34,19 @@ describe('registry JSON schemas', () => {
     it(`schemas/${JSON_SCHEMA_FILES[kind]} is up to date`, () => {
       const committed = path.join(repoRoot(), 'schemas', JSON_SCHEMA_FILES[kind]);
       assert.ok(fs.existsSync(committed), `${committed} is missing; regenerate it (see the top of this test)`);
-      assert.equal(fs.readFileSync(committed, 'utf8'), jsonSchemaText(kind), `${committed} is stale; regenerate it (see the top of this test)`);
+      assert.equal(
+        fs.readFileSync(committed, 'utf8'),
+        jsonSchemaText(kind),
+        `${committed} is stale; regenerate it (see the top of this test)`,
+      );
     });
   }
 
   it('describes what a person writes: name and defaulted fields optional, unknown keys refused', () => {
-    const { server, prompt, client } = registryJsonSchemas() as Record<Kind, { required?: string[]; additionalProperties?: unknown; properties: Record<string, { default?: unknown }> }>;
+    const { server, prompt, client } = registryJsonSchemas() as Record<
+      Kind,
+      { required?: string[]; additionalProperties?: unknown; properties: Record<string, { default?: unknown }> }
+    >;
     assert.equal(server.required, undefined);
     assert.deepEqual(prompt.required, ['messages']);
     assert.equal(client.required, undefined);

@@ -79,7 +79,11 @@ describe('registry loader', () => {
     assert.match(at(files.reserved)[2], /reserved/);
     assert.match(at(files.noCommand)[2], /needs a 'command'/);
     assert.match(at(files.noUrl)[2], /needs a 'url'/);
-    assert.deepEqual(at(files.dupSecond), [1, 1, "duplicate server 'dup': already defined by dup.yaml; this file is ignored"]);
+    assert.deepEqual(at(files.dupSecond), [
+      1,
+      1,
+      "duplicate server 'dup': already defined by dup.yaml; this file is ignored",
+    ]);
     assert.equal(snap.problems.filter((p) => p.file === files.dupFirst).length, 0);
     assert.deepEqual(at(files.prompt).slice(0, 2), [3, 14]);
     assert.equal(snap.problems.find((p) => p.file === files.prompt)?.kind, 'prompt');
@@ -87,7 +91,10 @@ describe('registry loader', () => {
     assert.equal(snap.problems.find((p) => p.file === files.client)?.kind, 'client');
     for (const p of snap.problems) assert.ok(path.isAbsolute(p.file));
     assert.equal(
-      formatProblem(snap.problems.find((p) => p.file === files.unknown)!, ctx.root),
+      formatProblem(
+        snap.problems.find((p) => p.file === files.unknown)!,
+        ctx.root,
+      ),
       `${path.join('mcp-servers.d', 'unknown.yaml')}:3:1 error: unknown key 'comand' (did you mean 'command'?)`,
     );
   });
@@ -110,7 +117,10 @@ describe('registry loader', () => {
     assert.equal(errs[0].file, file);
     assert.match(errs[0].message, /^YAML/);
     const note = broken.problems.find((p) => p.severity === 'warning');
-    assert.match(note?.message ?? '', /previous version of server 'git' stays live until it is fixed or the file is deleted/);
+    assert.match(
+      note?.message ?? '',
+      /previous version of server 'git' stays live until it is fixed or the file is deleted/,
+    );
 
     // Still broken in a different way: still the old definition.
     fs.writeFileSync(file, 'command: uvx\nargz: []\n');
@@ -124,7 +134,11 @@ describe('registry loader', () => {
     assert.deepEqual(fixed.problems, []);
 
     fs.writeFileSync(file, '- broken\n');
-    assert.deepEqual(loader.load().servers.get('git')?.args, ['mcp-server-git', '--repo', '.'], 'retains the newest good version');
+    assert.deepEqual(
+      loader.load().servers.get('git')?.args,
+      ['mcp-server-git', '--repo', '.'],
+      'retains the newest good version',
+    );
 
     fs.unlinkSync(file);
     const gone = loader.load();

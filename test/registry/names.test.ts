@@ -36,7 +36,10 @@ describe('registry names', () => {
       const why = validateName(name);
       assert.ok(why !== undefined, 'expected a reason');
       assert.match(why, reason);
-      assert.throws(() => assertSafeName(name), (err: Error) => reason.test(err.message));
+      assert.throws(
+        () => assertSafeName(name),
+        (err: Error) => reason.test(err.message),
+      );
     });
   }
 

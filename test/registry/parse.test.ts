@@ -41,7 +41,11 @@ describe('registry parseDefinition', () => {
   });
 
   it('keeps the given values and fills in only the missing restart fields', () => {
-    const res = parseDefinition('server', FILE, 'name: foo\ncommand: node\nrestart:\n  maxRetries: 0\ntimeouts: {callMs: 5}\n');
+    const res = parseDefinition(
+      'server',
+      FILE,
+      'name: foo\ncommand: node\nrestart:\n  maxRetries: 0\ntimeouts: {callMs: 5}\n',
+    );
     assert.equal(res.def?.restart.maxRetries, 0);
     assert.equal(res.def?.restart.backoffMs, 500);
     assert.deepEqual(res.def?.timeouts, { startupMs: 30000, callMs: 5 });
@@ -55,9 +59,17 @@ describe('registry parseDefinition', () => {
   });
 
   it('applies prompt and client defaults', () => {
-    const p = parseDefinition('prompt', '/ws/prompts.d/review.yaml', 'arguments:\n  - name: file\nmessages:\n  - role: user\n    content: Review {{ file }}\n');
+    const p = parseDefinition(
+      'prompt',
+      '/ws/prompts.d/review.yaml',
+      'arguments:\n  - name: file\nmessages:\n  - role: user\n    content: Review {{ file }}\n',
+    );
     assert.deepEqual(p.problems, []);
-    assert.deepEqual(p.def, { name: 'review', arguments: [{ name: 'file', required: false }], messages: [{ role: 'user', content: 'Review {{ file }}' }] });
+    assert.deepEqual(p.def, {
+      name: 'review',
+      arguments: [{ name: 'file', required: false }],
+      messages: [{ role: 'user', content: 'Review {{ file }}' }],
+    });
     const c = parseDefinition('client', '/ws/clients.d/copilot.yaml', 'description: VS Code\n');
     assert.deepEqual(c.problems, []);
     assert.deepEqual(c.def, { name: 'copilot', description: 'VS Code', mcp_allow: ['read'] });
@@ -102,7 +114,10 @@ describe('registry parseDefinition', () => {
 
   it('explains a bad enum value with a suggestion', () => {
     const p = onlyError('server', FILE, 'command: npx\ntrust: trustd\n');
-    assert.match(p.message, /'trust' must be one of 'builtin', 'trusted', 'community', not the string 'trustd' \(did you mean 'trusted'\?\)/);
+    assert.match(
+      p.message,
+      /'trust' must be one of 'builtin', 'trusted', 'community', not the string 'trustd' \(did you mean 'trusted'\?\)/,
+    );
     assert.deepEqual([p.line, p.column], [2, 8]);
   });
 
@@ -122,7 +137,10 @@ describe('registry parseDefinition', () => {
 
   it("reserves 'switchboard' for every kind", () => {
     assert.match(onlyError('server', '/ws/mcp-servers.d/switchboard.yaml', 'command: x\n').message, /reserved/);
-    assert.match(onlyError('prompt', '/ws/prompts.d/switchboard.yaml', 'messages: [{role: user, content: hi}]\n').message, /reserved/);
+    assert.match(
+      onlyError('prompt', '/ws/prompts.d/switchboard.yaml', 'messages: [{role: user, content: hi}]\n').message,
+      /reserved/,
+    );
     assert.match(onlyError('client', '/ws/clients.d/x.yaml', 'name: switchboard\n').message, /reserved/);
   });
 
@@ -133,20 +151,35 @@ describe('registry parseDefinition', () => {
   });
 
   it('requires a command for stdio and a url for remote servers', () => {
-    assert.equal(onlyError('server', FILE, 'description: nothing to run\n').message, "a stdio server needs a 'command' (the program to run)");
+    assert.equal(
+      onlyError('server', FILE, 'description: nothing to run\n').message,
+      "a stdio server needs a 'command' (the program to run)",
+    );
     assert.equal(onlyError('server', FILE, 'transport: sse\n').message, "a remote (sse) server needs a 'url'");
     const wrong = onlyError('server', FILE, 'command: npx\nurl: https://x.test/\n');
     assert.match(wrong.message, /stdio server must not have a 'url'/);
     assert.deepEqual([wrong.line, wrong.column], [2, 6]);
     const res = parseDefinition('server', FILE, 'transport: http\nurl: https://x.test/\ncommand: npx\nenvFile: .env\n');
-    assert.deepEqual(errors(res.problems).map((p) => p.line), [3, 4]);
+    assert.deepEqual(
+      errors(res.problems).map((p) => p.line),
+      [3, 4],
+    );
     assert.match(onlyError('server', FILE, 'transport: http\nurl: ftp://x.test/\n').message, /http:\/\/ or https:\/\//);
   });
 
   it('rejects duplicate grants and inverted backoff', () => {
-    assert.match(onlyError('server', FILE, 'command: x\ngrants: [network, network]\n').message, /'network' is listed twice/);
-    assert.match(onlyError('server', FILE, 'command: x\nrestart: {backoffMs: 1000, maxBackoffMs: 100}\n').message, /maxBackoffMs/);
-    assert.match(onlyError('server', FILE, 'command: x\nrestart: {backoffMs: 5}\n').message, /'restart.backoffMs' must be at least 10/);
+    assert.match(
+      onlyError('server', FILE, 'command: x\ngrants: [network, network]\n').message,
+      /'network' is listed twice/,
+    );
+    assert.match(
+      onlyError('server', FILE, 'command: x\nrestart: {backoffMs: 1000, maxBackoffMs: 100}\n').message,
+      /maxBackoffMs/,
+    );
+    assert.match(
+      onlyError('server', FILE, 'command: x\nrestart: {backoffMs: 5}\n').message,
+      /'restart.backoffMs' must be at least 10/,
+    );
   });
 
   it('rejects empty files, lists and scalars at the top level', () => {
@@ -158,7 +191,12 @@ describe('registry parseDefinition', () => {
 
   it('refuses alias bombs', () => {
     const bomb = ['a: &a [x, x, x, x, x, x, x, x, x]'];
-    for (let i = 1; i < 8; i++) bomb.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9).fill('*' + String.fromCharCode(96 + i)).join(', ')}]`);
+    for (let i = 1; i < 8; i++)
+      bomb.push(
+        `${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9)
+          .fill('*' + String.fromCharCode(96 + i))
+          .join(', ')}]`,
+      );
     assert.match(onlyError('server', FILE, bomb.join('\n') + '\n').message, /alias/i);
   });
 
@@ -171,12 +209,29 @@ describe('registry parseDefinition', () => {
   });
 
   it('checks prompt placeholders against declared arguments', () => {
-    const p = onlyError('prompt', '/ws/prompts.d/p.yaml', 'arguments: [{name: topic}]\nmessages:\n  - role: user\n    content: "{{topic}} and {{ other }}"\n');
+    const p = onlyError(
+      'prompt',
+      '/ws/prompts.d/p.yaml',
+      'arguments: [{name: topic}]\nmessages:\n  - role: user\n    content: "{{topic}} and {{ other }}"\n',
+    );
     assert.match(p.message, /placeholder '\{\{other\}\}' names no declared argument \(declared: topic\)/);
     assert.equal(p.line, 4);
-    assert.match(onlyError('prompt', '/ws/prompts.d/p.yaml', 'messages: []\n').message, /at least one entry in 'messages'/);
-    assert.match(onlyError('prompt', '/ws/prompts.d/p.yaml', 'arguments: [{name: a}, {name: a}]\nmessages: [{role: user, content: "{{a}}"}]\n').message, /declared twice/);
-    assert.match(onlyError('prompt', '/ws/prompts.d/p.yaml', 'messages: [{role: system, content: x}]\n').message, /'messages\[0\].role' must be one of 'user', 'assistant'/);
+    assert.match(
+      onlyError('prompt', '/ws/prompts.d/p.yaml', 'messages: []\n').message,
+      /at least one entry in 'messages'/,
+    );
+    assert.match(
+      onlyError(
+        'prompt',
+        '/ws/prompts.d/p.yaml',
+        'arguments: [{name: a}, {name: a}]\nmessages: [{role: user, content: "{{a}}"}]\n',
+      ).message,
+      /declared twice/,
+    );
+    assert.match(
+      onlyError('prompt', '/ws/prompts.d/p.yaml', 'messages: [{role: system, content: x}]\n').message,
+      /'messages\[0\].role' must be one of 'user', 'assistant'/,
+    );
   });
 
   it('renders prompt templates', () => {
@@ -185,15 +240,24 @@ describe('registry parseDefinition', () => {
       arguments: [{ name: 'topic', required: true }, { name: 'tone' }],
       messages: [{ role: 'user', content: 'Write about {{topic}} in a {{ tone }} tone. {{topic}}!' }],
     });
-    assert.deepEqual(renderPromptMessages(def, { topic: '{{tone}}', tone: 'dry' }), [{ role: 'user', content: 'Write about {{tone}} in a dry tone. {{tone}}!' }]);
+    assert.deepEqual(renderPromptMessages(def, { topic: '{{tone}}', tone: 'dry' }), [
+      { role: 'user', content: 'Write about {{tone}} in a dry tone. {{tone}}!' },
+    ]);
     assert.deepEqual(renderPromptMessages(def, { topic: 'x' })[0].content, 'Write about x in a  tone. x!');
     assert.throws(() => renderPromptMessages(def, {}), /needs the argument 'topic'/);
   });
 
   it('validates clients', () => {
     assert.match(onlyError('client', '/ws/clients.d/c.yaml', 'mcp_allow: [admin]\n').message, /one of 'read', 'write'/);
-    assert.match(onlyError('client', '/ws/clients.d/c.yaml', 'tools: {allow: [x], block: [y]}\n').message, /unknown key 'block' in 'tools'/);
-    const ok = parseDefinition('client', '/ws/clients.d/c.yaml', 'mcp_allow: [read, write]\ntools: {deny: ["*__delete_*"]}\n');
+    assert.match(
+      onlyError('client', '/ws/clients.d/c.yaml', 'tools: {allow: [x], block: [y]}\n').message,
+      /unknown key 'block' in 'tools'/,
+    );
+    const ok = parseDefinition(
+      'client',
+      '/ws/clients.d/c.yaml',
+      'mcp_allow: [read, write]\ntools: {deny: ["*__delete_*"]}\n',
+    );
     assert.deepEqual(ok.problems, []);
     assert.deepEqual(ok.def?.tools, { deny: ['*__delete_*'] });
   });

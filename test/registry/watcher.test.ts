@@ -10,7 +10,12 @@ import { RegistryWriter } from '../../src/registry/writer';
 import { put, useRoot } from './helpers/tmp';
 
 /** Resolves with the first emitted snapshot that satisfies `pred`; rejects after `ms`. */
-function waitFor(w: RegistryWatcher, pred: (s: RegistrySnapshot) => boolean, what: string, ms = 5000): Promise<RegistrySnapshot> {
+function waitFor(
+  w: RegistryWatcher,
+  pred: (s: RegistrySnapshot) => boolean,
+  what: string,
+  ms = 5000,
+): Promise<RegistrySnapshot> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => {
       w.off('snapshot', on);
@@ -144,8 +149,13 @@ describe('registry watcher', function () {
     start();
     const w = watcher!;
     const writer = new RegistryWriter(ctx.root);
-    const next = waitFor(w, (s) => s.servers.size === 20 && s.servers.get('s19')?.description === 'final', 'all 20 servers');
-    for (let i = 0; i < 20; i++) await writer.upsert('server', { name: `s${i}`, command: 'node', description: i === 19 ? 'final' : undefined });
+    const next = waitFor(
+      w,
+      (s) => s.servers.size === 20 && s.servers.get('s19')?.description === 'final',
+      'all 20 servers',
+    );
+    for (let i = 0; i < 20; i++)
+      await writer.upsert('server', { name: `s${i}`, command: 'node', description: i === 19 ? 'final' : undefined });
     await next;
   });
 

@@ -43,30 +43,66 @@ describe('registry writer', () => {
       arguments: [{ name: 'file', required: true }],
       messages: [{ role: 'user', content: 'Review {{file}}.\nBe brief: "no fluff".\n' }],
     });
-    const c = await w.upsert('client', { name: 'copilot', mcp_allow: ['read', 'write'], tools: { deny: ['*__delete*'] } });
+    const c = await w.upsert('client', {
+      name: 'copilot',
+      mcp_allow: ['read', 'write'],
+      tools: { deny: ['*__delete*'] },
+    });
 
     const snap = new RegistryLoader(ctx.root).load();
     assert.deepEqual(snap.problems, []);
     assert.deepEqual(snap.servers.get('git'), s.def);
     assert.deepEqual(snap.prompts.get('review'), p.def);
     assert.deepEqual(snap.clients.get('copilot'), c.def);
-    assert.deepEqual(listAll(ctx.root), ['clients.d/copilot.yaml', 'mcp-servers.d/git.yaml', 'prompts.d/review.yaml'].map((f) => f.split('/').join(path.sep)));
+    assert.deepEqual(
+      listAll(ctx.root),
+      ['clients.d/copilot.yaml', 'mcp-servers.d/git.yaml', 'prompts.d/review.yaml'].map((f) =>
+        f.split('/').join(path.sep),
+      ),
+    );
   });
 
   it('writes readable YAML: schema order, defaults omitted, trust and transport explicit', () => {
-    const text = toYaml('server', { command: 'npx', name: 'fs', args: ['-y', '@modelcontextprotocol/server-filesystem'], enabled: true, restart: { maxRetries: 5, backoffMs: 1000 } });
+    const text = toYaml('server', {
+      command: 'npx',
+      name: 'fs',
+      args: ['-y', '@modelcontextprotocol/server-filesystem'],
+      enabled: true,
+      restart: { maxRetries: 5, backoffMs: 1000 },
+    });
     assert.equal(
       text,
-      ['name: fs', 'trust: community', 'transport: stdio', 'command: npx', 'args:', '  - -y', '  - "@modelcontextprotocol/server-filesystem"', 'restart:', '  backoffMs: 1000', ''].join('\n'),
+      [
+        'name: fs',
+        'trust: community',
+        'transport: stdio',
+        'command: npx',
+        'args:',
+        '  - -y',
+        '  - "@modelcontextprotocol/server-filesystem"',
+        'restart:',
+        '  backoffMs: 1000',
+        '',
+      ].join('\n'),
     );
     assert.equal(toYaml('client', { name: 'c' }), 'name: c\n');
     assert.throws(() => toYaml('client', { name: 'c', bogus: 1 }));
   });
 
   it('keeps comments and explicit defaults of an existing file it updates', async () => {
-    const file = put(ctx.root, 'mcp-servers.d/fs.yaml', '# Filesystem access for the docs folder.\ncommand: npx # via npm\nenabled: true\nargs: [-y, server-filesystem, docs]\n');
+    const file = put(
+      ctx.root,
+      'mcp-servers.d/fs.yaml',
+      '# Filesystem access for the docs folder.\ncommand: npx # via npm\nenabled: true\nargs: [-y, server-filesystem, docs]\n',
+    );
     const w = new RegistryWriter(ctx.root);
-    await w.upsert('server', { name: 'fs', command: 'npx', args: ['-y', 'server-filesystem', 'docs', 'src'], enabled: true, grants: ['filesystem'] });
+    await w.upsert('server', {
+      name: 'fs',
+      command: 'npx',
+      args: ['-y', 'server-filesystem', 'docs', 'src'],
+      enabled: true,
+      grants: ['filesystem'],
+    });
     const text = fs.readFileSync(file, 'utf8');
     assert.match(text, /# Filesystem access for the docs folder\./);
     assert.match(text, /command: npx # via npm/);
@@ -94,23 +130,38 @@ describe('registry writer', () => {
 
   it('rejects invalid definitions with readable issues and writes nothing', async () => {
     const w = new RegistryWriter(ctx.root);
-    await assert.rejects(
-      w.upsert('server', { name: 'x', comand: 'npx', trust: 'maybe' }),
-      (err: unknown) => {
-        assert.ok(err instanceof RegistryValidationError);
-        assert.match(err.message, /^invalid server definition 'x':/);
-        assert.ok(err.issues.includes("unknown key 'comand' (did you mean 'command'?)"), err.message);
-        assert.ok(err.issues.some((i) => /'trust' must be one of/.test(i)), err.message);
-        return true;
-      },
-    );
+    await assert.rejects(w.upsert('server', { name: 'x', comand: 'npx', trust: 'maybe' }), (err: unknown) => {
+      assert.ok(err instanceof RegistryValidationError);
+      assert.match(err.message, /^invalid server definition 'x':/);
+      assert.ok(err.issues.includes("unknown key 'comand' (did you mean 'command'?)"), err.message);
+      assert.ok(
+        err.issues.some((i) => /'trust' must be one of/.test(i)),
+        err.message,
+      );
+      return true;
+    });
     await assert.rejects(w.upsert('server', { name: 'x', transport: 'http' }), /needs a 'url'/);
     await assert.rejects(w.upsert('prompt', { messages: [{ role: 'user', content: 'x' }] }), /'name' is required/);
     await assert.rejects(w.upsert('client', null), /must be an object/);
     assert.deepEqual(listAll(ctx.root), []);
   });
 
-  const traversal = ['../x', '../../etc/passwd', '/etc/x', 'a/b', 'a\\b', '..', 'a\0b', 'x'.repeat(200), '\u0455erver', 'Upper', '', 'switchboard', 'a__b', '.hidden'];
+  const traversal = [
+    '../x',
+    '../../etc/passwd',
+    '/etc/x',
+    'a/b',
+    'a\\b',
+    '..',
+    'a\0b',
+    'x'.repeat(200),
+    '\u0455erver',
+    'Upper',
+    '',
+    'switchboard',
+    'a__b',
+    '.hidden',
+  ];
   for (const name of traversal) {
     it(`refuses the name ${JSON.stringify(name.length > 20 ? name.slice(0, 20) + '...' : name)} for upsert and remove`, async () => {
       const w = new RegistryWriter(path.join(ctx.root, 'ws'));
@@ -131,7 +182,10 @@ describe('registry writer', () => {
     } catch {
       this.skip(); // no symlink permission (Windows without developer mode)
     }
-    await assert.rejects(new RegistryWriter(ws).upsert('server', { name: 'evil', command: 'node' }), /outside the registry root/);
+    await assert.rejects(
+      new RegistryWriter(ws).upsert('server', { name: 'evil', command: 'node' }),
+      /outside the registry root/,
+    );
     assert.deepEqual(fs.readdirSync(outside), []);
   });
 
@@ -171,8 +225,15 @@ describe('registry writer', () => {
         const def = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined));
         const text = toYaml('server', def);
         const res = parseDefinition('server', `/ws/mcp-servers.d/${input.name}.yaml`, text);
-        assert.deepEqual(res.problems.filter((p) => p.severity === 'error'), [], text);
-        assert.deepEqual(res.def, parseDefinition('server', `/ws/mcp-servers.d/${input.name}.yaml`, toYaml('server', res.def)).def);
+        assert.deepEqual(
+          res.problems.filter((p) => p.severity === 'error'),
+          [],
+          text,
+        );
+        assert.deepEqual(
+          res.def,
+          parseDefinition('server', `/ws/mcp-servers.d/${input.name}.yaml`, toYaml('server', res.def)).def,
+        );
         assert.equal(res.def?.command, input.command);
         assert.deepEqual(res.def?.args, input.args);
         assert.deepEqual(res.def?.env, { ...input.env });

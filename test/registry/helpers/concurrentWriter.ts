@@ -23,8 +23,14 @@ async function main(): Promise<void> {
   const writer = new RegistryWriter(root);
   for (let i = 0; i < iterations; i++) {
     // Shared and own writes run concurrently within the process as well.
-    await Promise.all([writer.upsert('server', definitionFor('shared', id, i)), writer.upsert('server', definitionFor(`own-${id}`, id, i))]);
-    if (i % 10 === 0) await writer.remove('server', `gone-${id}`).then(() => writer.upsert('server', definitionFor(`gone-${id}`, id, i)));
+    await Promise.all([
+      writer.upsert('server', definitionFor('shared', id, i)),
+      writer.upsert('server', definitionFor(`own-${id}`, id, i)),
+    ]);
+    if (i % 10 === 0)
+      await writer
+        .remove('server', `gone-${id}`)
+        .then(() => writer.upsert('server', definitionFor(`gone-${id}`, id, i)));
   }
 }
 

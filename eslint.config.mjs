@@ -1,0 +1,211 @@
+// ESLint for the whole tree: the recommended sets, a few type-aware rules, and the layer boundaries.
+//
+// Layout of this file: shared rules first, then the layers (which module may import what), then
+// Prettier's switch-off of formatting rules, then the one formatting rule Prettier cannot enforce.
+// test/unit/layers.test.ts breaks every layer rule on purpose and expects the error, so a typo in a
+// pattern below fails a test instead of silently allowing everything.
+
+import js from '@eslint/js';
+import { defineConfig } from 'eslint/config';
+import prettier from 'eslint-config-prettier';
+import globals from 'globals';
+import tseslint from 'typescript-eslint';
+
+const TS = ['**/*.ts'];
+const JS = ['**/*.js', '**/*.cjs', '**/*.mjs'];
+
+// --------------------------------------------------------------------------------------------
+// Layers. Each entry is one import restriction; a layer lists the restrictions its files obey.
+// `regex` is matched against the import specifier exactly as written (relative paths included).
+
+const NOT_VSCODE = {
+  regex: '^vscode$',
+  message: "Only src/extension may import 'vscode'; the broker and the registry run without an editor.",
+};
+const NOT_EXTENSION_OR_WEBVIEW = {
+  regex: '^\\.\\./(\\.\\./)*(src/)?(extension|webview)(/|$)',
+  message: 'The broker never imports the extension or the webview; they talk to it over MCP.',
+};
+const NOT_SDK = {
+  regex: '^@modelcontextprotocol/sdk(/|$)',
+  message:
+    'The MCP SDK is imported only by the upstream connection code, the endpoint and schemaValidator.ts, ' +
+    'so an SDK upgrade stays a change to those files; go through them.',
+};
+const REGISTRY_SELF_CONTAINED = {
+  // Anything but node: built-ins, zod, yaml and sibling modules.
+  regex: '^(?!node:|zod(/|$)|yaml(/|$)|\\./)',
+  message:
+    'src/registry is pure and self-contained: it may import only node: built-ins, zod, yaml and its own ' +
+    "modules ('./x'). Move shared code into src/registry instead of reaching out of it.",
+};
+const WEBVIEW_BROKER_TYPES_ONLY = {
+  regex: '^\\.\\./src/broker/',
+  allowTypeImports: true,
+  message: "The webview may take only types from src/broker (use 'import type'); it runs in a browser sandbox.",
+};
+const WEBVIEW_OWN_AND_SHARED_ONLY = {
+  // Its own modules, the pure registry schemas, and (type-only, above) the broker's protocol types.
+  regex: '^(?!\\./|\\.\\./src/(registry|broker)/)',
+  message:
+    'The webview may import only its own modules, src/registry and types from src/broker: no node built-ins, ' +
+    "no 'vscode', no packages it would have to bundle (talk to the extension through webview/protocol.ts).",
+};
+
+/** Files that may import the SDK: the upstream connection code and the endpoint. */
+const SDK_ALLOWED = [
+  'src/broker/upstreamClient.ts',
+  'src/broker/connection/**',
+  'src/broker/endpoint.ts',
+  'src/broker/http/**',
+  'src/broker/schemaValidator.ts',
+];
+
+const LAYERS = [
+  { name: 'registry', files: ['src/registry/**/*.ts'], ignores: [], restrict: [REGISTRY_SELF_CONTAINED] },
+  {
+    name: 'broker (SDK code)',
+    files: SDK_ALLOWED,
+    ignores: [],
+    restrict: [NOT_VSCODE, NOT_EXTENSION_OR_WEBVIEW],
+  },
+  {
+    name: 'broker',
+    files: ['src/broker/**/*.ts'],
+    ignores: SDK_ALLOWED,
+    restrict: [NOT_VSCODE, NOT_EXTENSION_OR_WEBVIEW, NOT_SDK],
+  },
+  { name: 'extension', files: ['src/extension/**/*.ts'], ignores: [], restrict: [NOT_SDK] },
+  {
+    name: 'webview',
+    files: ['webview/**/*.ts'],
+    ignores: [],
+    restrict: [WEBVIEW_BROKER_TYPES_ONLY, WEBVIEW_OWN_AND_SHARED_ONLY],
+  },
+];
+
+/**
+ * `import('x')` is not an import declaration, so no-restricted-imports does not see it (the broker
+ * loads SDK transports that way). The same restrictions are applied to it as a syntax rule.
+ * esquery's regex literals cannot contain '/', hence \x2f.
+ */
+function dynamicImportSelectors(restrict) {
+  return restrict
+    .filter((r) => !r.allowTypeImports)
+    .map((r) => ({
+      selector: `ImportExpression > Literal.source[value=/${r.regex.replaceAll('/', '\\x2f')}/]`,
+      message: r.message,
+    }));
+}
+
+const layerConfigs = LAYERS.map(({ name, files, ignores, restrict }) => ({
+  name: `layers/${name}`,
+  files,
+  ignores,
+  rules: {
+    '@typescript-eslint/no-restricted-imports': [
+      'error',
+      { patterns: restrict.map(({ regex, message, allowTypeImports }) => ({ regex, message, allowTypeImports })) },
+    ],
+    'no-restricted-syntax': ['error', ...dynamicImportSelectors(restrict)],
+  },
+}));
+
+// --------------------------------------------------------------------------------------------
+
+export default defineConfig(
+  {
+    name: 'ignored',
+    ignores: ['dist/**', 'out/**', '.tools/**', 'node_modules/**', 'bench/results/**', '.test-tmp/**', '*.vsix'],
+  },
+  { name: 'js/recommended', ...js.configs.recommended },
+  {
+    name: 'everything',
+    linterOptions: { reportUnusedDisableDirectives: 'error' },
+    languageOptions: { ecmaVersion: 2023, globals: { ...globals.node } },
+    rules: {
+      // Sensible for this code base: it already follows them almost everywhere.
+      eqeqeq: ['error', 'always', { null: 'ignore' }],
+      'no-var': 'error',
+      'prefer-const': 'error',
+      'no-throw-literal': 'error',
+      'no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+    },
+  },
+  {
+    name: 'javascript',
+    files: JS,
+    languageOptions: { sourceType: 'module' },
+  },
+  { name: 'commonjs', files: ['**/*.cjs', 'bin/**/*.js'], languageOptions: { sourceType: 'commonjs' } },
+  // TypeScript: the recommended set without type information everywhere, plus the type-aware rules
+  // that catch real bugs (a forgotten await, a promise where a callback is expected) and are cheap
+  // enough on this tree. The whole recommendedTypeChecked set mostly flags `any` in tests.
+  ...tseslint.configs.recommended.map((c) => ({ ...c, files: TS })),
+  {
+    name: 'typescript',
+    files: TS,
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    rules: {
+      'no-unused-vars': 'off',
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none', ignoreRestSiblings: true },
+      ],
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-misused-promises': [
+        'error',
+        { checksVoidReturn: { arguments: false, attributes: false } },
+      ],
+      '@typescript-eslint/await-thenable': 'error',
+      '@typescript-eslint/no-for-in-array': 'error',
+      '@typescript-eslint/only-throw-error': 'error',
+      '@typescript-eslint/prefer-promise-reject-errors': 'error',
+      '@typescript-eslint/no-implied-eval': 'error',
+      '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
+    },
+  },
+  {
+    name: 'tests',
+    files: ['test/**/*.ts', 'bench/**'],
+    languageOptions: { globals: { ...globals.mocha } },
+    rules: {
+      // Tests read JSON-RPC payloads whose shape they then assert; `any` there is the honest type.
+      '@typescript-eslint/no-explicit-any': 'off',
+      '@typescript-eslint/no-non-null-assertion': 'off',
+    },
+  },
+  { name: 'webview', files: ['webview/**'], languageOptions: { globals: { ...globals.browser } } },
+  ...layerConfigs,
+  prettier,
+  {
+    name: 'line length',
+    // Prettier wraps code at 120 but leaves long strings, template literals and comments alone;
+    // 140 leaves room for a line Prettier could not break, and flags prose that should be wrapped.
+    // (max-len is deprecated in core in favour of @stylistic and kept until ESLint 11.)
+    rules: {
+      'max-len': ['error', { code: 140, tabWidth: 2, ignoreUrls: true, ignoreRegExpLiterals: true }],
+    },
+  },
+  {
+    name: 'line length (bench reports)',
+    files: ['bench/**'],
+    // The bench writes Markdown and SVG, where a paragraph or an element is one line of output;
+    // splitting those strings would only scatter the text it writes. Comments are still checked.
+    rules: {
+      'max-len': [
+        'error',
+        {
+          code: 140,
+          tabWidth: 2,
+          ignoreUrls: true,
+          ignoreRegExpLiterals: true,
+          ignoreStrings: true,
+          ignoreTemplateLiterals: true,
+        },
+      ],
+    },
+  },
+);

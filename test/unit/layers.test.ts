@@ -1,0 +1,117 @@
+// The layer rules of eslint.config.mjs, broken on purpose: each forbidden import must be reported, and
+// each allowed one must not, so a typo in a pattern cannot silently let everything through.
+//
+// The files are linted from memory (ESLint's lintText with a path that decides which layer applies),
+// with type information switched off: the layer rules are syntactic, and no file has to exist.
+
+import assert from 'node:assert/strict';
+import * as path from 'node:path';
+import { ESLint } from 'eslint';
+import tseslint from 'typescript-eslint';
+
+const REPO = path.resolve(__dirname, '../../..');
+const LAYER_RULES = new Set(['@typescript-eslint/no-restricted-imports', 'no-restricted-syntax']);
+
+let eslint: ESLint;
+
+/** The layer-rule messages ESLint reports for `code` written at `file` (relative to the repository). */
+async function layerErrors(file: string, code: string): Promise<string[]> {
+  const [result] = await eslint.lintText(code, { filePath: path.join(REPO, file) });
+  const fatal = result.messages.filter((m) => m.fatal);
+  assert.deepEqual(fatal, [], `${file} did not parse`);
+  return result.messages.filter((m) => m.ruleId !== null && LAYER_RULES.has(m.ruleId)).map((m) => m.message);
+}
+
+async function expectRefused(file: string, code: string, reason: RegExp): Promise<void> {
+  const errors = await layerErrors(file, code);
+  assert.equal(errors.length, 1, `expected one layer error for ${file}: ${code}\ngot: ${JSON.stringify(errors)}`);
+  assert.match(errors[0], reason);
+}
+
+async function expectAllowed(file: string, code: string): Promise<void> {
+  assert.deepEqual(await layerErrors(file, code), [], `${file} should be allowed: ${code}`);
+}
+
+const REGISTRY = /src\/registry is pure and self-contained/;
+const VSCODE = /Only src\/extension may import 'vscode'/;
+const BROKER_UI = /The broker never imports the extension or the webview/;
+const SDK = /The MCP SDK is imported only by/;
+const WEBVIEW = /The webview may import only its own modules/;
+const WEBVIEW_TYPES = /The webview may take only types from src\/broker/;
+
+describe('layer rules (eslint.config.mjs)', function () {
+  // Loading ESLint and the TypeScript parser is the slow part; the lints themselves take milliseconds.
+  this.timeout(20_000);
+
+  before(() => {
+    eslint = new ESLint({ cwd: REPO, overrideConfig: [tseslint.configs.disableTypeChecked] });
+  });
+
+  it('src/registry imports only node: built-ins, zod, yaml and its own modules', async () => {
+    await expectAllowed(
+      'src/registry/probe.ts',
+      "import * as fs from 'node:fs';\nimport { z } from 'zod';\nimport { parseDocument } from 'yaml';\n" +
+        "import { KINDS } from './schema';\nexport * from './names';\nexport const x = [fs, z, parseDocument, KINDS];\n",
+    );
+    await expectRefused('src/registry/probe.ts', "import { Catalog } from '../broker/catalog';\nexport { Catalog };\n", REGISTRY);
+    await expectRefused('src/registry/probe.ts', "import type { Ctx } from '../extension/ctx';\nexport type X = Ctx;\n", REGISTRY);
+    await expectRefused('src/registry/probe.ts', "export * from '../broker/routing';\n", REGISTRY);
+    await expectRefused('src/registry/probe.ts', "import * as vscode from 'vscode';\nexport { vscode };\n", REGISTRY);
+    await expectRefused('src/registry/probe.ts', "import * as fs from 'fs';\nexport { fs };\n", REGISTRY);
+    await expectRefused('src/registry/sub/probe.ts', "import { z } from 'zod-mini';\nexport { z };\n", REGISTRY);
+    await expectRefused('src/registry/probe.ts', "export const load = () => import('../broker/catalog');\n", REGISTRY);
+  });
+
+  it('src/broker never imports vscode, the extension or the webview', async () => {
+    await expectRefused('src/broker/probe.ts', "import * as vscode from 'vscode';\nexport { vscode };\n", VSCODE);
+    await expectRefused('src/broker/probe.ts', "import { ctx } from '../extension/ctx';\nexport { ctx };\n", BROKER_UI);
+    await expectRefused('src/broker/probe.ts', "export * from '../../webview/protocol';\n", BROKER_UI);
+    await expectRefused(
+      'src/broker/http/probe.ts',
+      "import type { InitMessage } from '../../../webview/protocol';\nexport type X = InitMessage;\n",
+      BROKER_UI,
+    );
+    await expectRefused('src/broker/endpoint.ts', "import * as vscode from 'vscode';\nexport { vscode };\n", VSCODE);
+    await expectRefused('src/broker/probe.ts', "export const load = () => import('vscode');\n", VSCODE);
+    await expectAllowed(
+      'src/broker/probe.ts',
+      "import * as fs from 'node:fs';\nimport { KINDS } from '../registry';\nimport { x } from './extensionless';\n" +
+        'export const y = [fs, KINDS, x];\n',
+    );
+  });
+
+  it('the MCP SDK is imported only by the upstream connection code, the endpoint and schemaValidator.ts', async () => {
+    const sdk = "import { Client } from '@modelcontextprotocol/sdk/client/index.js';\nexport { Client };\n";
+    for (const file of [
+      'src/broker/upstreamClient.ts',
+      'src/broker/connection/stdio.ts',
+      'src/broker/endpoint.ts',
+      'src/broker/http/session.ts',
+      'src/broker/schemaValidator.ts',
+      'test/broker/probe.test.ts',
+    ]) {
+      await expectAllowed(file, sdk);
+    }
+    await expectRefused('src/broker/catalog.ts', sdk, SDK);
+    await expectRefused('src/broker/router/probe.ts', "import type { Tool } from '@modelcontextprotocol/sdk/types.js';\n", SDK);
+    await expectRefused('src/extension/probe.ts', sdk, SDK);
+    await expectRefused('src/registry/probe.ts', sdk, REGISTRY);
+    await expectRefused('src/broker/catalog.ts', "export const load = () => import('@modelcontextprotocol/sdk/client/sse.js');\n", SDK);
+    await expectAllowed('src/broker/upstreamClient.ts', "export const load = () => import('@modelcontextprotocol/sdk/client/sse.js');\n");
+  });
+
+  it('webview imports only its own modules, src/registry and types from src/broker', async () => {
+    await expectAllowed(
+      'webview/probe.ts',
+      "import type { ProbeResult } from '../src/broker/probe';\nimport { ServerDefSchema } from '../src/registry/schema';\n" +
+        "import type { InitMessage } from './protocol';\nimport './console.css';\n" +
+        'export type X = [ProbeResult, InitMessage];\nexport const s = ServerDefSchema;\n',
+    );
+    await expectRefused('webview/probe.ts', "import { probe } from '../src/broker/probe';\nexport { probe };\n", WEBVIEW_TYPES);
+    await expectRefused('webview/probe.ts', "import * as fs from 'node:fs';\nexport { fs };\n", WEBVIEW);
+    await expectRefused('webview/probe.ts', "import * as vscode from 'vscode';\nexport { vscode };\n", WEBVIEW);
+    await expectRefused('webview/probe.ts', "import { ctx } from '../src/extension/ctx';\nexport { ctx };\n", WEBVIEW);
+    await expectRefused('webview/probe.ts', "import { z } from 'zod';\nexport { z };\n", WEBVIEW);
+    await expectRefused('webview/probe.ts', "export const load = () => import('node:path');\n", WEBVIEW);
+  });
+});
