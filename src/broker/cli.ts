@@ -1,14 +1,15 @@
+// `switchboard` command line: serve, connect (the stdio bridge), and the operator's commands, which
+// run control operations on the running broker.
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
-import { spawn } from 'node:child_process';
-import * as fs from 'node:fs';
 import { Bridge } from './bridge';
 import { ClientTokens } from './clientTokens';
-import type { ServerStatus } from './controlOperations';
 import { serveOrReuse } from './daemon';
 import { liveRecord } from './discovery';
+import { launchBroker } from './launcher';
 import { findBroker, OperatorClient } from './operatorClient';
-import { BROKER_NODE_FLAGS, brokerEnvironment, runtimePaths, type BrokerRecord } from './runtime';
+import { runtimePaths, type BrokerRecord } from './runtime';
 
 interface Command {
   summary: string;
@@ -18,6 +19,9 @@ interface Command {
 }
 
 const rootOption = { root: { type: 'string' as const, short: 'r' } };
+
+/** A broker the bridge starts outlives it, and exits once no agent has used it for this long. */
+const BRIDGE_IDLE_EXIT_SECONDS = 600;
 
 const commands: Record<string, Command> = {
   serve: {
@@ -129,7 +133,9 @@ Example (Claude Code):  claude mcp add switchboard -- npx switchboard connect --
       }
       const discover = async () => {
         let record = await liveRecord(paths, root);
-        if (!record && values['no-start'] !== true) record = await startInBackground(root);
+        if (!record && values['no-start'] !== true) {
+          record = await launchBroker({ root, script: process.argv[1], idleExitSeconds: BRIDGE_IDLE_EXIT_SECONDS, log: { info: log, warn: log } });
+        }
         if (!record) throw new Error(`no broker is running for ${root}`);
         return { url: record.url, token: token ?? fs.readFileSync(record.operatorTokenFile, 'utf8').trim() };
       };
@@ -148,8 +154,8 @@ Example (Claude Code):  claude mcp add switchboard -- npx switchboard connect --
     async run(values) {
       const root = path.resolve(String(values.root ?? '.'));
       return withOperator(root, async (client, record) => {
-        const { servers } = (await client.call('list_servers')) as { servers: ServerStatus[] };
-        const { problems } = (await client.call('registry_problems')) as { problems: { text: string }[] };
+        const { servers } = await client.call('list_servers', {});
+        const { problems } = await client.call('registry_problems', {});
         if (values.json) {
           process.stdout.write(JSON.stringify({ broker: record, servers, problems }, null, 2) + '\n');
           return 0;
@@ -177,12 +183,12 @@ this user, outside the workspace. A later change to any of those needs a new app
       const root = path.resolve(String(values.root ?? '.'));
       return withOperator(root, async (client) => {
         if (values.revoke) {
-          const status = (await client.call('revoke_approval', { name })) as unknown as ServerStatus;
+          const status = await client.call('revoke_approval', { name });
           process.stdout.write(`Approval of '${name}' withdrawn; it is now ${status.state}.\n`);
         } else {
-          const before = (await client.call('server_status', { name })) as unknown as ServerStatus;
+          const before = await client.call('server_status', { name });
           process.stdout.write(`Approving '${name}' (${before.trust}): ${before.approvalSummary}\n`);
-          const status = (await client.call('approve_server', { name })) as unknown as ServerStatus;
+          const status = await client.call('approve_server', { name });
           process.stdout.write(`Approved. '${name}' is now ${status.state}${status.lastError ? ` (${status.lastError})` : ''}.\n`);
         }
         return 0;
@@ -198,7 +204,7 @@ this user, outside the workspace. A later change to any of those needs a new app
       if (!name) throw new Error('name the server: switchboard logs <server>');
       const root = path.resolve(String(values.root ?? '.'));
       return withOperator(root, async (client) => {
-        const { lines } = (await client.call('tail_logs', { name, lines: parseNumber(values.lines, 'lines', 50) })) as { lines: { at: string; stream: string; text: string }[] };
+        const { lines } = await client.call('tail_logs', { name, lines: parseNumber(values.lines, 'lines', 50) });
         for (const l of lines) process.stdout.write(`${l.at} ${l.stream.padEnd(6)} ${l.text}\n`);
         return 0;
       });
@@ -216,7 +222,7 @@ created on first use (mode 0600, outside the workspace). --rotate replaces it.`,
       if (!name) throw new Error('name the client: switchboard token <client>');
       const root = path.resolve(String(values.root ?? '.'));
       return withOperator(root, async (client) => {
-        const info = (await client.call('client_connection', { name, rotate: values.rotate === true })) as { url: string; tokenFile: string; header: string };
+        const info = await client.call('client_connection', { name, rotate: values.rotate === true });
         process.stdout.write(`client      ${name}\nendpoint    ${info.url}\ntoken file  ${info.tokenFile}\nheader      ${info.header}\n`);
         return 0;
       });
@@ -233,24 +239,6 @@ async function withOperator(root: string, fn: (client: OperatorClient, record: B
   } finally {
     await client.close();
   }
-}
-
-/** Starts `switchboard serve` detached for a terminal agent, and waits for its record. */
-async function startInBackground(root: string) {
-  const child = spawn(process.execPath, [...BROKER_NODE_FLAGS, process.argv[1], 'serve', '--root', root, '--idle-exit', '600', '--json'], {
-    detached: true,
-    stdio: 'ignore',
-    env: brokerEnvironment(process.env),
-  });
-  child.unref();
-  const paths = runtimePaths(root);
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    const record = await liveRecord(paths, root);
-    if (record) return record;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return undefined;
 }
 
 function table(rows: string[][]): string {

@@ -3,55 +3,20 @@
 import * as path from 'node:path';
 import type { RegistrySnapshot } from '../registry/loader';
 import { formatProblem, type Problem } from '../registry/problems';
-import { KIND_DIRS, ServerDefSchema, type ClientDef, type Kind, type PromptDef, type ServerDef } from '../registry/schema';
+import { definitionPath, ServerDefSchema, type Kind, type ServerDef } from '../registry/schema';
 import { RegistryWriter } from '../registry/writer';
-import { approvalHash, describeForApproval, type Approvals, type ApprovalStatus } from './approvals';
+import { describeForApproval, type Approvals } from './approvals';
 import type { Broker } from './broker';
 import { BROKER_VERSION } from './broker';
 import type { ClientTokens } from './clientTokens';
+import type {
+  BrokerState, ClientConnection, ClientSummary, PromptSummary, RegistryProblem, Removed, ServerLogs, ServerStatus, Written,
+} from './controlApi';
 import { ErrorCodes, McpFailure } from './mcpTypes';
 import { probeServer, type ProbeResult } from './probe';
-import type { Enforcement } from './sandbox';
-import type { UpstreamState } from './upstream';
 import { compareOrdinal } from './ordinal';
 
-export interface ServerStatus {
-  name: string;
-  description?: string;
-  trust: ServerDef['trust'];
-  transport: ServerDef['transport'];
-  enabled: boolean;
-  state: UpstreamState;
-  pid?: number;
-  uptimeMs?: number;
-  restarts: number;
-  lastError?: string;
-  nextRestartInMs?: number;
-  tools: { name: string; exposedAs: string; description?: string }[];
-  promptCount: number;
-  resourceCount: number;
-  grants: ServerDef['grants'];
-  enforcement: Enforcement;
-  approval: ApprovalStatus;
-  /** What an approval covers, shown to the operator before approving. */
-  approvalSummary: string;
-  /** Names of variables withheld for want of the secrets grant (names only, never values). */
-  withheldEnv: string[];
-  target: string;
-  file: string;
-}
-
-export interface BrokerState {
-  broker: {
-    version: string; pid: number; root: string; url: string; sessions: number; untrusted: boolean; catalogVersion: number;
-    /** Resident memory now, and how many times it went quiet and returned a burst's garbage. */
-    memory: { rssBytes: number; heapUsedBytes: number; idleCollections: number };
-  };
-  servers: ServerStatus[];
-  prompts: { name: string; exposedAs: string; description?: string; arguments: PromptDef['arguments'] }[];
-  clients: { name: string; description?: string; mcp_allow: ClientDef['mcp_allow']; tools?: ClientDef['tools']; tokenFile: string }[];
-  problems: (Problem & { text: string })[];
-}
+export type { BrokerState, ServerStatus } from './controlApi';
 
 export interface ControlContext {
   untrusted: boolean;
@@ -121,7 +86,7 @@ export class ControlOperations {
     return [...this.snapshot.servers.keys()].sort().map((n) => this.serverStatus(n));
   }
 
-  tailLogs(name: string, lines = 50): { server: string; lines: { at: string; stream: string; text: string }[] } {
+  tailLogs(name: string, lines = 50): ServerLogs {
     this.def(name);
     const upstream = this.broker.upstream(name);
     const n = Math.max(1, Math.min(500, Math.floor(lines)));
@@ -131,19 +96,19 @@ export class ControlOperations {
     };
   }
 
-  listPrompts(): BrokerState['prompts'] {
+  listPrompts(): PromptSummary[] {
     return [...this.snapshot.prompts.values()].sort((a, b) => compareOrdinal(a.name, b.name)).map((p) => ({
       name: p.name, exposedAs: `switchboard__${p.name}`, description: p.description, arguments: p.arguments,
     }));
   }
 
-  listClients(): BrokerState['clients'] {
+  listClients(): ClientSummary[] {
     return [...this.snapshot.clients.values()].sort((a, b) => compareOrdinal(a.name, b.name)).map((c) => ({
       name: c.name, description: c.description, mcp_allow: c.mcp_allow, tools: c.tools, tokenFile: this.tokens.fileOf(c.name),
     }));
   }
 
-  problems(): BrokerState['problems'] {
+  problems(): RegistryProblem[] {
     return this.snapshot.problems.map((p) => ({ ...p, text: formatProblem(p, this.broker.root) }));
   }
 
@@ -193,7 +158,7 @@ export class ControlOperations {
   }
 
   /** Writes a definition through the registry's single writer and waits until the broker loaded it. */
-  async upsert(kind: Kind, definition: unknown): Promise<{ file: string; name: string }> {
+  async upsert(kind: Kind, definition: unknown): Promise<Written> {
     let result;
     try {
       result = await this.writer.upsert(kind, definition);
@@ -207,7 +172,7 @@ export class ControlOperations {
     return { file: result.path, name };
   }
 
-  async remove(kind: Kind, name: string): Promise<{ removed: boolean }> {
+  async remove(kind: Kind, name: string): Promise<Removed> {
     let removed: boolean;
     try {
       removed = await this.writer.remove(kind, name);
@@ -250,19 +215,14 @@ export class ControlOperations {
     return this.serverStatus(name);
   }
 
-  clientConnection(name: string, rotate = false): { client: string; url: string; tokenFile: string; header: string } {
+  clientConnection(name: string, rotate = false): ClientConnection {
     if (!this.snapshot.clients.has(name)) throw new McpFailure(ErrorCodes.InvalidParams, `No client named '${name}' in clients.d/.`);
     const { file } = rotate ? this.tokens.rotate(name) : this.tokens.tokenFor(name);
     if (rotate) this.broker.endpoint.dropClient(name);
     return { client: name, url: this.ctx.url(), tokenFile: file, header: `Authorization: Bearer $(cat ${file})` };
   }
 
-  /** The approval hash, for tests and for the console to show what changed. */
-  approvalHashOf(name: string): string {
-    return approvalHash(this.def(name));
-  }
-
   fileOf(kind: Kind, name: string): string {
-    return path.join(this.broker.root, KIND_DIRS[kind], `${name}.yaml`);
+    return path.join(this.broker.root, definitionPath(kind, name));
   }
 }

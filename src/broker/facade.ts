@@ -2,6 +2,7 @@
 // names the scope it needs; the scope is checked on every call against the client's current
 // definition, so editing `mcp_allow` takes effect without reconnecting.
 import { registryJsonSchemas } from '../registry/jsonSchema';
+import type { ControlOperation, DefinitionInput, ParamsOf, ResultOf } from './controlApi';
 import type { ControlOperations } from './controlOperations';
 import type { Identity } from './routing';
 import { ErrorCodes, McpFailure, type JsonObject, type Tool } from './mcpTypes';
@@ -9,14 +10,34 @@ import { ErrorCodes, McpFailure, type JsonObject, type Tool } from './mcpTypes';
 /** `operator` tools change who may run what (approvals, client tokens): the human's, never an agent's. */
 export type Scope = 'read' | 'write' | 'operator';
 
-interface FacadeTool {
-  name: string;
+/** One facade tool, typed against the control API: `params` checks the raw arguments, `run` does it. */
+interface FacadeTool<K extends ControlOperation> {
   scope: Scope;
   description: string;
   input: JsonObject;
   destructive?: boolean;
   idempotent?: boolean;
-  run(ops: ControlOperations, args: JsonObject, identity: Identity): Promise<unknown> | unknown;
+  params(args: JsonObject): ParamsOf<K>;
+  run(ops: ControlOperations, params: ParamsOf<K>, identity: Identity): Promise<ResultOf<K>> | ResultOf<K>;
+}
+
+/** Exactly one tool per operation of the control API: a missing or an extra one does not compile. */
+type FacadeTools = { [K in ControlOperation]: FacadeTool<K> };
+
+/** A tool as the dispatcher holds it: arguments in, result out (the typing stays inside `register`). */
+interface RegisteredTool {
+  name: ControlOperation;
+  scope: Scope;
+  description: string;
+  input: JsonObject;
+  destructive?: boolean;
+  idempotent?: boolean;
+  invoke(ops: ControlOperations, args: JsonObject, identity: Identity): Promise<unknown>;
+}
+
+function register<K extends ControlOperation>(name: K, tool: FacadeTool<K>): RegisteredTool {
+  const { params, run, ...meta } = tool;
+  return { name, ...meta, invoke: async (ops, args, identity) => run(ops, params(args), identity) };
 }
 
 const nameArg = (what: string) => ({ type: 'object', properties: { name: { type: 'string', description: what } }, required: ['name'], additionalProperties: false });
@@ -28,13 +49,17 @@ function str(args: JsonObject, key: string): string {
   return v;
 }
 
-function obj(args: JsonObject, key: string): JsonObject {
+function obj(args: JsonObject, key: string): DefinitionInput {
   const v = args[key];
   if (!v || typeof v !== 'object' || Array.isArray(v)) throw new McpFailure(ErrorCodes.InvalidParams, `'${key}' must be an object (a registry definition)`);
-  return v as JsonObject;
+  return v as DefinitionInput;
 }
 
-function definitions(): FacadeTool[] {
+const noParams = (): Record<string, never> => ({});
+const byName = (a: JsonObject): { name: string } => ({ name: str(a, 'name') });
+const withDefinition = (a: JsonObject): { definition: DefinitionInput } => ({ definition: obj(a, 'definition') });
+
+function definitions(): RegisteredTool[] {
   const schemas = registryJsonSchemas() as Record<string, JsonObject>;
   const serverSchema = { ...schemas.server };
   delete serverSchema.$schema;
@@ -42,49 +67,63 @@ function definitions(): FacadeTool[] {
   delete promptSchema.$schema;
   const clientSchema = { ...schemas.client };
   delete clientSchema.$schema;
-  return [
-    { name: 'list_servers', scope: 'read', description: 'List every server in the registry with its state (running, stopped, failed, awaiting-approval...), pid, uptime, restarts, last error, trust tier, grants and tools.', input: none, run: (ops) => ({ servers: ops.listServers() }) },
-    { name: 'server_status', scope: 'read', description: 'Full status of one server: state, pid, uptime, restarts, last error, tools, grants and how they are enforced, trust and approval.', input: nameArg('server name'), run: (ops, a) => ops.serverStatus(str(a, 'name')) },
-    { name: 'tail_logs', scope: 'read', description: "The last lines of a server's stderr and lifecycle log (secrets redacted).", input: { type: 'object', properties: { name: { type: 'string' }, lines: { type: 'integer', minimum: 1, maximum: 500, default: 50 } }, required: ['name'], additionalProperties: false }, run: (ops, a) => ops.tailLogs(str(a, 'name'), typeof a.lines === 'number' ? a.lines : 50) },
-    { name: 'list_prompts', scope: 'read', description: 'List the fleet prompts from prompts.d/ (served to every client as switchboard__<name>).', input: none, run: (ops) => ({ prompts: ops.listPrompts() }) },
-    { name: 'list_clients', scope: 'read', description: 'List the declared clients and their scopes (mcp_allow) and tool profiles.', input: none, run: (ops) => ({ clients: ops.listClients() }) },
-    { name: 'registry_problems', scope: 'read', description: 'Problems found in the registry files, with file, line and column.', input: none, run: (ops) => ({ problems: ops.problems() }) },
-    { name: 'enable_server', scope: 'write', description: 'Set enabled: true in a server definition (a community server still needs the operator\'s approval).', input: nameArg('server name'), idempotent: true, run: (ops, a) => ops.setEnabled(str(a, 'name'), true) },
-    { name: 'disable_server', scope: 'write', description: 'Set enabled: false in a server definition and stop it.', input: nameArg('server name'), idempotent: true, destructive: true, run: (ops, a) => ops.setEnabled(str(a, 'name'), false) },
-    { name: 'restart_server', scope: 'write', description: 'Restart one server (also clears a failed state).', input: nameArg('server name'), destructive: true, run: (ops, a) => ops.restart(str(a, 'name')) },
-    {
-      name: 'upsert_server', scope: 'write', idempotent: true,
+  const tools: FacadeTools = {
+    list_servers: { scope: 'read', description: 'List every server in the registry with its state (running, stopped, failed, awaiting-approval...), pid, uptime, restarts, last error, trust tier, grants and tools.', input: none, params: noParams, run: (ops) => ({ servers: ops.listServers() }) },
+    server_status: { scope: 'read', description: 'Full status of one server: state, pid, uptime, restarts, last error, tools, grants and how they are enforced, trust and approval.', input: nameArg('server name'), params: byName, run: (ops, p) => ops.serverStatus(p.name) },
+    tail_logs: {
+      scope: 'read', description: "The last lines of a server's stderr and lifecycle log (secrets redacted).",
+      input: { type: 'object', properties: { name: { type: 'string' }, lines: { type: 'integer', minimum: 1, maximum: 500, default: 50 } }, required: ['name'], additionalProperties: false },
+      params: (a) => ({ name: str(a, 'name'), lines: typeof a.lines === 'number' ? a.lines : undefined }),
+      run: (ops, p) => ops.tailLogs(p.name, p.lines ?? 50),
+    },
+    list_prompts: { scope: 'read', description: 'List the fleet prompts from prompts.d/ (served to every client as switchboard__<name>).', input: none, params: noParams, run: (ops) => ({ prompts: ops.listPrompts() }) },
+    list_clients: { scope: 'read', description: 'List the declared clients and their scopes (mcp_allow) and tool profiles.', input: none, params: noParams, run: (ops) => ({ clients: ops.listClients() }) },
+    registry_problems: { scope: 'read', description: 'Problems found in the registry files, with file, line and column.', input: none, params: noParams, run: (ops) => ({ problems: ops.problems() }) },
+    enable_server: { scope: 'write', description: 'Set enabled: true in a server definition (a community server still needs the operator\'s approval).', input: nameArg('server name'), idempotent: true, params: byName, run: (ops, p) => ops.setEnabled(p.name, true) },
+    disable_server: { scope: 'write', description: 'Set enabled: false in a server definition and stop it.', input: nameArg('server name'), idempotent: true, destructive: true, params: byName, run: (ops, p) => ops.setEnabled(p.name, false) },
+    restart_server: { scope: 'write', description: 'Restart one server (also clears a failed state).', input: nameArg('server name'), destructive: true, params: byName, run: (ops, p) => ops.restart(p.name) },
+    upsert_server: {
+      scope: 'write', idempotent: true,
       description: 'Create or replace a server definition (written to mcp-servers.d/<name>.yaml). Definitions written by agents are always the community tier: they start only after the operator approves them.',
       input: { type: 'object', properties: { definition: serverSchema }, required: ['definition'], additionalProperties: false },
-      run: async (ops, a, identity) => {
-        const definition = { ...obj(a, 'definition') };
+      params: withDefinition,
+      run: async (ops, p, identity) => {
+        const definition = { ...p.definition };
         const downgraded = !identity.operator && definition.trust !== undefined && definition.trust !== 'community';
         if (!identity.operator) definition.trust = 'community';
         const written = await ops.upsert('server', definition);
         return { ...written, ...(downgraded ? { note: 'trust set to community: only the operator can add builtin or trusted servers' } : {}), status: ops.serverStatus(written.name) };
       },
     },
-    { name: 'remove_server', scope: 'write', destructive: true, description: 'Delete a server definition file and stop the server.', input: nameArg('server name'), run: (ops, a) => ops.remove('server', str(a, 'name')) },
-    {
-      name: 'probe_server', scope: 'write',
+    remove_server: { scope: 'write', destructive: true, description: 'Delete a server definition file and stop the server.', input: nameArg('server name'), params: byName, run: (ops, p) => ops.remove('server', p.name) },
+    probe_server: {
+      scope: 'write',
       description: 'Start a server definition that is not saved yet, list its tools, prompts and resources with their schemas, measure connect and list latency, then stop it. Explains failures (command not found, exit code and stderr, HTTP status, timeout).',
       input: { type: 'object', properties: { definition: serverSchema }, required: ['definition'], additionalProperties: false },
-      run: (ops, a) => ops.probe(obj(a, 'definition')),
+      params: withDefinition,
+      run: (ops, p) => ops.probe(p.definition),
     },
-    { name: 'upsert_prompt', scope: 'write', idempotent: true, description: 'Create or replace a fleet prompt (prompts.d/<name>.yaml).', input: { type: 'object', properties: { definition: promptSchema }, required: ['definition'], additionalProperties: false }, run: (ops, a) => ops.upsert('prompt', obj(a, 'definition')) },
-    { name: 'remove_prompt', scope: 'write', destructive: true, description: 'Delete a fleet prompt.', input: nameArg('prompt name'), run: (ops, a) => ops.remove('prompt', str(a, 'name')) },
-    { name: 'approve_server', scope: 'operator', description: 'Operator only: approve a community server as it is defined now (command, args, url, env keys, grants). Any later change to those needs a new approval.', input: nameArg('server name'), run: (ops, a) => ops.approve(str(a, 'name')) },
-    { name: 'revoke_approval', scope: 'operator', destructive: true, description: 'Operator only: withdraw the approval of a community server and stop it.', input: nameArg('server name'), run: (ops, a) => ops.revoke(str(a, 'name')) },
-    { name: 'upsert_client', scope: 'operator', idempotent: true, description: 'Operator only: create or replace a client definition (clients.d/<name>.yaml) and its scopes.', input: { type: 'object', properties: { definition: clientSchema }, required: ['definition'], additionalProperties: false }, run: (ops, a) => ops.upsert('client', obj(a, 'definition')) },
-    { name: 'remove_client', scope: 'operator', destructive: true, description: 'Operator only: delete a client definition; its token stops working at once.', input: nameArg('client name'), run: (ops, a) => ops.remove('client', str(a, 'name')) },
-    { name: 'client_connection', scope: 'operator', description: 'Operator only: the URL and token file for a client (the token is created on first use; it is never returned in a result). rotate: true replaces the token.', input: { type: 'object', properties: { name: { type: 'string' }, rotate: { type: 'boolean', default: false } }, required: ['name'], additionalProperties: false }, run: (ops, a) => ops.clientConnection(str(a, 'name'), a.rotate === true) },
-  ];
+    upsert_prompt: { scope: 'write', idempotent: true, description: 'Create or replace a fleet prompt (prompts.d/<name>.yaml).', input: { type: 'object', properties: { definition: promptSchema }, required: ['definition'], additionalProperties: false }, params: withDefinition, run: (ops, p) => ops.upsert('prompt', p.definition) },
+    remove_prompt: { scope: 'write', destructive: true, description: 'Delete a fleet prompt.', input: nameArg('prompt name'), params: byName, run: (ops, p) => ops.remove('prompt', p.name) },
+    approve_server: { scope: 'operator', description: 'Operator only: approve a community server as it is defined now (command, args, url, env keys, grants). Any later change to those needs a new approval.', input: nameArg('server name'), params: byName, run: (ops, p) => ops.approve(p.name) },
+    revoke_approval: { scope: 'operator', destructive: true, description: 'Operator only: withdraw the approval of a community server and stop it.', input: nameArg('server name'), params: byName, run: (ops, p) => ops.revoke(p.name) },
+    upsert_client: { scope: 'operator', idempotent: true, description: 'Operator only: create or replace a client definition (clients.d/<name>.yaml) and its scopes.', input: { type: 'object', properties: { definition: clientSchema }, required: ['definition'], additionalProperties: false }, params: withDefinition, run: (ops, p) => ops.upsert('client', p.definition) },
+    remove_client: { scope: 'operator', destructive: true, description: 'Operator only: delete a client definition; its token stops working at once.', input: nameArg('client name'), params: byName, run: (ops, p) => ops.remove('client', p.name) },
+    client_connection: {
+      scope: 'operator',
+      description: 'Operator only: the URL and token file for a client (the token is created on first use; it is never returned in a result). rotate: true replaces the token.',
+      input: { type: 'object', properties: { name: { type: 'string' }, rotate: { type: 'boolean', default: false } }, required: ['name'], additionalProperties: false },
+      params: (a) => ({ name: str(a, 'name'), rotate: a.rotate === true }),
+      run: (ops, p) => ops.clientConnection(p.name, p.rotate === true),
+    },
+  };
+  return (Object.keys(tools) as ControlOperation[]).map(<K extends ControlOperation>(name: K) => register(name, tools[name] as FacadeTool<K>));
 }
 
 export const STATE_URI = 'switchboard://state';
 
 export class Facade {
-  private readonly byName: Map<string, FacadeTool>;
+  private readonly byName: Map<string, RegisteredTool>;
   private readonly listed: Tool[];
 
   constructor() {
@@ -108,10 +147,6 @@ export class Facade {
     return this.listed;
   }
 
-  scopeOf(name: string): Scope | undefined {
-    return this.byName.get(name)?.scope;
-  }
-
   async call(ops: ControlOperations, name: string, args: JsonObject, identity: Identity, allowed: readonly string[]): Promise<JsonObject> {
     const tool = this.byName.get(name);
     if (!tool) throw new McpFailure(ErrorCodes.InvalidParams, `Unknown tool '${name}'.`);
@@ -123,7 +158,7 @@ export class Facade {
     }
     let result: unknown;
     try {
-      result = await tool.run(ops, args, identity);
+      result = await tool.invoke(ops, args, identity);
     } catch (err) {
       // An operation that could not be done is a tool result the agent can read, not a protocol error.
       return { content: [{ type: 'text', text: (err as Error).message }], isError: true };

@@ -1,7 +1,9 @@
 // The operator's MCP client to a running broker (the CLI's status/approve/logs, and the editor):
-// it calls facade tools with the operator token through the one SDK client wrapper.
+// it runs control operations (controlApi.ts) as facade tools with the operator token, through the one
+// SDK client wrapper.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import type { ControlOperation, FacadeToolName, ParamsOf, ResultOf } from './controlApi';
 import { liveRecord } from './discovery';
 import { LogRing } from './logRing';
 import type { JsonObject } from './mcpTypes';
@@ -23,13 +25,15 @@ export class OperatorClient {
     return new OperatorClient(client, record);
   }
 
-  /** Calls a facade tool (`list_servers` → `switchboard__list_servers`); a tool error throws. */
-  async call(tool: string, args: JsonObject = {}, timeoutMs = 60_000): Promise<JsonObject> {
-    const result = (await this.client.request('tools/call', { name: `switchboard__${tool}`, arguments: args }, { timeoutMs })) as {
+  /** Runs a control operation (`list_servers` → the tool `switchboard__list_servers`); a tool error throws. */
+  async call<K extends ControlOperation>(operation: K, params: ParamsOf<K>, timeoutMs = 60_000): Promise<ResultOf<K>> {
+    const name: FacadeToolName<K> = `switchboard__${operation}`;
+    const result = (await this.client.request('tools/call', { name, arguments: params }, { timeoutMs })) as {
       isError?: boolean; structuredContent?: JsonObject; content?: { text?: string }[];
     };
     if (result.isError) throw new Error(result.content?.map((c) => c.text).join('\n') ?? 'the operation failed');
-    return result.structuredContent ?? {};
+    // The facade's `run` for this operation is typed to return exactly this (controlApi.ts).
+    return (result.structuredContent ?? {}) as ResultOf<K>;
   }
 
   request(method: string, params: JsonObject, timeoutMs = 30_000): Promise<JsonObject> {

@@ -1,18 +1,18 @@
 // One workspace folder's broker, seen from the editor: find the running broker for the registry
 // root or start the bundled one, hold an operator session to it, follow its state resource, and
-// come back (with backoff) when it dies. No `vscode` import: the lifecycle is plain Node, so it is
+// come back (with backoff) when it dies. Only the lifecycle lives here: finding, starting and
+// stopping the process is the launcher's. No `vscode` import: the lifecycle is plain Node, so it is
 // tested by ordinary mocha against the real broker, and the extension only wraps it in events.
-import { spawn } from 'node:child_process';
 import { EventEmitter } from 'node:events';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { brokerLogFile, LogTail } from '../broker/brokerLog';
+import type { BrokerState, ControlOperation, ParamsOf, ResultOf } from '../broker/controlApi';
 import { liveRecord } from '../broker/discovery';
-import type { BrokerState } from '../broker/controlOperations';
-import { OperatorClient } from '../broker/operatorClient';
-import { BROKER_NODE_FLAGS, brokerEnvironment, isProcessAlive, runtimePaths, type BrokerRecord, type RuntimePaths } from '../broker/runtime';
+import { STATE_URI } from '../broker/facade';
+import { findOrLaunchBroker, launchBroker, stopBroker, type LaunchOptions, type LauncherLog } from '../broker/launcher';
 import type { JsonObject } from '../broker/mcpTypes';
-
-export const STATE_URI = 'switchboard://state';
+import { OperatorClient } from '../broker/operatorClient';
+import { isProcessAlive, runtimePaths, type BrokerRecord, type RuntimePaths } from '../broker/runtime';
 
 /**
  * - `idle`: nothing attempted yet (auto-start off, or no registry in the folder).
@@ -24,9 +24,7 @@ export const STATE_URI = 'switchboard://state';
  */
 export type Phase = 'idle' | 'starting' | 'connected' | 'reconnecting' | 'stopped' | 'failed';
 
-export interface Logger {
-  info(message: string): void;
-  warn(message: string): void;
+export interface Logger extends LauncherLog {
   error(message: string): void;
   /** Lines the broker process itself wrote (its stderr/stdout), as they arrive. */
   broker?(line: string): void;
@@ -95,7 +93,7 @@ export class BrokerConnection extends EventEmitter<ConnectionEvents> {
   }
 
   get logFile(): string {
-    return path.join(this.paths.workspaceDir, 'broker.log');
+    return brokerLogFile(this.paths);
   }
 
   /** Connects, starting the broker if none serves the root. Resolves once connected; rejects with a readable reason. */
@@ -132,22 +130,18 @@ export class BrokerConnection extends EventEmitter<ConnectionEvents> {
   private async doConnect(): Promise<void> {
     this.setPhase('starting');
     try {
-      let record = await liveRecord(this.paths, this.root);
-      if (record) {
-        this.opts.log.info(`Using the running broker for ${this.root} (pid ${record.pid}, ${record.url}).`);
-        this.startedHere = false;
-      } else {
-        record = await this.spawnBroker();
-        this.startedHere = true;
-      }
+      const found = await findOrLaunchBroker(this.launchOptions());
+      let record = found.record;
+      this.startedHere = found.started;
+      if (!found.started) this.opts.log.info(`Using the running broker for ${this.root} (pid ${record.pid}, ${record.url}).`);
       await this.open(record);
       let state = await this.readState();
       if (state.broker.untrusted && !this.untrusted) {
         // A broker started while the workspace was not trusted blocks every server: replace it.
         this.opts.log.info('The running broker was started in Restricted Mode; restarting it now that the workspace is trusted.');
         await this.closeClient();
-        await this.killBroker(record.pid);
-        record = await this.spawnBroker();
+        await stopBroker(record.pid, this.paths, this.opts.log);
+        record = await launchBroker(this.launchOptions());
         this.startedHere = true;
         await this.open(record);
         state = await this.readState();
@@ -218,11 +212,11 @@ export class BrokerConnection extends EventEmitter<ConnectionEvents> {
     }
   }
 
-  /** Calls a facade tool (`enable_server`, ...); a tool error throws with the broker's message. */
-  async call<T = JsonObject>(tool: string, args: JsonObject = {}, timeoutMs?: number): Promise<T> {
+  /** Runs a control operation (`enable_server`, ...); a tool error throws with the broker's message. */
+  async call<K extends ControlOperation>(operation: K, params: ParamsOf<K>, timeoutMs?: number): Promise<ResultOf<K>> {
     const client = await this.ready();
     try {
-      return (await client.call(tool, args, timeoutMs)) as T;
+      return await client.call(operation, params, timeoutMs);
     } catch (err) {
       this.checkAlive();
       throw err;
@@ -251,7 +245,7 @@ export class BrokerConnection extends EventEmitter<ConnectionEvents> {
     const pid = this.record?.pid ?? (await liveRecord(this.paths, this.root))?.pid;
     this.setPhase('stopped');
     await this.closeClient();
-    if (pid !== undefined) await this.killBroker(pid);
+    if (pid !== undefined) await stopBroker(pid, this.paths, this.opts.log);
     this.state = undefined;
     this.emit('change');
   }
@@ -269,7 +263,7 @@ export class BrokerConnection extends EventEmitter<ConnectionEvents> {
       await this.closeClient();
       this.stopLiveness();
       const pid = this.record?.pid;
-      if (pid !== undefined) await this.killBroker(pid);
+      if (pid !== undefined) await stopBroker(pid, this.paths, this.opts.log);
       this.state = undefined;
       await this.start();
     }
@@ -332,69 +326,26 @@ export class BrokerConnection extends EventEmitter<ConnectionEvents> {
     }, delay);
   }
 
-  private async spawnBroker(): Promise<BrokerRecord> {
-    const script = this.opts.brokerScript;
-    if (!fs.existsSync(script)) throw new Error(`the broker bundle is missing (${script}); run 'npm run build'`);
-    const args = [...BROKER_NODE_FLAGS, script, 'serve', '--root', this.root, '--port', '0', '--json', '--idle-exit', String(this.opts.idleExitSeconds ?? 300)];
-    if (this.untrusted) args.push('--untrusted');
-    fs.mkdirSync(this.paths.workspaceDir, { recursive: true, mode: 0o700 });
-    rotateLog(this.logFile);
-    const fd = fs.openSync(this.logFile, 'a', 0o600);
-    const startOffset = fs.fstatSync(fd).size;
-    this.opts.log.info(`Starting the broker for ${this.root}${this.untrusted ? ' in Restricted Mode (it starts no server)' : ''}.`);
-    // Detached, with its output in a file rather than a pipe: the broker is shared by windows and
-    // terminal agents and must outlive this window; it exits by itself when nobody uses it.
-    const child = spawn(this.opts.execPath ?? process.execPath, args, {
-      cwd: this.root,
-      detached: true,
-      stdio: ['ignore', fd, fd],
-      env: { ...brokerEnvironment(this.opts.env ?? process.env), ELECTRON_RUN_AS_NODE: '1' },
-      windowsHide: true,
-    });
-    fs.closeSync(fd);
-    let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
-    let spawnError: Error | undefined;
-    child.on('exit', (code, signal) => { exited = { code, signal }; });
-    child.on('error', (err) => { spawnError = err; });
-    child.unref();
-    this.tailLog(startOffset);
-
-    const deadline = Date.now() + (this.opts.startTimeoutMs ?? 30_000);
-    while (Date.now() < deadline) {
-      if (spawnError) throw new Error(`cannot run ${this.opts.execPath ?? process.execPath}: ${spawnError.message}`);
-      const record = await liveRecord(this.paths, this.root);
-      if (record) {
-        this.opts.log.info(`Broker ready: pid ${record.pid}, ${record.url}.`);
-        return record;
-      }
-      // Exit 0 means another starter won the race and the broker it started is coming up.
-      if (exited && exited.code !== 0) {
-        const tail = readTail(this.logFile, startOffset);
-        throw new Error(`the broker exited ${exited.signal ? `on ${exited.signal}` : `with code ${exited.code}`} before it was ready${tail ? `: ${tail}` : ''}`);
-      }
-      await new Promise((r) => setTimeout(r, 100));
-    }
-    throw new Error(`the broker did not become ready within ${Math.round((this.opts.startTimeoutMs ?? 30_000) / 1000)} s (log: ${this.logFile})`);
+  private launchOptions(): LaunchOptions {
+    return {
+      root: this.root,
+      script: this.opts.brokerScript,
+      execPath: this.opts.execPath,
+      env: this.opts.env,
+      untrusted: this.untrusted,
+      idleExitSeconds: this.opts.idleExitSeconds ?? 300,
+      startTimeoutMs: this.opts.startTimeoutMs,
+      log: this.opts.log,
+      onOutput: (file, offset) => this.followLog(file, offset),
+    };
   }
 
-  private tailLog(offset: number): void {
+  /** Hands the broker's output lines, from this launch on, to the log's `broker` sink. */
+  private followLog(file: string, offset: number): void {
     const sink = this.opts.log.broker;
     if (!sink) return;
     this.logTail?.close();
-    this.logTail = new LogTail(this.logFile, offset, sink);
-  }
-
-  private async killBroker(pid: number): Promise<void> {
-    if (!isProcessAlive(pid)) return;
-    this.opts.log.info(`Stopping the broker (pid ${pid}).`);
-    try { process.kill(pid, 'SIGTERM'); } catch { return; }
-    const deadline = Date.now() + 10_000;
-    while (Date.now() < deadline && isProcessAlive(pid)) await new Promise((r) => setTimeout(r, 100));
-    if (isProcessAlive(pid)) {
-      this.opts.log.warn(`The broker (pid ${pid}) did not stop within 10 s; killing it.`);
-      try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
-    }
-    try { fs.unlinkSync(this.paths.recordFile); } catch { /* the broker removed it */ }
+    this.logTail = new LogTail(file, offset, sink);
   }
 
   private async closeClient(): Promise<void> {
@@ -413,74 +364,4 @@ export class BrokerConnection extends EventEmitter<ConnectionEvents> {
 
 function formatDelay(ms: number): string {
   return ms < 1000 ? `${ms} ms` : `${Math.round(ms / 100) / 10} s`;
-}
-
-const MAX_LOG_BYTES = 2 * 1024 * 1024;
-
-function rotateLog(file: string): void {
-  try {
-    if (fs.statSync(file).size > MAX_LOG_BYTES) fs.renameSync(file, `${file}.1`);
-  } catch { /* no log yet */ }
-}
-
-function readTail(file: string, from: number): string {
-  try {
-    const text = fs.readFileSync(file, 'utf8').slice(from).trim();
-    const lines = text.split('\n').filter((l) => !l.startsWith('{'));
-    return lines.slice(-5).join(' | ');
-  } catch {
-    return '';
-  }
-}
-
-/** Follows a growing file (fs.watch, no polling) and hands each complete line to `sink`. */
-class LogTail {
-  private watcher?: fs.FSWatcher;
-  private partial = '';
-  private reading = false;
-  private again = false;
-
-  constructor(private readonly file: string, private offset: number, private readonly sink: (line: string) => void) {
-    try {
-      this.watcher = fs.watch(file, () => this.read());
-      this.watcher.on('error', () => this.close());
-    } catch { /* no log to follow */ }
-    this.read();
-  }
-
-  private read(): void {
-    if (this.reading) {
-      this.again = true;
-      return;
-    }
-    this.reading = true;
-    try {
-      do {
-        this.again = false;
-        let size: number;
-        try { size = fs.statSync(this.file).size; } catch { return; }
-        if (size < this.offset) this.offset = 0; // rotated
-        if (size === this.offset) continue;
-        const fd = fs.openSync(this.file, 'r');
-        try {
-          const buf = Buffer.alloc(Math.min(size - this.offset, 1024 * 1024));
-          const n = fs.readSync(fd, buf, 0, buf.length, this.offset);
-          this.offset += n;
-          const text = this.partial + buf.subarray(0, n).toString('utf8');
-          const lines = text.split('\n');
-          this.partial = lines.pop() ?? '';
-          for (const line of lines) if (line.trim()) this.sink(line);
-        } finally {
-          fs.closeSync(fd);
-        }
-      } while (this.again);
-    } finally {
-      this.reading = false;
-    }
-  }
-
-  close(): void {
-    this.watcher?.close();
-    this.watcher = undefined;
-  }
 }

@@ -99,7 +99,7 @@ export const addServer: Cmd = (ctx) => async (arg?: { definition?: Record<string
   if (arg?.definition) {
     await ctx.ensureConnected(entry);
     const written = await withProgress(`Switchboard: adding '${String(arg.definition.name)}'`, () =>
-      entry.conn.call<{ file: string; name: string; status: ServerStatus }>('upsert_server', { definition: arg.definition! }));
+      entry.conn.call('upsert_server', { definition: arg.definition! }));
     if (written) reportState(ctx, { entry, name: written.name }, written.status, `Added '${written.name}' (${path.relative(entry.root, written.file)})`);
     return written;
   }
@@ -140,7 +140,7 @@ const setEnabled = (enabled: boolean): Cmd => (ctx) => async (arg?: unknown) => 
   const ref = await resolveServer(ctx, arg, enabled ? 'Enable which server?' : 'Disable which server?', (s) => s.enabled !== enabled);
   if (!ref) return;
   const s = await withProgress(`Switchboard: ${enabled ? 'enabling' : 'disabling'} '${ref.name}'`, async () => {
-    const status = await ref.entry.conn.call<ServerStatus>(enabled ? 'enable_server' : 'disable_server', { name: ref.name });
+    const status = await ref.entry.conn.call(enabled ? 'enable_server' : 'disable_server', { name: ref.name });
     if (enabled) await waitSettled(ref, status);
     return ref.entry.server(ref.name) ?? status;
   });
@@ -169,7 +169,7 @@ async function waitSettled(ref: ServerRef, initial: ServerStatus, timeoutMs = 30
 export const restartServer: Cmd = (ctx) => async (arg?: unknown) => {
   const ref = await resolveServer(ctx, arg, 'Restart which server?', (s) => s.enabled);
   if (!ref) return;
-  const s = await withProgress(`Switchboard: restarting '${ref.name}'`, () => ref.entry.conn.call<ServerStatus>('restart_server', { name: ref.name }));
+  const s = await withProgress(`Switchboard: restarting '${ref.name}'`, () => ref.entry.conn.call('restart_server', { name: ref.name }));
   reportState(ctx, ref, s, `Restarted '${ref.name}'`);
   return s;
 };
@@ -192,7 +192,7 @@ export const approveServer: Cmd = (ctx) => async (arg?: unknown, opts?: NoPrompt
     );
     if (pick !== action) return;
   }
-  const result = await withProgress(`Switchboard: approving '${s.name}'`, () => ref.entry.conn.call<ServerStatus & { approved: string }>('approve_server', { name: s.name }));
+  const result = await withProgress(`Switchboard: approving '${s.name}'`, () => ref.entry.conn.call('approve_server', { name: s.name }));
   if (result) {
     ctx.output.info(`Approved '${s.name}': ${result.approved}`);
     if (!result.enabled) {
@@ -211,7 +211,7 @@ export const revokeApproval: Cmd = (ctx) => async (arg?: unknown, opts?: NoPromp
     const pick = await vscode.window.showWarningMessage(`Revoke your approval of '${ref.name}'?`, { modal: true, detail: 'The server stops now and stays stopped until you approve it again.' }, 'Revoke');
     if (pick !== 'Revoke') return;
   }
-  const s = await withProgress(`Switchboard: revoking the approval of '${ref.name}'`, () => ref.entry.conn.call<ServerStatus>('revoke_approval', { name: ref.name }));
+  const s = await withProgress(`Switchboard: revoking the approval of '${ref.name}'`, () => ref.entry.conn.call('revoke_approval', { name: ref.name }));
   if (s) vscode.window.setStatusBarMessage(`$(check) '${ref.name}' is no longer approved`, 4000);
   return s;
 };
@@ -228,7 +228,7 @@ export const probeServer: Cmd = (ctx) => async (arg?: unknown, opts?: { show?: b
     return;
   }
   if (opts?.show === false) {
-    return withProgress(`Switchboard: probing '${ref.name}'`, () => ref.entry.conn.call<ProbeResult>('probe_server', { definition }, 60_000));
+    return withProgress(`Switchboard: probing '${ref.name}'`, () => ref.entry.conn.call('probe_server', { definition }, 60_000));
   }
   const panel = ConsolePanel.show(ctx, ref.entry, { mode: 'edit', definition });
   return panel.probe();
@@ -247,7 +247,7 @@ export const showServerLogs: Cmd = (ctx) => async (arg?: unknown) => {
     ctx.extension.subscriptions.push(channel);
   }
   const logs = await withProgress(`Switchboard: reading the logs of '${ref.name}'`, () =>
-    ref.entry.conn.call<{ lines: { at: string; stream: string; text: string }[] }>('tail_logs', { name: ref.name, lines: 500 }));
+    ref.entry.conn.call('tail_logs', { name: ref.name, lines: 500 }));
   if (!logs) return;
   channel.clear();
   const s = ref.entry.server(ref.name);
@@ -414,7 +414,7 @@ export const copyConnection: Cmd = (ctx) => async (arg?: unknown) => {
   const ref = await resolveClient(ctx, arg, 'Copy the connection details of which client?');
   if (!ref) return;
   const info = await withProgress(`Switchboard: preparing the connection for '${ref.name}'`, () =>
-    ref.entry.conn.call<{ url: string; tokenFile: string; header: string }>('client_connection', { name: ref.name }));
+    ref.entry.conn.call('client_connection', { name: ref.name }));
   if (!info) return;
   const cli = ctx.brokerCli();
   const text = [
@@ -438,7 +438,7 @@ export const rotateClientToken: Cmd = (ctx) => async (arg?: unknown, opts?: NoPr
     const pick = await vscode.window.showWarningMessage(`Rotate the token of '${ref.name}'?`, { modal: true, detail: 'Agents connected as this client are disconnected now and need the new token to reconnect.' }, 'Rotate');
     if (pick !== 'Rotate') return;
   }
-  const info = await withProgress(`Switchboard: rotating the token of '${ref.name}'`, () => ref.entry.conn.call<{ tokenFile: string }>('client_connection', { name: ref.name, rotate: true }));
+  const info = await withProgress(`Switchboard: rotating the token of '${ref.name}'`, () => ref.entry.conn.call('client_connection', { name: ref.name, rotate: true }));
   if (info) void vscode.window.showInformationMessage(`New token for '${ref.name}' written to ${info.tokenFile}.`);
   return info;
 };

@@ -160,7 +160,7 @@ export class ConsolePanel {
       await this.ctx.ensureConnected(this.entry);
       result = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: `Switchboard: probing '${name}' (starting it once, listing its tools)` },
-        () => this.entry.conn.call<ProbeResult>('probe_server', { definition }, 60_000),
+        () => this.entry.conn.call('probe_server', { definition }, 60_000),
       );
       this.post({ type: 'probeResult', result, definition });
       this.ctx.output.info(`Probe of '${name}': ${result.ok ? `reachable, ${result.tools.length} tools, connect ${result.connectMs} ms, list ${result.listMs} ms` : `failed: ${result.error}`}`);
@@ -177,7 +177,7 @@ export class ConsolePanel {
       await this.ctx.ensureConnected(this.entry);
       const written = await vscode.window.withProgress(
         { location: vscode.ProgressLocation.Notification, title: `Switchboard: saving '${name}'` },
-        () => this.entry.conn.call<{ file: string; name: string; status: ServerStatus; note?: string }>('upsert_server', { definition }),
+        () => this.entry.conn.call('upsert_server', { definition }),
       );
       this.savedName = written.name;
       this.title(written.name);

@@ -76,7 +76,7 @@ export class McpProvider implements vscode.McpServerDefinitionProvider<vscode.Mc
     if (!record) throw new Error('The Switchboard broker is not running.');
     let token: string;
     if (plan.client) {
-      const info = await entry.conn.call<{ tokenFile: string; url: string }>('client_connection', { name: plan.client });
+      const info = await entry.conn.call('client_connection', { name: plan.client });
       token = fs.readFileSync(info.tokenFile, 'utf8').trim();
     } else {
       token = fs.readFileSync(record.operatorTokenFile, 'utf8').trim();

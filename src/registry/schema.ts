@@ -24,6 +24,11 @@ export const KIND_DIRS: Record<Kind, string> = {
   client: 'clients.d',
 };
 
+/** A definition's file relative to the registry root (`/`-separated; `path.join` it onto the root). */
+export function definitionPath(kind: Kind, name: string): string {
+  return `${KIND_DIRS[kind]}/${name}.yaml`;
+}
+
 /** The word used for a kind in messages ("a server", "this prompt"). */
 export const KIND_NOUNS: Record<Kind, string> = { server: 'server', prompt: 'prompt', client: 'client' };
 
@@ -253,10 +258,6 @@ export const ClientDefSchema = z
 export type ServerDef = z.output<typeof ServerDefSchema>;
 export type PromptDef = z.output<typeof PromptDefSchema>;
 export type ClientDef = z.output<typeof ClientDefSchema>;
-/** What a person (or the writer's caller) may write: defaults not yet applied. */
-export type ServerDefInput = z.input<typeof ServerDefSchema>;
-export type PromptDefInput = z.input<typeof PromptDefSchema>;
-export type ClientDefInput = z.input<typeof ClientDefSchema>;
 
 export interface DefByKind {
   server: ServerDef;

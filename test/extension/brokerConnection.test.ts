@@ -96,7 +96,7 @@ describe('extension: BrokerConnection (real broker)', function () {
     const conn = make();
     await conn.start();
     await until(conn, () => conn.state?.servers.find((s) => s.name === 'echo' && s.state === 'running'), 20_000, 'echo running');
-    for (let i = 0; i < 50; i++) await conn.call('list_servers');
+    for (let i = 0; i < 50; i++) await conn.call('list_servers', {});
     // Quiet for longer than the collector's 2 s (it looks again one period after the last
     // request it saw, so up to 4 s), then read the state once.
     await new Promise((r) => setTimeout(r, 5_000));
