@@ -400,7 +400,6 @@ export class Endpoint {
 
   private async closeSession(session: Session): Promise<void> {
     if (!this.sessions.delete(session.ctx.sessionId)) return;
-    this.opts.router.sessionClosed(session.ctx);
     await session.server.close().catch(() => undefined);
   }
 
@@ -659,10 +658,7 @@ export class Endpoint {
     // Methods nobody handles: the direct path answers them MethodNotFound, with a readable message.
     server.fallbackRequestHandler = async (request) => direct(request as { method: string; params?: JsonObject }, { signal: new AbortController().signal, sendProgress: () => undefined }) as never;
     server.onclose = () => {
-      if (this.sessions.get(sessionId) === session) {
-        this.sessions.delete(sessionId);
-        router.sessionClosed(ctx);
-      }
+      if (this.sessions.get(sessionId) === session) this.sessions.delete(sessionId);
     };
     this.sessions.set(sessionId, session);
     void server.connect(transport);
