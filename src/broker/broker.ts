@@ -4,17 +4,20 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { RegistryLoader } from '../registry/loader';
 import type { RegistrySnapshot } from '../registry/loader';
-import { RegistryWatcher } from '../registry/watcher';
 import type { ServerDef } from '../registry/schema';
-import { Catalog, FACADE_NAMESPACE, SEPARATOR, type FacadeCatalog } from './catalog';
-import { IdleCollector } from './idleCollector';
+import { RegistryWatcher } from '../registry/watcher';
+import { AccessPolicy } from './accessPolicy';
+import { AuditLog } from './audit';
+import { Catalog, type CatalogChanges } from './catalog';
+import { ClientTokens } from './clientTokens';
 import { Endpoint } from './endpoint';
-import type { Identity, RequestExtra, Router, SessionContext } from './routing';
-import { ErrorCodes, McpFailure, type JsonObject, type Prompt, type Resource, type ResourceTemplate, type Tool } from './mcpTypes';
-import type { StartPolicy } from './supervisor';
-import { Supervisor } from './supervisor';
+import { IdleCollector } from './idleCollector';
+import { ErrorCodes, McpFailure } from './mcpTypes';
+import { BrokerRouter } from './router';
+import { rootId, type RuntimePaths } from './runtime';
+import { UpstreamServer, type ServedServer } from './servedServer';
+import { Supervisor, type StartDecision } from './supervisor';
 import type { Upstream } from './upstream';
-import { rootId } from './runtime';
 
 export const BROKER_VERSION = '0.1.0';
 
@@ -29,18 +32,18 @@ export interface BrokerOptions {
   log?(line: string): void;
 }
 
-/** Hooks the control plane plugs into the data plane: identities, scopes, facade tools, policy. */
-export interface ControlHooks {
-  authenticate(token: string): Identity | undefined;
-  policy: StartPolicy;
-  facade?: FacadeCatalog;
-  /** Runs a facade tool; throws McpFailure for a denied scope. */
-  callFacade?(ctx: SessionContext, name: string, args: JsonObject, extra: RequestExtra): Promise<JsonObject>;
-  getFacadePrompt?(ctx: SessionContext, name: string, args: Record<string, string>): Promise<JsonObject>;
-  readFacadeResource?(ctx: SessionContext, uri: string): Promise<JsonObject> | undefined;
-  facadeResources?(): Resource[];
-  toolProfile?(identity: Identity): { allow?: string[]; deny?: string[] } | undefined;
-  audit?(entry: JsonObject): void;
+/** What the broker is given to start with: where its per-user files are, and the operator's token. */
+export interface BrokerRuntime {
+  paths: RuntimePaths;
+  operatorToken: string;
+}
+
+/** What the control plane gives the broker to run under. */
+export interface Governance {
+  /** Whether a definition may run now (enabled flag, trust tier, approval, workspace trust). */
+  decide(def: ServerDef): StartDecision;
+  /** The broker's own tools, prompts and resources, listed under the reserved namespace. */
+  readonly served: ServedServer;
 }
 
 export interface BrokerEventMap {
@@ -54,37 +57,59 @@ export interface BrokerEventMap {
 export class Broker extends EventEmitter<BrokerEventMap> {
   readonly root: string;
   readonly supervisor: Supervisor;
-  readonly catalog: Catalog;
+  readonly catalog = new Catalog();
   readonly endpoint: Endpoint;
+  readonly tokens: ClientTokens;
+  readonly access: AccessPolicy;
+  readonly audit: AuditLog;
   snapshot!: RegistrySnapshot;
+  private governance?: Governance;
   private readonly watcher: RegistryWatcher;
-  private readonly subscriptions = new Map<string, number>();
+  private readonly servedUpstreams = new WeakMap<Upstream, UpstreamServer>();
   private catalogTimer?: NodeJS.Timeout;
   private readonly idleCollector = new IdleCollector();
-  private lastToolsKey = '';
-  private lastPromptsKey = '';
-  private lastResourcesKey = '';
 
-  constructor(readonly opts: BrokerOptions, private readonly hooks: ControlHooks) {
+  constructor(readonly opts: BrokerOptions, runtime: BrokerRuntime) {
     super();
     this.root = path.resolve(opts.root);
-    this.supervisor = new Supervisor(this.root, hooks.policy);
-    this.catalog = new Catalog(hooks.facade);
+    this.supervisor = new Supervisor(this.root);
+    this.tokens = new ClientTokens(runtime.paths.tokensDir);
+    this.access = new AccessPolicy({
+      operatorToken: runtime.operatorToken,
+      clientOf: (token) => this.tokens.clientOf(token),
+      clients: () => this.snapshot?.clients,
+    });
+    this.audit = new AuditLog(runtime.paths.auditFile, () => [runtime.operatorToken, ...this.secretValues()]);
     this.watcher = new RegistryWatcher(new RegistryLoader(this.root), { debounceMs: opts.debounceMs });
+    const router = new BrokerRouter({
+      catalog: this.catalog,
+      access: this.access,
+      servedServer: (name) => this.servedServer(name),
+      isUpstream: (name) => this.supervisor.get(name) !== undefined,
+      settleCatalog: () => this.settleCatalog(),
+      audit: (entry) => this.audit.write(entry),
+    });
     this.endpoint = new Endpoint({
       port: opts.port,
-      authenticate: (token) => hooks.authenticate(token),
-      router: this.router(),
+      authenticate: (token) => this.access.authenticate(token),
+      router,
       maxBodyBytes: opts.maxBodyBytes,
       idleSessionMs: opts.idleSessionMs,
       version: BROKER_VERSION,
       instance: rootId(this.root),
-      onRejected: (reason, status) => hooks.audit?.({ event: 'rejected', status, reason }),
+      onRejected: (reason, status) => this.audit.write({ event: 'rejected', status, reason }),
       onRequest: () => this.idleCollector.touch(),
     });
   }
 
-  async start(): Promise<number> {
+  /** The aggregated endpoint's URL (known once the broker listens). */
+  get url(): string {
+    return `http://127.0.0.1:${this.endpoint.port}/mcp`;
+  }
+
+  /** Listens, then applies the registry under the control plane's governance. */
+  async start(governance: Governance): Promise<number> {
+    this.governance = governance;
     fs.mkdirSync(this.root, { recursive: true });
     const port = await this.endpoint.listen();
     this.supervisor.on('state', () => this.emit('state'));
@@ -92,6 +117,7 @@ export class Broker extends EventEmitter<BrokerEventMap> {
     this.supervisor.on('log', (server, params) => this.endpoint.log(server, params));
     this.supervisor.on('resourceUpdated', (_server, uri) => this.endpoint.resourceUpdated(uri));
     this.watcher.on('snapshot', (snap) => void this.apply(snap));
+    await this.supervisor.setPolicy((def) => governance.decide(def));
     await this.apply(this.watcher.start());
     // Start-up leaves garbage too (the registry parse, every upstream's handshake).
     this.idleCollector.touch();
@@ -109,6 +135,7 @@ export class Broker extends EventEmitter<BrokerEventMap> {
     clearTimeout(this.catalogTimer);
     await this.endpoint.close();
     await this.supervisor.stopAll();
+    this.audit.close();
   }
 
   upstream(name: string): Upstream | undefined {
@@ -116,20 +143,29 @@ export class Broker extends EventEmitter<BrokerEventMap> {
   }
 
   private async apply(snap: RegistrySnapshot): Promise<void> {
+    const previous = this.snapshot;
     this.snapshot = snap;
     for (const problem of snap.problems) {
       this.opts.log?.(`${path.relative(this.root, problem.file)}:${problem.line}:${problem.column}: ${problem.message}`);
     }
+    this.retireClients(previous, snap);
     this.emit('snapshot', snap);
-    await this.supervisor.reconcile(snap.servers as ReadonlyMap<string, ServerDef>);
-    this.rebuildCatalog();
+    await this.supervisor.reconcile(snap.servers);
+    this.refreshCatalog();
     this.emit('applied', snap);
+  }
+
+  /** A client whose definition was deleted loses its sessions at once. */
+  private retireClients(previous: RegistrySnapshot | undefined, snap: RegistrySnapshot): void {
+    for (const name of previous?.clients.keys() ?? []) if (!snap.clients.has(name)) this.endpoint.dropClient(name);
   }
 
   /** Re-evaluates trust/approval policy without a registry change (approval given or revoked). */
   async reapplyPolicy(): Promise<void> {
-    await this.supervisor.setPolicy(this.hooks.policy);
-    this.rebuildCatalog();
+    const governance = this.governance;
+    if (!governance) return;
+    await this.supervisor.setPolicy((def) => governance.decide(def));
+    this.refreshCatalog();
   }
 
   /** Resolves once the live snapshot satisfies `check` (a write through the registry landed). */
@@ -150,9 +186,28 @@ export class Broker extends EventEmitter<BrokerEventMap> {
     });
   }
 
-  /** Facade definitions changed (prompts.d edited): rebuild and tell sessions. */
-  refreshFacade(): void {
-    this.rebuildCatalog();
+  /** Every served server, the facade first so that nothing can shadow its names. */
+  private servedServers(): ServedServer[] {
+    const upstreams = this.supervisor.all().map((u) => this.servedUpstream(u));
+    return this.governance ? [this.governance.served, ...upstreams] : upstreams;
+  }
+
+  private servedServer(name: string): ServedServer | undefined {
+    if (this.governance?.served.name === name) return this.governance.served;
+    const upstream = this.supervisor.get(name);
+    return upstream && this.servedUpstream(upstream);
+  }
+
+  private servedUpstream(upstream: Upstream): UpstreamServer {
+    let served = this.servedUpstreams.get(upstream);
+    if (!served) this.servedUpstreams.set(upstream, (served = new UpstreamServer(upstream)));
+    return served;
+  }
+
+  private secretValues(): string[] {
+    const values = this.tokens.values();
+    for (const upstream of this.supervisor.all()) values.push(...upstream.secretValues);
+    return values;
   }
 
   private scheduleCatalog(): void {
@@ -160,207 +215,28 @@ export class Broker extends EventEmitter<BrokerEventMap> {
     if (this.catalogTimer) return;
     this.catalogTimer = setTimeout(() => {
       this.catalogTimer = undefined;
-      this.rebuildCatalog();
+      this.refreshCatalog();
     }, 5);
   }
 
-  private rebuildCatalog(): void {
-    this.catalog.rebuild(this.supervisor.all());
-    const toolsKey = this.catalog.listTools().map((t) => `${t.name}\0${t.description ?? ''}\0${JSON.stringify(t.inputSchema)}`).join('\n');
-    const promptsKey = this.catalog.listPrompts().map((p) => `${p.name}\0${JSON.stringify(p.arguments ?? [])}`).join('\n');
-    const resourcesKey = [...this.catalog.listResources().map((r) => r.uri), ...this.catalog.listResourceTemplates().map((t) => t.uriTemplate)].join('\n');
-    if (toolsKey !== this.lastToolsKey) {
-      this.lastToolsKey = toolsKey;
-      this.endpoint.listChanged('tools');
-    }
-    if (promptsKey !== this.lastPromptsKey) {
-      this.lastPromptsKey = promptsKey;
-      this.endpoint.listChanged('prompts');
-    }
-    if (resourcesKey !== this.lastResourcesKey) {
-      this.lastResourcesKey = resourcesKey;
-      this.endpoint.listChanged('resources');
-    }
+  /** A rebuild is pending (an upstream just came back): do it now, a call is waiting on it. */
+  private settleCatalog(): void {
+    if (this.catalogTimer) this.refreshCatalog();
+  }
+
+  /** The one place the catalog is rebuilt; sessions hear list_changed for what changed. */
+  private refreshCatalog(): void {
+    clearTimeout(this.catalogTimer);
+    this.catalogTimer = undefined;
+    this.notifyChanges(this.catalog.rebuild(this.servedServers()));
     this.emit('catalog');
   }
 
-  private running(name: string): Upstream {
-    const upstream = this.supervisor.get(name);
-    if (!upstream) throw new McpFailure(ErrorCodes.InvalidParams, `No server named '${name}' in this registry.`);
-    return upstream;
-  }
-
-  private router(): Router {
-    const hooks = this.hooks;
-    const audit = (ctx: SessionContext, entry: JsonObject, started: number, error?: unknown): void => {
-      hooks.audit?.({
-        client: ctx.identity.client,
-        ...entry,
-        ms: Math.round((performance.now() - started) * 100) / 100,
-        outcome: error ? 'error' : 'ok',
-        ...(error ? { error: (error as Error).message } : {}),
-      });
-    };
-    const progressOptions = (extra: RequestExtra) => ({
-      signal: extra.signal,
-      onprogress: extra.progressToken === undefined ? undefined : extra.sendProgress,
-    });
-    const forwardMeta = (meta: JsonObject | undefined): JsonObject | undefined => {
-      if (!meta) return undefined;
-      // The upstream gets its own progress token from our client; the caller's is mapped back.
-      const { progressToken: _drop, ...rest } = meta;
-      return Object.keys(rest).length ? rest : undefined;
-    };
-
-    return {
-      hasServer: (name) => this.supervisor.get(name) !== undefined,
-      instructions: (server) => {
-        if (server) return this.supervisor.get(server)?.instructions;
-        return 'MCP Switchboard: tools, prompts and resources of every server in this workspace, named <server>__<name>. ' +
-          `Tools under ${FACADE_NAMESPACE}__ control the broker itself.`;
-      },
-      listTools: (ctx) => {
-        if (ctx.server) return this.catalog.toolsOf(ctx.server);
-        return this.catalog.listTools(hooks.toolProfile?.(ctx.identity));
-      },
-      callTool: async (ctx, name, args, meta, extra) => {
-        const started = performance.now();
-        let serverName: string;
-        let toolName: string;
-        if (ctx.server) {
-          serverName = ctx.server;
-          toolName = name;
-          if (!this.catalog.toolsOf(serverName).some((t) => t.name === name)) {
-            throw new McpFailure(ErrorCodes.InvalidParams, `Unknown tool '${name}' on server '${serverName}'.`);
-          }
-        } else {
-          let route = this.catalog.resolveTool(name);
-          if (!route && this.catalogTimer) {
-            // An upstream just came back and the catalog rebuild is a few ms away: do it now.
-            clearTimeout(this.catalogTimer);
-            this.catalogTimer = undefined;
-            this.rebuildCatalog();
-            route = this.catalog.resolveTool(name);
-          }
-          if (!route) {
-            // A restarting upstream's tools are out of the catalog for a moment: say it is restarting
-            // (or failed, disabled...), not that its tool is unknown.
-            const owner = this.supervisor.get(name.split(SEPARATOR, 1)[0]);
-            if (owner && owner.state !== 'running') throw owner.unavailable();
-            throw new McpFailure(ErrorCodes.InvalidParams, `Unknown tool '${name}'. List tools again: the catalog may have changed.`);
-          }
-          if (route.server === FACADE_NAMESPACE) {
-            if (!hooks.callFacade) throw new McpFailure(ErrorCodes.MethodNotFound, 'The control plane is not available.');
-            try {
-              const result = await hooks.callFacade(ctx, name, args, extra);
-              audit(ctx, { event: 'facade', tool: name }, started);
-              return result;
-            } catch (err) {
-              audit(ctx, { event: 'facade', tool: name }, started, err);
-              throw err;
-            }
-          }
-          const profile = hooks.toolProfile?.(ctx.identity);
-          if (profile && !this.catalog.listTools(profile).some((t) => t.name === name)) {
-            throw new McpFailure(ErrorCodes.Forbidden, `Tool '${name}' is not in client '${ctx.identity.client}''s tool profile.`);
-          }
-          serverName = route.server;
-          toolName = route.name;
-        }
-        const upstream = this.running(serverName);
-        const params: JsonObject = { name: toolName, arguments: args };
-        const fwd = forwardMeta(meta);
-        if (fwd) params._meta = fwd;
-        try {
-          const result = await upstream.request('tools/call', params, { ...progressOptions(extra), forward: true });
-          audit(ctx, { event: 'call', server: serverName, tool: toolName }, started);
-          return result;
-        } catch (err) {
-          audit(ctx, { event: 'call', server: serverName, tool: toolName }, started, err);
-          throw err;
-        }
-      },
-      listPrompts: (ctx): Prompt[] => {
-        if (ctx.server) return this.supervisor.get(ctx.server)?.state === 'running' ? this.supervisor.get(ctx.server)!.prompts : [];
-        return this.catalog.listPrompts();
-      },
-      getPrompt: async (ctx, name, args, extra) => {
-        let serverName: string;
-        let promptName: string;
-        if (ctx.server) {
-          serverName = ctx.server;
-          promptName = name;
-        } else {
-          const route = this.catalog.resolvePrompt(name);
-          if (!route) throw new McpFailure(ErrorCodes.InvalidParams, `Unknown prompt '${name}'.`);
-          if (route.server === FACADE_NAMESPACE) {
-            if (!hooks.getFacadePrompt) throw new McpFailure(ErrorCodes.InvalidParams, `Unknown prompt '${name}'.`);
-            return hooks.getFacadePrompt(ctx, name, args);
-          }
-          serverName = route.server;
-          promptName = route.name;
-        }
-        return this.running(serverName).request('prompts/get', { name: promptName, arguments: args }, progressOptions(extra));
-      },
-      listResources: (ctx): Resource[] => {
-        if (ctx.server) return this.supervisor.get(ctx.server)?.state === 'running' ? this.supervisor.get(ctx.server)!.resources : [];
-        return [...(hooks.facadeResources?.() ?? []), ...this.catalog.listResources()];
-      },
-      listResourceTemplates: (ctx): ResourceTemplate[] => {
-        if (ctx.server) return this.supervisor.get(ctx.server)?.state === 'running' ? this.supervisor.get(ctx.server)!.resourceTemplates : [];
-        return this.catalog.listResourceTemplates();
-      },
-      readResource: async (ctx, uri, extra) => {
-        if (!ctx.server) {
-          const facade = hooks.readFacadeResource?.(ctx, uri);
-          if (facade) return facade;
-        }
-        const serverName = ctx.server ?? this.catalog.resolveResource(uri);
-        if (!serverName) throw new McpFailure(-32002, `Resource not found: no server offers ${uri}`);
-        return this.running(serverName).request('resources/read', { uri }, { ...progressOptions(extra), forward: true });
-      },
-      subscribe: async (ctx, uri) => {
-        if (!ctx.server && hooks.readFacadeResource && uri.startsWith(`${FACADE_NAMESPACE}://`)) return;
-        const serverName = ctx.server ?? this.catalog.resolveResource(uri);
-        if (!serverName) throw new McpFailure(-32002, `Resource not found: no server offers ${uri}`);
-        const upstream = this.running(serverName);
-        const count = this.subscriptions.get(uri) ?? 0;
-        this.subscriptions.set(uri, count + 1);
-        if (count === 0) {
-          await upstream.request('resources/subscribe', { uri }, { signal: undefined }).catch((err: Error) => {
-            this.subscriptions.set(uri, count);
-            throw err;
-          });
-        }
-      },
-      unsubscribe: async (ctx, uri) => {
-        const count = this.subscriptions.get(uri) ?? 0;
-        if (count <= 0) return;
-        this.subscriptions.set(uri, count - 1);
-        if (count === 1) {
-          this.subscriptions.delete(uri);
-          const serverName = ctx.server ?? this.catalog.resolveResource(uri);
-          const upstream = serverName ? this.supervisor.get(serverName) : undefined;
-          if (upstream?.state === 'running') await upstream.request('resources/unsubscribe', { uri }, {}).catch(() => undefined);
-        }
-      },
-      complete: async (ctx, params, extra) => {
-        const ref = params.ref as { type?: string; name?: string; uri?: string } | undefined;
-        let serverName = ctx.server;
-        const forwarded: JsonObject = { ...params };
-        if (!serverName && ref?.type === 'ref/prompt' && ref.name) {
-          const route = this.catalog.resolvePrompt(ref.name);
-          if (!route || route.server === FACADE_NAMESPACE) return { completion: { values: [] } };
-          serverName = route.server;
-          forwarded.ref = { ...ref, name: route.name };
-        } else if (!serverName && ref?.type === 'ref/resource' && ref.uri) {
-          serverName = this.catalog.resolveResource(ref.uri);
-        }
-        const upstream = serverName ? this.supervisor.get(serverName) : undefined;
-        if (upstream?.state !== 'running') return { completion: { values: [] } };
-        return upstream.request('completion/complete', forwarded, progressOptions(extra)).catch(() => ({ completion: { values: [] } }));
-      },
-      sessionClosed: () => undefined,
-    };
+  private notifyChanges(changes: CatalogChanges): void {
+    for (const kind of ['tools', 'prompts', 'resources'] as const) {
+      const servers = changes[kind];
+      // One server changed: only sessions that can see it hear of it (per-server sessions of others don't).
+      if (servers.length) this.endpoint.listChanged(kind, servers.length === 1 ? servers[0] : undefined);
+    }
   }
 }

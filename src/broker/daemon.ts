@@ -50,12 +50,11 @@ export async function startBroker(opts: BrokerOptions): Promise<RunningBroker> {
   fs.mkdirSync(root, { recursive: true });
   const paths = runtimePaths(root);
   const operatorToken = readOrCreateToken(paths.operatorTokenFile);
-  const control = new ControlPlane(root, paths, operatorToken, { untrusted: opts.untrusted ?? false });
-  const broker = new Broker({ ...opts, root }, control.hooks());
-  control.attach(broker);
-  const port = await broker.start();
-  const url = `http://127.0.0.1:${port}/mcp`;
-  control.url = url;
+  // The data plane first, then the control plane over it, then serving under its governance.
+  const broker = new Broker({ ...opts, root }, { paths, operatorToken });
+  const control = new ControlPlane(broker, paths, { untrusted: opts.untrusted ?? false });
+  const port = await broker.start(control);
+  const url = broker.url;
   const record: BrokerRecord = { pid: process.pid, port, url, root, operatorTokenFile: paths.operatorTokenFile, startedAt: new Date().toISOString(), version: BROKER_VERSION };
   writePrivateFile(paths.recordFile, JSON.stringify(record, null, 2) + '\n');
   let stopped = false;

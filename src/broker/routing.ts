@@ -22,7 +22,7 @@ export interface RequestExtra {
   sendProgress(progress: { progress: number; total?: number; message?: string }): void;
 }
 
-/** What the endpoint serves; the broker implements it over the catalog and control operations. */
+/** What the endpoint serves; BrokerRouter (router.ts) implements it over the catalog and served servers. */
 export interface Router {
   hasServer(name: string): boolean;
   instructions(server?: string): string | undefined;
@@ -36,5 +36,4 @@ export interface Router {
   subscribe(ctx: SessionContext, uri: string): Promise<void>;
   unsubscribe(ctx: SessionContext, uri: string): Promise<void>;
   complete(ctx: SessionContext, params: JsonObject, extra: RequestExtra): Promise<JsonObject>;
-  sessionClosed(ctx: SessionContext): void;
 }

@@ -22,46 +22,45 @@ export interface SupervisorEventMap {
   resourceUpdated: [string, string];
 }
 
-/** A stable serialization: key order in the YAML must not count as a change. */
-export function fingerprint(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) =>
-    v && typeof v === 'object' && !Array.isArray(v)
-      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => compareOrdinal(a, b)))
-      : v);
-}
+/** Until the control plane governs it, nothing runs. */
+const NOTHING_RUNS: StartPolicy = () => ({ run: false, state: 'blocked', reason: 'the broker has not started yet' });
 
 export class Supervisor extends EventEmitter<SupervisorEventMap> {
-  private readonly upstreams = new Map<string, { upstream: Upstream; print: string }>();
+  private readonly upstreams = new Map<string, Upstream>();
   private queue: Promise<void> = Promise.resolve();
+  private policy: StartPolicy = NOTHING_RUNS;
 
-  constructor(private readonly root: string, private policy: StartPolicy) {
+  constructor(private readonly root: string) {
     super();
   }
 
   get(name: string): Upstream | undefined {
-    return this.upstreams.get(name)?.upstream;
+    return this.upstreams.get(name);
   }
 
   all(): Upstream[] {
-    return [...this.upstreams.values()].map((e) => e.upstream).sort((a, b) => compareOrdinal(a.name, b.name));
+    return [...this.upstreams.values()].sort((a, b) => compareOrdinal(a.name, b.name));
   }
 
-  /** Reconciles in order: a snapshot never races the previous one. */
+  /**
+   * Reconciles in order: a snapshot never races the previous one. A definition is unchanged when
+   * it is the same object: the registry loader keeps the object of a definition whose content did
+   * not change (comments, layout and key order do not count), so nothing is compared again here.
+   */
   reconcile(servers: ReadonlyMap<string, ServerDef>): Promise<void> {
     return this.enqueue(async () => {
       const work: Promise<void>[] = [];
-      for (const [name, entry] of this.upstreams) {
-        const next = servers.get(name);
-        if (!next || fingerprint(next) !== entry.print) {
+      for (const [name, upstream] of this.upstreams) {
+        if (servers.get(name) !== upstream.def) {
           this.upstreams.delete(name);
-          work.push(this.retire(entry.upstream));
+          work.push(this.retire(upstream));
         }
       }
       await Promise.all(work);
       for (const [name, def] of servers) {
         if (this.upstreams.has(name)) continue;
         const upstream = this.adopt(def);
-        this.upstreams.set(name, { upstream, print: fingerprint(def) });
+        this.upstreams.set(name, upstream);
         await this.apply(upstream);
       }
       this.emit('state');

@@ -1,0 +1,200 @@
+// Routes every MCP request of a session: where its names resolve (the session's scope), what the
+// caller may see and call (the access policy), which served server answers, and what is audited.
+import { FACADE_NAMESPACE, type Catalog, type Route } from './catalog';
+import type { AccessPolicy, ToolProfile } from './accessPolicy';
+import {
+  ErrorCodes, McpFailure, type JsonObject, type Prompt, type Resource, type ResourceTemplate, type Tool,
+} from './mcpTypes';
+import type { RequestExtra, Router, SessionContext } from './routing';
+import { noCompletions, noSuchServer, type ServedCall, type ServedServer } from './servedServer';
+import { AggregatedScope, ServerScope, type SessionScope } from './sessionScope';
+
+const AGGREGATED_INSTRUCTIONS =
+  'MCP Switchboard: tools, prompts and resources of every server in this workspace, named <server>__<name>. ' +
+  `Tools under ${FACADE_NAMESPACE}__ control the broker itself.`;
+
+export interface RouterDeps {
+  catalog: Catalog;
+  access: AccessPolicy;
+  /** The served server of a name: a supervised upstream or the facade. */
+  servedServer(name: string): ServedServer | undefined;
+  /** Whether a supervised upstream of this name exists (the per-server endpoint serves only those). */
+  isUpstream(name: string): boolean;
+  /** Applies a catalog rebuild that is pending (an upstream just came back), before a name misses. */
+  settleCatalog(): void;
+  audit(entry: JsonObject): void;
+}
+
+/** What goes into the audit log for a routed request; undefined: not audited. */
+type AuditEntry = JsonObject | undefined;
+
+export class BrokerRouter implements Router {
+  private readonly scopes = new WeakMap<SessionContext, SessionScope>();
+  /** Tool lists narrowed by a profile, per listed array and profile object (both replaced on change). */
+  private readonly profiled = new WeakMap<Tool[], WeakMap<ToolProfile, Tool[]>>();
+
+  constructor(private readonly deps: RouterDeps) {}
+
+  hasServer(name: string): boolean {
+    return this.deps.access.servesServerEndpoint(name, this.deps.isUpstream(name));
+  }
+
+  instructions(server?: string): string | undefined {
+    return server ? this.deps.servedServer(server)?.instructions : AGGREGATED_INSTRUCTIONS;
+  }
+
+  listTools(ctx: SessionContext): Tool[] {
+    const scope = this.scopeOf(ctx);
+    const all = scope.tools();
+    const profile = scope.server === undefined ? this.deps.access.profileOf(ctx.identity) : undefined;
+    if (!profile) return all;
+    let byProfile = this.profiled.get(all);
+    if (!byProfile) this.profiled.set(all, (byProfile = new WeakMap()));
+    let list = byProfile.get(profile);
+    if (!list) {
+      list = all.filter((tool) => {
+        const route = scope.resolveTool(tool.name);
+        return route !== undefined && this.deps.access.allowsTool(ctx.identity, route.server, route.exposed, profile);
+      });
+      byProfile.set(profile, list);
+    }
+    return list;
+  }
+
+  async callTool(
+    ctx: SessionContext, name: string, args: JsonObject, meta: JsonObject | undefined, extra: RequestExtra,
+  ): Promise<JsonObject> {
+    const scope = this.scopeOf(ctx);
+    const route = this.resolve(() => scope.resolveTool(name)) ?? this.fail(scope.unknownTool(name));
+    const server = this.target(route.server);
+    const entry = server.kind === 'control'
+      ? { event: 'facade', tool: route.exposed }
+      : { event: 'call', server: route.server, tool: route.name };
+    return this.forward(ctx, entry, async () => {
+      if (scope.server === undefined && !this.deps.access.allowsTool(ctx.identity, route.server, route.exposed)) {
+        const who = ctx.identity.client;
+        throw new McpFailure(ErrorCodes.Forbidden, `Tool '${name}' is not in client '${who}''s tool profile.`);
+      }
+      return server.callTool(route.name, args, meta, this.call(ctx, extra));
+    });
+  }
+
+  listPrompts(ctx: SessionContext): Prompt[] {
+    return this.scopeOf(ctx).prompts();
+  }
+
+  async getPrompt(ctx: SessionContext, name: string, args: Record<string, string>, extra: RequestExtra): Promise<JsonObject> {
+    const route = this.scopeOf(ctx).resolvePrompt(name)
+      ?? this.fail(new McpFailure(ErrorCodes.InvalidParams, `Unknown prompt '${name}'.`));
+    const server = this.target(route.server);
+    return this.forward(ctx, undefined, () => server.getPrompt(route.name, args, this.call(ctx, extra)));
+  }
+
+  listResources(ctx: SessionContext): Resource[] {
+    return this.scopeOf(ctx).resources();
+  }
+
+  listResourceTemplates(ctx: SessionContext): ResourceTemplate[] {
+    return this.scopeOf(ctx).resourceTemplates();
+  }
+
+  async readResource(ctx: SessionContext, uri: string, extra: RequestExtra): Promise<JsonObject> {
+    const server = this.target(this.resourceOwner(ctx, uri));
+    return this.forward(ctx, undefined, () => server.readResource(uri, this.call(ctx, extra)));
+  }
+
+  async subscribe(ctx: SessionContext, uri: string): Promise<void> {
+    await this.target(this.resourceOwner(ctx, uri)).subscribe(uri);
+  }
+
+  async unsubscribe(ctx: SessionContext, uri: string): Promise<void> {
+    const owner = this.scopeOf(ctx).resolveResource(uri);
+    const server = owner === undefined ? undefined : this.deps.servedServer(owner);
+    await server?.unsubscribe(uri);
+  }
+
+  async complete(ctx: SessionContext, params: JsonObject, extra: RequestExtra): Promise<JsonObject> {
+    const scope = this.scopeOf(ctx);
+    const ref = params.ref as { type?: string; name?: string; uri?: string } | undefined;
+    let owner = scope.server;
+    const forwarded: JsonObject = { ...params };
+    if (ref?.type === 'ref/prompt' && ref.name) {
+      const route = scope.resolvePrompt(ref.name);
+      owner = route?.server;
+      if (route) forwarded.ref = { ...ref, name: route.name };
+    } else if (ref?.type === 'ref/resource' && ref.uri) {
+      owner = scope.resolveResource(ref.uri);
+    }
+    const server = owner === undefined ? undefined : this.deps.servedServer(owner);
+    if (!server) return noCompletions();
+    return this.forward(ctx, undefined, () => server.complete(forwarded, this.call(ctx, extra)));
+  }
+
+  /** The session's scope, resolved on its first request and kept for its lifetime. */
+  private scopeOf(ctx: SessionContext): SessionScope {
+    let scope = this.scopes.get(ctx);
+    if (!scope) {
+      scope = ctx.server === undefined
+        ? new AggregatedScope(this.deps.catalog, this.deps.servedServer)
+        : new ServerScope(this.deps.catalog, ctx.server);
+      this.scopes.set(ctx, scope);
+    }
+    return scope;
+  }
+
+  /** Resolves a name, once more after a pending catalog rebuild if it misses. */
+  private resolve(lookup: () => Route | undefined): Route | undefined {
+    const route = lookup();
+    if (route) return route;
+    this.deps.settleCatalog();
+    return lookup();
+  }
+
+  private resourceOwner(ctx: SessionContext, uri: string): string {
+    const owner = this.scopeOf(ctx).resolveResource(uri);
+    if (owner === undefined) throw new McpFailure(-32002, `Resource not found: no server offers ${uri}`);
+    return owner;
+  }
+
+  private target(name: string): ServedServer {
+    const server = this.deps.servedServer(name);
+    if (!server) throw noSuchServer(name);
+    return server;
+  }
+
+  private call(ctx: SessionContext, extra: RequestExtra): ServedCall {
+    return { identity: ctx.identity, extra };
+  }
+
+  private fail(error: McpFailure): never {
+    throw error;
+  }
+
+  /**
+   * The one way a routed request reaches a served server. Tool calls are audited (who, what, how
+   * long, outcome; never arguments); reads and completions are not: the console re-reads the state
+   * resource on every change and completions come per keystroke.
+   */
+  private async forward(ctx: SessionContext, audit: AuditEntry, run: () => Promise<JsonObject>): Promise<JsonObject> {
+    if (!audit) return run();
+    const started = performance.now();
+    try {
+      const result = await run();
+      this.record(ctx, audit, started);
+      return result;
+    } catch (err) {
+      this.record(ctx, audit, started, err);
+      throw err;
+    }
+  }
+
+  private record(ctx: SessionContext, entry: JsonObject, started: number, error?: unknown): void {
+    this.deps.audit({
+      client: ctx.identity.client,
+      ...entry,
+      ms: Math.round((performance.now() - started) * 100) / 100,
+      outcome: error ? 'error' : 'ok',
+      ...(error ? { error: (error as Error).message } : {}),
+    });
+  }
+}

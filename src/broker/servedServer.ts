@@ -1,0 +1,144 @@
+// What the catalog lists and the router calls: a supervised upstream, or the broker's own control
+// tools served like one under the reserved namespace. The catalog and router know only this shape.
+import {
+  ErrorCodes, McpFailure, type JsonObject, type Prompt, type Resource, type ResourceTemplate, type Tool,
+} from './mcpTypes';
+import type { Identity, RequestExtra } from './routing';
+import type { Upstream } from './upstream';
+
+/** Who asked, and the request's cancellation and progress. */
+export interface ServedCall {
+  identity: Identity;
+  extra: RequestExtra;
+}
+
+export interface ServedServer {
+  readonly name: string;
+  /** `control` for the broker's own facade (audited as such), `upstream` for a supervised server. */
+  readonly kind: 'upstream' | 'control';
+  /** Whether its lists are live and calls go through now; when not, `unavailable()` says why. */
+  readonly available: boolean;
+  readonly tools: readonly Tool[];
+  readonly prompts: readonly Prompt[];
+  readonly resources: readonly Resource[];
+  readonly resourceTemplates: readonly ResourceTemplate[];
+  /** The definition's allowedTools / excludeTools (globs over the server's own tool names). */
+  readonly toolFilter?: { allow?: readonly string[]; deny?: readonly string[] };
+  readonly instructions?: string;
+  unavailable(): McpFailure;
+  callTool(name: string, args: JsonObject, meta: JsonObject | undefined, call: ServedCall): Promise<JsonObject>;
+  getPrompt(name: string, args: Record<string, string>, call: ServedCall): Promise<JsonObject>;
+  readResource(uri: string, call: ServedCall): Promise<JsonObject>;
+  subscribe(uri: string): Promise<void>;
+  unsubscribe(uri: string): Promise<void>;
+  complete(params: JsonObject, call: ServedCall): Promise<JsonObject>;
+}
+
+/** An empty completion result (fresh each time: the endpoint may decorate what it sends). */
+export function noCompletions(): JsonObject {
+  return { completion: { values: [] } };
+}
+
+/** The upstream gets its own progress token from our client; the caller's is mapped back. */
+function forwardMeta(meta: JsonObject | undefined): JsonObject | undefined {
+  if (!meta) return undefined;
+  const { progressToken: _drop, ...rest } = meta;
+  return Object.keys(rest).length ? rest : undefined;
+}
+
+function progressOptions(extra: RequestExtra): { signal: AbortSignal; onprogress?: RequestExtra['sendProgress'] } {
+  return { signal: extra.signal, onprogress: extra.progressToken === undefined ? undefined : extra.sendProgress };
+}
+
+/** A supervised upstream as the router sees it: requests forwarded over its MCP connection. */
+export class UpstreamServer implements ServedServer {
+  readonly kind = 'upstream';
+  /** Sessions subscribed per URI: the upstream hears one subscribe and one unsubscribe. */
+  private readonly subscriptions = new Map<string, number>();
+
+  constructor(private readonly upstream: Upstream) {}
+
+  get name(): string {
+    return this.upstream.name;
+  }
+
+  get available(): boolean {
+    return this.upstream.state === 'running';
+  }
+
+  get tools(): readonly Tool[] {
+    return this.upstream.tools;
+  }
+
+  get prompts(): readonly Prompt[] {
+    return this.upstream.prompts;
+  }
+
+  get resources(): readonly Resource[] {
+    return this.upstream.resources;
+  }
+
+  get resourceTemplates(): readonly ResourceTemplate[] {
+    return this.upstream.resourceTemplates;
+  }
+
+  get toolFilter(): { allow?: readonly string[]; deny?: readonly string[] } {
+    return { allow: this.upstream.def.allowedTools, deny: this.upstream.def.excludeTools };
+  }
+
+  get instructions(): string | undefined {
+    return this.upstream.instructions;
+  }
+
+  unavailable(): McpFailure {
+    return this.upstream.unavailable();
+  }
+
+  callTool(name: string, args: JsonObject, meta: JsonObject | undefined, call: ServedCall): Promise<JsonObject> {
+    const params: JsonObject = { name, arguments: args };
+    const fwd = forwardMeta(meta);
+    if (fwd) params._meta = fwd;
+    return this.upstream.request('tools/call', params, { ...progressOptions(call.extra), forward: true });
+  }
+
+  getPrompt(name: string, args: Record<string, string>, call: ServedCall): Promise<JsonObject> {
+    return this.upstream.request('prompts/get', { name, arguments: args }, progressOptions(call.extra));
+  }
+
+  readResource(uri: string, call: ServedCall): Promise<JsonObject> {
+    return this.upstream.request('resources/read', { uri }, { ...progressOptions(call.extra), forward: true });
+  }
+
+  async subscribe(uri: string): Promise<void> {
+    const count = this.subscriptions.get(uri) ?? 0;
+    this.subscriptions.set(uri, count + 1);
+    if (count > 0) return;
+    await this.upstream.request('resources/subscribe', { uri }, { signal: undefined }).catch((err: Error) => {
+      this.subscriptions.set(uri, count);
+      throw err;
+    });
+  }
+
+  async unsubscribe(uri: string): Promise<void> {
+    const count = this.subscriptions.get(uri) ?? 0;
+    if (count <= 0) return;
+    if (count > 1) {
+      this.subscriptions.set(uri, count - 1);
+      return;
+    }
+    this.subscriptions.delete(uri);
+    if (this.available) await this.upstream.request('resources/unsubscribe', { uri }, {}).catch(() => undefined);
+  }
+
+  async complete(params: JsonObject, call: ServedCall): Promise<JsonObject> {
+    if (!this.available) return noCompletions();
+    // Completion is a convenience: an upstream that fails it offers nothing rather than an error.
+    return this.upstream.request('completion/complete', params, progressOptions(call.extra))
+      .catch(() => noCompletions());
+  }
+}
+
+/** The error for a server name nothing serves (a per-server session whose server was removed). */
+export function noSuchServer(name: string): McpFailure {
+  return new McpFailure(ErrorCodes.InvalidParams, `No server named '${name}' in this registry.`);
+}
