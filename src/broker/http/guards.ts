@@ -116,7 +116,26 @@ export const SESSION_ID_REQUIRED = reject(400, 'Bad Request: Mcp-Session-Id head
 export const SESSION_NOT_FOUND = reject(404, 'Session not found: it expired or was closed; initialize a new one');
 export const FOREIGN_SESSION = reject(403, 'Forbidden: this session belongs to another client');
 
+/**
+ * The same identity: the same client name AND the same operator flag. A name alone is not enough:
+ * a declared client called `operator` must not pass for the editor's own identity.
+ */
+export function sameIdentity(a: Identity, b: Identity): boolean {
+  return a.client === b.client && a.operator === b.operator;
+}
+
 /** A session is used only by the identity that opened it. */
 export function checkSessionOwner(owner: Identity, caller: Identity): Rejection | undefined {
-  return owner.client === caller.client ? undefined : FOREIGN_SESSION;
+  return sameIdentity(owner, caller) ? undefined : FOREIGN_SESSION;
+}
+
+/** A POST whose body did not arrive in time (answered, then the connection is closed). */
+export function bodyTimedOut(timeoutMs: number): Rejection {
+  const within = timeoutMs % 1000 === 0 ? `${timeoutMs / 1000} s` : `${timeoutMs} ms`;
+  return reject(
+    408,
+    `Request Timeout: the request body did not arrive within ${within} of the request's start; ` +
+      'send the whole body at once and retry on a new connection',
+    { connection: 'close' },
+  );
 }
