@@ -1,6 +1,7 @@
 // Where a request is turned away before any MCP is read: the loopback Host and Origin checks (DNS
-// rebinding), the bearer token, the path, content type and Accept, the declared body size and the
-// protocol-version header. Pure functions: each returns a Rejection, or undefined to let it pass.
+// rebinding), the bearer token, the path, content type and Accept, the declared body size, the
+// protocol-version header and whose session it is; and the answer to a body that came too late.
+// Pure functions: each returns a Rejection, or undefined to let the request pass.
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { Identity } from '../routing';
 
