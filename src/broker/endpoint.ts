@@ -1,16 +1,18 @@
 // The broker's one local endpoint: MCP Streamable HTTP on loopback. This file is the entry: the
-// HTTP server, the order of the checks, the session table (eviction) and the fan-out of
+// HTTP server, the order of the checks, the session table (caps, eviction) and the fan-out of
 // notifications to sessions. The checks are in http/guards.ts, the body in http/requestBody.ts,
 // the encoding in http/wire.ts, a session's SDK server and direct path in http/mcpSession.ts and
-// its transport in http/sessionTransport.ts.
+// its transport in http/sessionTransport.ts; the session caps in http/sessionLimits.ts and the
+// log rate limit in http/logRateLimit.ts.
 import * as crypto from 'node:crypto';
 import * as http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCodes, type JsonObject } from './mcpTypes';
 import type { Identity, Router, SessionContext } from './routing';
 import {
   bearerToken,
+  bodyTimedOut,
   checkDeclaredLength,
   checkGetAccept,
   checkHost,
@@ -24,9 +26,11 @@ import {
   unauthorized,
   type Rejection,
 } from './http/guards';
+import { DEFAULT_LOG_RATE, LogRateLimiter, type LogRate } from './http/logRateLimit';
 import { createMcpSession, type McpSession } from './http/mcpSession';
 import { isBodyError, parseMessages, readBody } from './http/requestBody';
-import { writeJsonRpcError } from './http/wire';
+import { DEFAULT_SESSION_LIMITS, makeRoom, type SessionLimits } from './http/sessionLimits';
+import { writeJsonRpcError, type Id } from './http/wire';
 
 export interface EndpointOptions {
   port: number;
@@ -42,6 +46,12 @@ export interface EndpointOptions {
   onRejected?(reason: string, status: number): void;
   /** Called at the start of every HTTP request, before any check (the idle collector's clock). */
   onRequest?(): void;
+  /** Caps on open sessions, per client and in all (default 64 and 512). */
+  sessionLimits?: Partial<SessionLimits>;
+  /** How long a request may take to arrive, body included, from its first byte (default 30 s). */
+  bodyTimeoutMs?: number;
+  /** Log messages forwarded per upstream (default 50 a second, bursts of 100). */
+  logRate?: LogRate;
 }
 
 const METHOD_NOT_ALLOWED: Rejection = {
@@ -54,6 +64,13 @@ export class Endpoint {
   private readonly http: http.Server;
   private readonly sessions = new Map<string, McpSession>();
   private readonly maxBody: number;
+  private readonly limits: SessionLimits;
+  private readonly bodyTimeoutMs: number;
+  /** The response of each request whose body is still arriving, by socket: for the 408. */
+  private readonly readingBody = new WeakMap<Socket, http.ServerResponse>();
+  private readonly logLimiter: LogRateLimiter;
+  /** Pending "dropped N log messages" reports, by server. */
+  private readonly dropReports = new Map<string, NodeJS.Timeout>();
   private evictTimer?: NodeJS.Timeout;
   private lastActivity = Date.now();
   /** The last Host header that passed: an agent sends the same one on every request. */
@@ -62,9 +79,37 @@ export class Endpoint {
 
   constructor(private readonly opts: EndpointOptions) {
     this.maxBody = opts.maxBodyBytes ?? 4 * 1024 * 1024;
-    this.http = http.createServer({ keepAliveTimeout: 60_000 }, (req, res) => this.handle(req, res));
+    this.limits = { ...DEFAULT_SESSION_LIMITS, ...opts.sessionLimits };
+    this.bodyTimeoutMs = opts.bodyTimeoutMs ?? 30_000;
+    this.logLimiter = new LogRateLimiter(opts.logRate ?? DEFAULT_LOG_RATE);
+    // Node's requestTimeout is the body deadline: it runs from the request's first byte until the
+    // whole body is in, and Node checks it for all connections at once (no timer per request).
+    const serverOptions: http.ServerOptions = {
+      keepAliveTimeout: 60_000,
+      requestTimeout: this.bodyTimeoutMs,
+      connectionsCheckingInterval: Math.min(1000, Math.max(50, Math.floor(this.bodyTimeoutMs / 4))),
+    };
+    this.http = http.createServer(serverOptions, (req, res) => this.handle(req, res));
     this.http.on('connection', (socket) => socket.setNoDelay(true));
-    this.http.on('clientError', (_err, socket) => socket.destroy());
+    this.http.on('clientError', (err: NodeJS.ErrnoException, socket: Socket) => this.onClientError(err, socket));
+  }
+
+  /**
+   * A connection Node gives up on. A POST whose body is late gets a 408 with a JSON-RPC error (Node
+   * writes a bare one only when nobody listens for clientError), then the connection is closed;
+   * anything else is just closed.
+   */
+  private onClientError(err: NodeJS.ErrnoException, socket: Socket): void {
+    const res = err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? this.readingBody.get(socket) : undefined;
+    if (!res || res.headersSent || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    this.readingBody.delete(socket);
+    res.once('finish', () => socket.destroy());
+    // A client that does not read its answer does not keep the connection either.
+    setTimeout(() => socket.destroy(), 1000).unref();
+    this.reject(res, bodyTimedOut(this.bodyTimeoutMs));
   }
 
   async listen(): Promise<number> {
@@ -95,6 +140,8 @@ export class Endpoint {
 
   async close(): Promise<void> {
     clearInterval(this.evictTimer);
+    for (const timer of this.dropReports.values()) clearTimeout(timer);
+    this.dropReports.clear();
     await Promise.all([...this.sessions.values()].map((s) => s.server.close().catch(() => undefined)));
     this.sessions.clear();
     await new Promise<void>((resolve) => {
@@ -124,8 +171,19 @@ export class Endpoint {
     }
   }
 
-  /** Forwards an upstream's log message to the sessions that can see that server. */
+  /**
+   * Forwards an upstream's log message to the sessions that can see that server, within that
+   * server's rate; what is dropped is reported once the server's bucket has refilled.
+   */
   log(server: string, params: JsonObject): void {
+    if (!this.logLimiter.admit(server)) {
+      if (!this.dropReports.has(server)) {
+        const timer = setTimeout(() => this.reportDropped(server), this.logLimiter.refillMs);
+        timer.unref();
+        this.dropReports.set(server, timer);
+      }
+      return;
+    }
     for (const session of this.sessions.values()) {
       if (session.ctx.server !== undefined && session.ctx.server !== server) continue;
       // On the aggregated endpoint the logger says which server spoke.
@@ -133,6 +191,18 @@ export class Endpoint {
         ? (params.logger as string | undefined)
         : `${server}${params.logger ? `/${String(params.logger)}` : ''}`;
       const message = { ...params, logger } as LoggingMessageNotification['params'];
+      session.server.sendLoggingMessage(message).catch(() => undefined);
+    }
+  }
+
+  private reportDropped(server: string): void {
+    this.dropReports.delete(server);
+    const dropped = this.logLimiter.takeDropped(server);
+    if (dropped === 0) return;
+    const data = `dropped ${dropped} log message${dropped === 1 ? '' : 's'} from '${server}' (rate limit)`;
+    const message = { level: 'warning', logger: server, data } as LoggingMessageNotification['params'];
+    for (const session of this.sessions.values()) {
+      if (session.ctx.server !== undefined && session.ctx.server !== server) continue;
       session.server.sendLoggingMessage(message).catch(() => undefined);
     }
   }
@@ -156,10 +226,10 @@ export class Endpoint {
     await session.server.close().catch(() => undefined);
   }
 
-  private reject(res: http.ServerResponse, rejection: Rejection): void {
+  private reject(res: http.ServerResponse, rejection: Rejection, id: Id | null = null): void {
     this.opts.onRejected?.(rejection.message, rejection.status);
     const code = rejection.status === 404 ? ErrorCodes.InvalidRequest : -32000;
-    writeJsonRpcError(res, rejection.status, code, rejection.message, null, rejection.headers);
+    writeJsonRpcError(res, rejection.status, code, rejection.message, id, rejection.headers);
   }
 
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
@@ -268,11 +338,16 @@ export class Endpoint {
       }
       return this.reject(res, badHeaders);
     }
+    this.readingBody.set(req.socket, res);
     readBody(
       req,
       this.maxBody,
-      (text) => this.onPostBody(text, res, identity, server, sessionId),
+      (text) => {
+        this.readingBody.delete(req.socket);
+        this.onPostBody(text, res, identity, server, sessionId);
+      },
       (tooLarge) => {
+        this.readingBody.delete(req.socket);
         res.setHeader('connection', 'close');
         this.reject(res, tooLarge);
       },
@@ -292,6 +367,9 @@ export class Endpoint {
       if (server !== undefined && !this.opts.router.hasServer(server)) {
         return this.reject(res, { status: 404, message: `Not found: no server named '${server}' in this registry` });
       }
+      const room = makeRoom(this.sessions.values(), identity, this.limits);
+      if (!Array.isArray(room)) return this.reject(res, room, (parsed.initialize as { id: Id }).id);
+      for (const session of room) void this.closeSession(session);
       const session = this.createSession(identity, server);
       session.transport.deliver(parsed.messages, res, { 'mcp-session-id': session.ctx.sessionId });
       return;

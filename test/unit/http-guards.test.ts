@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import {
   bearerToken,
+  bodyTimedOut,
   checkDeclaredLength,
   checkGetAccept,
   checkHost,
@@ -107,5 +108,18 @@ describe('http guards', () => {
     const reader = { client: 'reader', operator: false };
     assert.equal(checkSessionOwner(reader, { client: 'reader', operator: false }), undefined);
     assert.equal(checkSessionOwner(reader, { client: 'writer', operator: false })?.status, 403);
+    // Bound to the identity, not the name: a declared client called `operator` is not the operator.
+    const operator = { client: 'operator', operator: true };
+    assert.equal(checkSessionOwner(operator, { client: 'operator', operator: false })?.status, 403);
+    assert.equal(checkSessionOwner({ client: 'operator', operator: false }, operator)?.status, 403);
+    assert.equal(checkSessionOwner(operator, { client: 'operator', operator: true }), undefined);
+  });
+
+  it('answers a late body with 408, the deadline, and a closed connection', () => {
+    const r = bodyTimedOut(30_000);
+    assert.equal(r.status, 408);
+    assert.match(r.message, /within 30 s/);
+    assert.equal(r.headers?.connection, 'close');
+    assert.match(bodyTimedOut(1500).message, /within 1500 ms/);
   });
 });

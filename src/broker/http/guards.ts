@@ -1,6 +1,7 @@
 // Where a request is turned away before any MCP is read: the loopback Host and Origin checks (DNS
-// rebinding), the bearer token, the path, content type and Accept, the declared body size and the
-// protocol-version header. Pure functions: each returns a Rejection, or undefined to let it pass.
+// rebinding), the bearer token, the path, content type and Accept, the declared body size, the
+// protocol-version header and whose session it is; and the answer to a body that came too late.
+// Pure functions: each returns a Rejection, or undefined to let the request pass.
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { Identity } from '../routing';
 
@@ -116,7 +117,26 @@ export const SESSION_ID_REQUIRED = reject(400, 'Bad Request: Mcp-Session-Id head
 export const SESSION_NOT_FOUND = reject(404, 'Session not found: it expired or was closed; initialize a new one');
 export const FOREIGN_SESSION = reject(403, 'Forbidden: this session belongs to another client');
 
+/**
+ * The same identity: the same client name AND the same operator flag. A name alone is not enough:
+ * a declared client called `operator` must not pass for the editor's own identity.
+ */
+export function sameIdentity(a: Identity, b: Identity): boolean {
+  return a.client === b.client && a.operator === b.operator;
+}
+
 /** A session is used only by the identity that opened it. */
 export function checkSessionOwner(owner: Identity, caller: Identity): Rejection | undefined {
-  return owner.client === caller.client ? undefined : FOREIGN_SESSION;
+  return sameIdentity(owner, caller) ? undefined : FOREIGN_SESSION;
+}
+
+/** A POST whose body did not arrive in time (answered, then the connection is closed). */
+export function bodyTimedOut(timeoutMs: number): Rejection {
+  const within = timeoutMs % 1000 === 0 ? `${timeoutMs / 1000} s` : `${timeoutMs} ms`;
+  return reject(
+    408,
+    `Request Timeout: the request body did not arrive within ${within} of the request's start; ` +
+      'send the whole body at once and retry on a new connection',
+    { connection: 'close' },
+  );
 }
