@@ -1,13 +1,13 @@
 // Who is calling and what they may see and call, decided against the registry as it is now: the
 // bearer token names the identity, `mcp_allow` gives its scopes, the tool profile narrows its tools.
 import type { ClientDef } from '../registry/schema';
-import { filterByGlobs } from '../registry/names';
+import { filterByGlobs, OPERATOR_NAME } from '../registry/names';
 import { FACADE_NAMESPACE } from './catalog';
 import { safeEqual } from './clientTokens';
 import type { Identity } from './routing';
 
 /** The editor's own identity: one object for every request it makes (nothing mutates it). */
-export const OPERATOR: Identity = Object.freeze({ client: 'operator', operator: true });
+export const OPERATOR: Identity = Object.freeze({ client: OPERATOR_NAME, operator: true });
 
 export type Scope = 'read' | 'write';
 export type ToolProfile = NonNullable<ClientDef['tools']>;

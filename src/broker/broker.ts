@@ -4,7 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { RegistryLoader } from '../registry/loader';
 import type { RegistrySnapshot } from '../registry/loader';
-import type { ServerDef } from '../registry/schema';
+import { KIND_DIRS, type ServerDef } from '../registry/schema';
 import { RegistryWatcher } from '../registry/watcher';
 import { AccessPolicy } from './accessPolicy';
 import { AuditLog } from './audit';
@@ -155,9 +155,26 @@ export class Broker extends EventEmitter<BrokerEventMap> {
     this.emit('applied', snap);
   }
 
-  /** A client whose definition was deleted loses its sessions at once. */
+  /**
+   * A client that left the registry loses its sessions and its token, so a client of the same
+   * name added later gets a new token rather than reviving the old one. At start, token files of
+   * clients with no definition file at all are swept the same way (a file that only fails to
+   * parse keeps its token: the client is still meant to exist).
+   */
   private retireClients(previous: RegistrySnapshot | undefined, snap: RegistrySnapshot): void {
-    for (const name of previous?.clients.keys() ?? []) if (!snap.clients.has(name)) this.endpoint.dropClient(name);
+    const gone = previous
+      ? [...previous.clients.keys()].filter((name) => !snap.clients.has(name))
+      : this.tokens.clients().filter((name) => !snap.clients.has(name) && !this.hasClientFile(snap, name));
+    for (const name of gone) {
+      this.tokens.revoke(name);
+      this.endpoint.dropClient(name);
+    }
+  }
+
+  /** Whether clients.d/ has a file for this name that the registry reported a problem with. */
+  private hasClientFile(snap: RegistrySnapshot, name: string): boolean {
+    const dir = path.join(this.root, KIND_DIRS.client);
+    return snap.problems.some((p) => path.dirname(p.file) === dir && path.parse(p.file).name === name);
   }
 
   /** Re-evaluates trust/approval policy without a registry change (approval given or revoked). */

@@ -32,8 +32,6 @@ export interface Route {
   name: string;
   exposed: string;
 }
-/** @deprecated the older name of Route (ControlOperations reads `server` and `name`). */
-export type ToolRoute = Route;
 
 /**
  * Turns an RFC 6570 template into a matcher good enough to route a URI to its server.

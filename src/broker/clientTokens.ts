@@ -3,7 +3,7 @@
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { assertSafeName } from '../registry/names';
+import { assertSafeName, validateName } from '../registry/names';
 import { newToken, readOrCreateToken, writePrivateFile } from './runtime';
 
 export class ClientTokens {
@@ -74,6 +74,13 @@ export class ClientTokens {
     this.lastReload = Date.now();
     this.reload();
     return this.byToken.get(token);
+  }
+
+  /** Every client that has a token, in memory or on disk (another process may have made one). */
+  clients(): string[] {
+    this.reload();
+    // A stray file whose stem is no client name cannot belong to a client; leave it alone.
+    return [...new Set(this.byToken.values())].filter((name) => validateName(name) === undefined);
   }
 
   /** All token values, so the audit log and state can be scrubbed of them. */

@@ -46,7 +46,7 @@ export class BrokerRouter implements Router {
   listTools(ctx: SessionContext): Tool[] {
     const scope = this.scopeOf(ctx);
     const all = scope.tools();
-    const profile = scope.server === undefined ? this.deps.access.profileOf(ctx.identity) : undefined;
+    const profile = this.deps.access.profileOf(ctx.identity);
     if (!profile) return all;
     let byProfile = this.profiled.get(all);
     if (!byProfile) this.profiled.set(all, (byProfile = new WeakMap()));
@@ -71,7 +71,7 @@ export class BrokerRouter implements Router {
       ? { event: 'facade', tool: route.exposed }
       : { event: 'call', server: route.server, tool: route.name };
     return this.forward(ctx, entry, async () => {
-      if (scope.server === undefined && !this.deps.access.allowsTool(ctx.identity, route.server, route.exposed)) {
+      if (!this.deps.access.allowsTool(ctx.identity, route.server, route.exposed)) {
         const who = ctx.identity.client;
         throw new McpFailure(ErrorCodes.Forbidden, `Tool '${name}' is not in client '${who}''s tool profile.`);
       }
@@ -83,7 +83,9 @@ export class BrokerRouter implements Router {
     return this.scopeOf(ctx).prompts();
   }
 
-  async getPrompt(ctx: SessionContext, name: string, args: Record<string, string>, extra: RequestExtra): Promise<JsonObject> {
+  async getPrompt(
+    ctx: SessionContext, name: string, args: Record<string, string>, extra: RequestExtra,
+  ): Promise<JsonObject> {
     const route = this.scopeOf(ctx).resolvePrompt(name)
       ?? this.fail(new McpFailure(ErrorCodes.InvalidParams, `Unknown prompt '${name}'.`));
     const server = this.target(route.server);
@@ -190,7 +192,9 @@ export class BrokerRouter implements Router {
 
   private record(ctx: SessionContext, entry: JsonObject, started: number, error?: unknown): void {
     this.deps.audit({
+      // The flag, not the name, says it was the editor: entries of any client stay told apart.
       client: ctx.identity.client,
+      operator: ctx.identity.operator,
       ...entry,
       ms: Math.round((performance.now() - started) * 100) / 100,
       outcome: error ? 'error' : 'ok',

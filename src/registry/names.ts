@@ -15,6 +15,9 @@ export const MAX_NAME_LENGTH = 31;
 /** The facade's namespace: no server, prompt or client may take it. */
 export const RESERVED_NAME = 'switchboard';
 
+/** The editor's own identity on the endpoint: no declared client may take its name. */
+export const OPERATOR_NAME = 'operator';
+
 /** Separates the server from the tool in catalog names, so a name must never contain it. */
 export const NAMESPACE_SEPARATOR = '__';
 

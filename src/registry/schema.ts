@@ -9,7 +9,7 @@
 // are written for the person editing the YAML.
 
 import { z } from 'zod';
-import { NAME_PATTERN, RESERVED_NAME, validateName } from './names';
+import { NAME_PATTERN, OPERATOR_NAME, RESERVED_NAME, validateName } from './names';
 
 export { NAME_PATTERN } from './names';
 
@@ -253,7 +253,14 @@ export const ClientDefSchema = z
       .optional()
       .meta({ description: "Tool profile, e.g. to stay under a client's tool limit (VS Code: 128)." }),
   })
-  .strict();
+  .strict()
+  .superRefine((c, ctx) => {
+    // A client called 'operator' would read as the editor in logs and audit entries.
+    if (c.name === OPERATOR_NAME) {
+      const message = `the name '${OPERATOR_NAME}' is reserved for the editor's own identity`;
+      ctx.addIssue({ code: 'custom', path: ['name'], message });
+    }
+  });
 
 export type ServerDef = z.output<typeof ServerDefSchema>;
 export type PromptDef = z.output<typeof PromptDefSchema>;

@@ -296,7 +296,8 @@ describe('control plane', function () {
     const auditFile = filesUnder(broker.home).find((f) => f.endsWith('audit.jsonl'))!;
     // Entries are written in batches (at most 50 ms late): wait for this call's own entry.
     const readAudit = () => fs.readFileSync(auditFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
-    await waitFor(() => readAudit().some((e) => e.client === 'reader' && e.event === 'call' && e.tool === 'echo'), 'the audit entry of the call');
+    const isTheCall = (e: Json) => e.client === 'reader' && e.event === 'call' && e.tool === 'echo';
+    await waitFor(() => readAudit().some(isTheCall), 'the audit entry of the call');
     const audit = readAudit();
     const call = audit.find((e) => e.client === 'reader' && e.tool === 'echo' && e.event === 'call');
     assert.ok(call && call.outcome === 'ok' && typeof call.ms === 'number' && call.server === 'echo');

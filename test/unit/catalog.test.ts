@@ -28,10 +28,14 @@ export function memoryServer(name: string, lists: ServerLists = {}): ServedServe
     name,
     kind: lists.kind ?? 'upstream',
     available: lists.available ?? true,
-    tools: (lists.tools ?? []).map((t): Tool => ({ name: t, description: `${t} of ${name}`, inputSchema: { type: 'object' } })),
+    tools: (lists.tools ?? []).map((t): Tool => ({
+      name: t, description: `${t} of ${name}`, inputSchema: { type: 'object' },
+    })),
     prompts: (lists.prompts ?? []).map((p): Prompt => ({ name: p })),
     resources: (lists.resources ?? []).map((uri, i): Resource => ({ uri, name: `r${i}` })),
-    resourceTemplates: (lists.templates ?? []).map((uriTemplate, i): ResourceTemplate => ({ uriTemplate, name: `t${i}` })),
+    resourceTemplates: (lists.templates ?? []).map((uriTemplate, i): ResourceTemplate => ({
+      uriTemplate, name: `t${i}`,
+    })),
     toolFilter: { allow: lists.allow, deny: lists.deny },
     calls,
     unavailable: () => new McpFailure(-32001, `Server '${name}' is stopped.`),
@@ -135,7 +139,10 @@ describe('catalog', () => {
     assert.deepEqual(changed, { tools: ['a'], prompts: [], resources: [] });
     assert.ok(catalog.version > version);
 
-    const gone = catalog.rebuild([memoryServer('a', { tools: ['t', 'u'] }), memoryServer('b', { prompts: ['p'], available: false })]);
+    const gone = catalog.rebuild([
+      memoryServer('a', { tools: ['t', 'u'] }),
+      memoryServer('b', { prompts: ['p'], available: false }),
+    ]);
     assert.deepEqual(gone, { tools: [], prompts: ['b'], resources: [] });
     assert.deepEqual(catalog.listPrompts(), []);
 

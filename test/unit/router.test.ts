@@ -18,8 +18,12 @@ function client(name: string, def: Partial<ClientDef> = {}): ClientDef {
 
 function setup(clients: ClientDef[]) {
   const declared = new Map(clients.map((c) => [c.name, c] as const));
-  const tokens = new Map([['tok-reader', 'reader'], ['tok-writer', 'writer'], ['tok-operator-named', 'operator'], ['tok-gone', 'gone']]);
-  const access = new AccessPolicy({ operatorToken: 'tok-the-operator', clientOf: (t) => tokens.get(t), clients: () => declared });
+  const tokens = new Map([
+    ['tok-reader', 'reader'], ['tok-writer', 'writer'], ['tok-operator-named', 'operator'], ['tok-gone', 'gone'],
+  ]);
+  const access = new AccessPolicy({
+    operatorToken: 'tok-the-operator', clientOf: (t) => tokens.get(t), clients: () => declared,
+  });
   const servers: ServedServer[] = [
     memoryServer(FACADE_NAMESPACE, { tools: ['list_servers'], kind: 'control' }),
     memoryServer('echo', { tools: ['echo', 'add'], prompts: ['greet'], resources: ['echo://readme'] }),
@@ -39,7 +43,9 @@ function setup(clients: ClientDef[]) {
 }
 
 let sessions = 0;
-const session = (identity: Identity, server?: string): SessionContext => ({ sessionId: `s${++sessions}`, identity, server });
+const session = (identity: Identity, server?: string): SessionContext => ({
+  sessionId: `s${++sessions}`, identity, server,
+});
 const names = (tools: { name: string }[]): string[] => tools.map((t) => t.name);
 
 describe('access policy', () => {
@@ -67,11 +73,14 @@ describe('access policy', () => {
   });
 
   it('judges tools by their namespaced name and never hides the facade', () => {
-    const { access } = setup([client('reader', { tools: { deny: ['echo__add', 'switchboard__*'] } }), client('open', { tools: { allow: [], deny: [] } })]);
+    const { access } = setup([
+      client('reader', { tools: { deny: ['echo__add', 'switchboard__*'] } }),
+      client('open', { tools: { allow: [], deny: [] } }),
+    ]);
     const reader = { client: 'reader', operator: false };
     assert.ok(!access.allowsTool(reader, 'echo', 'echo__add'));
     assert.ok(access.allowsTool(reader, 'echo', 'echo__echo'));
-    assert.ok(access.allowsTool(reader, FACADE_NAMESPACE, 'switchboard__list_servers'), 'facade tools check scopes instead');
+    assert.ok(access.allowsTool(reader, FACADE_NAMESPACE, 'switchboard__list_servers'), 'facade tools check scopes');
     assert.equal(access.profileOf({ client: 'open', operator: false }), undefined, 'empty lists are no profile');
     assert.ok(access.allowsTool(OPERATOR, 'echo', 'echo__add'), 'the operator has no profile');
   });
@@ -86,9 +95,19 @@ describe('router', () => {
     const ctx = session(reader);
     assert.deepEqual(names(router.listTools(ctx)), ['switchboard__list_servers', 'echo__echo']);
     assert.equal(router.listTools(ctx), router.listTools(ctx), 'the narrowed list is cached');
-    await assert.rejects(router.callTool(ctx, 'echo__add', {}, undefined, extra), /not in client 'reader''s tool profile/);
+    const denied = router.callTool(ctx, 'echo__add', {}, undefined, extra);
+    await assert.rejects(denied, /not in client 'reader''s tool profile/);
     const ok = await router.callTool(ctx, 'echo__echo', {}, undefined, extra);
     assert.match(JSON.stringify(ok), /echo:call echo/);
+  });
+
+  it('applies the tool profile over namespaced names on the per-server endpoint too', async () => {
+    const { router } = readerWithProfile();
+    const ctx = session(reader, 'echo');
+    assert.deepEqual(names(router.listTools(ctx)), ['echo'], 'add is echo__add to the profile');
+    await assert.rejects(router.callTool(ctx, 'add', {}, undefined, extra), /tool profile/);
+    assert.match(JSON.stringify(await router.callTool(ctx, 'echo', {}, undefined, extra)), /echo:call echo/);
+    assert.deepEqual(names(router.listTools(session(OPERATOR, 'echo'))), ['echo', 'add']);
   });
 
   it('routes per-server sessions under the server\'s own names and serves no endpoint for the facade', async () => {
@@ -97,23 +116,29 @@ describe('router', () => {
     assert.ok(router.hasServer('echo'));
     assert.ok(!router.hasServer(FACADE_NAMESPACE));
     assert.ok(!router.hasServer('nosuch'));
-    await assert.rejects(router.callTool(ctx, 'echo__echo', {}, undefined, extra), /Unknown tool 'echo__echo' on server 'echo'/);
+    const prefixed = router.callTool(ctx, 'echo__echo', {}, undefined, extra);
+    await assert.rejects(prefixed, /Unknown tool 'echo__echo' on server 'echo'/);
     assert.deepEqual(names(router.listPrompts(ctx)), ['greet']);
     assert.deepEqual(names(router.listPrompts(session(reader))), ['echo__greet']);
     assert.match(JSON.stringify(await router.getPrompt(ctx, 'greet', {}, extra)), /prompt greet/);
-    assert.match(JSON.stringify(await router.readResource(session(reader), 'echo://readme', extra)), /read echo:\/\/readme/);
+    const read = await router.readResource(session(reader), 'echo://readme', extra);
+    assert.match(JSON.stringify(read), /read echo:\/\/readme/);
     await assert.rejects(router.readResource(session(reader), 'none://x', extra), /Resource not found/);
     await assert.rejects(router.callTool(session(reader), 'nosuch__tool', {}, undefined, extra), /Unknown tool/);
   });
 
-  it('audits every tool call with the caller and the outcome, never the arguments', async () => {
+  it('audits every tool call with the caller, its operator flag and the outcome, never the arguments', async () => {
     const { router, audit } = readerWithProfile();
     await router.callTool(session(reader), 'echo__echo', { secret: 'hunter2' }, undefined, extra);
     await router.callTool(session(OPERATOR), 'switchboard__list_servers', {}, undefined, extra);
     await router.callTool(session(reader), 'echo__add', {}, undefined, extra).catch(() => undefined);
     assert.equal(audit.length, 3);
-    assert.deepEqual({ ...audit[0], ms: 0 }, { client: 'reader', event: 'call', server: 'echo', tool: 'echo', ms: 0, outcome: 'ok' });
-    assert.deepEqual({ ...audit[1], ms: 0 }, { client: 'operator', event: 'facade', tool: 'switchboard__list_servers', ms: 0, outcome: 'ok' });
+    assert.deepEqual({ ...audit[0], ms: 0 }, {
+      client: 'reader', operator: false, event: 'call', server: 'echo', tool: 'echo', ms: 0, outcome: 'ok',
+    });
+    assert.deepEqual({ ...audit[1], ms: 0 }, {
+      client: 'operator', operator: true, event: 'facade', tool: 'switchboard__list_servers', ms: 0, outcome: 'ok',
+    });
     assert.equal(audit[2].outcome, 'error');
     assert.match(String(audit[2].error), /tool profile/);
     assert.ok(!JSON.stringify(audit).includes('hunter2'));
