@@ -69,7 +69,7 @@ function definitions(): FacadeTool[] {
       name: 'probe_server', scope: 'write',
       description: 'Start a server definition that is not saved yet, list its tools, prompts and resources with their schemas, measure connect and list latency, then stop it. Explains failures (command not found, exit code and stderr, HTTP status, timeout).',
       input: { type: 'object', properties: { definition: serverSchema }, required: ['definition'], additionalProperties: false },
-      run: (ops, a) => ops.probe(obj(a, 'definition')),
+      run: (ops, a, identity) => ops.probe(obj(a, 'definition'), identity),
     },
     { name: 'upsert_prompt', scope: 'write', idempotent: true, description: 'Create or replace a fleet prompt (prompts.d/<name>.yaml).', input: { type: 'object', properties: { definition: promptSchema }, required: ['definition'], additionalProperties: false }, run: (ops, a) => ops.upsert('prompt', obj(a, 'definition')) },
     { name: 'remove_prompt', scope: 'write', destructive: true, description: 'Delete a fleet prompt.', input: nameArg('prompt name'), run: (ops, a) => ops.remove('prompt', str(a, 'name')) },

@@ -51,4 +51,16 @@ describe('launch plan', () => {
     assert.equal(plan.redactor.redact('sent Bearer abcdef123456'), 'sent [redacted]');
     assert.equal(plan.enforcement.network, 'not-enforced');
   });
+
+  it('sends credentials in a remote URL as Basic authentication and redacts them', () => {
+    const plan = planLaunch(ServerDefSchema.parse({ name: 'r', transport: 'http', url: 'https://al%20ice:pa55word-x@mcp.example/mcp?api_key=k3y-123456' }), '/ws');
+    assert.deepEqual(plan.launch, {
+      transport: 'http',
+      url: 'https://mcp.example/mcp?api_key=k3y-123456',
+      headers: { authorization: `Basic ${Buffer.from('al ice:pa55word-x').toString('base64')}` },
+    });
+    const shown = plan.redactor.redact(`GET ${plan.launch.transport === 'http' ? plan.launch.url : ''} pa55word-x ${Buffer.from('al ice:pa55word-x').toString('base64')}`);
+    assert.equal(shown, 'GET https://mcp.example/mcp?api_key=[redacted] [redacted] [redacted]');
+  });
 });
+
