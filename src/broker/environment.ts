@@ -93,7 +93,8 @@ export function buildEnvironment(input: EnvironmentInput): BuiltEnvironment {
       values = parseEnvFile(fs.readFileSync(file, 'utf8'));
     } catch (err) {
       const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-      throw new Error(`cannot read envFile ${input.envFile}: ${why}; fix the path in the server definition or create the file`);
+      const fix = 'fix the path in the server definition or create the file';
+      throw new Error(`cannot read envFile ${input.envFile}: ${why}; ${fix}`);
     }
     for (const [name, value] of Object.entries(values)) {
       if (secretsGranted) {

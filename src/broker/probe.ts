@@ -39,7 +39,8 @@ export function whyProbeIsRefused(def: ServerDef, saved: ServerDef | undefined, 
   }
   if (saved && canonical(saved) === canonical(def)) return undefined;
   const what = saved ? `differs from the saved ${saved.trust} definition of '${def.name}'` : `is ${def.trust} but not in the registry`;
-  return `Probing runs the server, and this definition ${what}; only the operator may run a ${def.trust} definition that is not saved. ${ask}`;
+  const rule = `only the operator may run a ${def.trust} definition that is not saved`;
+  return `Probing runs the server, and this definition ${what}; ${rule}. ${ask}`;
 }
 
 /** JSON with sorted keys, so two parses of the same definition compare equal. */

@@ -53,7 +53,7 @@ export class Redactor {
   }
 }
 
-/** A URL fit to show: user name, password and every query value replaced (the names stay). */
+/** A URL fit to show: user name, password, every query value and a fragment with values replaced. */
 export function redactUrl(url: string): string {
   let parsed: URL;
   try {
@@ -61,16 +61,16 @@ export function redactUrl(url: string): string {
   } catch {
     return url.replace(/\/\/[^/@]*@/, `//${REDACTED}@`).replace(/([?&][^=&#]*=)[^&#]*/g, `$1${REDACTED}`);
   }
-  if (parsed.username) parsed.username = REDACTED;
-  if (parsed.password) parsed.password = REDACTED;
-  // Rebuilt by hand: URLSearchParams would percent-encode the brackets of the marker.
+  // Rebuilt by hand: URL and URLSearchParams would percent-encode the brackets of the marker.
   const query = [...parsed.searchParams.keys()].map((k) => `${encodeURIComponent(k)}=${REDACTED}`).join('&');
-  const base = `${parsed.protocol}//${parsed.username ? `${parsed.username}${parsed.password ? `:${parsed.password}` : ''}@` : ''}`;
-  const tail = `${parsed.host}${parsed.pathname}${query ? `?${query}` : ''}${parsed.hash}`;
-  return base.replace(/%5B/gi, '[').replace(/%5D/gi, ']') + tail;
+  const hidden = [parsed.username ? REDACTED : '', parsed.password ? `:${REDACTED}` : ''].join('');
+  const userInfo = hidden ? `${hidden}@` : '';
+  // A fragment with values (`#access_token=…`, as OAuth's implicit flow returns) is hidden whole.
+  const hash = parsed.hash.includes('=') ? `#${REDACTED}` : parsed.hash;
+  return `${parsed.protocol}//${userInfo}${parsed.host}${parsed.pathname}${query ? `?${query}` : ''}${hash}`;
 }
 
-/** The credentials a URL carries (user name, password, query values), raw and as written. */
+/** The credentials a URL carries (user name, password, query and fragment values), raw and as written. */
 export function urlSecretValues(url: string): string[] {
   let parsed: URL;
   try {
@@ -79,6 +79,7 @@ export function urlSecretValues(url: string): string[] {
     return [];
   }
   const values = [parsed.username, parsed.password, ...parsed.searchParams.values()];
+  if (parsed.hash.includes('=')) values.push(...new URLSearchParams(parsed.hash.slice(1)).values());
   for (const v of [parsed.username, parsed.password]) if (v) values.push(decodeURIComponent(v));
   // As sent in Basic authentication (launch.ts), whose base64 then is redacted whole.
   if (parsed.username || parsed.password) values.push(`${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`);

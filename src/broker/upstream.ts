@@ -157,7 +157,8 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
       this.withheldEnv = plan.withheld;
       if (plan.withheld.length) {
         const names = plan.withheld.join(', ');
-        this.logs.push(`withheld ${plan.withheld.length} secret variable(s) (${names}): the server has no 'secrets' grant`);
+        const why = "the server has no 'secrets' grant";
+        this.logs.push(`withheld ${plan.withheld.length} secret variable(s) (${names}): ${why}`);
       }
       client = await connectUpstream(plan.launch, {
         toolsChanged: () => this.refresh(generation, 'tools'),

@@ -53,11 +53,13 @@ describe('redaction of encoded values and URLs', () => {
       'https://[redacted]:[redacted]@h.example:8443/mcp?api_key=[redacted]&x=[redacted]#frag',
     );
     assert.equal(redactUrl('http://127.0.0.1:9/mcp'), 'http://127.0.0.1:9/mcp');
+    assert.equal(redactUrl('https://h.example/cb#access_token=t0k3n&x=1'), 'https://h.example/cb#[redacted]');
     assert.equal(redactUrl('not a url?token=abc'), 'not a url?token=[redacted]');
   });
 
   it('lists the credentials a URL carries, raw and decoded', () => {
     assert.deepEqual(new Set(urlSecretValues('https://user:pa%20ss@h.example/mcp?api_key=K1')), new Set(['user', 'pa%20ss', 'pa ss', 'user:pa ss', 'K1']));
     assert.deepEqual(urlSecretValues('https://h.example/mcp'), []);
+    assert.deepEqual(urlSecretValues('https://h.example/cb#access_token=t0k3n'), ['t0k3n']);
   });
 });
