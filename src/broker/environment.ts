@@ -35,7 +35,7 @@ export function parseEnvFile(text: string): Record<string, string> {
 }
 
 /** The broker's variables a server with these grants inherits as they are. */
-export function inheritedNames(grants: readonly string[]): readonly string[] {
+function inheritedNames(grants: readonly string[]): readonly string[] {
   return grants.includes('network') ? [...PASSED_THROUGH, ...PASSED_WITH_NETWORK] : PASSED_THROUGH;
 }
 

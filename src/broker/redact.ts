@@ -27,7 +27,7 @@ function base64Cores(bytes: Buffer): string[] {
 }
 
 /** The value and the encodings of it a server might print instead. */
-export function encodedForms(value: string): string[] {
+function encodedForms(value: string): string[] {
   const bytes = Buffer.from(value, 'utf8');
   const hex = bytes.toString('hex');
   // The whole encoding too: a value encoded on its own ends in a partial group the cores leave out.

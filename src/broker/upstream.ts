@@ -158,7 +158,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
       if (plan.withheld.length) {
         const names = plan.withheld.join(', ');
         const why = "the server has no 'secrets' grant";
-        this.logs.push(`withheld ${plan.withheld.length} secret variable(s) (${names}): ${why}`);
+        this.logs.push(`withheld ${plan.withheld.length} variable(s) (${names}): ${why}`);
       }
       client = await connectUpstream(plan.launch, {
         toolsChanged: () => this.refresh(generation, 'tools'),
@@ -211,8 +211,8 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   }
 
   /**
-   * Reloads one list after a list_changed. A burst of them costs at most two reloads: one in flight
-   * and one after it (which sees every change that came in meanwhile), never one per notification.
+   * Reloads one list after a list_changed. At most one reload is in flight and one more is queued
+   * (it sees every change that came in meanwhile): a burst costs two reloads, not one per notification.
    */
   private refresh(generation: number, kind: ListKind): void {
     const client = this.client;
