@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { ServerDefSchema } from '../../src/registry/schema';
 import { planLaunch } from '../../src/broker/launch';
+import { whyProbeIsRefused } from '../../src/broker/probe';
 
 const parentEnv = { PATH: '/usr/bin', HOME: '/home/op', GITHUB_TOKEN: 'ghp_parent_token_value' };
 const UNSHARE = ['unshare', '--net', '--map-current-user', '--'];
@@ -64,3 +65,22 @@ describe('launch plan', () => {
   });
 });
 
+
+describe('who may probe what', () => {
+  const saved = def({ trust: 'trusted' });
+
+  it('lets a client probe a trusted definition only when it is the saved one, as it is', () => {
+    assert.equal(whyProbeIsRefused(def({ trust: 'trusted' }), saved, 'not-needed'), undefined);
+    const changed = whyProbeIsRefused(def({ trust: 'trusted', args: ['other.js'] }), saved, 'not-needed');
+    assert.match(changed ?? '', /differs from the saved trusted definition of 'x'.*operator/);
+    const unsaved = whyProbeIsRefused(def({ trust: 'builtin' }), undefined, 'not-needed');
+    assert.match(unsaved ?? '', /is builtin but not in the registry/);
+  });
+
+  it('lets a client probe a community definition only when the operator approved it as it is', () => {
+    const community = def({ trust: 'community' });
+    assert.equal(whyProbeIsRefused(community, undefined, 'approved'), undefined);
+    assert.match(whyProbeIsRefused(community, undefined, 'required') ?? '', /has not been approved by the operator/);
+    assert.match(whyProbeIsRefused(community, undefined, 'changed') ?? '', /differs from the one the operator approved/);
+  });
+});
