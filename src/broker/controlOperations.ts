@@ -13,7 +13,9 @@ import type {
   BrokerState, ClientConnection, ClientSummary, PromptSummary, RegistryProblem, Removed, ServerLogs, ServerStatus, Written,
 } from './controlApi';
 import { ErrorCodes, McpFailure } from './mcpTypes';
-import { probeServer, type ProbeResult } from './probe';
+import { probeServer, whyProbeIsRefused, type ProbeResult } from './probe';
+import { redactUrl, withRedactedUrl } from './redact';
+import type { Identity } from './routing';
 import { compareOrdinal } from './ordinal';
 
 export type { BrokerState, ServerStatus } from './controlApi';
@@ -75,9 +77,9 @@ export class ControlOperations {
       grants: def.grants,
       enforcement: upstream?.enforcement ?? { network: 'not-enforced', filesystem: 'not-enforced', secrets: 'enforced', notes: [] },
       approval: this.approvals.status(def),
-      approvalSummary: describeForApproval(def),
+      approvalSummary: describeForApproval(withRedactedUrl(def)),
       withheldEnv: upstream?.withheldEnv ?? [],
-      target: def.transport === 'stdio' ? [def.command, ...def.args].join(' ') : def.url ?? '',
+      target: def.transport === 'stdio' ? [def.command, ...def.args].join(' ') : redactUrl(def.url ?? ''),
       file: this.fileOf('server', name),
     };
   }
@@ -189,11 +191,15 @@ export class ControlOperations {
     return { removed };
   }
 
-  async probe(definition: unknown): Promise<ProbeResult> {
+  async probe(definition: unknown, caller: Identity): Promise<ProbeResult> {
     if (this.ctx.untrusted) throw new McpFailure(ErrorCodes.Forbidden, 'Probing spawns a process, which is not allowed while the workspace is not trusted.');
     const parsed = ServerDefSchema.safeParse(definition);
     if (!parsed.success) {
       throw new McpFailure(ErrorCodes.InvalidParams, `The definition is not valid: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'definition'}: ${i.message}`).join('; ')}`);
+    }
+    if (!caller.operator) {
+      const refusal = whyProbeIsRefused(parsed.data, this.snapshot.servers.get(parsed.data.name), this.approvals.status(parsed.data));
+      if (refusal) throw new McpFailure(ErrorCodes.Forbidden, refusal);
     }
     return probeServer(parsed.data, this.broker.root);
   }
@@ -201,11 +207,11 @@ export class ControlOperations {
   async approve(name: string): Promise<ServerStatus & { approved: string }> {
     const def = this.def(name);
     if (def.trust !== 'community') throw new McpFailure(ErrorCodes.InvalidParams, `Server '${name}' is ${def.trust}; only community servers need approval.`);
-    const entry = this.approvals.approve(def);
+    this.approvals.approve(def);
     await this.broker.reapplyPolicy();
     const upstream = this.broker.upstream(name);
     if (upstream && def.enabled) await upstream.whenSettled(def.timeouts.startupMs).catch(() => undefined);
-    return { ...this.serverStatus(name), approved: entry.summary };
+    return { ...this.serverStatus(name), approved: describeForApproval(withRedactedUrl(def)) };
   }
 
   async revoke(name: string): Promise<ServerStatus> {

@@ -35,7 +35,7 @@ export function parseEnvFile(text: string): Record<string, string> {
 }
 
 /** The broker's variables a server with these grants inherits as they are. */
-export function inheritedNames(grants: readonly string[]): readonly string[] {
+function inheritedNames(grants: readonly string[]): readonly string[] {
   return grants.includes('network') ? [...PASSED_THROUGH, ...PASSED_WITH_NETWORK] : PASSED_THROUGH;
 }
 
@@ -57,27 +57,32 @@ export interface BuiltEnvironment {
 }
 
 /**
- * `env` values in the registry may reference the broker's environment as `${env:NAME}`; a
- * secret-looking reference resolves only with the `secrets` grant.
+ * `env` values in the registry may reference the broker's environment as `${env:NAME}`. Without
+ * the `secrets` grant only the inherited allow-list resolves (whatever a name looks like: a
+ * DATABASE_URL carries a password as well as any *_TOKEN does); the rest resolve to nothing and are
+ * listed as withheld. Every value a reference resolves to outside the allow-list is a secret value.
  */
 export function buildEnvironment(input: EnvironmentInput): BuiltEnvironment {
   const secretsGranted = input.grants.includes('secrets');
   const parent = input.parentEnv ?? process.env;
+  const inherited = inheritedNames(input.grants);
   const env: Record<string, string> = {};
   const withheld: string[] = [];
   const secretValues: string[] = [];
-  for (const name of inheritedNames(input.grants)) {
+  for (const name of inherited) {
     const value = parent[name];
     if (value !== undefined) env[name] = value;
   }
   for (const [name, template] of Object.entries(input.env)) {
     env[name] = template.replace(/\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, ref: string) => {
-      if (looksSecret(ref) && !secretsGranted) {
-        withheld.push(ref);
+      const allowListed = inherited.includes(ref);
+      if (!allowListed && !secretsGranted) {
+        if (!withheld.includes(ref)) withheld.push(ref);
         return '';
       }
       const value = parent[ref] ?? '';
-      if (looksSecret(ref) && value) secretValues.push(value);
+      // The allow-list (PATH, HOME, ...) reaches the server anyway; redacting it would only garble logs.
+      if (!allowListed && value) secretValues.push(value);
       return value;
     });
   }
@@ -88,7 +93,8 @@ export function buildEnvironment(input: EnvironmentInput): BuiltEnvironment {
       values = parseEnvFile(fs.readFileSync(file, 'utf8'));
     } catch (err) {
       const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
-      throw new Error(`cannot read envFile ${input.envFile}: ${why}; fix the path in the server definition or create the file`);
+      const fix = 'fix the path in the server definition or create the file';
+      throw new Error(`cannot read envFile ${input.envFile}: ${why}; ${fix}`);
     }
     for (const [name, value] of Object.entries(values)) {
       if (secretsGranted) {

@@ -101,7 +101,7 @@ function definitions(): RegisteredTool[] {
       description: 'Start a server definition that is not saved yet, list its tools, prompts and resources with their schemas, measure connect and list latency, then stop it. Explains failures (command not found, exit code and stderr, HTTP status, timeout).',
       input: { type: 'object', properties: { definition: serverSchema }, required: ['definition'], additionalProperties: false },
       params: withDefinition,
-      run: (ops, p) => ops.probe(p.definition),
+      run: (ops, p, identity) => ops.probe(p.definition, identity),
     },
     upsert_prompt: { scope: 'write', idempotent: true, description: 'Create or replace a fleet prompt (prompts.d/<name>.yaml).', input: { type: 'object', properties: { definition: promptSchema }, required: ['definition'], additionalProperties: false }, params: withDefinition, run: (ops, p) => ops.upsert('prompt', p.definition) },
     remove_prompt: { scope: 'write', destructive: true, description: 'Delete a fleet prompt.', input: nameArg('prompt name'), params: byName, run: (ops, p) => ops.remove('prompt', p.name) },

@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import type { ServerDef } from '../registry/schema';
 import type { UpstreamLaunch } from './connection/connection';
 import { buildEnvironment } from './environment';
-import { Redactor } from './redact';
+import { Redactor, urlSecretValues } from './redact';
 import { describeEnforcement, networkIsolationPrefix, type Enforcement } from './sandbox';
 
 export interface LaunchPlan {
@@ -13,7 +13,7 @@ export interface LaunchPlan {
   enforcement: Enforcement;
   /** Names (never values) of variables withheld for want of the `secrets` grant. */
   withheld: string[];
-  /** Scrubs the server's secret values (envFile, resolved references, header values) from text. */
+  /** Scrubs the server's secret values (envFile, resolved references, headers, URL credentials) from text. */
   redactor: Redactor;
 }
 
@@ -28,8 +28,10 @@ export interface LaunchOptions {
 export function planLaunch(def: ServerDef, root: string, opts: LaunchOptions = {}): LaunchPlan {
   if (def.transport !== 'stdio') {
     const enforcement = describeEnforcement(def.transport, def.grants, null);
-    const launch = { transport: def.transport, url: def.url!, headers: def.headers };
-    return { launch, enforcement, withheld: [], redactor: new Redactor(Object.values(def.headers)) };
+    const launch = { transport: def.transport, ...credentialsAsHeader(def.url!, def.headers) };
+    // Credentials in the URL (user info, `?api_key=`) are as secret as an authorization header.
+    const redactor = new Redactor([...Object.values(launch.headers), ...urlSecretValues(def.url!)]);
+    return { launch, enforcement, withheld: [], redactor };
   }
   const isolation = def.grants.includes('network') ? null : ('networkIsolation' in opts ? (opts.networkIsolation ?? null) : networkIsolationPrefix());
   const enforcement = describeEnforcement(def.transport, def.grants, isolation);
@@ -43,4 +45,24 @@ export function planLaunch(def: ServerDef, root: string, opts: LaunchOptions = {
     wrapper: enforcement.network === 'enforced' && isolation ? isolation : undefined,
   };
   return { launch, enforcement, withheld: built.withheld, redactor: new Redactor(built.secretValues) };
+}
+
+/**
+ * fetch refuses a URL with user info, so `https://user:pass@host/` becomes Basic authentication
+ * (as a browser or curl would send it), unless the definition sets its own authorization header.
+ */
+function credentialsAsHeader(url: string, headers: Record<string, string>): { url: string; headers: Record<string, string> } {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    return { url, headers };
+  }
+  if (!parsed.username && !parsed.password) return { url, headers };
+  const userInfo = `${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`;
+  parsed.username = '';
+  parsed.password = '';
+  const hasAuthorization = Object.keys(headers).some((k) => k.toLowerCase() === 'authorization');
+  if (hasAuthorization) return { url: parsed.href, headers };
+  return { url: parsed.href, headers: { ...headers, authorization: `Basic ${Buffer.from(userInfo).toString('base64')}` } };
 }

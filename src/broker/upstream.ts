@@ -31,6 +31,8 @@ export interface UpstreamSnapshot {
   toolCount: number;
 }
 
+type ListKind = 'tools' | 'prompts' | 'resources';
+
 /** What the upstream emits: `state` on every lifecycle change, `lists` when its catalog changed. */
 export interface UpstreamEventMap {
   state: [];
@@ -60,7 +62,8 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   private restartTimer?: NodeJS.Timeout;
   private generation = 0;
   private wanted = false;
-  private refreshing?: Promise<void>;
+  /** Per list kind: a refresh is running, and whether another list_changed came in meanwhile. */
+  private readonly refreshes = new Map<ListKind, { generation: number; pending: boolean }>();
 
   constructor(readonly def: ServerDef, private readonly root: string) {
     super();
@@ -154,12 +157,13 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
       this.withheldEnv = plan.withheld;
       if (plan.withheld.length) {
         const names = plan.withheld.join(', ');
-        this.logs.push(`withheld ${plan.withheld.length} secret variable(s) (${names}): the server has no 'secrets' grant`);
+        const why = "the server has no 'secrets' grant";
+        this.logs.push(`withheld ${plan.withheld.length} variable(s) (${names}): ${why}`);
       }
       client = await connectUpstream(plan.launch, {
-        toolsChanged: () => this.refresh(generation, ['tools']),
-        promptsChanged: () => this.refresh(generation, ['prompts']),
-        resourcesChanged: () => this.refresh(generation, ['resources']),
+        toolsChanged: () => this.refresh(generation, 'tools'),
+        promptsChanged: () => this.refresh(generation, 'prompts'),
+        resourcesChanged: () => this.refresh(generation, 'resources'),
         resourceUpdated: (uri) => this.emit('resourceUpdated', uri),
         log: (params) => this.emit('log', params),
         lost: (reason) => this.onLost(generation, reason),
@@ -193,7 +197,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     this.emit('lists');
   }
 
-  private async loadLists(client: UpstreamConnection, which: ('tools' | 'prompts' | 'resources')[]): Promise<void> {
+  private async loadLists(client: UpstreamConnection, which: ListKind[]): Promise<void> {
     const timeout = this.def.timeouts.startupMs;
     await Promise.all(which.map(async (kind) => {
       if (kind === 'tools') this.tools = await client.listTools(timeout);
@@ -206,19 +210,32 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     }));
   }
 
-  private refresh(generation: number, which: ('tools' | 'prompts' | 'resources')[]): void {
+  /**
+   * Reloads one list after a list_changed. At most one reload is in flight and one more is queued
+   * (it sees every change that came in meanwhile): a burst costs two reloads, not one per notification.
+   */
+  private refresh(generation: number, kind: ListKind): void {
     const client = this.client;
     if (!client || generation !== this.generation) return;
-    // Several list_changed in a burst: one refresh after the one running now.
-    const run = async (): Promise<void> => {
-      try {
-        await this.loadLists(client, which);
-        if (generation === this.generation) this.emit('lists');
-      } catch (err) {
-        this.logs.push(`refreshing ${which.join('/')} after list_changed failed: ${(err as Error).message}`);
-      }
-    };
-    this.refreshing = (this.refreshing ?? Promise.resolve()).then(run);
+    const running = this.refreshes.get(kind);
+    if (running?.generation === generation) {
+      running.pending = true;
+      return;
+    }
+    const state = { generation, pending: false };
+    this.refreshes.set(kind, state);
+    void (async () => {
+      do {
+        state.pending = false;
+        try {
+          await this.loadLists(client, [kind]);
+          if (generation === this.generation) this.emit('lists');
+        } catch (err) {
+          this.logs.push(`refreshing ${kind} after list_changed failed: ${this.redactText((err as Error).message)}`);
+        }
+      } while (state.pending && client === this.client && generation === this.generation);
+      if (this.refreshes.get(kind) === state) this.refreshes.delete(kind);
+    })();
   }
 
   private onLost(generation: number, reason: string): void {

@@ -2,6 +2,7 @@
 import assert from 'node:assert/strict';
 import { ServerDefSchema } from '../../src/registry/schema';
 import { planLaunch } from '../../src/broker/launch';
+import { whyProbeIsRefused } from '../../src/broker/probe';
 
 const parentEnv = { PATH: '/usr/bin', HOME: '/home/op', GITHUB_TOKEN: 'ghp_parent_token_value' };
 const UNSHARE = ['unshare', '--net', '--map-current-user', '--'];
@@ -50,5 +51,36 @@ describe('launch plan', () => {
     assert.deepEqual(plan.launch, { transport: 'http', url: 'https://mcp.example/mcp', headers: { authorization: 'Bearer abcdef123456' } });
     assert.equal(plan.redactor.redact('sent Bearer abcdef123456'), 'sent [redacted]');
     assert.equal(plan.enforcement.network, 'not-enforced');
+  });
+
+  it('sends credentials in a remote URL as Basic authentication and redacts them', () => {
+    const plan = planLaunch(ServerDefSchema.parse({ name: 'r', transport: 'http', url: 'https://al%20ice:pa55word-x@mcp.example/mcp?api_key=k3y-123456' }), '/ws');
+    assert.deepEqual(plan.launch, {
+      transport: 'http',
+      url: 'https://mcp.example/mcp?api_key=k3y-123456',
+      headers: { authorization: `Basic ${Buffer.from('al ice:pa55word-x').toString('base64')}` },
+    });
+    const shown = plan.redactor.redact(`GET ${plan.launch.transport === 'http' ? plan.launch.url : ''} pa55word-x ${Buffer.from('al ice:pa55word-x').toString('base64')}`);
+    assert.equal(shown, 'GET https://mcp.example/mcp?api_key=[redacted] [redacted] [redacted]');
+  });
+});
+
+
+describe('who may probe what', () => {
+  const saved = def({ trust: 'trusted' });
+
+  it('lets a client probe a trusted definition only when it is the saved one, as it is', () => {
+    assert.equal(whyProbeIsRefused(def({ trust: 'trusted' }), saved, 'not-needed'), undefined);
+    const changed = whyProbeIsRefused(def({ trust: 'trusted', args: ['other.js'] }), saved, 'not-needed');
+    assert.match(changed ?? '', /differs from the saved trusted definition of 'x'.*operator/);
+    const unsaved = whyProbeIsRefused(def({ trust: 'builtin' }), undefined, 'not-needed');
+    assert.match(unsaved ?? '', /is builtin but not in the registry/);
+  });
+
+  it('lets a client probe a community definition only when the operator approved it as it is', () => {
+    const community = def({ trust: 'community' });
+    assert.equal(whyProbeIsRefused(community, undefined, 'approved'), undefined);
+    assert.match(whyProbeIsRefused(community, undefined, 'required') ?? '', /has not been approved by the operator/);
+    assert.match(whyProbeIsRefused(community, undefined, 'changed') ?? '', /differs from the one the operator approved/);
   });
 });

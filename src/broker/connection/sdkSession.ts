@@ -93,8 +93,3 @@ export function isSdkTimeout(err: unknown): boolean {
   const data = err.data as { timeout?: unknown } | undefined;
   return typeof data?.timeout === 'number';
 }
-
-/** An error the SDK client raised because its transport closed under a pending request. */
-export function isSdkConnectionClosed(err: unknown): boolean {
-  return err instanceof McpError && err.code === ErrorCode.ConnectionClosed;
-}
