@@ -16,6 +16,7 @@ import { ErrorCodes, McpFailure } from './mcpTypes';
 import { probeServer, type ProbeResult } from './probe';
 import { compareOrdinal } from './ordinal';
 
+// The result types moved to controlApi.ts; kept importable from here while other branches merge.
 export type { BrokerState, ServerStatus } from './controlApi';
 
 export interface ControlContext {
@@ -24,7 +25,7 @@ export interface ControlContext {
 }
 
 export class ControlOperations {
-  readonly writer: RegistryWriter;
+  private readonly writer: RegistryWriter;
 
   constructor(
     private readonly broker: Broker,
