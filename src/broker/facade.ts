@@ -1,6 +1,7 @@
 // The broker's own MCP tools ("facade"), under the reserved `switchboard__` namespace. Each tool
 // names the scope it needs; the scope is checked on every call against the client's current
-// definition, so editing `mcp_allow` takes effect without reconnecting.
+// definition, so editing `mcp_allow` takes effect without reconnecting. What each tool takes and
+// returns is the control API (controlApi.ts); the table below is typed against it.
 import { registryJsonSchemas } from '../registry/jsonSchema';
 import type { ControlOperation, DefinitionInput, ParamsOf, ResultOf } from './controlApi';
 import type { ControlOperations } from './controlOperations';
