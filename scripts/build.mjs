@@ -1,6 +1,7 @@
 // Builds the three bundles: the broker daemon/CLI, the extension, and the console webview.
 import { build } from 'esbuild';
 import { mkdirSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
 
 /**
@@ -24,6 +25,18 @@ const englishOnlyZod = {
   },
 };
 
+/**
+ * jsonc-parser's `main` is a UMD build whose inner requires esbuild cannot follow (the bundle then
+ * fails at run time: "Cannot find module './impl/format'"); its `module` build is plain ESM.
+ */
+const jsoncParserEsm = {
+  name: 'jsonc-parser-esm',
+  setup(b) {
+    const dir = path.dirname(createRequire(import.meta.url).resolve('jsonc-parser/package.json'));
+    b.onResolve({ filter: /^jsonc-parser$/ }, () => ({ path: path.join(dir, 'lib', 'esm', 'main.js') }));
+  },
+};
+
 // Whitespace minification drops comments too: a few non-ASCII characters in the SDK's comments
 // would otherwise make V8 hold the whole bundle's source as a two-byte string (3.4 MB, not 1.2).
 // Names stay as they are (readable stack traces); the source maps map positions back.
@@ -37,7 +50,7 @@ const common = {
   charset: 'ascii',
 };
 const minify = process.argv.includes('--minify');
-const node = { ...common, plugins: [englishOnlyZod], ...(minify ? { minify } : { minifyWhitespace: true }) };
+const node = { ...common, plugins: [englishOnlyZod, jsoncParserEsm], ...(minify ? { minify } : { minifyWhitespace: true }) };
 mkdirSync('dist', { recursive: true });
 
 await Promise.all([

@@ -1,7 +1,7 @@
 // The Switchboard console: a server form validated inline by the registry's own zod schema, and a
 // probe of the unsaved definition. Plain DOM + VS Code theme variables; state survives reloads.
 import type { ProbeResult } from '../src/broker/probe';
-import type { ServerStatus } from '../src/broker/controlOperations';
+import type { ServerStatus } from '../src/broker/controlApi';
 import { buildDefinition, extrasOf, FIELDS, formFromDefinition, isBlocking, type Built, type Field } from './form';
 import type { ConsoleState, FromWebview, InitMessage, ToWebview } from './protocol';
 import './console.css';
@@ -392,11 +392,7 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       renderHeader();
       validate();
       break;
-    case 'probeRequest':
-      if (msg.definition) init({ type: 'init', mode: 'edit', definition: msg.definition, folder: state.folder, registryDir: state.registryDir, trusted: state.trusted, existingNames, probeNow: true });
-      else probe();
-      break;
-    case 'probing': setBusy('probe', 'Probing…'); break;
+    case 'probeRequest': probe(); break;
     case 'probeResult':
       setBusy(undefined);
       state.probe = { result: msg.result, definition: msg.definition };
@@ -430,4 +426,4 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
 renderShell();
 const restored = vscode.getState();
 if (restored && restored.folder) applyState(restored);
-vscode.postMessage({ type: 'ready', restored: Boolean(restored && restored.folder) });
+vscode.postMessage({ type: 'ready' });

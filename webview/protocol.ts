@@ -1,5 +1,5 @@
 // Messages between the console webview and the extension. Types only: both sides import it.
-import type { ServerStatus } from '../src/broker/controlOperations';
+import type { ServerStatus } from '../src/broker/controlApi';
 import type { ProbeResult } from '../src/broker/probe';
 
 export type Definition = Record<string, unknown>;
@@ -23,20 +23,19 @@ export interface InitMessage {
 export type ToWebview =
   | InitMessage
   | { type: 'status'; server?: ServerStatus; existingNames: string[]; brokerUp: boolean }
-  | { type: 'probing' }
   | { type: 'probeResult'; result: ProbeResult; definition: Definition }
   | { type: 'probeError'; message: string }
   | { type: 'saving' }
   | { type: 'saved'; name: string; file: string; definition: Definition }
   | { type: 'saveError'; message: string }
-  | { type: 'probeRequest'; definition?: Definition };
+  /** Run a probe of the form as it is, as if Probe was pressed. */
+  | { type: 'probeRequest' };
 
 export type FromWebview =
-  | { type: 'ready'; restored: boolean }
+  | { type: 'ready' }
   | { type: 'probe'; definition: Definition }
   | { type: 'save'; definition: Definition }
   | { type: 'openFile'; name: string }
-  | { type: 'editing'; name?: string }
   /** The console's state after each change, so the extension can resume it after the panel closed. */
   | { type: 'state'; state: ConsoleState };
 

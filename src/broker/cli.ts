@@ -134,7 +134,8 @@ Example (Claude Code):  claude mcp add switchboard -- npx switchboard connect --
       const discover = async () => {
         let record = await liveRecord(paths, root);
         if (!record && values['no-start'] !== true) {
-          record = await launchBroker({ root, script: process.argv[1], idleExitSeconds: BRIDGE_IDLE_EXIT_SECONDS, log: { info: log, warn: log } });
+          const script = process.argv[1];
+          record = await launchBroker({ root, script, idleExitSeconds: BRIDGE_IDLE_EXIT_SECONDS, log: { info: log, warn: log } });
         }
         if (!record) throw new Error(`no broker is running for ${root}`);
         return { url: record.url, token: token ?? fs.readFileSync(record.operatorTokenFile, 'utf8').trim() };

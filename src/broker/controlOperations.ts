@@ -18,6 +18,7 @@ import { redactUrl, withRedactedUrl } from './redact';
 import type { Identity } from './routing';
 import { compareOrdinal } from './ordinal';
 
+// The result types moved to controlApi.ts; kept importable from here while other branches merge.
 export type { BrokerState, ServerStatus } from './controlApi';
 
 export interface ControlContext {
@@ -26,7 +27,7 @@ export interface ControlContext {
 }
 
 export class ControlOperations {
-  readonly writer: RegistryWriter;
+  private readonly writer: RegistryWriter;
 
   constructor(
     private readonly broker: Broker,

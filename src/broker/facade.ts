@@ -1,6 +1,7 @@
 // The broker's own MCP tools ("facade"), under the reserved `switchboard__` namespace. Each tool
 // names the scope it needs; the scope is checked on every call against the client's current
-// definition, so editing `mcp_allow` takes effect without reconnecting.
+// definition, so editing `mcp_allow` takes effect without reconnecting. What each tool takes and
+// returns is the control API (controlApi.ts); the table below is typed against it.
 import { registryJsonSchemas } from '../registry/jsonSchema';
 import type { ControlOperation, DefinitionInput, ParamsOf, ResultOf } from './controlApi';
 import type { ControlOperations } from './controlOperations';
@@ -42,6 +43,7 @@ function register<K extends ControlOperation>(name: K, tool: FacadeTool<K>): Reg
 
 const nameArg = (what: string) => ({ type: 'object', properties: { name: { type: 'string', description: what } }, required: ['name'], additionalProperties: false });
 const none = { type: 'object', properties: {}, additionalProperties: false };
+const definitionArg = (schema: JsonObject) => ({ type: 'object', properties: { definition: schema }, required: ['definition'], additionalProperties: false });
 
 function str(args: JsonObject, key: string): string {
   const v = args[key];
@@ -68,24 +70,76 @@ function definitions(): RegisteredTool[] {
   const clientSchema = { ...schemas.client };
   delete clientSchema.$schema;
   const tools: FacadeTools = {
-    list_servers: { scope: 'read', description: 'List every server in the registry with its state (running, stopped, failed, awaiting-approval...), pid, uptime, restarts, last error, trust tier, grants and tools.', input: none, params: noParams, run: (ops) => ({ servers: ops.listServers() }) },
-    server_status: { scope: 'read', description: 'Full status of one server: state, pid, uptime, restarts, last error, tools, grants and how they are enforced, trust and approval.', input: nameArg('server name'), params: byName, run: (ops, p) => ops.serverStatus(p.name) },
+    list_servers: {
+      scope: 'read',
+      description: 'List every server in the registry with its state (running, stopped, failed, awaiting-approval...), pid, uptime, restarts, last error, trust tier, grants and tools.',
+      input: none,
+      params: noParams,
+      run: (ops) => ({ servers: ops.listServers() }),
+    },
+    server_status: {
+      scope: 'read',
+      description: 'Full status of one server: state, pid, uptime, restarts, last error, tools, grants and how they are enforced, trust and approval.',
+      input: nameArg('server name'),
+      params: byName,
+      run: (ops, p) => ops.serverStatus(p.name),
+    },
     tail_logs: {
       scope: 'read', description: "The last lines of a server's stderr and lifecycle log (secrets redacted).",
       input: { type: 'object', properties: { name: { type: 'string' }, lines: { type: 'integer', minimum: 1, maximum: 500, default: 50 } }, required: ['name'], additionalProperties: false },
       params: (a) => ({ name: str(a, 'name'), lines: typeof a.lines === 'number' ? a.lines : undefined }),
       run: (ops, p) => ops.tailLogs(p.name, p.lines ?? 50),
     },
-    list_prompts: { scope: 'read', description: 'List the fleet prompts from prompts.d/ (served to every client as switchboard__<name>).', input: none, params: noParams, run: (ops) => ({ prompts: ops.listPrompts() }) },
-    list_clients: { scope: 'read', description: 'List the declared clients and their scopes (mcp_allow) and tool profiles.', input: none, params: noParams, run: (ops) => ({ clients: ops.listClients() }) },
-    registry_problems: { scope: 'read', description: 'Problems found in the registry files, with file, line and column.', input: none, params: noParams, run: (ops) => ({ problems: ops.problems() }) },
-    enable_server: { scope: 'write', description: 'Set enabled: true in a server definition (a community server still needs the operator\'s approval).', input: nameArg('server name'), idempotent: true, params: byName, run: (ops, p) => ops.setEnabled(p.name, true) },
-    disable_server: { scope: 'write', description: 'Set enabled: false in a server definition and stop it.', input: nameArg('server name'), idempotent: true, destructive: true, params: byName, run: (ops, p) => ops.setEnabled(p.name, false) },
-    restart_server: { scope: 'write', description: 'Restart one server (also clears a failed state).', input: nameArg('server name'), destructive: true, params: byName, run: (ops, p) => ops.restart(p.name) },
+    list_prompts: {
+      scope: 'read',
+      description: 'List the fleet prompts from prompts.d/ (served to every client as switchboard__<name>).',
+      input: none,
+      params: noParams,
+      run: (ops) => ({ prompts: ops.listPrompts() }),
+    },
+    list_clients: {
+      scope: 'read',
+      description: 'List the declared clients and their scopes (mcp_allow) and tool profiles.',
+      input: none,
+      params: noParams,
+      run: (ops) => ({ clients: ops.listClients() }),
+    },
+    registry_problems: {
+      scope: 'read',
+      description: 'Problems found in the registry files, with file, line and column.',
+      input: none,
+      params: noParams,
+      run: (ops) => ({ problems: ops.problems() }),
+    },
+    enable_server: {
+      scope: 'write',
+      description: 'Set enabled: true in a server definition (a community server still needs the operator\'s approval).',
+      input: nameArg('server name'),
+      idempotent: true,
+      params: byName,
+      run: (ops, p) => ops.setEnabled(p.name, true),
+    },
+    disable_server: {
+      scope: 'write',
+      description: 'Set enabled: false in a server definition and stop it.',
+      input: nameArg('server name'),
+      idempotent: true,
+      destructive: true,
+      params: byName,
+      run: (ops, p) => ops.setEnabled(p.name, false),
+    },
+    restart_server: {
+      scope: 'write',
+      description: 'Restart one server (also clears a failed state).',
+      input: nameArg('server name'),
+      destructive: true,
+      params: byName,
+      run: (ops, p) => ops.restart(p.name),
+    },
     upsert_server: {
       scope: 'write', idempotent: true,
       description: 'Create or replace a server definition (written to mcp-servers.d/<name>.yaml). Definitions written by agents are always the community tier: they start only after the operator approves them.',
-      input: { type: 'object', properties: { definition: serverSchema }, required: ['definition'], additionalProperties: false },
+      input: definitionArg(serverSchema),
       params: withDefinition,
       run: async (ops, p, identity) => {
         const definition = { ...p.definition };
@@ -95,20 +149,68 @@ function definitions(): RegisteredTool[] {
         return { ...written, ...(downgraded ? { note: 'trust set to community: only the operator can add builtin or trusted servers' } : {}), status: ops.serverStatus(written.name) };
       },
     },
-    remove_server: { scope: 'write', destructive: true, description: 'Delete a server definition file and stop the server.', input: nameArg('server name'), params: byName, run: (ops, p) => ops.remove('server', p.name) },
+    remove_server: {
+      scope: 'write',
+      destructive: true,
+      description: 'Delete a server definition file and stop the server.',
+      input: nameArg('server name'),
+      params: byName,
+      run: (ops, p) => ops.remove('server', p.name),
+    },
     probe_server: {
       scope: 'write',
       description: 'Start a server definition that is not saved yet, list its tools, prompts and resources with their schemas, measure connect and list latency, then stop it. Explains failures (command not found, exit code and stderr, HTTP status, timeout).',
-      input: { type: 'object', properties: { definition: serverSchema }, required: ['definition'], additionalProperties: false },
+      input: definitionArg(serverSchema),
       params: withDefinition,
       run: (ops, p, identity) => ops.probe(p.definition, identity),
     },
-    upsert_prompt: { scope: 'write', idempotent: true, description: 'Create or replace a fleet prompt (prompts.d/<name>.yaml).', input: { type: 'object', properties: { definition: promptSchema }, required: ['definition'], additionalProperties: false }, params: withDefinition, run: (ops, p) => ops.upsert('prompt', p.definition) },
-    remove_prompt: { scope: 'write', destructive: true, description: 'Delete a fleet prompt.', input: nameArg('prompt name'), params: byName, run: (ops, p) => ops.remove('prompt', p.name) },
-    approve_server: { scope: 'operator', description: 'Operator only: approve a community server as it is defined now (command, args, url, env keys, grants). Any later change to those needs a new approval.', input: nameArg('server name'), params: byName, run: (ops, p) => ops.approve(p.name) },
-    revoke_approval: { scope: 'operator', destructive: true, description: 'Operator only: withdraw the approval of a community server and stop it.', input: nameArg('server name'), params: byName, run: (ops, p) => ops.revoke(p.name) },
-    upsert_client: { scope: 'operator', idempotent: true, description: 'Operator only: create or replace a client definition (clients.d/<name>.yaml) and its scopes.', input: { type: 'object', properties: { definition: clientSchema }, required: ['definition'], additionalProperties: false }, params: withDefinition, run: (ops, p) => ops.upsert('client', p.definition) },
-    remove_client: { scope: 'operator', destructive: true, description: 'Operator only: delete a client definition; its token stops working at once.', input: nameArg('client name'), params: byName, run: (ops, p) => ops.remove('client', p.name) },
+    upsert_prompt: {
+      scope: 'write',
+      idempotent: true,
+      description: 'Create or replace a fleet prompt (prompts.d/<name>.yaml).',
+      input: definitionArg(promptSchema),
+      params: withDefinition,
+      run: (ops, p) => ops.upsert('prompt', p.definition),
+    },
+    remove_prompt: {
+      scope: 'write',
+      destructive: true,
+      description: 'Delete a fleet prompt.',
+      input: nameArg('prompt name'),
+      params: byName,
+      run: (ops, p) => ops.remove('prompt', p.name),
+    },
+    approve_server: {
+      scope: 'operator',
+      description: 'Operator only: approve a community server as it is defined now (command, args, url, env keys, grants). Any later change to those needs a new approval.',
+      input: nameArg('server name'),
+      params: byName,
+      run: (ops, p) => ops.approve(p.name),
+    },
+    revoke_approval: {
+      scope: 'operator',
+      destructive: true,
+      description: 'Operator only: withdraw the approval of a community server and stop it.',
+      input: nameArg('server name'),
+      params: byName,
+      run: (ops, p) => ops.revoke(p.name),
+    },
+    upsert_client: {
+      scope: 'operator',
+      idempotent: true,
+      description: 'Operator only: create or replace a client definition (clients.d/<name>.yaml) and its scopes.',
+      input: definitionArg(clientSchema),
+      params: withDefinition,
+      run: (ops, p) => ops.upsert('client', p.definition),
+    },
+    remove_client: {
+      scope: 'operator',
+      destructive: true,
+      description: 'Operator only: delete a client definition; its token stops working at once.',
+      input: nameArg('client name'),
+      params: byName,
+      run: (ops, p) => ops.remove('client', p.name),
+    },
     client_connection: {
       scope: 'operator',
       description: 'Operator only: the URL and token file for a client (the token is created on first use; it is never returned in a result). rotate: true replaces the token.',
@@ -117,7 +219,8 @@ function definitions(): RegisteredTool[] {
       run: (ops, p) => ops.clientConnection(p.name, p.rotate === true),
     },
   };
-  return (Object.keys(tools) as ControlOperation[]).map(<K extends ControlOperation>(name: K) => register(name, tools[name] as FacadeTool<K>));
+  const operations = Object.keys(tools) as ControlOperation[];
+  return operations.map(<K extends ControlOperation>(name: K) => register(name, tools[name] as FacadeTool<K>));
 }
 
 export const STATE_URI = 'switchboard://state';

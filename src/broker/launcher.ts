@@ -6,7 +6,8 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import { brokerLogFile, readTail, rotateLog } from './brokerLog';
 import { liveRecord } from './discovery';
-import { BROKER_NODE_FLAGS, brokerEnvironment, isProcessAlive, runtimePaths, type BrokerRecord, type RuntimePaths } from './runtime';
+import { BROKER_NODE_FLAGS, brokerEnvironment, isProcessAlive, runtimePaths } from './runtime';
+import type { BrokerRecord, RuntimePaths } from './runtime';
 
 export interface LauncherLog {
   info(message: string): void;
@@ -44,7 +45,8 @@ export const DEFAULT_START_TIMEOUT_MS = 30_000;
 const quiet: LauncherLog = { info: () => undefined, warn: () => undefined };
 
 export function launchPlan(opts: LaunchOptions): LaunchPlan {
-  const args = [...BROKER_NODE_FLAGS, opts.script, 'serve', '--root', opts.root, '--port', '0', '--json', '--idle-exit', String(opts.idleExitSeconds)];
+  const serve = ['serve', '--root', opts.root, '--port', '0', '--json', '--idle-exit', String(opts.idleExitSeconds)];
+  const args = [...BROKER_NODE_FLAGS, opts.script, ...serve];
   if (opts.untrusted) args.push('--untrusted');
   // ELECTRON_RUN_AS_NODE makes an editor's Electron binary behave as plain Node; Node ignores it.
   const env = { ...brokerEnvironment(opts.env ?? process.env), ELECTRON_RUN_AS_NODE: '1' };
@@ -71,7 +73,9 @@ export async function launchBroker(opts: LaunchOptions): Promise<BrokerRecord> {
   const startOffset = fs.fstatSync(fd).size;
   log.info(`Starting the broker for ${opts.root}${opts.untrusted ? ' in Restricted Mode (it starts no server)' : ''}.`);
   // Output in a file rather than a pipe: a pipe would die with this process, the broker must not.
-  const child = spawn(plan.command, plan.args, { cwd: plan.cwd, detached: true, stdio: ['ignore', fd, fd], env: plan.env, windowsHide: true });
+  const child = spawn(plan.command, plan.args, {
+    cwd: plan.cwd, detached: true, stdio: ['ignore', fd, fd], env: plan.env, windowsHide: true,
+  });
   fs.closeSync(fd);
   let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   let spawnError: Error | undefined;

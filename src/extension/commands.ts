@@ -5,12 +5,13 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { ServerStatus } from '../broker/controlOperations';
+import type { ServerStatus } from '../broker/controlApi';
 import type { ProbeResult } from '../broker/probe';
 import { parseDefinition } from '../registry/parse';
+import type { Kind } from '../registry/schema';
 import { toMinimalObject } from '../registry/serialize';
 import { ConsolePanel } from './consolePanel';
-import type { Ctx, FolderEntry, Kind } from './ctx';
+import type { Ctx, FolderEntry } from './ctx';
 import { candidateFiles, describeTarget, parseMcpConfig, SOURCE_LABELS, type ImportSource } from './importConfig';
 import { approvalDetail, stateLabel } from './presentation';
 

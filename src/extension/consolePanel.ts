@@ -3,7 +3,7 @@
 import * as crypto from 'node:crypto';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { ServerStatus } from '../broker/controlOperations';
+import type { ServerStatus } from '../broker/controlApi';
 import type { ProbeResult } from '../broker/probe';
 import { toMinimalObject } from '../registry/serialize';
 import type { ConsoleState, Definition, FromWebview, InitMessage, ToWebview } from '../../webview/protocol';
@@ -77,10 +77,6 @@ export class ConsolePanel {
     if (newer) panel.load({ mode: newer.mode, resume: true });
   }
 
-  static current(): ConsolePanel | undefined {
-    return [...ConsolePanel.panels.values()].find((p) => p.panel.active) ?? [...ConsolePanel.panels.values()][0];
-  }
-
   private load(opts: ConsoleOptions): void {
     const draft = opts.resume ? this.ctx.extension.workspaceState.get<ConsoleState>(draftKey(this.entry)) : undefined;
     this.savedName = draft ? draft.savedName : opts.mode === 'edit' ? String(opts.definition?.name ?? '') : undefined;
@@ -145,8 +141,6 @@ export class ConsolePanel {
         await vscode.window.showTextDocument(doc, { viewColumn: vscode.ViewColumn.Beside });
         return;
       }
-      case 'editing':
-        return;
       case 'state':
         if (m.state.folder === this.entry.key) await this.ctx.extension.workspaceState.update(draftKey(this.entry), m.state);
         return;

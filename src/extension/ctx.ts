@@ -3,11 +3,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { BrokerState, ServerStatus } from '../broker/controlOperations';
+import type { BrokerState, ServerStatus } from '../broker/controlApi';
+import { definitionPath, KIND_DIRS, type Kind } from '../registry/schema';
 import { BrokerConnection, type Phase } from './brokerConnection';
-
-export const KIND_DIRS = { server: 'mcp-servers.d', prompt: 'prompts.d', client: 'clients.d' } as const;
-export type Kind = keyof typeof KIND_DIRS;
+import { readSettings, SECTION, settingId, type Settings } from './config';
 
 /** One workspace folder and its broker. */
 export class FolderEntry {
@@ -43,7 +42,7 @@ export class FolderEntry {
   }
 
   fileOf(kind: Kind, name: string): string {
-    return path.join(this.root, KIND_DIRS[kind], `${name}.yaml`);
+    return path.join(this.root, definitionPath(kind, name));
   }
 }
 
@@ -101,7 +100,7 @@ export class Ctx implements vscode.Disposable {
       }),
       vscode.workspace.onDidChangeConfiguration((e) => {
         for (const entry of this.entries()) {
-          if (e.affectsConfiguration('switchboard.registryRoot', entry.folder.uri)) {
+          if (e.affectsConfiguration(settingId('registryRoot'), entry.folder.uri)) {
             void this.removeFolder(entry.folder).then(() => {
               this.addFolder(entry.folder);
               this.changed(undefined);
@@ -119,8 +118,9 @@ export class Ctx implements vscode.Disposable {
     );
   }
 
-  private config(folder: vscode.WorkspaceFolder): vscode.WorkspaceConfiguration {
-    return vscode.workspace.getConfiguration('switchboard', folder.uri);
+  /** The folder's `switchboard.*` settings as they are now. */
+  settings(folder: vscode.WorkspaceFolder): Settings {
+    return readSettings(vscode.workspace.getConfiguration(SECTION, folder.uri));
   }
 
   private addFolder(folder: vscode.WorkspaceFolder): void {
@@ -128,8 +128,8 @@ export class Ctx implements vscode.Disposable {
       this.output.warn(`${folder.name}: only folders on disk can have a registry (this one is ${folder.uri.scheme}:).`);
       return;
     }
-    const rel = this.config(folder).get<string>('registryRoot', '.') || '.';
-    const root = path.resolve(folder.uri.fsPath, rel);
+    const settings = this.settings(folder);
+    const root = path.resolve(folder.uri.fsPath, settings.registryRoot);
     const log = this.output;
     const prefix = (vscode.workspace.workspaceFolders?.length ?? 1) > 1 ? `[${folder.name}] ` : '';
     const conn = new BrokerConnection({
@@ -138,7 +138,7 @@ export class Ctx implements vscode.Disposable {
       execPath: process.execPath,
       env: process.env,
       untrusted: !vscode.workspace.isTrusted,
-      idleExitSeconds: this.config(folder).get<number>('broker.idleExitSeconds', 300),
+      idleExitSeconds: settings.idleExitSeconds,
       log: {
         info: (m) => log.info(prefix + m),
         warn: (m) => log.warn(prefix + m),
@@ -156,7 +156,7 @@ export class Ctx implements vscode.Disposable {
 
   /** Starts the broker of a folder that has a registry, if the settings want that. */
   private autoStart(entry: FolderEntry): void {
-    if (!entry.hasRegistry() || !this.config(entry.folder).get<boolean>('broker.autoStart', true)) return;
+    if (!entry.hasRegistry() || !this.settings(entry.folder).autoStart) return;
     if (entry.phase === 'connected' || entry.phase === 'starting' || entry.phase === 'stopped') return;
     entry.conn.start().catch(() => undefined /* logged and shown by the connection */);
   }

@@ -5,7 +5,8 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { Problem } from '../registry/problems';
 import { parseDefinition } from '../registry/parse';
-import { KIND_DIRS, type Ctx, type Kind } from './ctx';
+import { KIND_DIRS, type Kind } from '../registry/schema';
+import type { Ctx } from './ctx';
 
 const DIR_KINDS = new Map<string, Kind>(Object.entries(KIND_DIRS).map(([k, d]) => [d, k as Kind]));
 

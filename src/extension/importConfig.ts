@@ -2,6 +2,8 @@
 // Claude Code's .mcp.json) into registry definitions. Pure: text in, definitions and notes out;
 // the command writes them through the broker. No `vscode` import.
 import * as path from 'node:path';
+import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
+import { looksSecret } from '../broker/environment';
 
 export type ImportSource = 'vscode' | 'claude-desktop' | 'cursor' | 'claude-code' | 'file';
 
@@ -59,51 +61,46 @@ export function candidateFiles(opts: { platform: NodeJS.Platform; home: string; 
   return out;
 }
 
-/** JSON with comments and trailing commas (VS Code's mcp.json is JSONC). */
-export function parseJsonc(text: string): unknown {
-  let out = '';
-  let i = 0;
-  const n = text.length;
-  while (i < n) {
-    const c = text[i];
-    if (c === '"') {
-      let j = i + 1;
-      while (j < n && text[j] !== '"') j += text[j] === '\\' ? 2 : 1;
-      out += text.slice(i, j + 1);
-      i = j + 1;
-    } else if (c === '/' && text[i + 1] === '/') {
-      while (i < n && text[i] !== '\n') i++;
-    } else if (c === '/' && text[i + 1] === '*') {
-      const end = text.indexOf('*/', i + 2);
-      i = end < 0 ? n : end + 2;
-    } else {
-      out += c;
-      i++;
-    }
-  }
-  // Trailing commas before } or ] (outside strings: strings were copied verbatim above, so a
-  // second pass must skip them again).
-  let cleaned = '';
-  for (let k = 0; k < out.length; k++) {
-    const c = out[k];
-    if (c === '"') {
-      let j = k + 1;
-      while (j < out.length && out[j] !== '"') j += out[j] === '\\' ? 2 : 1;
-      cleaned += out.slice(k, j + 1);
-      k = j;
-      continue;
-    }
-    if (c === ',') {
-      let j = k + 1;
-      while (j < out.length && /\s/.test(out[j])) j++;
-      if (out[j] === '}' || out[j] === ']') continue;
-    }
-    cleaned += c;
-  }
-  return JSON.parse(cleaned);
+/** What each of jsonc-parser's error codes means, in words. */
+const JSONC_ERRORS: Record<string, string> = {
+  InvalidSymbol: 'unexpected character',
+  InvalidNumberFormat: 'malformed number',
+  PropertyNameExpected: 'a property name in double quotes was expected',
+  ValueExpected: 'a value was expected',
+  ColonExpected: "':' was expected",
+  CommaExpected: "',' was expected",
+  CloseBraceExpected: "'}' was expected",
+  CloseBracketExpected: "']' was expected",
+  EndOfFileExpected: 'nothing may follow the end of the document',
+  InvalidCommentToken: 'malformed comment',
+  UnexpectedEndOfComment: "a block comment is not closed ('*/' is missing)",
+  UnexpectedEndOfString: "a string is not closed ('\"' is missing)",
+  UnexpectedEndOfNumber: 'a number ends too early',
+  InvalidUnicode: 'malformed \\u escape',
+  InvalidEscapeCharacter: 'malformed escape sequence',
+  InvalidCharacter: 'a control character in a string',
+};
+
+/** 1-based line and column of an offset. */
+function position(text: string, offset: number): { line: number; column: number } {
+  const before = text.slice(0, offset);
+  const lineStart = before.lastIndexOf('\n') + 1;
+  return { line: before.split('\n').length, column: offset - lineStart + 1 };
 }
 
-const SECRET_LOOKING = /(TOKEN|SECRET|PASSW(OR)?D|API_?KEY|ACCESS_?KEY|PRIVATE|CREDENTIAL|AUTH|COOKIE|SESSION)/i;
+/** JSON with comments and trailing commas (VS Code's mcp.json is JSONC); throws at the first error. */
+export function parseJsonc(text: string): unknown {
+  const errors: ParseError[] = [];
+  const value: unknown = parse(text, errors, { allowTrailingComma: true, disallowComments: false });
+  const first = errors[0];
+  if (first) {
+    const { line, column } = position(text, first.offset);
+    const what = JSONC_ERRORS[printParseErrorCode(first.error)] ?? printParseErrorCode(first.error);
+    throw new Error(`line ${line}, column ${column}: ${what}`);
+  }
+  return value;
+}
+
 const PACKAGE_RUNNERS = new Set(['npx', 'uvx', 'bunx', 'pnpx', 'docker', 'podman', 'pipx']);
 
 /** A registry name from any server key: `GitHub MCP` → `github-mcp`. */
@@ -219,7 +216,7 @@ function convert(key: string, raw: Json, ctx: ImportContext, taken: ReadonlySet<
     const outHeaders: Record<string, string> = {};
     for (const [k, v] of Object.entries(headers)) {
       const value = subst(v, 'header');
-      if (SECRET_LOOKING.test(k) || /^bearer\s/i.test(value)) {
+      if (looksSecret(k) || /^bearer\s/i.test(value)) {
         notes.push(`header '${k}' holds a credential: it is written to the registry file as it was; keep that file out of version control or replace the value`);
       }
       outHeaders[k] = value;
@@ -245,15 +242,15 @@ function convert(key: string, raw: Json, ctx: ImportContext, taken: ReadonlySet<
       if (value.includes('\u0000')) {
         outEnv[k] = `\${env:${k}}`;
         notes.push(`${k} was a VS Code input (\${input:...}); it now comes from the environment variable ${k}`);
-        if (SECRET_LOOKING.test(k)) grants.add('secrets');
-      } else if (SECRET_LOOKING.test(k) && !/^\$\{env:[^}]+\}$/.test(value)) {
+        if (looksSecret(k)) grants.add('secrets');
+      } else if (looksSecret(k) && !/^\$\{env:[^}]+\}$/.test(value)) {
         // Never copy a credential into the workspace, where it would be committed.
         outEnv[k] = `\${env:${k}}`;
         grants.add('secrets');
         notes.push(`the value of ${k} was not copied into the workspace: set ${k} in the environment the broker starts in (or use an envFile)`);
       } else {
         outEnv[k] = value;
-        if (/\$\{env:[^}]+\}/.test(value) && SECRET_LOOKING.test(value)) grants.add('secrets');
+        if (/\$\{env:[^}]+\}/.test(value) && looksSecret(value)) grants.add('secrets');
       }
     }
     if (Object.keys(outEnv).length) def.env = outEnv;

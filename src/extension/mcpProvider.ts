@@ -3,6 +3,7 @@
 // upstream (`/servers/<name>/mcp`). Each upstream still runs once, in the broker.
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
+import { settingId } from './config';
 import type { Ctx, FolderEntry } from './ctx';
 import { planDefinitions, type PlannedDefinition } from './mcpPlan';
 
@@ -20,7 +21,7 @@ export class McpProvider implements vscode.McpServerDefinitionProvider<vscode.Mc
     this.disposables.push(
       ctx.onDidChange(() => this.maybeChanged()),
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration('switchboard.editorClient') || e.affectsConfiguration('switchboard.mcpProvider')) this.maybeChanged(true);
+        if (e.affectsConfiguration(settingId('editorClient')) || e.affectsConfiguration(settingId('perServer'))) this.maybeChanged(true);
       }),
     );
   }
@@ -29,10 +30,10 @@ export class McpProvider implements vscode.McpServerDefinitionProvider<vscode.Mc
     if (!this.ctx.trusted) return [];
     const entries = this.ctx.activeEntries().filter((e) => e.state && !e.state.broker.untrusted);
     return entries.flatMap((entry) => {
-      const cfg = vscode.workspace.getConfiguration('switchboard', entry.folder.uri);
+      const { editorClient, perServer } = this.ctx.settings(entry.folder);
       return planDefinitions(entry.state!, {
-        editorClient: cfg.get<string>('editorClient', 'copilot') ?? '',
-        perServer: cfg.get<boolean>('mcpProvider.perServer', false),
+        editorClient,
+        perServer,
         folderLabel: entries.length > 1 ? entry.name : undefined,
       }).map((plan) => ({ entry, plan }));
     });

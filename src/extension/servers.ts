@@ -1,6 +1,6 @@
 // The Servers view: reads only the brokers' state (from Ctx), refreshed by its change event.
 import * as vscode from 'vscode';
-import type { ServerStatus } from '../broker/controlOperations';
+import type { ServerStatus } from '../broker/controlApi';
 import type { Ctx, FolderEntry } from './ctx';
 import {
   enforcementLines, firstLine, grantLabel, serverContextValue, serverDescription, serverTooltip, showsError, stateIcon, type IconSpec,

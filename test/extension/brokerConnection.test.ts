@@ -4,7 +4,7 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { BrokerConnection, type Phase } from '../../src/extension/brokerConnection';
-import type { BrokerState } from '../../src/broker/controlOperations';
+import type { BrokerState } from '../../src/broker/controlApi';
 import { BROKER_ENV, BROKER_NODE_FLAGS } from '../../src/broker/runtime';
 import { BROKER_JS, fixtureServer, tempDir, writeRegistry } from '../helpers/broker';
 

@@ -78,6 +78,8 @@ describe('extension: import from other tools', () => {
     assert.match(r.skipped[0].reason, /command/);
     assert.throws(() => parseMcpConfig('{"other": {}}', ctx), /no MCP servers found/);
     assert.throws(() => parseMcpConfig('{', ctx), /not valid JSON/);
+    assert.throws(() => parseMcpConfig('{\n  "servers": {\n    "a": { "command": "x" }\n    "b": {}\n  }\n}', ctx), /not valid JSON: line 4, column 5: ',' was expected/);
+    assert.throws(() => parseJsonc('{ "a": "open'), /line 1, column 8: a string is not closed/);
   });
 
   it('parses JSONC without touching strings that look like comments', () => {

@@ -1,6 +1,6 @@
 // What the tree, the approval dialog, the status bar and the MCP provider say about a state.
 import * as assert from 'node:assert/strict';
-import type { BrokerState, ServerStatus } from '../../src/broker/controlOperations';
+import type { BrokerState, ServerStatus } from '../../src/broker/controlApi';
 import { planDefinitions } from '../../src/extension/mcpPlan';
 import {
   approvalDetail, serverContextValue, serverDescription, serverTooltip, stateIcon, statusSummary,
