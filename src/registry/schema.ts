@@ -10,6 +10,7 @@
 
 import { z } from 'zod';
 import { NAME_PATTERN, RESERVED_NAME, validateName } from './names';
+import { quoted } from './quote';
 
 export { NAME_PATTERN } from './names';
 
@@ -218,7 +219,7 @@ export const PromptDefSchema = z
             message:
               arg === ''
                 ? `empty placeholder '{{}}' in messages[${i}]`
-                : `placeholder '{{${arg}}}' names no declared argument (${known})`,
+                : `placeholder ${quoted(`{{${arg}}}`)} names no declared argument (${known})`,
           });
         }
       }
