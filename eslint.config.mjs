@@ -162,7 +162,13 @@ export default defineConfig(
       '@typescript-eslint/await-thenable': 'error',
       '@typescript-eslint/no-for-in-array': 'error',
       '@typescript-eslint/only-throw-error': 'error',
-      '@typescript-eslint/prefer-promise-reject-errors': 'error',
+      // Passing on a caught value or an abort reason (typed unknown/any) is fine; rejecting with a literal is not.
+      '@typescript-eslint/prefer-promise-reject-errors': [
+        'error',
+        { allowThrowingAny: true, allowThrowingUnknown: true },
+      ],
+      // `import x = require('y')` is how TypeScript imports a CommonJS module's export= (Mocha); bare require() is not.
+      '@typescript-eslint/no-require-imports': ['error', { allowAsImport: true }],
       '@typescript-eslint/no-implied-eval': 'error',
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
     },
