@@ -70,7 +70,9 @@ function readDefinitionFile(file: string, realRoot: string): ReadResult {
     const outside = escapeOf(realRoot, file);
     if (outside !== undefined) {
       return {
-        error: `this file is a symbolic link to ${outside}, outside the registry root ${realRoot}; refusing to load it (${FIX_LINK})`,
+        error:
+          `this file is a symbolic link to ${outside}, outside the registry root ${realRoot}; ` +
+          `refusing to load it (${FIX_LINK})`,
       };
     }
     const st = fs.statSync(file);

@@ -26,7 +26,8 @@ export class RegistryValidationError extends Error {
     name?: string,
   ) {
     super(
-      `invalid ${KIND_NOUNS[kind]} definition${name ? ` ${quoted(name)}` : ''}:\n${issues.map((i) => `  - ${i}`).join('\n')}`,
+      `invalid ${KIND_NOUNS[kind]} definition${name ? ` ${quoted(name)}` : ''}:\n` +
+        issues.map((i) => `  - ${i}`).join('\n'),
     );
     this.name = 'RegistryValidationError';
   }

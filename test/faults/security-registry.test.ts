@@ -19,8 +19,10 @@ import { facade, faultServer, noteUpstreams, report, startBroker, status, type J
 
 /** A trusted server that, if it ever ran, would leave `marker` behind and keep running. */
 function markerServer(name: string, marker: string): string {
-  const script = `require('fs').writeFileSync(${JSON.stringify(marker)}, String(process.pid)); setInterval(() => {}, 1000);`;
-  return `name: ${name}\ntrust: trusted\ncommand: ${JSON.stringify(process.execPath)}\nargs: ["-e", ${JSON.stringify(script)}]\n`;
+  const leaveMarker = `require('fs').writeFileSync(${JSON.stringify(marker)}, String(process.pid));`;
+  const script = `${leaveMarker} setInterval(() => {}, 9e3);`;
+  const command = JSON.stringify(process.execPath);
+  return `name: ${name}\ntrust: trusted\ncommand: ${command}\nargs: ["-e", ${JSON.stringify(script)}]\n`;
 }
 
 describe('faults: registry security (symbolic links, long names)', function () {

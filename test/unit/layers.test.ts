@@ -51,7 +51,8 @@ describe('layer rules (eslint.config.mjs)', function () {
     await expectAllowed(
       'src/registry/probe.ts',
       "import * as fs from 'node:fs';\nimport { z } from 'zod';\nimport { parseDocument } from 'yaml';\n" +
-        "import { KINDS } from './schema';\nexport * from './names';\nexport const x = [fs, z, parseDocument, KINDS];\n",
+        "import { KINDS } from './schema';\nexport * from './names';\n" +
+        'export const x = [fs, z, parseDocument, KINDS];\n',
     );
     await expectRefused(
       'src/registry/probe.ts',
@@ -122,7 +123,8 @@ describe('layer rules (eslint.config.mjs)', function () {
   it('webview imports only its own modules, src/registry and types from src/broker', async () => {
     await expectAllowed(
       'webview/probe.ts',
-      "import type { ProbeResult } from '../src/broker/probe';\nimport { ServerDefSchema } from '../src/registry/schema';\n" +
+      "import type { ProbeResult } from '../src/broker/probe';\n" +
+        "import { ServerDefSchema } from '../src/registry/schema';\n" +
         "import type { InitMessage } from './protocol';\nimport './console.css';\n" +
         'export type X = [ProbeResult, InitMessage];\nexport const s = ServerDefSchema;\n',
     );
