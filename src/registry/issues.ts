@@ -5,6 +5,7 @@
 
 import type { z } from 'zod';
 import type { DataPath } from './positions';
+import { jsonQuoted, quoted } from './quote';
 
 export type ZodIssue = z.ZodError['issues'][number];
 
@@ -24,6 +25,11 @@ export function formatPath(p: DataPath): string {
     else out += out === '' ? String(seg) : `.${String(seg)}`;
   }
   return out;
+}
+
+/** A path as messages show it: quoted, and cut short when a hostile key makes it long. */
+function quotedPath(p: DataPath): string {
+  return quoted(formatPath(p));
 }
 
 function valueAt(data: unknown, p: DataPath): unknown {
@@ -142,7 +148,7 @@ export function knownKeysAt(schema: unknown, p: DataPath): string[] {
 const ZOD_DEFAULT_MESSAGE = /^(Invalid|Too (small|big)|Unrecognized|Expected)/;
 
 function explainDefault(issue: ZodIssue, data: unknown): string {
-  const where = `'${formatPath(issue.path)}'`;
+  const where = quotedPath(issue.path);
   const value = valueAt(data, issue.path);
   switch (issue.code) {
     case 'invalid_type': {
@@ -188,7 +194,7 @@ function withField(issue: ZodIssue, message: string): string {
   const field = formatPath(issue.path);
   const named = [field, String(issue.path[0]), String(issue.path[issue.path.length - 1])];
   if (named.some((n) => message.includes(`'${n}'`))) return message;
-  return message.startsWith('must ') ? `'${field}' ${message}` : `'${field}': ${message}`;
+  return message.startsWith('must ') ? `${quoted(field)} ${message}` : `${quoted(field)}: ${message}`;
 }
 
 /** One readable entry per problem (an unrecognized_keys issue yields one per key). */
@@ -214,19 +220,19 @@ export function explainIssues(issues: readonly ZodIssue[], schema: unknown, data
       continue;
     if (issue.code === 'unrecognized_keys') {
       const known = knownKeysAt(schema, issue.path);
-      const inside = issue.path.length > 0 ? ` in '${formatPath(issue.path)}'` : '';
+      const inside = issue.path.length > 0 ? ` in ${quotedPath(issue.path)}` : '';
       for (const key of issue.keys) {
         const guess = suggest(key, known);
         const hint = guess ? ` (did you mean '${guess}'?)` : known.length > 0 ? ` (allowed: ${known.join(', ')})` : '';
-        out.push({ path: [...issue.path, key], at: 'key', message: `unknown key '${key}'${inside}${hint}` });
+        out.push({ path: [...issue.path, key], at: 'key', message: `unknown key ${quoted(key)}${inside}${hint}` });
       }
       continue;
     }
     if (issue.code === 'invalid_key') {
       const key = String(issue.path[issue.path.length - 1]);
-      const parent = formatPath(issue.path.slice(0, -1));
+      const parent = quotedPath(issue.path.slice(0, -1));
       const reason = issue.issues.map((i) => i.message).join('; ');
-      out.push({ path: issue.path, at: 'key', message: `invalid key '${key}' in '${parent}': ${reason}` });
+      out.push({ path: issue.path, at: 'key', message: `invalid key ${quoted(key)} in ${parent}: ${reason}` });
       continue;
     }
     const value = valueAt(data, issue.path);
@@ -234,7 +240,7 @@ export function explainIssues(issues: readonly ZodIssue[], schema: unknown, data
     const isNameRule =
       issue.code === 'custom' && issue.path.length === 1 && issue.path[0] === 'name' && typeof value === 'string';
     const message = isNameRule
-      ? `invalid name ${JSON.stringify(value)}: ${issue.message}`
+      ? `invalid name ${jsonQuoted(value)}: ${issue.message}`
       : issue.code !== 'custom' && ZOD_DEFAULT_MESSAGE.test(issue.message)
         ? explainDefault(issue, data)
         : withField(issue, issue.message);

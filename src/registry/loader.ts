@@ -7,6 +7,7 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { escapeOf, realRootOf } from './containment';
 import { MAX_FILE_BYTES, parseDefinition, stemOf, YAML_EXTENSIONS, type ParseResult } from './parse';
 import { compareProblems, type Problem } from './problems';
 import { KIND_DIRS, KINDS, type ClientDef, type Definition, type Kind, type PromptDef, type ServerDef } from './schema';
@@ -57,9 +58,23 @@ type ReadResult =
   | { gone: true; error?: undefined }
   | { gone?: false; error: string };
 
-/** Reads a definition file, refusing anything that is not a small regular file (a FIFO would block). */
-function readDefinitionFile(file: string): ReadResult {
+const FIX_LINK = 'copy the file into the registry, or link only to files inside it';
+
+/**
+ * Reads a definition file, refusing anything that is not a small regular file (a FIFO would block)
+ * and any file that a symbolic link takes outside the registry root (a cloned repository could
+ * otherwise make the broker read, and report parts of, any file the user can read).
+ */
+function readDefinitionFile(file: string, realRoot: string): ReadResult {
   try {
+    const outside = escapeOf(realRoot, file);
+    if (outside !== undefined) {
+      return {
+        error:
+          `this file is a symbolic link to ${outside}, outside the registry root ${realRoot}; ` +
+          `refusing to load it (${FIX_LINK})`,
+      };
+    }
     const st = fs.statSync(file);
     if (!st.isFile()) return { error: 'cannot read the file: it is not a regular file' };
     if (st.size > MAX_FILE_BYTES)
@@ -113,11 +128,13 @@ export class RegistryLoader {
     const problems: Problem[] = [];
     const entries: Entry[] = [];
     const seenFiles = new Set<string>();
+    // Resolved on every load: the root itself may be reached through a link, and may move.
+    const realRoot = realRootOf(this.root);
 
     for (const kind of KINDS) {
       const dir = path.join(this.root, KIND_DIRS[kind]);
       const owners = new Map<string, string>(); // name → file that defines it
-      for (const file of this.list(kind, dir, problems)) {
+      for (const file of this.list(kind, dir, realRoot, problems)) {
         seenFiles.add(file);
         const name = stemOf(file);
         const owner = owners.get(name);
@@ -133,7 +150,7 @@ export class RegistryLoader {
           continue;
         }
         owners.set(name, file);
-        const entry = this.loadFile(kind, file, problems);
+        const entry = this.loadFile(kind, file, realRoot, problems);
         if (entry) entries.push(entry);
       }
     }
@@ -163,7 +180,7 @@ export class RegistryLoader {
   }
 
   /** Sorted absolute paths of a kind's definition files; a missing directory is simply empty. */
-  private list(kind: Kind, dir: string, problems: Problem[]): string[] {
+  private list(kind: Kind, dir: string, realRoot: string, problems: Problem[]): string[] {
     let names: string[];
     try {
       names = fs
@@ -171,6 +188,21 @@ export class RegistryLoader {
         .filter((d) => !d.isDirectory() && isDefinitionFileName(d.name))
         .map((d) => d.name)
         .sort();
+      const outside = escapeOf(realRoot, dir);
+      if (outside !== undefined) {
+        problems.push({
+          file: dir,
+          line: 1,
+          column: 1,
+          kind,
+          severity: 'error',
+          message:
+            `${KIND_DIRS[kind]} is a symbolic link to ${outside}, outside the registry root ${realRoot}; ` +
+            `refusing to load anything from it (make it a real directory inside the registry)`,
+        });
+        this.listings.set(kind, []);
+        return [];
+      }
     } catch (err) {
       const code = (err as NodeJS.ErrnoException).code;
       if (code === 'ENOENT') names = [];
@@ -191,9 +223,9 @@ export class RegistryLoader {
     return files;
   }
 
-  private loadFile(kind: Kind, file: string, problems: Problem[]): Entry | undefined {
+  private loadFile(kind: Kind, file: string, realRoot: string, problems: Problem[]): Entry | undefined {
     const state = this.files.get(file);
-    const read = readDefinitionFile(file);
+    const read = readDefinitionFile(file, realRoot);
     if (read.gone) {
       // Deleted between listing and reading: the same as not listed.
       this.files.delete(file);

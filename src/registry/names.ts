@@ -6,6 +6,8 @@
 // path traversal, look-alike characters and the catalog separator, but each failure gets its own
 // reason so a person can fix the name without reading a regex.
 
+import { jsonQuoted } from './quote';
+
 /** Lowercase letter first, then up to 30 of [a-z0-9-]: at most 31 characters in all. */
 export const NAME_PATTERN = /^[a-z][a-z0-9-]{0,30}$/;
 
@@ -68,8 +70,8 @@ export function validateName(name: string): string | undefined {
 export function assertSafeName(name: string): void {
   const reason = validateName(name);
   if (reason !== undefined) {
-    // JSON.stringify shows hidden characters (NUL, newlines) in the offending name.
-    throw new Error(`invalid name ${JSON.stringify(name)}: ${reason}`);
+    // JSON quoting shows hidden characters (NUL, newlines) in the offending name.
+    throw new Error(`invalid name ${jsonQuoted(name)}: ${reason}`);
   }
 }
 

@@ -10,6 +10,7 @@
 
 import { z } from 'zod';
 import { NAME_PATTERN, OPERATOR_NAME, RESERVED_NAME, validateName } from './names';
+import { quoted } from './quote';
 
 export { NAME_PATTERN } from './names';
 
@@ -223,7 +224,7 @@ export const PromptDefSchema = z
             message:
               arg === ''
                 ? `empty placeholder '{{}}' in messages[${i}]`
-                : `placeholder '{{${arg}}}' names no declared argument (${known})`,
+                : `placeholder ${quoted(`{{${arg}}}`)} names no declared argument (${known})`,
           });
         }
       }

@@ -9,8 +9,10 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { isInside } from './containment';
 import { explainIssues } from './issues';
 import { assertSafeName } from './names';
+import { jsonQuoted, quoted } from './quote';
 import { KIND_DIRS, KIND_NOUNS, SCHEMAS, type DefByKind, type Kind } from './schema';
 import { mergeIntoYaml, toYaml } from './serialize';
 
@@ -24,18 +26,14 @@ export class RegistryValidationError extends Error {
     name?: string,
   ) {
     super(
-      `invalid ${KIND_NOUNS[kind]} definition${name ? ` '${name}'` : ''}:\n${issues.map((i) => `  - ${i}`).join('\n')}`,
+      `invalid ${KIND_NOUNS[kind]} definition${name ? ` ${quoted(name)}` : ''}:\n` +
+        issues.map((i) => `  - ${i}`).join('\n'),
     );
     this.name = 'RegistryValidationError';
   }
 }
 
 const RETRYABLE_RENAME = new Set(['EPERM', 'EACCES', 'EBUSY']);
-
-function isInside(parent: string, child: string): boolean {
-  const rel = path.relative(parent, child);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
-}
 
 async function fsyncDir(dir: string): Promise<void> {
   // Directories cannot be opened for fsync on Windows; there the rename itself is durable enough.
@@ -191,7 +189,7 @@ export class RegistryWriter {
   private resolveInside(dir: string, base: string): string {
     const file = path.resolve(dir, base);
     if (path.dirname(file) !== path.resolve(dir))
-      throw new Error(`refusing to write outside ${dir}: ${JSON.stringify(base)}`);
+      throw new Error(`refusing to write outside ${dir}: ${jsonQuoted(base)}`);
     return file;
   }
 }

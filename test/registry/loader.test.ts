@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { formatProblem, RegistryLoader } from '../../src/registry/loader';
-import { put, useRoot } from './helpers/tmp';
+import { makeRoot, put, removeRoot, useRoot } from './helpers/tmp';
 
 describe('registry loader', () => {
   const ctx = useRoot('loader');
@@ -200,5 +200,104 @@ describe('registry loader', () => {
     assert.equal(snap.problems.length, 1);
     assert.equal(snap.problems[0].file, path.join(path.resolve(ctx.root), 'clients.d'));
     assert.match(snap.problems[0].message, /cannot read the directory \(ENOTDIR\)/);
+  });
+
+  describe('symbolic links (security finding 16)', () => {
+    let outside: string;
+    beforeEach(() => {
+      outside = fs.realpathSync(makeRoot('outside'));
+    });
+    afterEach(() => {
+      removeRoot(outside);
+    });
+
+    const onlyProblem = (snap: ReturnType<RegistryLoader['load']>, file: string) => {
+      const found = snap.problems.filter((p) => p.file === file);
+      assert.equal(found.length, 1, JSON.stringify(snap.problems, null, 2));
+      return found[0];
+    };
+
+    it('refuses a definition file that links outside the root, with file and line, and loads the rest', () => {
+      const target = put(outside, 'evil.yaml', 'command: /bin/sh\nargs: [-c, "echo owned"]\ntrust: trusted\n');
+      const link = path.join(ctx.root, 'mcp-servers.d', 'evil.yaml');
+      put(ctx.root, 'mcp-servers.d/good.yaml', 'command: node\n');
+      fs.symlinkSync(target, link);
+      const snap = new RegistryLoader(ctx.root).load();
+      assert.deepEqual([...snap.servers.keys()], ['good']);
+      const problem = onlyProblem(snap, link);
+      assert.equal(problem.severity, 'error');
+      assert.deepEqual([problem.line, problem.column], [1, 1]);
+      assert.ok(
+        problem.message.startsWith(`this file is a symbolic link to ${target}, outside the registry root`),
+        problem.message,
+      );
+      assert.match(problem.message, /refusing to load it/);
+      assert.ok(!problem.message.includes('owned'), 'nothing of the target is quoted');
+    });
+
+    it('refuses a relative link and a chain of links that ends outside the root', () => {
+      put(outside, 'x.yaml', 'command: node\n');
+      put(outside, 'y.yaml', 'messages: [{role: user, content: hi}]\n');
+      fs.mkdirSync(path.join(ctx.root, 'mcp-servers.d'));
+      fs.mkdirSync(path.join(ctx.root, 'prompts.d'));
+      const relative = path.join(ctx.root, 'mcp-servers.d', 'rel.yaml');
+      fs.symlinkSync(path.relative(path.dirname(relative), path.join(outside, 'x.yaml')), relative);
+      // An in-root link that points at another in-root link that leaves the root.
+      const hop = path.join(ctx.root, 'hop.yaml');
+      fs.symlinkSync(path.join(outside, 'y.yaml'), hop);
+      const chained = path.join(ctx.root, 'prompts.d', 'chained.yaml');
+      fs.symlinkSync('../hop.yaml', chained);
+      const snap = new RegistryLoader(ctx.root).load();
+      assert.equal(snap.servers.size + snap.prompts.size, 0);
+      assert.match(onlyProblem(snap, relative).message, /symbolic link to .*x\.yaml, outside the registry root/);
+      assert.match(onlyProblem(snap, chained).message, /symbolic link to .*y\.yaml, outside the registry root/);
+    });
+
+    it('follows links that stay inside the root', () => {
+      put(ctx.root, 'shared/base.yaml', 'command: node\nargs: [shared.js]\n');
+      fs.mkdirSync(path.join(ctx.root, 'mcp-servers.d'));
+      fs.symlinkSync('../shared/base.yaml', path.join(ctx.root, 'mcp-servers.d', 'base.yaml'));
+      const snap = new RegistryLoader(ctx.root).load();
+      assert.deepEqual(snap.problems, []);
+      assert.deepEqual(snap.servers.get('base')?.args, ['shared.js']);
+    });
+
+    it('judges links against the real root when the root itself is reached through a link', () => {
+      const real = put(ctx.root, 'real/mcp-servers.d/a.yaml', 'command: node\n');
+      fs.symlinkSync(path.dirname(path.dirname(real)), path.join(ctx.root, 'alias'));
+      fs.symlinkSync(real, path.join(ctx.root, 'real', 'mcp-servers.d', 'b.yaml'));
+      const snap = new RegistryLoader(path.join(ctx.root, 'alias')).load();
+      assert.deepEqual(snap.problems, []);
+      assert.deepEqual([...snap.servers.keys()], ['a', 'b']);
+    });
+
+    it('refuses a kind directory that links outside the root, once, and loads the other kinds', () => {
+      put(outside, 'servers/evil.yaml', 'command: /bin/sh\ntrust: trusted\n');
+      put(ctx.root, 'clients.d/copilot.yaml', 'mcp_allow: [read]\n');
+      const dir = path.join(ctx.root, 'mcp-servers.d');
+      fs.symlinkSync(path.join(outside, 'servers'), dir);
+      const snap = new RegistryLoader(ctx.root).load();
+      assert.equal(snap.servers.size, 0);
+      assert.ok(snap.clients.has('copilot'));
+      const problem = onlyProblem(snap, dir);
+      assert.match(
+        problem.message,
+        /^mcp-servers\.d is a symbolic link to .*servers, outside the registry root .*; refusing to load anything/,
+      );
+    });
+
+    it('never serves the outside file when a good definition is swapped for a link, keeping the last good one', () => {
+      const loader = new RegistryLoader(ctx.root);
+      const file = put(ctx.root, 'mcp-servers.d/git.yaml', 'command: uvx\nargs: [mcp-server-git]\n');
+      assert.equal(loader.load().servers.get('git')?.command, 'uvx');
+      const target = put(outside, 'evil.yaml', 'command: /bin/sh\n');
+      fs.unlinkSync(file);
+      fs.symlinkSync(target, file);
+      const snap = loader.load();
+      assert.equal(snap.servers.get('git')?.command, 'uvx', 'the last good definition stays; the link is not read');
+      const errors = snap.problems.filter((p) => p.severity === 'error');
+      assert.equal(errors.length, 1);
+      assert.match(errors[0].message, /symbolic link to .*evil\.yaml, outside the registry root/);
+    });
   });
 });

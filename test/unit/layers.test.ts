@@ -51,10 +51,19 @@ describe('layer rules (eslint.config.mjs)', function () {
     await expectAllowed(
       'src/registry/probe.ts',
       "import * as fs from 'node:fs';\nimport { z } from 'zod';\nimport { parseDocument } from 'yaml';\n" +
-        "import { KINDS } from './schema';\nexport * from './names';\nexport const x = [fs, z, parseDocument, KINDS];\n",
+        "import { KINDS } from './schema';\nexport * from './names';\n" +
+        'export const x = [fs, z, parseDocument, KINDS];\n',
     );
-    await expectRefused('src/registry/probe.ts', "import { Catalog } from '../broker/catalog';\nexport { Catalog };\n", REGISTRY);
-    await expectRefused('src/registry/probe.ts', "import type { Ctx } from '../extension/ctx';\nexport type X = Ctx;\n", REGISTRY);
+    await expectRefused(
+      'src/registry/probe.ts',
+      "import { Catalog } from '../broker/catalog';\nexport { Catalog };\n",
+      REGISTRY,
+    );
+    await expectRefused(
+      'src/registry/probe.ts',
+      "import type { Ctx } from '../extension/ctx';\nexport type X = Ctx;\n",
+      REGISTRY,
+    );
     await expectRefused('src/registry/probe.ts', "export * from '../broker/routing';\n", REGISTRY);
     await expectRefused('src/registry/probe.ts', "import * as vscode from 'vscode';\nexport { vscode };\n", REGISTRY);
     await expectRefused('src/registry/probe.ts', "import * as fs from 'fs';\nexport { fs };\n", REGISTRY);
@@ -93,21 +102,37 @@ describe('layer rules (eslint.config.mjs)', function () {
       await expectAllowed(file, sdk);
     }
     await expectRefused('src/broker/catalog.ts', sdk, SDK);
-    await expectRefused('src/broker/router/probe.ts', "import type { Tool } from '@modelcontextprotocol/sdk/types.js';\n", SDK);
+    await expectRefused(
+      'src/broker/router/probe.ts',
+      "import type { Tool } from '@modelcontextprotocol/sdk/types.js';\n",
+      SDK,
+    );
     await expectRefused('src/extension/probe.ts', sdk, SDK);
     await expectRefused('src/registry/probe.ts', sdk, REGISTRY);
-    await expectRefused('src/broker/catalog.ts', "export const load = () => import('@modelcontextprotocol/sdk/client/sse.js');\n", SDK);
-    await expectAllowed('src/broker/upstreamClient.ts', "export const load = () => import('@modelcontextprotocol/sdk/client/sse.js');\n");
+    await expectRefused(
+      'src/broker/catalog.ts',
+      "export const load = () => import('@modelcontextprotocol/sdk/client/sse.js');\n",
+      SDK,
+    );
+    await expectAllowed(
+      'src/broker/upstreamClient.ts',
+      "export const load = () => import('@modelcontextprotocol/sdk/client/sse.js');\n",
+    );
   });
 
   it('webview imports only its own modules, src/registry and types from src/broker', async () => {
     await expectAllowed(
       'webview/probe.ts',
-      "import type { ProbeResult } from '../src/broker/probe';\nimport { ServerDefSchema } from '../src/registry/schema';\n" +
+      "import type { ProbeResult } from '../src/broker/probe';\n" +
+        "import { ServerDefSchema } from '../src/registry/schema';\n" +
         "import type { InitMessage } from './protocol';\nimport './console.css';\n" +
         'export type X = [ProbeResult, InitMessage];\nexport const s = ServerDefSchema;\n',
     );
-    await expectRefused('webview/probe.ts', "import { probe } from '../src/broker/probe';\nexport { probe };\n", WEBVIEW_TYPES);
+    await expectRefused(
+      'webview/probe.ts',
+      "import { probe } from '../src/broker/probe';\nexport { probe };\n",
+      WEBVIEW_TYPES,
+    );
     await expectRefused('webview/probe.ts', "import * as fs from 'node:fs';\nexport { fs };\n", WEBVIEW);
     await expectRefused('webview/probe.ts', "import * as vscode from 'vscode';\nexport { vscode };\n", WEBVIEW);
     await expectRefused('webview/probe.ts', "import { ctx } from '../src/extension/ctx';\nexport { ctx };\n", WEBVIEW);
