@@ -2,10 +2,12 @@ import * as path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as readline from 'node:readline';
+import { approvalSummaryBlock } from './approvalSummary';
 import { Bridge } from './bridge';
 import { ClientTokens } from './clientTokens';
 import type { ServerStatus } from './controlOperations';
-import { serveOrReuse } from './daemon';
+import { serveOrReuse, type RunningBroker } from './daemon';
 import { liveRecord } from './discovery';
 import { findBroker, OperatorClient } from './operatorClient';
 import { BROKER_NODE_FLAGS, brokerEnvironment, runtimePaths, type BrokerRecord } from './runtime';
@@ -22,7 +24,7 @@ const rootOption = { root: { type: 'string' as const, short: 'r' } };
 const commands: Record<string, Command> = {
   serve: {
     summary: 'run the broker for a workspace registry (or reuse the one already running)',
-    usage: `switchboard serve [--root <dir>] [--port <n>] [--untrusted] [--idle-exit <s>] [--json]
+    usage: `switchboard serve [--root <dir>] [--port <n>] [--untrusted] [--accept-workspace-trust] [--idle-exit <s>] [--json]
 
 Runs the broker on the registry in <dir> (default: the current directory), which holds
 mcp-servers.d/, prompts.d/ and clients.d/. Serves MCP Streamable HTTP on 127.0.0.1 only.
@@ -31,6 +33,10 @@ If a broker already serves <dir>, prints its endpoint and exits (one broker per 
   --root <dir>        registry root (default: .)
   --port <n>          port to listen on; 0 picks a free one (default: 0)
   --untrusted         read the registry but start no server from it (untrusted workspace)
+  --accept-workspace-trust
+                      start the servers the workspace marks trusted or builtin without asking
+                      (for scripts; on a terminal serve lists them and asks once, and the answer
+                      is remembered for you per definition)
   --idle-exit <s>     exit after <s> seconds in which no client held a stream or sent a request
   --max-body <bytes>  largest request body accepted (default: 4194304)
   --session-idle <s>  close a session after <s> seconds without a request or stream (default: 1800)
@@ -40,6 +46,7 @@ If a broker already serves <dir>, prints its endpoint and exits (one broker per 
       ...rootOption,
       port: { type: 'string', short: 'p' },
       untrusted: { type: 'boolean' },
+      'accept-workspace-trust': { type: 'boolean' },
       'idle-exit': { type: 'string' },
       'max-body': { type: 'string' },
       json: { type: 'boolean' },
@@ -54,6 +61,7 @@ If a broker already serves <dir>, prints its endpoint and exits (one broker per 
         root,
         port,
         untrusted: values.untrusted === true,
+        acceptWorkspaceTrust: acceptsWorkspaceTrust(values['accept-workspace-trust'] === true),
         maxBodyBytes: values['max-body'] ? parseNumber(values['max-body'], 'max-body', 0) : undefined,
         idleSessionMs: values['session-idle'] ? parseNumber(values['session-idle'], 'session-idle', 0) * 1000 : undefined,
         log,
@@ -98,6 +106,7 @@ If a broker already serves <dir>, prints its endpoint and exits (one broker per 
           if (running.broker.endpoint.idleMs() >= idleExit * 1000) shutdown(`idle for ${idleExit} s: no client holds the broker`);
         }, Math.min(1000, Math.max(100, idleExit * 250))).unref();
       }
+      if (!json && process.stdin.isTTY) await askWorkspaceTrust(running, () => shutdown('SIGINT'));
       return undefined;
     },
   },
@@ -163,11 +172,14 @@ Example (Claude Code):  claude mcp add switchboard -- npx switchboard connect --
     },
   },
   approve: {
-    summary: 'approve a community server as it is defined now (operator)',
+    summary: 'approve a community server, or accept one the workspace marks trusted, as it is now (operator)',
     usage: `switchboard approve <server> [--root <dir>] [--revoke]
 
-Shows what is approved (command, args, url, env keys, grants) and records the approval for
-this user, outside the workspace. A later change to any of those needs a new approval.
+Shows everything the approval covers (command and arguments or URL, working directory, env
+variables with secret-looking values masked, env file, header names, grants, tool filters;
+paths outside the registry root are flagged) and records the approval of exactly that, for this
+user, outside the workspace. If the definition changes between showing and approving, nothing is
+approved. A later change to any of those fields (or to the env file's contents) needs a new approval.
 
   --revoke  withdraw the approval instead`,
     options: { ...rootOption, revoke: { type: 'boolean' } },
@@ -179,12 +191,17 @@ this user, outside the workspace. A later change to any of those needs a new app
         if (values.revoke) {
           const status = (await client.call('revoke_approval', { name })) as unknown as ServerStatus;
           process.stdout.write(`Approval of '${name}' withdrawn; it is now ${status.state}.\n`);
-        } else {
-          const before = (await client.call('server_status', { name })) as unknown as ServerStatus;
-          process.stdout.write(`Approving '${name}' (${before.trust}): ${before.approvalSummary}\n`);
-          const status = (await client.call('approve_server', { name })) as unknown as ServerStatus;
-          process.stdout.write(`Approved. '${name}' is now ${status.state}${status.lastError ? ` (${status.lastError})` : ''}.\n`);
+          return 0;
         }
+        const before = (await client.call('server_status', { name })) as unknown as ServerStatus;
+        if (before.approval === 'not-needed') {
+          process.stdout.write(`'${name}' is ${before.trust} and this broker accepts the workspace's ${before.trust} servers: nothing to approve.\n`);
+          return 0;
+        }
+        process.stdout.write(`Approving '${name}':\n${approvalSummaryBlock(before.approvalItems, '  ')}\n`);
+        // The hash of what was just printed: the broker refuses if the definition is no longer that.
+        const status = (await client.call('approve_server', { name, hash: before.approvalHash })) as unknown as ServerStatus;
+        process.stdout.write(`Approved. '${name}' is now ${status.state}${status.lastError ? ` (${status.lastError})` : ''}.\n`);
         return 0;
       });
     },
@@ -223,6 +240,45 @@ created on first use (mode 0600, outside the workspace). --rotate replaces it.`,
     },
   },
 };
+
+/** The flag, or SWITCHBOARD_ACCEPT_WORKSPACE_TRUST=1 in the environment of whoever starts the broker. */
+function acceptsWorkspaceTrust(flag: boolean): boolean {
+  return flag || process.env.SWITCHBOARD_ACCEPT_WORKSPACE_TRUST === '1';
+}
+
+/**
+ * On a terminal: lists the servers the workspace marks trusted/builtin that this user has not
+ * accepted as they are, and accepts them on "y" (remembered per user, per definition).
+ */
+async function askWorkspaceTrust(running: RunningBroker, interrupted: () => void): Promise<void> {
+  const ops = running.control.operations;
+  const waiting = ops.listServers().filter((s) => s.trust !== 'community' && (s.approval === 'required' || s.approval === 'changed'));
+  if (!waiting.length) return;
+  const n = waiting.length;
+  process.stdout.write(`This workspace marks ${n} server${n === 1 ? '' : 's'} trusted; ${n === 1 ? 'it does' : 'they do'} not start until you accept:\n`);
+  for (const s of waiting) {
+    process.stdout.write(`\n  ${s.name}${s.approval === 'changed' ? ` (${s.lastError ?? 'changed since you accepted it'})` : ''}\n`);
+    process.stdout.write(`${approvalSummaryBlock(s.approvalItems, '    ')}\n`);
+  }
+  const rl = readline.createInterface({ input: process.stdin, output: process.stdout });
+  // readline takes Ctrl+C from the terminal while it asks: it still means stop.
+  rl.on('SIGINT', interrupted);
+  const answer = await new Promise<string>((resolve) => rl.question(`\nStart these ${n} servers this workspace trusts? [y/N] `, resolve));
+  rl.close();
+  if (!/^y(es)?$/i.test(answer.trim())) {
+    process.stdout.write(`Not started. Accept one later with: switchboard approve <server> --root ${running.broker.root}\n\n`);
+    return;
+  }
+  for (const s of waiting) {
+    try {
+      const status = await ops.approve(s.name, s.approvalHash);
+      process.stdout.write(`  ${s.name}: ${status.state}${status.lastError ? ` (${status.lastError})` : ''}\n`);
+    } catch (err) {
+      process.stdout.write(`  ${s.name}: not accepted: ${(err as Error).message}\n`);
+    }
+  }
+  process.stdout.write('\n');
+}
 
 /** Runs `fn` with an operator session on the broker serving `root`, and closes it after. */
 async function withOperator(root: string, fn: (client: OperatorClient, record: BrokerRecord) => Promise<number>): Promise<number> {

@@ -5,7 +5,8 @@ import type { RegistrySnapshot } from '../registry/loader';
 import { formatProblem, type Problem } from '../registry/problems';
 import { KIND_DIRS, ServerDefSchema, type ClientDef, type Kind, type PromptDef, type ServerDef } from '../registry/schema';
 import { RegistryWriter } from '../registry/writer';
-import { approvalHash, describeForApproval, type Approvals, type ApprovalStatus } from './approvals';
+import { ApprovalMismatch, type Approvals, type ApprovalStatus } from './approvals';
+import { approvalSummaryText, type ApprovalLine } from './approvalSummary';
 import type { Broker } from './broker';
 import { BROKER_VERSION } from './broker';
 import type { ClientTokens } from './clientTokens';
@@ -33,7 +34,11 @@ export interface ServerStatus {
   grants: ServerDef['grants'];
   enforcement: Enforcement;
   approval: ApprovalStatus;
-  /** What an approval covers, shown to the operator before approving. */
+  /** The hash of the definition as shown here: approve_server must send it back. */
+  approvalHash: string;
+  /** What an approval covers, field by field (values that could be secrets masked), for the operator. */
+  approvalItems: ApprovalLine[];
+  /** The same on one line. */
   approvalSummary: string;
   /** Names of variables withheld for want of the secrets grant (names only, never values). */
   withheldEnv: string[];
@@ -87,6 +92,7 @@ export class ControlOperations {
     const def = this.def(name);
     const upstream = this.broker.upstream(name);
     const snap = upstream?.snapshot();
+    const approval = this.approvals.check(def);
     const exposed = new Map(this.broker.catalog.listTools().map((t) => [t.name, t] as const));
     const tools = (upstream ? this.broker.catalog.toolsOf(name) : []).map((t) => {
       const exposedAs = [...exposed.keys()].find((k) => this.broker.catalog.resolveTool(k)?.server === name && this.broker.catalog.resolveTool(k)?.name === t.name) ?? t.name;
@@ -109,8 +115,10 @@ export class ControlOperations {
       resourceCount: upstream?.state === 'running' ? upstream.resources.length : 0,
       grants: def.grants,
       enforcement: upstream?.enforcement ?? { network: 'not-enforced', filesystem: 'not-enforced', secrets: 'enforced', notes: [] },
-      approval: this.approvals.status(def),
-      approvalSummary: describeForApproval(def),
+      approval: approval.status,
+      approvalHash: approval.hash,
+      approvalItems: approval.lines,
+      approvalSummary: approvalSummaryText(approval.lines),
       withheldEnv: upstream?.withheldEnv ?? [],
       target: def.transport === 'stdio' ? [def.command, ...def.args].join(' ') : def.url ?? '',
       file: this.fileOf('server', name),
@@ -233,10 +241,23 @@ export class ControlOperations {
     return probeServer(parsed.data, this.broker.root);
   }
 
-  async approve(name: string): Promise<ServerStatus & { approved: string }> {
+  /**
+   * Approves a community server, or accepts a server the workspace marks trusted/builtin, as it is
+   * now, only if `hash` is the approvalHash the operator was shown (a definition swapped in between
+   * is refused, naming what changed).
+   */
+  async approve(name: string, hash: string): Promise<ServerStatus & { approved: string }> {
     const def = this.def(name);
-    if (def.trust !== 'community') throw new McpFailure(ErrorCodes.InvalidParams, `Server '${name}' is ${def.trust}; only community servers need approval.`);
-    const entry = this.approvals.approve(def);
+    if (this.approvals.status(def) === 'not-needed') {
+      throw new McpFailure(ErrorCodes.InvalidParams, `Server '${name}' is ${def.trust} and this broker accepts the workspace's ${def.trust} servers (--accept-workspace-trust): it needs no approval.`);
+    }
+    let entry;
+    try {
+      entry = this.approvals.approve(def, hash);
+    } catch (err) {
+      if (err instanceof ApprovalMismatch) throw new McpFailure(ErrorCodes.InvalidParams, err.message);
+      throw err;
+    }
     await this.broker.reapplyPolicy();
     const upstream = this.broker.upstream(name);
     if (upstream && def.enabled) await upstream.whenSettled(def.timeouts.startupMs).catch(() => undefined);
@@ -259,7 +280,7 @@ export class ControlOperations {
 
   /** The approval hash, for tests and for the console to show what changed. */
   approvalHashOf(name: string): string {
-    return approvalHash(this.def(name));
+    return this.approvals.hashOf(this.def(name));
   }
 
   fileOf(kind: Kind, name: string): string {

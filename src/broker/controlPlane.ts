@@ -1,7 +1,7 @@
 // Identities, scopes, trust tiers, the facade and the audit log: who may do what, checked on every
 // request against the registry as it is now.
 import type { Broker, ControlHooks } from './broker';
-import { Approvals } from './approvals';
+import { Approvals, awaitingReason } from './approvals';
 import { AuditLog } from './audit';
 import { ClientTokens, safeEqual } from './clientTokens';
 import { ControlOperations } from './controlOperations';
@@ -9,12 +9,14 @@ import type { Identity } from './routing';
 import { Facade, STATE_URI } from './facade';
 import { ErrorCodes, McpFailure, type JsonObject } from './mcpTypes';
 import { renderPromptMessages } from '../registry/template';
-import { rootId, type RuntimePaths } from './runtime';
+import type { RuntimePaths } from './runtime';
 import type { StartDecision } from './supervisor';
 import type { ServerDef } from '../registry/schema';
 
 export interface ControlPlaneOptions {
   untrusted: boolean;
+  /** The operator accepts the servers the workspace marks trusted/builtin without a recorded acceptance. */
+  acceptWorkspaceTrust?: boolean;
 }
 
 /** The editor's own identity: one object for every request it makes (nothing mutates it). */
@@ -36,7 +38,7 @@ export class ControlPlane {
     private readonly operatorToken: string,
     private readonly opts: ControlPlaneOptions,
   ) {
-    this.approvals = new Approvals(paths.approvalsFile, rootId(root));
+    this.approvals = new Approvals(paths.approvalsFile, root, { acceptWorkspaceTrust: opts.acceptWorkspaceTrust });
     this.tokens = new ClientTokens(paths.tokensDir);
     this.audit = new AuditLog(paths.auditFile, () => this.secrets());
     this.operatorTokenBytes = Buffer.from(operatorToken);
@@ -116,11 +118,10 @@ export class ControlPlane {
   decide(def: ServerDef): StartDecision {
     if (this.opts.untrusted) return { run: false, state: 'blocked', reason: 'the workspace is not trusted, so nothing from its registry is started' };
     if (!def.enabled) return { run: false, state: 'disabled', reason: 'disabled (enabled: false)' };
-    if (def.trust === 'community') {
-      const status = this.approvals.status(def);
-      if (status === 'required') return { run: false, state: 'awaiting-approval', reason: 'a community server needs the operator\'s approval before it runs' };
-      if (status === 'changed') return { run: false, state: 'awaiting-approval', reason: 'its command, arguments, url, env keys or grants changed since it was approved; approve it again' };
-    }
+    // Community servers need the operator's approval; trusted/builtin ones the operator's one-time
+    // acceptance of what the workspace asks for (unless started with --accept-workspace-trust).
+    const reason = awaitingReason(def, this.approvals.check(def));
+    if (reason) return { run: false, state: 'awaiting-approval', reason };
     return { run: true };
   }
 

@@ -50,7 +50,7 @@ export async function startBroker(opts: BrokerOptions): Promise<RunningBroker> {
   fs.mkdirSync(root, { recursive: true });
   const paths = runtimePaths(root);
   const operatorToken = readOrCreateToken(paths.operatorTokenFile);
-  const control = new ControlPlane(root, paths, operatorToken, { untrusted: opts.untrusted ?? false });
+  const control = new ControlPlane(root, paths, operatorToken, { untrusted: opts.untrusted ?? false, acceptWorkspaceTrust: opts.acceptWorkspaceTrust });
   const broker = new Broker({ ...opts, root }, control.hooks());
   control.attach(broker);
   const port = await broker.start();

@@ -175,24 +175,25 @@ export const restartServer: Cmd = (ctx) => async (arg?: unknown) => {
 };
 
 export const approveServer: Cmd = (ctx) => async (arg?: unknown, opts?: NoPrompt) => {
-  const ref = await resolveServer(ctx, arg, 'Approve which community server?', (s) => s.approval === 'required' || s.approval === 'changed');
+  const ref = await resolveServer(ctx, arg, 'Approve which server?', (s) => s.approval === 'required' || s.approval === 'changed');
   if (!ref) return;
   const s = ref.entry.server(ref.name);
   if (!s) return;
-  if (s.trust !== 'community') {
-    void vscode.window.showInformationMessage(`'${s.name}' is ${s.trust}: it needs no approval.`);
+  if (s.approval === 'not-needed') {
+    void vscode.window.showInformationMessage(`'${s.name}' is ${s.trust} and accepted for this broker: it needs no approval.`);
     return;
   }
+  const workspace = s.trust !== 'community';
   if (!opts?.skipConfirmation) {
-    const action = s.enabled ? 'Approve and Start' : 'Approve';
-    const pick = await vscode.window.showWarningMessage(
-      `Approve the community server '${s.name}'?`,
-      { modal: true, detail: approvalDetail(s) },
-      action,
-    );
+    const action = !s.enabled ? 'Approve' : workspace ? 'Accept and Start' : 'Approve and Start';
+    const title = workspace
+      ? `This workspace marks '${s.name}' ${s.trust}. Start it?`
+      : `Approve the community server '${s.name}'?`;
+    const pick = await vscode.window.showWarningMessage(title, { modal: true, detail: approvalDetail(s) }, action);
     if (pick !== action) return;
   }
-  const result = await withProgress(`Switchboard: approving '${s.name}'`, () => ref.entry.conn.call<ServerStatus & { approved: string }>('approve_server', { name: s.name }));
+  // The hash of what the dialog showed: the broker refuses if the definition changed since.
+  const result = await withProgress(`Switchboard: approving '${s.name}'`, () => ref.entry.conn.call<ServerStatus & { approved: string }>('approve_server', { name: s.name, hash: s.approvalHash }));
   if (result) {
     ctx.output.info(`Approved '${s.name}': ${result.approved}`);
     if (!result.enabled) {
@@ -203,6 +204,43 @@ export const approveServer: Cmd = (ctx) => async (arg?: unknown, opts?: NoPrompt
   }
   return result;
 };
+
+/**
+ * A workspace file can request the trusted/builtin tier, not grant it: when a folder's broker has
+ * such servers that you have not accepted as they are, ask once (one modal listing them all) and
+ * accept them with the hashes shown. The broker remembers the answer per user, per definition.
+ */
+export function watchWorkspaceTrust(ctx: Ctx): vscode.Disposable {
+  const asked = new Set<string>();
+  let open = false;
+  const check = async (): Promise<void> => {
+    if (open || !vscode.workspace.isTrusted) return;
+    for (const entry of ctx.entries()) {
+      const waiting = (entry.state?.servers ?? []).filter((s) => s.trust !== 'community'
+        && (s.approval === 'required' || s.approval === 'changed') && !asked.has(`${entry.key}\0${s.name}\0${s.approvalHash}`));
+      if (!waiting.length) continue;
+      for (const s of waiting) asked.add(`${entry.key}\0${s.name}\0${s.approvalHash}`);
+      open = true;
+      const n = waiting.length;
+      const action = `Start ${n === 1 ? 'It' : `These ${n}`}`;
+      const detail = waiting.map((s) => `${s.name}${s.approval === 'changed' ? ` (${s.lastError ?? 'changed since you accepted it'})` : ''}\n${approvalDetail(s)}`).join('\n\n');
+      const pick = await vscode.window.showWarningMessage(
+        `${entry.name} marks ${n === 1 ? `'${waiting[0].name}'` : `${n} servers`} trusted. Start ${n === 1 ? 'it' : 'them'}?`,
+        { modal: true, detail }, action);
+      open = false;
+      if (pick !== action) {
+        ctx.output.info(`Not starting ${waiting.map((s) => `'${s.name}'`).join(', ')}: use Approve Server… to accept later.`);
+        continue;
+      }
+      for (const s of waiting) {
+        const result = await withProgress(`Switchboard: starting '${s.name}'`, () =>
+          entry.conn.call<ServerStatus & { approved: string }>('approve_server', { name: s.name, hash: s.approvalHash }));
+        if (result) ctx.output.info(`Accepted '${s.name}' from ${entry.name}: ${result.approved}`);
+      }
+    }
+  };
+  return ctx.onDidChange(() => void check());
+}
 
 export const revokeApproval: Cmd = (ctx) => async (arg?: unknown, opts?: NoPrompt) => {
   const ref = await resolveServer(ctx, arg, 'Revoke the approval of which server?', (s) => s.approval === 'approved');

@@ -150,16 +150,12 @@ export function firstLine(text: string | undefined, max = 120): string {
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
-/** What the approval dialog shows: exactly what will be approved. */
+/** What the approval dialog shows: every field the approval binds, warnings under their line. */
 export function approvalDetail(s: ServerStatus): string {
-  const lines = [
-    s.transport === 'stdio' ? `Command: ${s.target}` : `Remote (${s.transport}): ${s.target}`,
-    `Grants: ${s.grants.length ? s.grants.join(', ') : 'none'}`,
-  ];
+  const lines = s.approvalItems.flatMap((l) => [`${l.label}: ${l.value}`, ...(l.warning ? [`  ${l.warning}`] : [])]);
   for (const line of enforcementLines(s)) lines.push(`  ${line}`);
-  const envPart = s.approvalSummary.split(' | ').find((p) => p.startsWith('env: '));
-  if (envPart) lines.push(`Environment variables set: ${envPart.slice(5)}`);
-  lines.push('', `Definition: ${s.file}`, '', 'The approval is stored for you only (not in the workspace). If the command, arguments, URL, env keys or grants change, it has to be approved again.');
+  lines.push('', `Definition: ${s.file}`, '', 'The approval is stored for you only (not in the workspace) and bound to all of the above, '
+    + "including env values and the env file's contents: if any of it changes, the server waits for your approval again.");
   return lines.join('\n');
 }
 

@@ -1,0 +1,89 @@
+// What the operator is shown before approving: every field the approval hash covers, as labelled
+// lines both the CLI and the editor render, with values that could be secrets masked and paths
+// outside the registry root flagged.
+import type { ServerDef } from '../registry/schema';
+import { isOutsideRoot, relativeToRoot, type EnvFileDigest } from './approvalMaterial';
+import { looksSecret } from './environment';
+
+export interface ApprovalLine {
+  label: string;
+  value: string;
+  /** Something the operator should look at twice, e.g. a path outside the registry root. */
+  warning?: string;
+}
+
+const MASK = '••••••';
+
+/** Variables that make the program load other code than its command says. */
+const LOADS_CODE = /^(NODE_OPTIONS|NODE_PATH|LD_PRELOAD|LD_LIBRARY_PATH|DYLD_\w+|PYTHONPATH|PYTHONSTARTUP|PERL5OPT|RUBYOPT|BASH_ENV|ENV)$/;
+
+const quoteArg = (a: string): string => (a === '' || /[\s"'\\$`]/.test(a) ? JSON.stringify(a) : a);
+
+/** A URL with its userinfo and query values masked: they are where credentials hide. */
+export function maskUrl(raw: string): string {
+  try {
+    const url = new URL(raw);
+    if (url.username) url.username = MASK;
+    if (url.password) url.password = MASK;
+    for (const key of [...url.searchParams.keys()]) url.searchParams.set(key, MASK);
+    return url.toString();
+  } catch {
+    return raw;
+  }
+}
+
+function envValue(name: string, value: string): string {
+  const refs = [...value.matchAll(/\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((m) => m[1]);
+  if (refs.length) return `${MASK} (from your environment: ${refs.join(', ')})`;
+  if (looksSecret(name)) return MASK;
+  return value;
+}
+
+const outside = (rel: string): string => `⚠ outside the registry root: ${rel}`;
+
+/** Pure: the lines that describe `def` for approval (envFile digest says whether the file exists). */
+export function approvalLines(def: ServerDef, root: string, envFile: EnvFileDigest = null): ApprovalLine[] {
+  const lines: ApprovalLine[] = [];
+  lines.push({ label: 'Trust', value: def.trust === 'community' ? 'community' : `${def.trust} (as the workspace's file requests)` });
+  if (def.transport === 'stdio') {
+    lines.push({ label: 'Runs', value: [def.command ?? '', ...def.args].map(quoteArg).join(' ') });
+    const cwd = relativeToRoot(root, def.cwd ?? '.');
+    lines.push({ label: 'Working directory', value: cwd, ...(isOutsideRoot(cwd) ? { warning: outside(cwd) } : {}) });
+  } else {
+    lines.push({ label: 'Connects to', value: `${def.transport} ${maskUrl(def.url ?? '')}` });
+  }
+  for (const [name, value] of Object.entries(def.env).sort(([a], [b]) => (a < b ? -1 : 1))) {
+    lines.push({
+      label: `Env ${name}`,
+      value: envValue(name, value),
+      ...(LOADS_CODE.test(name) ? { warning: `⚠ ${name} changes what code the program loads` } : {}),
+    });
+  }
+  if (def.envFile !== undefined) {
+    const rel = relativeToRoot(root, def.envFile);
+    const state = envFile === 'missing' ? ' (the file does not exist now)'
+      : envFile === 'unreadable' ? ' (not a readable file of at most 1 MiB)' : '';
+    const passed = def.grants.includes('secrets') ? 'its values are passed' : "its values are withheld (no 'secrets' grant)";
+    lines.push({ label: 'Env file', value: `${rel}${state}; ${passed}`, ...(isOutsideRoot(rel) ? { warning: outside(rel) } : {}) });
+  }
+  const headers = Object.keys(def.headers).sort();
+  if (headers.length) lines.push({ label: 'HTTP headers', value: `${headers.join(', ')} (values hidden)` });
+  lines.push({ label: 'Grants', value: def.grants.length ? [...def.grants].join(', ') : 'none' });
+  if (def.allowedTools) lines.push({ label: 'Allowed tools', value: def.allowedTools.join(', ') || '(none)' });
+  if (def.excludeTools) lines.push({ label: 'Excluded tools', value: def.excludeTools.join(', ') || '(none)' });
+  return lines;
+}
+
+/** One line of text (the tree's tooltip, the approval record): `label: value | …`, warnings kept. */
+export function approvalSummaryText(lines: readonly ApprovalLine[]): string {
+  return lines.map((l) => `${l.label}: ${l.value}${l.warning ? ` ${l.warning}` : ''}`).join(' | ');
+}
+
+/** Several lines of text (the CLI, the editor's modal): one per field, its warning under it. */
+export function approvalSummaryBlock(lines: readonly ApprovalLine[], indent = ''): string {
+  const width = Math.max(...lines.map((l) => l.label.length));
+  return lines.flatMap((l) => [
+    `${indent}${`${l.label}:`.padEnd(width + 2)}${l.value}`,
+    ...(l.warning ? [`${indent}${' '.repeat(width + 2)}${l.warning}`] : []),
+  ]).join('\n');
+}
