@@ -106,7 +106,9 @@ function sha256(data: string | Buffer): string {
 /** One digest per field: stored with an approval so "changed" can name the fields, never values. */
 export function fieldDigests(material: ApprovalMaterial): Record<ApprovalField, string> {
   const out = {} as Record<ApprovalField, string>;
-  for (const field of Object.keys(FIELD_LABELS) as ApprovalField[]) out[field] = sha256(JSON.stringify(material[field]));
+  for (const field of Object.keys(FIELD_LABELS) as ApprovalField[]) {
+    out[field] = sha256(JSON.stringify(material[field]));
+  }
   return out;
 }
 
@@ -120,7 +122,10 @@ export function hashMaterial(material: ApprovalMaterial): string {
 }
 
 /** Fields whose digests differ; every field when the old digests are unknown. */
-export function changedFields(before: Partial<Record<ApprovalField, string>> | undefined, after: Record<ApprovalField, string>): ApprovalField[] {
+export function changedFields(
+  before: Partial<Record<ApprovalField, string>> | undefined,
+  after: Record<ApprovalField, string>,
+): ApprovalField[] {
   return (Object.keys(FIELD_LABELS) as ApprovalField[]).filter((f) => !before || before[f] !== after[f]);
 }
 
@@ -128,6 +133,8 @@ export function changedFields(before: Partial<Record<ApprovalField, string>> | u
 export function describeChange(fields: readonly ApprovalField[]): string {
   if (fields.length === 1 && fields[0] === 'envFileContents') return 'the env file changed';
   const labels = fields.map((f) => FIELD_LABELS[f]);
-  const list = labels.length <= 1 ? labels.join('') : `${labels.slice(0, -1).join(', ')} and ${labels[labels.length - 1]}`;
+  const list = labels.length <= 1
+    ? labels.join('')
+    : `${labels.slice(0, -1).join(', ')} and ${labels[labels.length - 1]}`;
   return `its ${list} changed`;
 }

@@ -15,7 +15,10 @@ export interface ApprovalLine {
 const MASK = '••••••';
 
 /** Variables that make the program load other code than its command says. */
-const LOADS_CODE = /^(NODE_OPTIONS|NODE_PATH|LD_PRELOAD|LD_LIBRARY_PATH|DYLD_\w+|PYTHONPATH|PYTHONSTARTUP|PERL5OPT|RUBYOPT|BASH_ENV|ENV)$/;
+const LOADS_CODE = new RegExp(`^(${[
+  'NODE_OPTIONS', 'NODE_PATH', 'LD_PRELOAD', 'LD_LIBRARY_PATH', 'DYLD_\\w+', 'PYTHONPATH', 'PYTHONSTARTUP',
+  'PERL5OPT', 'RUBYOPT', 'BASH_ENV', 'ENV',
+].join('|')})$`);
 
 const quoteArg = (a: string): string => (a === '' || /[\s"'\\$`]/.test(a) ? JSON.stringify(a) : a);
 
@@ -44,7 +47,8 @@ const outside = (rel: string): string => `⚠ outside the registry root: ${rel}`
 /** Pure: the lines that describe `def` for approval (envFile digest says whether the file exists). */
 export function approvalLines(def: ServerDef, root: string, envFile: EnvFileDigest = null): ApprovalLine[] {
   const lines: ApprovalLine[] = [];
-  lines.push({ label: 'Trust', value: def.trust === 'community' ? 'community' : `${def.trust} (as the workspace's file requests)` });
+  const tier = def.trust === 'community' ? 'community' : `${def.trust} (as the workspace's file requests)`;
+  lines.push({ label: 'Trust', value: tier });
   if (def.transport === 'stdio') {
     lines.push({ label: 'Runs', value: [def.command ?? '', ...def.args].map(quoteArg).join(' ') });
     const cwd = relativeToRoot(root, def.cwd ?? '.');
@@ -63,8 +67,11 @@ export function approvalLines(def: ServerDef, root: string, envFile: EnvFileDige
     const rel = relativeToRoot(root, def.envFile);
     const state = envFile === 'missing' ? ' (the file does not exist now)'
       : envFile === 'unreadable' ? ' (not a readable file of at most 1 MiB)' : '';
-    const passed = def.grants.includes('secrets') ? 'its values are passed' : "its values are withheld (no 'secrets' grant)";
-    lines.push({ label: 'Env file', value: `${rel}${state}; ${passed}`, ...(isOutsideRoot(rel) ? { warning: outside(rel) } : {}) });
+    const passed = def.grants.includes('secrets')
+      ? 'its values are passed'
+      : "its values are withheld (no 'secrets' grant)";
+    const warning = isOutsideRoot(rel) ? { warning: outside(rel) } : {};
+    lines.push({ label: 'Env file', value: `${rel}${state}; ${passed}`, ...warning });
   }
   const headers = Object.keys(def.headers).sort();
   if (headers.length) lines.push({ label: 'HTTP headers', value: `${headers.join(', ')} (values hidden)` });

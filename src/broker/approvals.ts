@@ -58,7 +58,11 @@ export class Approvals {
   private readonly rootKey: string;
   private readonly shown = new Map<string, Record<ApprovalField, string>>();
 
-  constructor(private readonly file: string, private readonly root: string, private readonly opts: ApprovalsOptions = {}) {
+  constructor(
+    private readonly file: string,
+    private readonly root: string,
+    private readonly opts: ApprovalsOptions = {},
+  ) {
     this.rootKey = rootId(root);
     this.data = this.read();
   }
@@ -117,11 +121,21 @@ export class Approvals {
     const now = this.evaluate(def);
     if (shownHash !== now.hash) {
       const before = this.shown.get(shownHash);
-      const what = before ? describeChange(changedFields(before, now.digests)) : 'its definition is not the one that was shown';
-      throw new ApprovalMismatch(`Not approved: '${def.name}' changed after it was shown to you (${what}). Review it again and approve what it is now.`);
+      const what = before
+        ? describeChange(changedFields(before, now.digests))
+        : 'its definition is not the one that was shown';
+      throw new ApprovalMismatch(
+        `Not approved: '${def.name}' changed after it was shown to you (${what}). ` +
+          'Review it again and approve what it is now.',
+      );
     }
     this.data = this.read();
-    const entry: ApprovalEntry = { hash: now.hash, approvedAt: new Date().toISOString(), summary: approvalSummaryText(now.lines), fields: now.digests };
+    const entry: ApprovalEntry = {
+      hash: now.hash,
+      approvedAt: new Date().toISOString(),
+      summary: approvalSummaryText(now.lines),
+      fields: now.digests,
+    };
     this.data.approvals[this.key(def.name)] = entry;
     writePrivateFile(this.file, JSON.stringify(this.data, null, 2) + '\n');
     return entry;

@@ -24,7 +24,8 @@ const rootOption = { root: { type: 'string' as const, short: 'r' } };
 const commands: Record<string, Command> = {
   serve: {
     summary: 'run the broker for a workspace registry (or reuse the one already running)',
-    usage: `switchboard serve [--root <dir>] [--port <n>] [--untrusted] [--accept-workspace-trust] [--idle-exit <s>] [--json]
+    usage: `switchboard serve [--root <dir>] [--port <n>] [--untrusted] [--accept-workspace-trust]
+                 [--idle-exit <s>] [--json]
 
 Runs the broker on the registry in <dir> (default: the current directory), which holds
 mcp-servers.d/, prompts.d/ and clients.d/. Serves MCP Streamable HTTP on 127.0.0.1 only.
@@ -195,13 +196,16 @@ approved. A later change to any of those fields (or to the env file's contents) 
         }
         const before = (await client.call('server_status', { name })) as unknown as ServerStatus;
         if (before.approval === 'not-needed') {
-          process.stdout.write(`'${name}' is ${before.trust} and this broker accepts the workspace's ${before.trust} servers: nothing to approve.\n`);
+          const tier = before.trust;
+          process.stdout.write(`'${name}' is ${tier} and this broker accepts the workspace's ${tier} servers: nothing to approve.\n`);
           return 0;
         }
         process.stdout.write(`Approving '${name}':\n${approvalSummaryBlock(before.approvalItems, '  ')}\n`);
         // The hash of what was just printed: the broker refuses if the definition is no longer that.
-        const status = (await client.call('approve_server', { name, hash: before.approvalHash })) as unknown as ServerStatus;
-        process.stdout.write(`Approved. '${name}' is now ${status.state}${status.lastError ? ` (${status.lastError})` : ''}.\n`);
+        const args = { name, hash: before.approvalHash };
+        const status = (await client.call('approve_server', args)) as unknown as ServerStatus;
+        const error = status.lastError ? ` (${status.lastError})` : '';
+        process.stdout.write(`Approved. '${name}' is now ${status.state}${error}.\n`);
         return 0;
       });
     },
@@ -252,18 +256,20 @@ function acceptsWorkspaceTrust(flag: boolean): boolean {
  */
 async function askWorkspaceTrust(running: RunningBroker, interrupted: () => void): Promise<void> {
   const ops = running.control.operations;
-  const waiting = ops.listServers().filter((s) => s.trust !== 'community' && (s.approval === 'required' || s.approval === 'changed'));
+  const waiting = ops.listServers().filter((s) => s.trust !== 'community' && ['required', 'changed'].includes(s.approval));
   if (!waiting.length) return;
   const n = waiting.length;
-  process.stdout.write(`This workspace marks ${n} server${n === 1 ? '' : 's'} trusted; ${n === 1 ? 'it does' : 'they do'} not start until you accept:\n`);
+  const them = n === 1 ? 'it does' : 'they do';
+  process.stdout.write(`This workspace marks ${n} server${n === 1 ? '' : 's'} trusted; ${them} not start until you accept:\n`);
   for (const s of waiting) {
-    process.stdout.write(`\n  ${s.name}${s.approval === 'changed' ? ` (${s.lastError ?? 'changed since you accepted it'})` : ''}\n`);
-    process.stdout.write(`${approvalSummaryBlock(s.approvalItems, '    ')}\n`);
+    const why = s.approval === 'changed' ? ` (${s.lastError ?? 'changed since you accepted it'})` : '';
+    process.stdout.write(`\n  ${s.name}${why}\n${approvalSummaryBlock(s.approvalItems, '    ')}\n`);
   }
   const rl = readline.createInterface({ input: process.stdin, output: process.stdout });
   // readline takes Ctrl+C from the terminal while it asks: it still means stop.
   rl.on('SIGINT', interrupted);
-  const answer = await new Promise<string>((resolve) => rl.question(`\nStart these ${n} servers this workspace trusts? [y/N] `, resolve));
+  const question = `\nStart these ${n} servers this workspace trusts? [y/N] `;
+  const answer = await new Promise<string>((resolve) => rl.question(question, resolve));
   rl.close();
   if (!/^y(es)?$/i.test(answer.trim())) {
     process.stdout.write(`Not started. Accept one later with: switchboard approve <server> --root ${running.broker.root}\n\n`);

@@ -249,7 +249,8 @@ export class ControlOperations {
   async approve(name: string, hash: string): Promise<ServerStatus & { approved: string }> {
     const def = this.def(name);
     if (this.approvals.status(def) === 'not-needed') {
-      throw new McpFailure(ErrorCodes.InvalidParams, `Server '${name}' is ${def.trust} and this broker accepts the workspace's ${def.trust} servers (--accept-workspace-trust): it needs no approval.`);
+      const why = `this broker accepts the workspace's ${def.trust} servers (--accept-workspace-trust)`;
+      throw new McpFailure(ErrorCodes.InvalidParams, `Server '${name}' is ${def.trust} and ${why}: it needs no approval.`);
     }
     let entry;
     try {

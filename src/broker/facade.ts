@@ -75,8 +75,20 @@ function definitions(): FacadeTool[] {
     { name: 'remove_prompt', scope: 'write', destructive: true, description: 'Delete a fleet prompt.', input: nameArg('prompt name'), run: (ops, a) => ops.remove('prompt', str(a, 'name')) },
     {
       name: 'approve_server', scope: 'operator',
-      description: "Operator only: approve a community server, or accept a server the workspace marks trusted, as it is defined now. 'hash' is the approvalHash of the status the operator reviewed; if the definition changed since (command, args, cwd, env, env file contents, url, headers, grants, tool filters, trust), the approval is refused. Any later change needs a new approval.",
-      input: { type: 'object', properties: { name: { type: 'string', description: 'server name' }, hash: { type: 'string', description: 'approvalHash from the server status that was reviewed' } }, required: ['name', 'hash'], additionalProperties: false },
+      description:
+        'Operator only: approve a community server, or accept a server the workspace marks trusted, as it is ' +
+        "defined now. 'hash' is the approvalHash of the status the operator reviewed; if the definition changed " +
+        'since (command, args, cwd, env, env file contents, url, headers, grants, tool filters, trust), the ' +
+        'approval is refused. Any later change needs a new approval.',
+      input: {
+        type: 'object',
+        properties: {
+          name: { type: 'string', description: 'server name' },
+          hash: { type: 'string', description: 'approvalHash from the server status that was reviewed' },
+        },
+        required: ['name', 'hash'],
+        additionalProperties: false,
+      },
       run: (ops, a) => ops.approve(str(a, 'name'), str(a, 'hash')),
     },
     { name: 'revoke_approval', scope: 'operator', destructive: true, description: 'Operator only: withdraw the approval of a community server and stop it.', input: nameArg('server name'), run: (ops, a) => ops.revoke(str(a, 'name')) },

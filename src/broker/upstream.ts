@@ -72,7 +72,11 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
    * being so without a registry change (the env file's contents changed), and a restart must not
    * run what the operator did not see.
    */
-  constructor(readonly def: ServerDef, private readonly root: string, private readonly mayStart?: () => Held | undefined) {
+  constructor(
+    readonly def: ServerDef,
+    private readonly root: string,
+    private readonly mayStart?: () => Held | undefined,
+  ) {
     super();
     this.enforcement = describeEnforcement(def.transport, def.grants);
   }

@@ -70,7 +70,9 @@ function reportState(ctx: Ctx, ref: ServerRef, s: ServerStatus | undefined, done
       if (pick) void vscode.commands.executeCommand('switchboard.showServerLogs', ref.name);
     });
   } else if (s.state === 'awaiting-approval') {
-    void vscode.window.showWarningMessage(`'${s.name}' is a community server: it runs once you approve it.`, 'Approve…').then((pick) => {
+    const who = s.trust === 'community' ? 'a community server' : `marked ${s.trust} by the workspace`;
+    const asked = vscode.window.showWarningMessage(`'${s.name}' is ${who}: it runs once you approve it.`, 'Approve…');
+    void asked.then((pick) => {
       if (pick) void vscode.commands.executeCommand('switchboard.approveServer', ref.name);
     });
   } else {
@@ -175,12 +177,13 @@ export const restartServer: Cmd = (ctx) => async (arg?: unknown) => {
 };
 
 export const approveServer: Cmd = (ctx) => async (arg?: unknown, opts?: NoPrompt) => {
-  const ref = await resolveServer(ctx, arg, 'Approve which server?', (s) => s.approval === 'required' || s.approval === 'changed');
+  const needsApproval = (s: ServerStatus): boolean => s.approval === 'required' || s.approval === 'changed';
+  const ref = await resolveServer(ctx, arg, 'Approve which server?', needsApproval);
   if (!ref) return;
   const s = ref.entry.server(ref.name);
   if (!s) return;
   if (s.approval === 'not-needed') {
-    void vscode.window.showInformationMessage(`'${s.name}' is ${s.trust} and accepted for this broker: it needs no approval.`);
+    void vscode.window.showInformationMessage(`'${s.name}' is ${s.trust} and accepted for this broker: nothing to approve.`);
     return;
   }
   const workspace = s.trust !== 'community';
@@ -193,7 +196,8 @@ export const approveServer: Cmd = (ctx) => async (arg?: unknown, opts?: NoPrompt
     if (pick !== action) return;
   }
   // The hash of what the dialog showed: the broker refuses if the definition changed since.
-  const result = await withProgress(`Switchboard: approving '${s.name}'`, () => ref.entry.conn.call<ServerStatus & { approved: string }>('approve_server', { name: s.name, hash: s.approvalHash }));
+  const result = await withProgress(`Switchboard: approving '${s.name}'`, () =>
+    ref.entry.conn.call<ServerStatus & { approved: string }>('approve_server', { name: s.name, hash: s.approvalHash }));
   if (result) {
     ctx.output.info(`Approved '${s.name}': ${result.approved}`);
     if (!result.enabled) {
@@ -216,25 +220,31 @@ export function watchWorkspaceTrust(ctx: Ctx): vscode.Disposable {
   const check = async (): Promise<void> => {
     if (open || !vscode.workspace.isTrusted) return;
     for (const entry of ctx.entries()) {
+      const key = (s: ServerStatus): string => `${entry.key}\0${s.name}\0${s.approvalHash}`;
       const waiting = (entry.state?.servers ?? []).filter((s) => s.trust !== 'community'
-        && (s.approval === 'required' || s.approval === 'changed') && !asked.has(`${entry.key}\0${s.name}\0${s.approvalHash}`));
+        && (s.approval === 'required' || s.approval === 'changed') && !asked.has(key(s)));
       if (!waiting.length) continue;
-      for (const s of waiting) asked.add(`${entry.key}\0${s.name}\0${s.approvalHash}`);
+      for (const s of waiting) asked.add(key(s));
       open = true;
       const n = waiting.length;
       const action = `Start ${n === 1 ? 'It' : `These ${n}`}`;
-      const detail = waiting.map((s) => `${s.name}${s.approval === 'changed' ? ` (${s.lastError ?? 'changed since you accepted it'})` : ''}\n${approvalDetail(s)}`).join('\n\n');
-      const pick = await vscode.window.showWarningMessage(
-        `${entry.name} marks ${n === 1 ? `'${waiting[0].name}'` : `${n} servers`} trusted. Start ${n === 1 ? 'it' : 'them'}?`,
-        { modal: true, detail }, action);
+      const detail = waiting.map((s) => {
+        const why = s.approval === 'changed' ? ` (${s.lastError ?? 'changed since you accepted it'})` : '';
+        return `${s.name}${why}\n${approvalDetail(s)}`;
+      }).join('\n\n');
+      const what = n === 1 ? `'${waiting[0].name}'` : `${n} servers`;
+      const title = `${entry.name} marks ${what} trusted. Start ${n === 1 ? 'it' : 'them'}?`;
+      const pick = await vscode.window.showWarningMessage(title, { modal: true, detail }, action);
       open = false;
       if (pick !== action) {
-        ctx.output.info(`Not starting ${waiting.map((s) => `'${s.name}'`).join(', ')}: use Approve Server… to accept later.`);
+        const names = waiting.map((s) => `'${s.name}'`).join(', ');
+        ctx.output.info(`Not starting ${names}: use Approve Server… to accept later.`);
         continue;
       }
       for (const s of waiting) {
+        const args = { name: s.name, hash: s.approvalHash };
         const result = await withProgress(`Switchboard: starting '${s.name}'`, () =>
-          entry.conn.call<ServerStatus & { approved: string }>('approve_server', { name: s.name, hash: s.approvalHash }));
+          entry.conn.call<ServerStatus & { approved: string }>('approve_server', args));
         if (result) ctx.output.info(`Accepted '${s.name}' from ${entry.name}: ${result.approved}`);
       }
     }
