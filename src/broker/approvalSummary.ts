@@ -29,7 +29,8 @@ export function maskUrl(raw: string): string {
     if (url.username) url.username = MASK;
     if (url.password) url.password = MASK;
     for (const key of [...url.searchParams.keys()]) url.searchParams.set(key, MASK);
-    return url.toString();
+    // The URL encoder percent-encodes the mask; show it as the other masks are shown.
+    return url.toString().split(encodeURIComponent(MASK)).join(MASK);
   } catch {
     return raw;
   }
@@ -39,7 +40,8 @@ function envValue(name: string, value: string): string {
   const refs = [...value.matchAll(/\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((m) => m[1]);
   if (refs.length) return `${MASK} (from your environment: ${refs.join(', ')})`;
   if (looksSecret(name)) return MASK;
-  return value;
+  // A connection string carries its password in the userinfo (DATABASE_URL=postgres://u:p@db/x).
+  return /^[a-z][a-z0-9+.-]*:\/\//i.test(value) ? maskUrl(value) : value;
 }
 
 const outside = (rel: string): string => `⚠ outside the registry root: ${rel}`;
@@ -79,6 +81,11 @@ export function approvalLines(def: ServerDef, root: string, envFile: EnvFileDige
   if (def.allowedTools) lines.push({ label: 'Allowed tools', value: def.allowedTools.join(', ') || '(none)' });
   if (def.excludeTools) lines.push({ label: 'Excluded tools', value: def.excludeTools.join(', ') || '(none)' });
   return lines;
+}
+
+/** The lines as the approval record keeps them: env values are bound by the hash, never written down. */
+export function withoutEnvValues(lines: readonly ApprovalLine[]): ApprovalLine[] {
+  return lines.map((l) => (l.label.startsWith('Env ') && l.label !== 'Env file' ? { ...l, value: '(set; value not recorded)' } : l));
 }
 
 /** One line of text (the tree's tooltip, the approval record): `label: value | …`, warnings kept. */

@@ -8,7 +8,7 @@ import {
   changedFields, describeChange, fieldDigests, hashOfDigests, normalizeForApproval, readEnvFileDigest,
   type ApprovalField,
 } from './approvalMaterial';
-import { approvalLines, approvalSummaryText, type ApprovalLine } from './approvalSummary';
+import { approvalLines, approvalSummaryText, withoutEnvValues, type ApprovalLine } from './approvalSummary';
 import { rootId, writePrivateFile } from './runtime';
 
 export interface ApprovalEntry {
@@ -133,7 +133,7 @@ export class Approvals {
     const entry: ApprovalEntry = {
       hash: now.hash,
       approvedAt: new Date().toISOString(),
-      summary: approvalSummaryText(now.lines),
+      summary: approvalSummaryText(withoutEnvValues(now.lines)),
       fields: now.digests,
     };
     this.data.approvals[this.key(def.name)] = entry;
