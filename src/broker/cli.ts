@@ -278,6 +278,8 @@ async function askWorkspaceTrust(running: RunningBroker, interrupted: () => void
   for (const s of waiting) {
     try {
       const status = await ops.approve(s.name, s.approvalHash);
+      // Accepted in-process, not through the facade: audit it as the facade's approvals are.
+      running.control.audit.write({ client: 'operator', event: 'accept-workspace-trust', server: s.name, trust: s.trust });
       process.stdout.write(`  ${s.name}: ${status.state}${status.lastError ? ` (${status.lastError})` : ''}\n`);
     } catch (err) {
       process.stdout.write(`  ${s.name}: not accepted: ${(err as Error).message}\n`);

@@ -266,6 +266,9 @@ describe('faults: security — a workspace cannot grant itself trust', function 
       proc.stdin!.write('y\n');
       await waitFor(async () => (await status(c, 'declared')).state === 'running' && (await status(c, 'builtin')).state === 'running', 'both to run after y');
       assert.equal((await status(c, 'declared')).approval, 'approved', 'the answer is remembered');
+      const audit = path.join(home, 'workspaces', fs.readdirSync(path.join(home, 'workspaces'))[0], 'audit.jsonl');
+      await waitFor(() => fs.existsSync(audit) && /"event":"accept-workspace-trust","server":"declared"/.test(fs.readFileSync(audit, 'utf8')),
+        'the acceptance in the audit log');
       const state = JSON.parse(((await c.readResource({ uri: 'switchboard://state' })).contents[0] as { text: string }).text) as Json;
       const brokerPid = state.broker.pid as number;
       notePid(brokerPid, 'broker on a pty');
