@@ -103,11 +103,16 @@ function sha256(data: string | Buffer): string {
   return crypto.createHash('sha256').update(data).digest('hex');
 }
 
-/** One digest per field: stored with an approval so "changed" can name the fields, never values. */
-export function fieldDigests(material: ApprovalMaterial): Record<ApprovalField, string> {
+/**
+ * One digest per field: stored with an approval so "changed" can name the fields, never values.
+ * With the per-user `key` they are HMACs: the hash is shown to read-scoped agents, and a plain
+ * digest would let one test guesses of a low-entropy env value or env file offline.
+ */
+export function fieldDigests(material: ApprovalMaterial, key = ''): Record<ApprovalField, string> {
   const out = {} as Record<ApprovalField, string>;
   for (const field of Object.keys(FIELD_LABELS) as ApprovalField[]) {
-    out[field] = sha256(JSON.stringify(material[field]));
+    const text = JSON.stringify(material[field]);
+    out[field] = key ? crypto.createHmac('sha256', key).update(text).digest('hex') : sha256(text);
   }
   return out;
 }
@@ -117,8 +122,8 @@ export function hashOfDigests(digests: Record<ApprovalField, string>): string {
   return sha256((Object.keys(FIELD_LABELS) as ApprovalField[]).map((f) => `${f}=${digests[f]}`).join('\n'));
 }
 
-export function hashMaterial(material: ApprovalMaterial): string {
-  return hashOfDigests(fieldDigests(material));
+export function hashMaterial(material: ApprovalMaterial, key = ''): string {
+  return hashOfDigests(fieldDigests(material, key));
 }
 
 /** Fields whose digests differ; every field when the old digests are unknown. */

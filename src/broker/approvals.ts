@@ -3,13 +3,14 @@
 // request a tier, never grant it). An approval is bound to the hash of the whole normalised
 // definition (approvalMaterial.ts): change anything that decides what runs and it no longer counts.
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import type { ServerDef } from '../registry/schema';
 import {
   changedFields, describeChange, fieldDigests, hashOfDigests, normalizeForApproval, readEnvFileDigest,
   type ApprovalField,
 } from './approvalMaterial';
 import { approvalLines, approvalSummaryText, withoutEnvValues, type ApprovalLine } from './approvalSummary';
-import { rootId, writePrivateFile } from './runtime';
+import { readOrCreateToken, rootId, writePrivateFile } from './runtime';
 
 export interface ApprovalEntry {
   hash: string;
@@ -57,6 +58,8 @@ export class Approvals {
   private data: ApprovalFile;
   private readonly rootKey: string;
   private readonly shown = new Map<string, Record<ApprovalField, string>>();
+  /** The per-user key of the digests (next to the approvals, mode 0600). */
+  private readonly key: string;
 
   constructor(
     private readonly file: string,
@@ -64,6 +67,7 @@ export class Approvals {
     private readonly opts: ApprovalsOptions = {},
   ) {
     this.rootKey = rootId(root);
+    this.key = readOrCreateToken(path.join(path.dirname(file), 'approvals.key'));
     this.data = this.read();
   }
 
@@ -75,13 +79,13 @@ export class Approvals {
     return { version: 1, approvals: {} };
   }
 
-  private key(name: string): string {
+  private entryKey(name: string): string {
     return `${this.rootKey}/${name}`;
   }
 
   private evaluate(def: ServerDef): Evaluated {
     const envFile = readEnvFileDigest(this.root, def.envFile);
-    const digests = fieldDigests(normalizeForApproval(def, this.root, envFile));
+    const digests = fieldDigests(normalizeForApproval(def, this.root, envFile), this.key);
     const hash = hashOfDigests(digests);
     this.shown.delete(hash);
     this.shown.set(hash, digests);
@@ -99,7 +103,7 @@ export class Approvals {
     if (!this.needsOperator(def)) return { status: 'not-needed', hash: now.hash, lines: now.lines, changed: [] };
     // Another process (the CLI's `approve`) may have written the file since we read it.
     this.data = this.read();
-    const entry = this.data.approvals[this.key(def.name)];
+    const entry = this.data.approvals[this.entryKey(def.name)];
     if (!entry) return { status: 'required', hash: now.hash, lines: now.lines, changed: [] };
     if (entry.hash === now.hash) return { status: 'approved', hash: now.hash, lines: now.lines, changed: [] };
     return { status: 'changed', hash: now.hash, lines: now.lines, changed: changedFields(entry.fields, now.digests) };
@@ -136,14 +140,14 @@ export class Approvals {
       summary: approvalSummaryText(withoutEnvValues(now.lines)),
       fields: now.digests,
     };
-    this.data.approvals[this.key(def.name)] = entry;
+    this.data.approvals[this.entryKey(def.name)] = entry;
     writePrivateFile(this.file, JSON.stringify(this.data, null, 2) + '\n');
     return entry;
   }
 
   revoke(name: string): boolean {
     this.data = this.read();
-    const had = delete this.data.approvals[this.key(name)];
+    const had = delete this.data.approvals[this.entryKey(name)];
     if (had) writePrivateFile(this.file, JSON.stringify(this.data, null, 2) + '\n');
     return had;
   }

@@ -90,6 +90,13 @@ describe('approval hash: the normalised definition', () => {
     assert.equal(normalizeForApproval(def({}), ROOT, null).cwd, '.');
   });
 
+  it('is keyed per user: without the key a guess of a value cannot be checked against the shown hash', () => {
+    const material = normalizeForApproval(def({ env: { PIN: '1234' } }), ROOT, null);
+    assert.equal(hashMaterial(material, 'user-key'), hashMaterial(material, 'user-key'));
+    assert.notEqual(hashMaterial(material, 'user-key'), hashMaterial(material));
+    assert.notEqual(hashMaterial(material, 'user-key'), hashMaterial(material, 'another-key'));
+  });
+
   it('names the changed fields, and says "the env file changed" for the contents alone', () => {
     const before = fieldDigests(normalizeForApproval(base, ROOT, 'sha256:aa'));
     const cwdChanged = fieldDigests(normalizeForApproval(def({ ...base, cwd: 'x' } as ServerDefInput), ROOT, 'sha256:aa'));
@@ -192,6 +199,14 @@ describe('Approvals: the per-user record', () => {
     const check = approvals.check(swapped);
     assert.equal(check.status, 'changed');
     assert.match(awaitingReason(swapped, check)!, /^its working directory changed since it was approved/);
+  });
+
+  it('keeps its key next to the record, private to the user', () => {
+    const file = path.join(dir, 'keyed', 'approvals.json');
+    const a = new Approvals(file, root);
+    const key = path.join(dir, 'keyed', 'approvals.key');
+    assert.equal(fs.statSync(key).mode & 0o777, 0o600);
+    assert.equal(new Approvals(file, root).hashOf(def()), a.hashOf(def()), 'the same key on the next start');
   });
 
   it('stores no env or header value', () => {
