@@ -226,7 +226,7 @@ export class Broker extends System {
     this.home = tempDir('broker-home-');
     writeRegistry(this.root, this.servers);
     this.t0 = performance.now();
-    this.proc = spawnTracked(NODE, [...BROKER_NODE_FLAGS, ...this.extraNodeArgs, BROKER_JS, 'serve', '--root', this.root, '--port', '0', '--json'], {
+    this.proc = spawnTracked(NODE, [...BROKER_NODE_FLAGS, ...this.extraNodeArgs, BROKER_JS, 'serve', '--root', this.root, '--port', '0', '--json', '--accept-workspace-trust'], {
       cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...BROKER_ENV, ...process.env, SWITCHBOARD_HOME: this.home },
     });
     this.stderr = tail(this.proc.stderr, 80);

@@ -26,6 +26,8 @@ export interface BrokerOptions {
   port: number;
   /** An untrusted workspace: definitions are read and shown, nothing is spawned. */
   untrusted?: boolean;
+  /** The operator accepts the workspace's trusted/builtin servers for this run (`--accept-workspace-trust`). */
+  acceptWorkspaceTrust?: boolean;
   idleSessionMs?: number;
   maxBodyBytes?: number;
   debounceMs?: number;

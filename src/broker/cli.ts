@@ -3,9 +3,11 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
+import * as readline from 'node:readline';
+import { approvalSummaryBlock } from './approvalSummary';
 import { Bridge } from './bridge';
 import { ClientTokens } from './clientTokens';
-import { serveOrReuse } from './daemon';
+import { serveOrReuse, type RunningBroker } from './daemon';
 import { liveRecord } from './discovery';
 import { launchBroker } from './launcher';
 import { findBroker, OperatorClient } from './operatorClient';
@@ -26,7 +28,8 @@ const BRIDGE_IDLE_EXIT_SECONDS = 600;
 const commands: Record<string, Command> = {
   serve: {
     summary: 'run the broker for a workspace registry (or reuse the one already running)',
-    usage: `switchboard serve [--root <dir>] [--port <n>] [--untrusted] [--idle-exit <s>] [--json]
+    usage: `switchboard serve [--root <dir>] [--port <n>] [--untrusted] [--accept-workspace-trust]
+                 [--idle-exit <s>] [--json]
 
 Runs the broker on the registry in <dir> (default: the current directory), which holds
 mcp-servers.d/, prompts.d/ and clients.d/. Serves MCP Streamable HTTP on 127.0.0.1 only.
@@ -35,6 +38,10 @@ If a broker already serves <dir>, prints its endpoint and exits (one broker per 
   --root <dir>        registry root (default: .)
   --port <n>          port to listen on; 0 picks a free one (default: 0)
   --untrusted         read the registry but start no server from it (untrusted workspace)
+  --accept-workspace-trust
+                      start the servers the workspace marks trusted or builtin without asking
+                      (for scripts; on a terminal serve lists them and asks once, and the answer
+                      is remembered for you per definition)
   --idle-exit <s>     exit after <s> seconds in which no client held a stream or sent a request
   --max-body <bytes>  largest request body accepted (default: 4194304)
   --session-idle <s>  close a session after <s> seconds without a request or stream (default: 1800)
@@ -44,6 +51,7 @@ If a broker already serves <dir>, prints its endpoint and exits (one broker per 
       ...rootOption,
       port: { type: 'string', short: 'p' },
       untrusted: { type: 'boolean' },
+      'accept-workspace-trust': { type: 'boolean' },
       'idle-exit': { type: 'string' },
       'max-body': { type: 'string' },
       json: { type: 'boolean' },
@@ -58,6 +66,7 @@ If a broker already serves <dir>, prints its endpoint and exits (one broker per 
         root,
         port,
         untrusted: values.untrusted === true,
+        acceptWorkspaceTrust: acceptsWorkspaceTrust(values['accept-workspace-trust'] === true),
         maxBodyBytes: values['max-body'] ? parseNumber(values['max-body'], 'max-body', 0) : undefined,
         idleSessionMs: values['session-idle'] ? parseNumber(values['session-idle'], 'session-idle', 0) * 1000 : undefined,
         log,
@@ -102,6 +111,7 @@ If a broker already serves <dir>, prints its endpoint and exits (one broker per 
           if (running.broker.endpoint.idleMs() >= idleExit * 1000) shutdown(`idle for ${idleExit} s: no client holds the broker`);
         }, Math.min(1000, Math.max(100, idleExit * 250))).unref();
       }
+      if (!json && process.stdin.isTTY) await askWorkspaceTrust(running, () => shutdown('SIGINT'));
       return undefined;
     },
   },
@@ -170,11 +180,14 @@ Example (Claude Code):  claude mcp add switchboard -- npx switchboard connect --
     },
   },
   approve: {
-    summary: 'approve a community server as it is defined now (operator)',
+    summary: 'approve a community server, or accept one the workspace marks trusted, as it is now (operator)',
     usage: `switchboard approve <server> [--root <dir>] [--revoke]
 
-Shows what is approved (command, args, url, env keys, grants) and records the approval for
-this user, outside the workspace. A later change to any of those needs a new approval.
+Shows everything the approval covers (command and arguments or URL, working directory, env
+variables with secret-looking values masked, env file, header names, grants, tool filters;
+paths outside the registry root are flagged) and records the approval of exactly that, for this
+user, outside the workspace. If the definition changes between showing and approving, nothing is
+approved. A later change to any of those fields (or to the env file's contents) needs a new approval.
 
   --revoke  withdraw the approval instead`,
     options: { ...rootOption, revoke: { type: 'boolean' } },
@@ -186,12 +199,20 @@ this user, outside the workspace. A later change to any of those needs a new app
         if (values.revoke) {
           const status = await client.call('revoke_approval', { name });
           process.stdout.write(`Approval of '${name}' withdrawn; it is now ${status.state}.\n`);
-        } else {
-          const before = await client.call('server_status', { name });
-          process.stdout.write(`Approving '${name}' (${before.trust}): ${before.approvalSummary}\n`);
-          const status = await client.call('approve_server', { name });
-          process.stdout.write(`Approved. '${name}' is now ${status.state}${status.lastError ? ` (${status.lastError})` : ''}.\n`);
+          return 0;
         }
+        const before = await client.call('server_status', { name });
+        if (before.approval === 'not-needed') {
+          const tier = before.trust;
+          process.stdout.write(`'${name}' is ${tier} and this broker accepts the workspace's ${tier} servers: nothing to approve.\n`);
+          return 0;
+        }
+        process.stdout.write(`Approving '${name}':\n${approvalSummaryBlock(before.approvalItems, '  ')}\n`);
+        // The hash of what was just printed: the broker refuses if the definition is no longer that.
+        const args = { name, hash: before.approvalHash };
+        const status = await client.call('approve_server', args);
+        const error = status.lastError ? ` (${status.lastError})` : '';
+        process.stdout.write(`Approved. '${name}' is now ${status.state}${error}.\n`);
         return 0;
       });
     },
@@ -230,6 +251,49 @@ created on first use (mode 0600, outside the workspace). --rotate replaces it.`,
     },
   },
 };
+
+/** The flag, or SWITCHBOARD_ACCEPT_WORKSPACE_TRUST=1 in the environment of whoever starts the broker. */
+function acceptsWorkspaceTrust(flag: boolean): boolean {
+  return flag || process.env.SWITCHBOARD_ACCEPT_WORKSPACE_TRUST === '1';
+}
+
+/**
+ * On a terminal: lists the servers the workspace marks trusted/builtin that this user has not
+ * accepted as they are, and accepts them on "y" (remembered per user, per definition).
+ */
+async function askWorkspaceTrust(running: RunningBroker, interrupted: () => void): Promise<void> {
+  const ops = running.control.operations;
+  const waiting = ops.listServers().filter((s) => s.trust !== 'community' && ['required', 'changed'].includes(s.approval));
+  if (!waiting.length) return;
+  const n = waiting.length;
+  const them = n === 1 ? 'it does' : 'they do';
+  process.stdout.write(`This workspace marks ${n} server${n === 1 ? '' : 's'} trusted; ${them} not start until you accept:\n`);
+  for (const s of waiting) {
+    const why = s.approval === 'changed' ? ` (${s.lastError ?? 'changed since you accepted it'})` : '';
+    process.stdout.write(`\n  ${s.name}${why}\n${approvalSummaryBlock(s.approvalItems, '    ')}\n`);
+  }
+  const rl = readline.createInterface({ input: process.stdin, output: process.stdout });
+  // readline takes Ctrl+C from the terminal while it asks: it still means stop.
+  rl.on('SIGINT', interrupted);
+  const question = `\nStart these ${n} servers this workspace trusts? [y/N] `;
+  const answer = await new Promise<string>((resolve) => rl.question(question, resolve));
+  rl.close();
+  if (!/^y(es)?$/i.test(answer.trim())) {
+    process.stdout.write(`Not started. Accept one later with: switchboard approve <server> --root ${running.broker.root}\n\n`);
+    return;
+  }
+  for (const s of waiting) {
+    try {
+      const status = await ops.approve(s.name, s.approvalHash);
+      // Accepted in-process, not through the facade: audit it as the facade's approvals are.
+      running.broker.audit.write({ client: 'operator', event: 'accept-workspace-trust', server: s.name, trust: s.trust });
+      process.stdout.write(`  ${s.name}: ${status.state}${status.lastError ? ` (${status.lastError})` : ''}\n`);
+    } catch (err) {
+      process.stdout.write(`  ${s.name}: not accepted: ${(err as Error).message}\n`);
+    }
+  }
+  process.stdout.write('\n');
+}
 
 /** Runs `fn` with an operator session on the broker serving `root`, and closes it after. */
 async function withOperator(root: string, fn: (client: OperatorClient, record: BrokerRecord) => Promise<number>): Promise<number> {

@@ -3,6 +3,7 @@
 import type { ClientDef, PromptDef, ServerDef } from '../registry/schema';
 import type { Problem } from '../registry/problems';
 import type { ApprovalStatus } from './approvals';
+import type { ApprovalLine } from './approvalSummary';
 import type { ProbeResult } from './probe';
 import type { Enforcement } from './sandbox';
 import type { UpstreamState } from './upstream';
@@ -25,7 +26,11 @@ export interface ServerStatus {
   grants: ServerDef['grants'];
   enforcement: Enforcement;
   approval: ApprovalStatus;
-  /** What an approval covers, shown to the operator before approving. */
+  /** The hash of the definition as shown here: approve_server must send it back. */
+  approvalHash: string;
+  /** What an approval covers, field by field (values that could be secrets masked), for the operator. */
+  approvalItems: ApprovalLine[];
+  /** The same on one line. */
   approvalSummary: string;
   /** Names of variables withheld for want of the secrets grant (names only, never values). */
   withheldEnv: string[];
@@ -92,7 +97,7 @@ export interface ControlApi {
   probe_server: { params: WithDefinition; result: ProbeResult };
   upsert_prompt: { params: WithDefinition; result: Written };
   remove_prompt: { params: ByName; result: Removed };
-  approve_server: { params: ByName; result: ServerStatus & { approved: string } };
+  approve_server: { params: ByName & { hash: string }; result: ServerStatus & { approved: string } };
   revoke_approval: { params: ByName; result: ServerStatus };
   upsert_client: { params: WithDefinition; result: Written };
   remove_client: { params: ByName; result: Removed };

@@ -5,7 +5,8 @@ import type { RegistrySnapshot } from '../registry/loader';
 import { formatProblem, type Problem } from '../registry/problems';
 import { definitionPath, ServerDefSchema, type Kind, type ServerDef } from '../registry/schema';
 import { RegistryWriter } from '../registry/writer';
-import { describeForApproval, type Approvals } from './approvals';
+import { ApprovalMismatch, type Approvals } from './approvals';
+import { approvalSummaryText } from './approvalSummary';
 import type { Broker } from './broker';
 import { BROKER_VERSION } from './broker';
 import type { ClientTokens } from './clientTokens';
@@ -14,7 +15,7 @@ import type {
 } from './controlApi';
 import { ErrorCodes, McpFailure } from './mcpTypes';
 import { probeServer, whyProbeIsRefused, type ProbeResult } from './probe';
-import { redactUrl, withRedactedUrl } from './redact';
+import { redactUrl } from './redact';
 import type { Identity } from './routing';
 import { compareOrdinal } from './ordinal';
 
@@ -55,6 +56,7 @@ export class ControlOperations {
     const def = this.def(name);
     const upstream = this.broker.upstream(name);
     const snap = upstream?.snapshot();
+    const approval = this.approvals.check(def);
     const exposed = new Map(this.broker.catalog.listTools().map((t) => [t.name, t] as const));
     const tools = (upstream ? this.broker.catalog.toolsOf(name) : []).map((t) => {
       const exposedAs = [...exposed.keys()].find((k) => this.broker.catalog.resolveTool(k)?.server === name && this.broker.catalog.resolveTool(k)?.name === t.name) ?? t.name;
@@ -77,8 +79,10 @@ export class ControlOperations {
       resourceCount: upstream?.state === 'running' ? upstream.resources.length : 0,
       grants: def.grants,
       enforcement: upstream?.enforcement ?? { network: 'not-enforced', filesystem: 'not-enforced', secrets: 'enforced', notes: [] },
-      approval: this.approvals.status(def),
-      approvalSummary: describeForApproval(withRedactedUrl(def)),
+      approval: approval.status,
+      approvalHash: approval.hash,
+      approvalItems: approval.lines,
+      approvalSummary: approvalSummaryText(approval.lines),
       withheldEnv: upstream?.withheldEnv ?? [],
       target: def.transport === 'stdio' ? [def.command, ...def.args].join(' ') : redactUrl(def.url ?? ''),
       file: this.fileOf('server', name),
@@ -205,14 +209,28 @@ export class ControlOperations {
     return probeServer(parsed.data, this.broker.root);
   }
 
-  async approve(name: string): Promise<ServerStatus & { approved: string }> {
+  /**
+   * Approves a community server, or accepts a server the workspace marks trusted/builtin, as it is
+   * now, only if `hash` is the approvalHash the operator was shown (a definition swapped in between
+   * is refused, naming what changed).
+   */
+  async approve(name: string, hash: string): Promise<ServerStatus & { approved: string }> {
     const def = this.def(name);
-    if (def.trust !== 'community') throw new McpFailure(ErrorCodes.InvalidParams, `Server '${name}' is ${def.trust}; only community servers need approval.`);
-    this.approvals.approve(def);
+    if (this.approvals.status(def) === 'not-needed') {
+      const why = `this broker accepts the workspace's ${def.trust} servers (--accept-workspace-trust)`;
+      throw new McpFailure(ErrorCodes.InvalidParams, `Server '${name}' is ${def.trust} and ${why}: it needs no approval.`);
+    }
+    let entry;
+    try {
+      entry = this.approvals.approve(def, hash);
+    } catch (err) {
+      if (err instanceof ApprovalMismatch) throw new McpFailure(ErrorCodes.InvalidParams, err.message);
+      throw err;
+    }
     await this.broker.reapplyPolicy();
     const upstream = this.broker.upstream(name);
     if (upstream && def.enabled) await upstream.whenSettled(def.timeouts.startupMs).catch(() => undefined);
-    return { ...this.serverStatus(name), approved: describeForApproval(withRedactedUrl(def)) };
+    return { ...this.serverStatus(name), approved: entry.summary };
   }
 
   async revoke(name: string): Promise<ServerStatus> {

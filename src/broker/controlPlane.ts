@@ -1,16 +1,18 @@
 // The control plane over a broker: trust tiers and approvals (which definitions may run), the
 // facade served under the reserved namespace, the live state resource and the registry's audit trail.
 import type { Broker, Governance } from './broker';
-import { Approvals } from './approvals';
+import { Approvals, awaitingReason } from './approvals';
 import { ControlOperations } from './controlOperations';
 import { Facade, STATE_URI } from './facade';
 import { FacadeServer } from './facadeServer';
-import { rootId, type RuntimePaths } from './runtime';
+import type { RuntimePaths } from './runtime';
 import type { StartDecision } from './supervisor';
 import type { ServerDef } from '../registry/schema';
 
 export interface ControlPlaneOptions {
   untrusted: boolean;
+  /** The operator accepts the servers the workspace marks trusted/builtin without a recorded acceptance. */
+  acceptWorkspaceTrust?: boolean;
 }
 
 export class ControlPlane implements Governance {
@@ -21,7 +23,7 @@ export class ControlPlane implements Governance {
   private stateTimer?: NodeJS.Timeout;
 
   constructor(private readonly broker: Broker, paths: RuntimePaths, private readonly opts: ControlPlaneOptions) {
-    this.approvals = new Approvals(paths.approvalsFile, rootId(broker.root));
+    this.approvals = new Approvals(paths.approvalsFile, broker.root, { acceptWorkspaceTrust: opts.acceptWorkspaceTrust });
     const context = { untrusted: opts.untrusted, url: () => broker.url };
     this.operations = new ControlOperations(broker, this.approvals, broker.tokens, context);
     this.served = new FacadeServer(this.facade, this.operations, broker.access, () => broker.snapshot);
@@ -61,11 +63,10 @@ export class ControlPlane implements Governance {
   decide(def: ServerDef): StartDecision {
     if (this.opts.untrusted) return { run: false, state: 'blocked', reason: 'the workspace is not trusted, so nothing from its registry is started' };
     if (!def.enabled) return { run: false, state: 'disabled', reason: 'disabled (enabled: false)' };
-    if (def.trust === 'community') {
-      const status = this.approvals.status(def);
-      if (status === 'required') return { run: false, state: 'awaiting-approval', reason: 'a community server needs the operator\'s approval before it runs' };
-      if (status === 'changed') return { run: false, state: 'awaiting-approval', reason: 'its command, arguments, url, env keys or grants changed since it was approved; approve it again' };
-    }
+    // Community servers need the operator's approval; trusted/builtin ones the operator's one-time
+    // acceptance of what the workspace asks for (unless started with --accept-workspace-trust).
+    const reason = awaitingReason(def, this.approvals.check(def));
+    if (reason) return { run: false, state: 'awaiting-approval', reason };
     return { run: true };
   }
 

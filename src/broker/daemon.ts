@@ -52,7 +52,10 @@ export async function startBroker(opts: BrokerOptions): Promise<RunningBroker> {
   const operatorToken = readOrCreateToken(paths.operatorTokenFile);
   // The data plane first, then the control plane over it, then serving under its governance.
   const broker = new Broker({ ...opts, root }, { paths, operatorToken });
-  const control = new ControlPlane(broker, paths, { untrusted: opts.untrusted ?? false });
+  const control = new ControlPlane(broker, paths, {
+    untrusted: opts.untrusted ?? false,
+    acceptWorkspaceTrust: opts.acceptWorkspaceTrust,
+  });
   const port = await broker.start(control);
   const url = broker.url;
   const record: BrokerRecord = { pid: process.pid, port, url, root, operatorTokenFile: paths.operatorTokenFile, startedAt: new Date().toISOString(), version: BROKER_VERSION };

@@ -182,10 +182,22 @@ function definitions(): RegisteredTool[] {
     },
     approve_server: {
       scope: 'operator',
-      description: 'Operator only: approve a community server as it is defined now (command, args, url, env keys, grants). Any later change to those needs a new approval.',
-      input: nameArg('server name'),
-      params: byName,
-      run: (ops, p) => ops.approve(p.name),
+      description:
+        'Operator only: approve a community server, or accept a server the workspace marks trusted, as it is ' +
+        "defined now. 'hash' is the approvalHash of the status the operator reviewed; if the definition changed " +
+        'since (command, args, cwd, env, env file contents, url, headers, grants, tool filters, trust), the ' +
+        'approval is refused. Any later change needs a new approval.',
+      input: {
+        type: 'object',
+        properties: {
+          name: { type: 'string', description: 'server name' },
+          hash: { type: 'string', description: 'approvalHash from the server status that was reviewed' },
+        },
+        required: ['name', 'hash'],
+        additionalProperties: false,
+      },
+      params: (a) => ({ name: str(a, 'name'), hash: str(a, 'hash') }),
+      run: (ops, p) => ops.approve(p.name, p.hash),
     },
     revoke_approval: {
       scope: 'operator',

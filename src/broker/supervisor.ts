@@ -103,7 +103,10 @@ export class Supervisor extends EventEmitter<SupervisorEventMap> {
   }
 
   private adopt(def: ServerDef): Upstream {
-    const upstream = new Upstream(def, this.root);
+    const upstream = new Upstream(def, this.root, () => {
+      const decision = this.policy(def);
+      return decision.run ? undefined : decision;
+    });
     upstream.on('state', () => this.emit('state'));
     upstream.on('lists', () => this.emit('lists'));
     upstream.on('log', (params) => this.emit('log', def.name, params));

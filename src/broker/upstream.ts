@@ -33,6 +33,12 @@ export interface UpstreamSnapshot {
 
 type ListKind = 'tools' | 'prompts' | 'resources';
 
+/** Why an upstream must not start now. */
+export interface Held {
+  state: 'disabled' | 'awaiting-approval' | 'blocked';
+  reason: string;
+}
+
 /** What the upstream emits: `state` on every lifecycle change, `lists` when its catalog changed. */
 export interface UpstreamEventMap {
   state: [];
@@ -65,7 +71,16 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   /** Per list kind: a refresh is running, and whether another list_changed came in meanwhile. */
   private readonly refreshes = new Map<ListKind, { generation: number; pending: boolean }>();
 
-  constructor(readonly def: ServerDef, private readonly root: string) {
+  /**
+   * `mayStart` is asked before every launch, crash restarts included: what was approved can stop
+   * being so without a registry change (the env file's contents changed), and a restart must not
+   * run what the operator did not see.
+   */
+  constructor(
+    readonly def: ServerDef,
+    private readonly root: string,
+    private readonly mayStart?: () => Held | undefined,
+  ) {
     super();
     this.enforcement = describeEnforcement(def.transport, def.grants);
   }
@@ -148,6 +163,14 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   }
 
   private async launch(): Promise<void> {
+    const held = this.mayStart?.();
+    if (held) {
+      this.wanted = false;
+      this.clearRestartTimer();
+      this.lastError = held.reason;
+      this.setState(held.state);
+      return;
+    }
     const generation = ++this.generation;
     this.setState('starting');
     let client: UpstreamConnection;

@@ -71,7 +71,9 @@ function reportState(ctx: Ctx, ref: ServerRef, s: ServerStatus | undefined, done
       if (pick) void vscode.commands.executeCommand('switchboard.showServerLogs', ref.name);
     });
   } else if (s.state === 'awaiting-approval') {
-    void vscode.window.showWarningMessage(`'${s.name}' is a community server: it runs once you approve it.`, 'Approve…').then((pick) => {
+    const who = s.trust === 'community' ? 'a community server' : `marked ${s.trust} by the workspace`;
+    const asked = vscode.window.showWarningMessage(`'${s.name}' is ${who}: it runs once you approve it.`, 'Approve…');
+    void asked.then((pick) => {
       if (pick) void vscode.commands.executeCommand('switchboard.approveServer', ref.name);
     });
   } else {
@@ -176,24 +178,27 @@ export const restartServer: Cmd = (ctx) => async (arg?: unknown) => {
 };
 
 export const approveServer: Cmd = (ctx) => async (arg?: unknown, opts?: NoPrompt) => {
-  const ref = await resolveServer(ctx, arg, 'Approve which community server?', (s) => s.approval === 'required' || s.approval === 'changed');
+  const needsApproval = (s: ServerStatus): boolean => s.approval === 'required' || s.approval === 'changed';
+  const ref = await resolveServer(ctx, arg, 'Approve which server?', needsApproval);
   if (!ref) return;
   const s = ref.entry.server(ref.name);
   if (!s) return;
-  if (s.trust !== 'community') {
-    void vscode.window.showInformationMessage(`'${s.name}' is ${s.trust}: it needs no approval.`);
+  if (s.approval === 'not-needed') {
+    void vscode.window.showInformationMessage(`'${s.name}' is ${s.trust} and accepted for this broker: nothing to approve.`);
     return;
   }
+  const workspace = s.trust !== 'community';
   if (!opts?.skipConfirmation) {
-    const action = s.enabled ? 'Approve and Start' : 'Approve';
-    const pick = await vscode.window.showWarningMessage(
-      `Approve the community server '${s.name}'?`,
-      { modal: true, detail: approvalDetail(s) },
-      action,
-    );
+    const action = !s.enabled ? 'Approve' : workspace ? 'Accept and Start' : 'Approve and Start';
+    const title = workspace
+      ? `This workspace marks '${s.name}' ${s.trust}. Start it?`
+      : `Approve the community server '${s.name}'?`;
+    const pick = await vscode.window.showWarningMessage(title, { modal: true, detail: approvalDetail(s) }, action);
     if (pick !== action) return;
   }
-  const result = await withProgress(`Switchboard: approving '${s.name}'`, () => ref.entry.conn.call('approve_server', { name: s.name }));
+  // The hash of what the dialog showed: the broker refuses if the definition changed since.
+  const result = await withProgress(`Switchboard: approving '${s.name}'`, () =>
+    ref.entry.conn.call('approve_server', { name: s.name, hash: s.approvalHash }));
   if (result) {
     ctx.output.info(`Approved '${s.name}': ${result.approved}`);
     if (!result.enabled) {
@@ -204,6 +209,49 @@ export const approveServer: Cmd = (ctx) => async (arg?: unknown, opts?: NoPrompt
   }
   return result;
 };
+
+/**
+ * A workspace file can request the trusted/builtin tier, not grant it: when a folder's broker has
+ * such servers that you have not accepted as they are, ask once (one modal listing them all) and
+ * accept them with the hashes shown. The broker remembers the answer per user, per definition.
+ */
+export function watchWorkspaceTrust(ctx: Ctx): vscode.Disposable {
+  const asked = new Set<string>();
+  let open = false;
+  const check = async (): Promise<void> => {
+    if (open || !vscode.workspace.isTrusted) return;
+    for (const entry of ctx.entries()) {
+      const key = (s: ServerStatus): string => `${entry.key}\0${s.name}\0${s.approvalHash}`;
+      const waiting = (entry.state?.servers ?? []).filter((s) => s.trust !== 'community'
+        && (s.approval === 'required' || s.approval === 'changed') && !asked.has(key(s)));
+      if (!waiting.length) continue;
+      for (const s of waiting) asked.add(key(s));
+      open = true;
+      const n = waiting.length;
+      const action = `Start ${n === 1 ? 'It' : `These ${n}`}`;
+      const detail = waiting.map((s) => {
+        const why = s.approval === 'changed' ? ` (${s.lastError ?? 'changed since you accepted it'})` : '';
+        return `${s.name}${why}\n${approvalDetail(s)}`;
+      }).join('\n\n');
+      const what = n === 1 ? `'${waiting[0].name}'` : `${n} servers`;
+      const title = `${entry.name} marks ${what} trusted. Start ${n === 1 ? 'it' : 'them'}?`;
+      const pick = await vscode.window.showWarningMessage(title, { modal: true, detail }, action);
+      open = false;
+      if (pick !== action) {
+        const names = waiting.map((s) => `'${s.name}'`).join(', ');
+        ctx.output.info(`Not starting ${names}: use Approve Server… to accept later.`);
+        continue;
+      }
+      for (const s of waiting) {
+        const args = { name: s.name, hash: s.approvalHash };
+        const result = await withProgress(`Switchboard: starting '${s.name}'`, () =>
+          entry.conn.call('approve_server', args));
+        if (result) ctx.output.info(`Accepted '${s.name}' from ${entry.name}: ${result.approved}`);
+      }
+    }
+  };
+  return ctx.onDidChange(() => void check());
+}
 
 export const revokeApproval: Cmd = (ctx) => async (arg?: unknown, opts?: NoPrompt) => {
   const ref = await resolveServer(ctx, arg, 'Revoke the approval of which server?', (s) => s.approval === 'approved');

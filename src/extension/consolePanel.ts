@@ -180,7 +180,10 @@ export class ConsolePanel {
       this.pushStatus();
       const s = written.status;
       if (s.state === 'awaiting-approval') {
-        void vscode.window.showInformationMessage(`Saved '${name}'. It is a community server: approve it to run it.`, 'Approve…').then((p) => {
+        const who = s.trust === 'community' ? 'a community server' : `${s.trust}, which you accept once`;
+        const text = `Saved '${name}'. It is ${who}: approve it to run it.`;
+        const asked = vscode.window.showInformationMessage(text, 'Approve…');
+        void asked.then((p) => {
           if (p) void vscode.commands.executeCommand('switchboard.approveServer', name);
         });
       } else vscode.window.setStatusBarMessage(`$(check) Saved ${rel}`, 4000);

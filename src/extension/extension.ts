@@ -82,7 +82,7 @@ export function activate(context: vscode.ExtensionContext): SwitchboardApi {
   const diagnostics = new RegistryDiagnostics(ctx);
   const statusBar = new BrokerStatusBar(ctx);
   const terminalEnv = new TerminalEnvironment(ctx);
-  context.subscriptions.push(diagnostics, statusBar, terminalEnv);
+  context.subscriptions.push(diagnostics, statusBar, terminalEnv, commands.watchWorkspaceTrust(ctx));
 
   context.subscriptions.push(vscode.window.registerWebviewPanelSerializer(CONSOLE_VIEW_TYPE, {
     deserializeWebviewPanel: async (panel, state: ConsoleState | undefined) => ConsolePanel.revive(ctx, panel, state),

@@ -52,8 +52,8 @@ export function trustBadge(trust: ServerStatus['trust']): string {
 
 export function trustExplanation(trust: ServerStatus['trust']): string {
   switch (trust) {
-    case 'builtin': return 'builtin: ships with this workspace and starts when registered';
-    case 'trusted': return 'trusted: starts when registered';
+    case 'builtin': return "builtin: ships with this workspace; starts once you accept the workspace's builtin servers";
+    case 'trusted': return 'trusted: starts once you accept the servers this workspace marks trusted';
     default: return 'community: third-party; runs only after you approve exactly what it runs';
   }
 }
@@ -127,7 +127,13 @@ export function serverTooltip(s: ServerStatus): string {
   if (s.withheldEnv.length) out.push(`- Withheld for want of the secrets grant: ${s.withheldEnv.join(', ')}`);
   if (s.restarts) out.push(`- Restarts: ${s.restarts}`);
   if (s.approval === 'required') out.push('', '$(shield) Needs your approval before it runs.');
-  if (s.approval === 'changed') out.push('', '$(shield) Its command, arguments, env keys or grants changed since you approved it: approve it again.');
+  if (s.approval === 'changed') {
+    // While it waits, lastError is the broker's reason, which names what changed.
+    const why = s.state === 'awaiting-approval' && s.lastError
+      ? s.lastError
+      : 'it changed since you approved it; approve it again before it next starts';
+    out.push('', `$(shield) ${escapeMarkdown(why.charAt(0).toUpperCase() + why.slice(1))}.`);
+  }
   if (s.lastError && showsError(s)) out.push('', `$(error) ${escapeMarkdown(s.lastError)}`);
   return out.join('\n');
 }
@@ -150,16 +156,13 @@ export function firstLine(text: string | undefined, max = 120): string {
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
-/** What the approval dialog shows: exactly what will be approved. */
+/** What the approval dialog shows: every field the approval binds, warnings under their line. */
 export function approvalDetail(s: ServerStatus): string {
-  const lines = [
-    s.transport === 'stdio' ? `Command: ${s.target}` : `Remote (${s.transport}): ${s.target}`,
-    `Grants: ${s.grants.length ? s.grants.join(', ') : 'none'}`,
-  ];
+  const lines = s.approvalItems.flatMap((l) => [`${l.label}: ${l.value}`, ...(l.warning ? [`  ${l.warning}`] : [])]);
   for (const line of enforcementLines(s)) lines.push(`  ${line}`);
-  const envPart = s.approvalSummary.split(' | ').find((p) => p.startsWith('env: '));
-  if (envPart) lines.push(`Environment variables set: ${envPart.slice(5)}`);
-  lines.push('', `Definition: ${s.file}`, '', 'The approval is stored for you only (not in the workspace). If the command, arguments, URL, env keys or grants change, it has to be approved again.');
+  lines.push('', `Definition: ${s.file}`, '',
+    'The approval is stored for you only (not in the workspace) and bound to all of the above, including env '
+    + "values and the env file's contents: if any of it changes, the server waits for your approval again.");
   return lines.join('\n');
 }
 

@@ -105,7 +105,8 @@ export const ServerDefSchema = z
     description: z.string().optional().meta({ description: 'Shown in the console and to agents listing servers.' }),
     trust: z.enum(['builtin', 'trusted', 'community']).default('community').meta({
       description:
-        "builtin and trusted servers start when registered; a community server stays inert until the operator enables and approves it.",
+        "builtin and trusted servers start once the operator accepts the workspace's trusted servers " +
+        '(a workspace can request a tier, not grant it); a community server stays inert until the operator approves it.',
     }),
     transport: z.enum(['stdio', 'sse', 'http']).default('stdio').meta({
       description: 'stdio: a child process; sse: legacy HTTP+SSE; http: Streamable HTTP.',

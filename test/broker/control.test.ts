@@ -213,7 +213,7 @@ describe('control plane', function () {
     const approvalsFile = path.join(broker.home, 'approvals.json');
     assert.ok(!fs.existsSync(approvalsFile) || !fs.readFileSync(approvalsFile, 'utf8').includes('community'));
 
-    status = await facade(operator, 'approve_server', { name: 'community' });
+    status = await facade(operator, 'approve_server', { name: 'community', hash: status.approvalHash });
     assert.equal(status.state, 'running');
     assert.equal(status.approval, 'approved');
     assert.ok(fs.readFileSync(approvalsFile, 'utf8').includes('/community'), 'approval stored per user, outside the workspace');
@@ -223,8 +223,9 @@ describe('control plane', function () {
     const file = path.join(root, 'mcp-servers.d/community.yaml');
     fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace("'--name', 'community'", "'--name', 'changed'").replace('"--name", "community"', '"--name", "changed"'));
     await waitFor(async () => (await facade(operator, 'server_status', { name: 'community' })).state === 'awaiting-approval', 'the changed server to need approval again');
-    assert.equal((await facade(operator, 'server_status', { name: 'community' })).approval, 'changed');
-    status = await facade(operator, 'approve_server', { name: 'community' });
+    status = await facade(operator, 'server_status', { name: 'community' });
+    assert.equal(status.approval, 'changed');
+    status = await facade(operator, 'approve_server', { name: 'community', hash: status.approvalHash });
     assert.equal(status.state, 'running');
     status = await facade(operator, 'revoke_approval', { name: 'community' });
     assert.equal(status.state, 'awaiting-approval');
@@ -337,7 +338,7 @@ describe('sharing one broker', function () {
   afterEach(() => removeTempDirs());
 
   function serve(root: string, home: string, extra: string[] = []) {
-    const proc = track(spawn(process.execPath, [BROKER_JS, 'serve', '--root', root, '--port', '0', '--json', ...extra], { env: { ...process.env, SWITCHBOARD_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] }));
+    const proc = track(spawn(process.execPath, [BROKER_JS, 'serve', '--root', root, '--port', '0', '--json', '--accept-workspace-trust', ...extra], { env: { ...process.env, SWITCHBOARD_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] }));
     proc.stderr!.resume();
     const ready = new Promise<Json>((resolve, reject) => {
       readline.createInterface({ input: proc.stdout! }).on('line', (l) => { try { resolve(JSON.parse(l)); } catch { /* not json */ } });

@@ -37,7 +37,7 @@ describe('extension: BrokerConnection (real broker)', function () {
 
   const make = (untrusted = false): BrokerConnection => {
     const conn = new BrokerConnection({
-      root, brokerScript: BROKER_JS, execPath: process.execPath, env: { ...process.env, SWITCHBOARD_HOME: home },
+      root, brokerScript: BROKER_JS, execPath: process.execPath, env: { ...process.env, SWITCHBOARD_HOME: home, SWITCHBOARD_ACCEPT_WORKSPACE_TRUST: '1' },
       untrusted, idleExitSeconds: 30, log: quiet, livenessMs: 200, backoffMs: 100, maxBackoffMs: 1000,
     });
     conn.on('change', () => { if (conn.record) pids.add(conn.record.pid); });

@@ -11,7 +11,8 @@ function server(over: Partial<ServerStatus> = {}): ServerStatus {
     name: 'echo', description: 'Echo fixture', trust: 'builtin', transport: 'stdio', enabled: true, state: 'running', pid: 42, uptimeMs: 5000,
     restarts: 0, tools: [{ name: 'echo', exposedAs: 'echo__echo', description: 'Echo the text back' }], promptCount: 0, resourceCount: 0,
     grants: [], enforcement: { network: 'enforced', filesystem: 'not-enforced', secrets: 'enforced', notes: [] }, approval: 'not-needed',
-    approvalSummary: 'node echo.mjs | grants: none', withheldEnv: [], target: 'node echo.mjs', file: '/r/mcp-servers.d/echo.yaml', ...over,
+    approvalHash: 'h', approvalItems: [{ label: 'Runs', value: 'node echo.mjs' }, { label: 'Grants', value: 'none' }],
+    approvalSummary: 'Runs: node echo.mjs | Grants: none', withheldEnv: [], target: 'node echo.mjs', file: '/r/mcp-servers.d/echo.yaml', ...over,
   };
 }
 
@@ -41,11 +42,20 @@ describe('extension: presentation', () => {
   });
 
   it('shows exactly what an approval covers', () => {
-    const text = approvalDetail(server({ trust: 'community', target: 'npx --no-install mcp-server-memory', grants: ['network'], approvalSummary: 'npx --no-install mcp-server-memory | grants: network | env: MEMORY_FILE_PATH' }));
-    assert.match(text, /^Command: npx --no-install mcp-server-memory$/m);
+    const text = approvalDetail(server({
+      trust: 'community', target: 'npx --no-install mcp-server-memory', grants: ['network'],
+      approvalItems: [
+        { label: 'Runs', value: 'npx --no-install mcp-server-memory' },
+        { label: 'Env file', value: '../other/creds', warning: '⚠ outside the registry root: ../other/creds' },
+        { label: 'Env MEMORY_FILE_PATH', value: 'mem.json' },
+        { label: 'Grants', value: 'network' },
+      ],
+    }));
+    assert.match(text, /^Runs: npx --no-install mcp-server-memory$/m);
     assert.match(text, /^Grants: network$/m);
     assert.match(text, /secrets: withheld/);
-    assert.match(text, /Environment variables set: MEMORY_FILE_PATH/);
+    assert.match(text, /^Env MEMORY_FILE_PATH: mem\.json$/m);
+    assert.match(text, /^Env file: \.\.\/other\/creds\n  ⚠ outside the registry root/m);
   });
 
   it('writes tooltips with the last error and honest enforcement', () => {

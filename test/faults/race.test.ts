@@ -14,7 +14,7 @@ const STARTERS = 4;
 type Ready = { event: string; reused?: boolean; url: string; pid: number; tokenFile: string };
 
 function serve(root: string, home: string): { proc: ChildProcess; ready: Promise<Ready> } {
-  const proc = track(spawn(process.execPath, [BROKER_JS, 'serve', '--root', root, '--port', '0', '--json'], { env: { ...process.env, SWITCHBOARD_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] }));
+  const proc = track(spawn(process.execPath, [BROKER_JS, 'serve', '--root', root, '--port', '0', '--json', '--accept-workspace-trust'], { env: { ...process.env, SWITCHBOARD_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] }));
   notePid(proc.pid, 'racing starter');
   proc.stderr!.resume();
   const ready = new Promise<Ready>((resolve, reject) => {

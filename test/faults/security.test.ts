@@ -308,7 +308,7 @@ describe('faults: community server in a freshly cloned registry', function () {
       results[round] = s.state;
       if (!approvedElsewhere) {
         // Approve it in this clone: the approval is for this workspace only.
-        const approved = await facade(c, 'approve_server', { name: 'community' });
+        const approved = await facade(c, 'approve_server', { name: 'community', hash: s.approvalHash });
         assert.equal(approved.state, 'running');
         noteUpstreams(b);
         approvedElsewhere = true;

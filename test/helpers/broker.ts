@@ -70,17 +70,25 @@ export interface BrokerProcess {
   stop(): Promise<void>;
 }
 
-export async function startBrokerProcess(opts: {
+export interface StartBrokerOptions {
   root: string;
   home?: string;
   args?: string[];
   env?: NodeJS.ProcessEnv;
   timeoutMs?: number;
-}): Promise<BrokerProcess> {
+  /**
+   * Pass --accept-workspace-trust (default true): the fixtures are `trust: trusted` and the tests
+   * play the operator who accepted them. false tests the path where the operator has not.
+   */
+  acceptWorkspaceTrust?: boolean;
+}
+
+export async function startBrokerProcess(opts: StartBrokerOptions): Promise<BrokerProcess> {
   const home = opts.home ?? tempDir('sb-home-');
+  const accept = (opts.acceptWorkspaceTrust ?? true) ? ['--accept-workspace-trust'] : [];
   const proc = spawn(
     process.execPath,
-    [BROKER_JS, 'serve', '--root', opts.root, '--port', '0', '--json', ...(opts.args ?? [])],
+    [BROKER_JS, 'serve', '--root', opts.root, '--port', '0', '--json', ...accept, ...(opts.args ?? [])],
     {
       env: { ...process.env, SWITCHBOARD_HOME: home, ...opts.env },
       stdio: ['ignore', 'pipe', 'pipe'],

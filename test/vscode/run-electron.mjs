@@ -54,6 +54,8 @@ const env = {
   SWITCHBOARD_EXPECT_REMOTE: 'false',
   // Never the real ~/.switchboard (see run.mjs); --env SWITCHBOARD_HOME=... overrides it.
   SWITCHBOARD_HOME: join(resultDir, 'switchboard-home'),
+  // The suites' registries mark their fixtures builtin: accept them as the operator would, once.
+  SWITCHBOARD_ACCEPT_WORKSPACE_TRUST: '1',
   ...(args.grep ? { SWITCHBOARD_TEST_GREP: args.grep } : {}),
 };
 for (const kv of args.env) {

@@ -105,6 +105,8 @@ const extensionEnvironment = {
   // The broker's per-user state (tokens, approvals, discovery records) goes to a temp dir, never
   // to the real ~/.switchboard; --env SWITCHBOARD_HOME=... overrides it.
   SWITCHBOARD_HOME: join(resultDir, 'switchboard-home'),
+  // The suites' registries mark their fixtures builtin: accept them as the operator would, once.
+  SWITCHBOARD_ACCEPT_WORKSPACE_TRUST: '1',
   ...(args.grep ? { SWITCHBOARD_TEST_GREP: args.grep } : {}),
   ...extraEnv,
 };

@@ -113,7 +113,8 @@ function launch({ trusted, home, folder = REPO_ROOT, settings }) {
     ...(installedPath ? {} : { extensionDevelopmentPath: REPO_ROOT }),
     // The later --extensions-dir wins: the one holding the installed .vsix.
     extraArgs: extensionsDir ? ['--extensions-dir', extensionsDir] : [],
-    extensionEnvironment: { SWITCHBOARD_HOME: home },
+    // The sample marks echo/everything/files trusted: accepted as the operator would, so no modal covers the UI.
+    extensionEnvironment: { SWITCHBOARD_HOME: home, SWITCHBOARD_ACCEPT_WORKSPACE_TRUST: '1' },
     settings: settings ?? {
       'switchboard.registryRoot': 'workspace',
       'workbench.colorTheme': 'Default Dark Modern',
