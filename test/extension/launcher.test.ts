@@ -21,7 +21,7 @@ describe('broker launcher (real processes)', function () {
   beforeEach(() => {
     root = tempDir('sb-launch-root-');
     home = tempDir('sb-launch-home-');
-    env = { ...process.env, SWITCHBOARD_HOME: home };
+    env = { ...process.env, SWITCHBOARD_HOME: home, SWITCHBOARD_ACCEPT_WORKSPACE_TRUST: '1' };
     writeRegistry(root, { 'mcp-servers.d/echo.yaml': fixtureServer('echo', 'echo.mjs') });
   });
 
