@@ -77,6 +77,7 @@ export class ControlOperations {
       approval: this.approvals.status(def),
       approvalSummary: describeForApproval(def),
       withheldEnv: upstream?.withheldEnv ?? [],
+      pendingServerRequests: upstream?.serverRequests.pending ?? 0,
       target: def.transport === 'stdio' ? [def.command, ...def.args].join(' ') : def.url ?? '',
       file: this.fileOf('server', name),
     };
