@@ -30,7 +30,7 @@ export interface ServerStatus {
   /** Names of variables withheld for want of the secrets grant (names only, never values). */
   withheldEnv: string[];
   /** Requests this server sent a caller's client (sampling, elicitation, roots) not answered yet. */
-  pendingServerRequests: number;
+  pendingServerRequests?: number;
   target: string;
   file: string;
 }
