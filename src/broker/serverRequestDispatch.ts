@@ -9,7 +9,10 @@ import { ErrorCodes, McpFailure, type JsonObject } from './mcpTypes';
 export function neededCapability(request: Pick<ServerRequest, 'method' | 'params'>): string {
   switch (request.method) {
     case 'sampling/createMessage':
-      return request.params.tools !== undefined || request.params.toolChoice !== undefined ? 'sampling.tools' : 'sampling';
+      // Sampling with tools needs the client's `sampling.tools`.
+      return request.params.tools !== undefined || request.params.toolChoice !== undefined
+        ? 'sampling.tools'
+        : 'sampling';
     case 'elicitation/create':
       return request.params.mode === 'url' ? 'elicitation.url' : 'elicitation.form';
     case 'roots/list':

@@ -54,7 +54,8 @@ async function capableClient(
   client.setRequestHandler(CreateMessageRequestSchema, (request) => {
     const content = request.params.messages[0]?.content as { text?: string };
     seen.sampled.push(content.text ?? '');
-    return { role: 'assistant', content: { type: 'text', text: `${name} sampled: ${content.text}` }, model: 'test-model' };
+    const reply = { type: 'text' as const, text: `${name} sampled: ${content.text}` };
+    return { role: 'assistant', content: reply, model: 'test-model' };
   });
   client.setRequestHandler(ElicitRequestSchema, async (request) => {
     seen.elicited.push(request.params.message);
@@ -171,7 +172,8 @@ describe('server→client requests through the broker', function () {
       assert.equal(sampled.isError, false, sampled.text);
       assert.equal(JSON.parse(sampled.text).content.text, 'alice sampled: write a haiku');
       const elicited = await call(a.client, `${server}__elicit`, { message: `${server} asks alice` });
-      assert.deepEqual(JSON.parse(elicited.text), { action: 'accept', content: { answer: `alice answers ${server} asks alice` } });
+      const answered = { action: 'accept', content: { answer: `alice answers ${server} asks alice` } };
+      assert.deepEqual(JSON.parse(elicited.text), answered);
       const url = await call(a.client, `${server}__elicit-url`, { url: 'https://example.com/sign-in' });
       assert.deepEqual(JSON.parse(url.text), { action: 'accept' });
       const roots = await call(a.client, `${server}__roots`);
@@ -201,12 +203,16 @@ describe('server→client requests through the broker', function () {
     try {
       const elicited = await call(terminal, 'asks__elicit', { message: 'nobody can show this' });
       assert.equal(elicited.isError, true);
-      assert.match(elicited.text, /-32601 (MCP error -32601: )?Client 'terminal' did not declare elicitation\.form; .*server 'asks' cannot be shown/);
+      assert.match(
+        elicited.text,
+        /-32601 (MCP error -32601: )?Client 'terminal' did not declare elicitation\.form; .*'asks' cannot be shown/,
+      );
       const sampled = await call(terminal, 'rasks__sample', { prompt: 'x' });
       assert.match(sampled.text, /Client 'terminal' did not declare sampling; .*server 'rasks' cannot be shown/);
       // Roots are the one thing the broker can answer itself: the registry root.
       const roots = await call(terminal, 'asks__roots');
-      assert.deepEqual(JSON.parse(roots.text).roots, [{ uri: pathToFileURL(root).href, name: 'workspace registry root' }]);
+      const registryRoot = { uri: pathToFileURL(root).href, name: 'workspace registry root' };
+      assert.deepEqual(JSON.parse(roots.text).roots, [registryRoot]);
     } finally {
       await terminal.close();
     }
@@ -233,7 +239,8 @@ describe('server→client requests through the broker', function () {
       ]);
       for (const result of [fromA, fromB]) {
         assert.equal(result.isError, true, result.text);
-        assert.match(result.text, new RegExp(`from server '${server}' could not be attributed to one caller: 2 sessions`));
+        const refused = `from server '${server}' could not be attributed to one caller: 2 sessions`;
+        assert.match(result.text, new RegExp(refused));
       }
       assert.equal(a.seen.elicited.length, before.a, 'alice saw nothing');
       assert.equal(b.seen.elicited.length, before.b, 'bob saw nothing');
@@ -245,7 +252,9 @@ describe('server→client requests through the broker', function () {
 
   it('a URL elicitation error (-32042) reaches the caller as it is', async () => {
     for (const server of ['asks', 'rasks']) {
-      await assert.rejects(a.client.callTool({ name: `${server}__needs-url`, arguments: { url: 'https://example.com/auth' } }), (err) => {
+      const args = { url: 'https://example.com/auth' };
+      const failing = a.client.callTool({ name: `${server}__needs-url`, arguments: args });
+      await assert.rejects(failing, (err) => {
         assert.ok(err instanceof McpError, String(err));
         assert.equal(err.code, -32042);
         assert.match(err.message, /Authorization is required/);
@@ -259,7 +268,10 @@ describe('server→client requests through the broker', function () {
 
   it('server-everything from npm: its trigger tools exist for a capable client and return its answers', async () => {
     const names = (await a.client.listTools()).tools.map((t) => t.name);
-    for (const tool of ['trigger-sampling-request', 'trigger-elicitation-request', 'trigger-url-elicitation', 'get-roots-list']) {
+    const triggers = [
+      'trigger-sampling-request', 'trigger-elicitation-request', 'trigger-url-elicitation', 'get-roots-list',
+    ];
+    for (const tool of triggers) {
       assert.ok(names.includes(`everything__${tool}`), `everything__${tool} is listed`);
     }
     const sampled = await call(a.client, 'everything__trigger-sampling-request', { prompt: 'from everything' });

@@ -28,7 +28,10 @@ export function createSdkClient(events: ConnectionEvents, inFlight: () => Server
   const client = new Client(
     { name: 'mcp-switchboard', version: '0.1.0' },
     // Only what someone will answer: a probe's connection has no callers to ask.
-    { capabilities: events.serverRequest ? BROKER_CLIENT_CAPABILITIES : {}, jsonSchemaValidator: sharedSchemaValidator },
+    {
+      capabilities: events.serverRequest ? BROKER_CLIENT_CAPABILITIES : {},
+      jsonSchemaValidator: sharedSchemaValidator,
+    },
   );
   routeServerRequests(client, () => events.serverRequest, inFlight);
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => events.toolsChanged());

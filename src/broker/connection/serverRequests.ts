@@ -72,6 +72,7 @@ export function routeServerRequests(
     }
     const related = relatedCaller.getStore();
     const params = (request.params ?? {}) as JsonObject;
-    return (await answer({ method: request.method, params, signal: extra.signal }, related ? [related] : inFlight())) as never;
+    const asked: ServerRequest = { method: request.method, params, signal: extra.signal };
+    return (await answer(asked, related ? [related] : inFlight())) as never;
   };
 }

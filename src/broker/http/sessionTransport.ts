@@ -186,16 +186,19 @@ export class SessionTransport implements Transport {
    * else on the session's GET stream; resolves with the client's answer, which comes in a later POST.
    */
   requestClient(method: string, params: JsonObject, relatedId: Id, signal: AbortSignal): Promise<JsonObject> {
-    if (signal.aborted) return Promise.reject(signal.reason ?? new Error('cancelled'));
+    const cancelledBy = (): Error =>
+      signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason ?? 'cancelled'));
+    if (signal.aborted) return Promise.reject(cancelledBy());
     const id = `sb-${++this.nextOutgoing}`;
     const key = idKey(id);
     return new Promise<JsonObject>((resolve, reject) => {
       const onAbort = (): void => {
         if (!this.outgoing.delete(key)) return;
-        const reason = String(signal.reason ?? 'cancelled');
-        const cancelled = { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } };
+        const error = cancelledBy();
+        const params = { requestId: id, reason: error.message };
+        const cancelled = { jsonrpc: '2.0', method: 'notifications/cancelled', params };
         this.writeToClient(cancelled as JSONRPCMessage, relatedId);
-        reject(signal.reason ?? new Error('cancelled'));
+        reject(error);
       };
       const settle = <T>(done: (value: T) => void) => (value: T): void => {
         signal.removeEventListener('abort', onAbort);
