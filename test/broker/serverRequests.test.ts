@@ -36,6 +36,8 @@ type Json = Record<string, any>;
 /** What one test client's handlers were asked, so a test can tell who saw what. */
 interface Seen {
   sampled: string[];
+  /** The tool names each sampling request offered. */
+  samplingTools: string[][];
   elicited: string[];
   rootsListed: number;
 }
@@ -48,12 +50,14 @@ async function capableClient(
   token: string,
   name: string,
   hold?: Promise<void>,
+  capabilities?: Json,
 ): Promise<{ client: Client; seen: Seen }> {
-  const seen: Seen = { sampled: [], elicited: [], rootsListed: 0 };
-  const client = new Client({ name, version: '1.0.0' }, { capabilities: CAPABLE });
+  const seen: Seen = { sampled: [], samplingTools: [], elicited: [], rootsListed: 0 };
+  const client = new Client({ name, version: '1.0.0' }, { capabilities: capabilities ?? CAPABLE });
   client.setRequestHandler(CreateMessageRequestSchema, (request) => {
     const content = request.params.messages[0]?.content as { text?: string };
     seen.sampled.push(content.text ?? '');
+    seen.samplingTools.push((request.params.tools ?? []).map((t) => t.name));
     const reply = { type: 'text' as const, text: `${name} sampled: ${content.text}` };
     return { role: 'assistant', content: reply, model: 'test-model' };
   });
@@ -215,6 +219,24 @@ describe('server→client requests through the broker', function () {
       assert.deepEqual(JSON.parse(roots.text).roots, [registryRoot]);
     } finally {
       await terminal.close();
+    }
+  });
+
+  it('sampling with tools reaches a client that declared sampling.tools, and only such a client', async () => {
+    const withTools = await capableClient(broker.url, broker.token, 'erin', undefined, {
+      ...CAPABLE,
+      sampling: { tools: {} },
+    });
+    try {
+      for (const server of ['asks', 'rasks']) {
+        const sampled = await call(withTools.client, `${server}__sample`, { prompt: 'use a tool', withTools: true });
+        assert.equal(JSON.parse(sampled.text).content.text, 'erin sampled: use a tool');
+      }
+      assert.deepEqual(withTools.seen.samplingTools, [['lookup'], ['lookup']]);
+      const refused = await call(a.client, 'asks__sample', { prompt: 'use a tool', withTools: true });
+      assert.match(refused.text, /Client 'operator' did not declare sampling\.tools/);
+    } finally {
+      await withTools.client.close();
     }
   });
 
