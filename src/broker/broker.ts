@@ -118,6 +118,7 @@ export class Broker extends EventEmitter<BrokerEventMap> {
     this.supervisor.on('lists', () => this.scheduleCatalog());
     this.supervisor.on('log', (server, params) => this.endpoint.log(server, params));
     this.supervisor.on('resourceUpdated', (_server, uri) => this.endpoint.resourceUpdated(uri));
+    this.supervisor.on('audit', (entry) => this.audit.write(entry));
     this.watcher.on('snapshot', (snap) => void this.apply(snap));
     await this.supervisor.setPolicy((def) => governance.decide(def));
     await this.apply(this.watcher.start());

@@ -34,6 +34,8 @@ export interface ServerStatus {
   approvalSummary: string;
   /** Names of variables withheld for want of the secrets grant (names only, never values). */
   withheldEnv: string[];
+  /** Requests this server sent a caller's client (sampling, elicitation, roots) not answered yet. */
+  pendingServerRequests?: number;
   target: string;
   file: string;
 }

@@ -84,6 +84,7 @@ export class ControlOperations {
       approvalItems: approval.lines,
       approvalSummary: approvalSummaryText(approval.lines),
       withheldEnv: upstream?.withheldEnv ?? [],
+      pendingServerRequests: upstream?.serverRequests.pending ?? 0,
       target: def.transport === 'stdio' ? [def.command, ...def.args].join(' ') : redactUrl(def.url ?? ''),
       file: this.fileOf('server', name),
     };

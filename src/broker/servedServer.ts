@@ -4,6 +4,7 @@ import {
   ErrorCodes, McpFailure, type JsonObject, type Prompt, type Resource, type ResourceTemplate, type Tool,
 } from './mcpTypes';
 import type { Identity, RequestExtra } from './routing';
+import type { CallOptions } from './connection/connection';
 import type { Upstream } from './upstream';
 
 /** Who asked, and the request's cancellation and progress. */
@@ -46,8 +47,10 @@ function forwardMeta(meta: JsonObject | undefined): JsonObject | undefined {
   return Object.keys(rest).length ? rest : undefined;
 }
 
-function progressOptions(extra: RequestExtra): { signal: AbortSignal; onprogress?: RequestExtra['sendProgress'] } {
-  return { signal: extra.signal, onprogress: extra.progressToken === undefined ? undefined : extra.sendProgress };
+function progressOptions(extra: RequestExtra): Omit<CallOptions, 'timeoutMs'> {
+  const onprogress = extra.progressToken === undefined ? undefined : extra.sendProgress;
+  // The caller: requests the upstream sends while handling this may be for it (serverRequestDispatch.ts).
+  return { signal: extra.signal, onprogress, caller: extra.caller };
 }
 
 /** A supervised upstream as the router sees it: requests forwarded over its MCP connection. */

@@ -20,6 +20,8 @@ export interface SupervisorEventMap {
   lists: [];
   log: [string, JsonObject];
   resourceUpdated: [string, string];
+  /** An upstream's audit entry (its server→client requests). */
+  audit: [JsonObject];
 }
 
 /** Until the control plane governs it, nothing runs. */
@@ -111,6 +113,7 @@ export class Supervisor extends EventEmitter<SupervisorEventMap> {
     upstream.on('lists', () => this.emit('lists'));
     upstream.on('log', (params) => this.emit('log', def.name, params));
     upstream.on('resourceUpdated', (uri) => this.emit('resourceUpdated', def.name, uri));
+    upstream.on('audit', (entry) => this.emit('audit', entry));
     return upstream;
   }
 

@@ -8,6 +8,7 @@ import { LogRing } from './logRing';
 import { ErrorCodes, McpFailure, type JsonObject, type Prompt, type Resource, type ResourceTemplate, type Tool } from './mcpTypes';
 import { Redactor } from './redact';
 import { describeEnforcement, type Enforcement } from './sandbox';
+import { ServerRequestDispatch } from './serverRequestDispatch';
 
 export type UpstreamState =
   | 'starting'
@@ -45,6 +46,8 @@ export interface UpstreamEventMap {
   lists: [];
   log: [JsonObject];
   resourceUpdated: [string];
+  /** An audit entry (a server→client request was answered or refused). */
+  audit: [JsonObject];
 }
 
 export class Upstream extends EventEmitter<UpstreamEventMap> {
@@ -60,6 +63,8 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   readonly logs = new LogRing();
   readonly enforcement: Enforcement;
   withheldEnv: string[] = [];
+  /** Where the requests this server sends its client go (serverRequestDispatch.ts). */
+  readonly serverRequests: ServerRequestDispatch;
   /** Scrubs this server's secrets from text; replaced at each launch (the definition's values). */
   private redactor = new Redactor([]);
 
@@ -83,6 +88,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   ) {
     super();
     this.enforcement = describeEnforcement(def.transport, def.grants);
+    this.serverRequests = new ServerRequestDispatch(def.name, root, (entry) => this.emit('audit', entry));
   }
 
   get name(): string {
@@ -190,6 +196,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
         resourceUpdated: (uri) => this.emit('resourceUpdated', uri),
         log: (params) => this.emit('log', params),
         lost: (reason) => this.onLost(generation, reason),
+        serverRequest: this.serverRequests.handle,
       }, this.logs, this.def.timeouts.startupMs);
     } catch (err) {
       if (generation !== this.generation) return;

@@ -10,6 +10,7 @@ import { findExecutable, killProcessGroup } from '../processGroup';
 import { rawResult, splitResponseLine } from '../rawJson';
 import type { CallOptions, StdioLaunch } from './connection';
 import { ConnectionError } from './connectionError';
+import { oneCallerPerSession, type ServerRequestCaller } from './serverRequests';
 
 /** Lines on a stdio server's stdout longer than this are not MCP traffic; the server is stopped. */
 const MAX_STDOUT_LINE = 32 * 1024 * 1024;
@@ -32,6 +33,7 @@ interface DirectCall {
   onprogress?: CallOptions['onprogress'];
   signal?: AbortSignal;
   onAbort?: () => void;
+  caller?: ServerRequestCaller;
 }
 
 /**
@@ -169,6 +171,7 @@ export class ChildStdioTransport implements Transport {
         forward: opts.forward === true,
         onprogress: opts.onprogress,
         signal: opts.signal,
+        caller: opts.caller,
         timer: setTimeout(() => {
           this.endCall(id, call);
           this.cancelUpstream(id, 'timed out');
@@ -187,6 +190,14 @@ export class ChildStdioTransport implements Transport {
       // A full pipe queues the write in the stream; the answer still finds its call by id.
       stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params: sent }) + '\n');
     });
+  }
+
+  /**
+   * One caller per session with a call in flight: a stdio server does not say which call a
+   * request it sends belongs to, so these are the candidates.
+   */
+  callersInFlight(): ServerRequestCaller[] {
+    return oneCallerPerSession([...this.calls.values()].map((call) => call.caller));
   }
 
   private endCall(id: number, call: DirectCall): void {

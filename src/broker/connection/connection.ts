@@ -3,6 +3,7 @@
 import type { LogRing } from '../logRing';
 import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from '../mcpTypes';
 import { RemoteConnection } from './remoteConnection';
+import type { ServerRequestCaller, ServerRequestHandler } from './serverRequests';
 import { StdioConnection } from './stdioConnection';
 
 export interface StdioLaunch {
@@ -29,6 +30,11 @@ export interface ConnectionEvents {
   log(params: JsonObject): void;
   /** The connection ended without `close()` being called: a crash or a dropped remote. */
   lost(reason: string): void;
+  /**
+   * Answers the requests the server sends its client (sampling, elicitation, roots); without it
+   * they are refused as unknown methods.
+   */
+  serverRequest?: ServerRequestHandler;
 }
 
 export interface CallOptions {
@@ -40,6 +46,8 @@ export interface CallOptions {
    * stands for the upstream's bytes (see rawJson.ts).
    */
   forward?: boolean;
+  /** Whose call this is: requests the server sends while it is in flight may be for that caller. */
+  caller?: ServerRequestCaller;
 }
 
 export interface ConnectedInfo {

@@ -10,6 +10,7 @@ import type { CallOptions, ConnectedInfo, ConnectionEvents, RemoteLaunch, Upstre
 import { ConnectionError } from './connectionError';
 import { explainRemoteConnectFailure } from './connectFailure';
 import { AnyResult, connectedInfo, createSdkClient, isSdkTimeout, SdkSession } from './sdkSession';
+import { oneCallerPerSession, withRelatedCaller, type ServerRequestCaller } from './serverRequests';
 
 interface RemoteTransport {
   transport: Transport;
@@ -45,15 +46,17 @@ export class RemoteConnection extends SdkSession implements UpstreamConnection {
   /** Why the connection was given up (its session is gone or the server unreachable). */
   private lossReason?: string;
   private checking?: Promise<boolean>;
+  /** The callers of the calls in flight (one entry per call). */
+  private readonly inFlight = new Set<{ caller: ServerRequestCaller }>();
 
   private constructor(client: Client, private readonly transport: Transport, info: ConnectedInfo) {
     super(client, info);
   }
 
   static async connect(launch: RemoteLaunch, events: ConnectionEvents, logs: LogRing, timeoutMs: number): Promise<RemoteConnection> {
-    const client = createSdkClient(events);
-    const { transport, isStreamEnd } = await remoteTransport(launch);
     let connection: RemoteConnection | undefined;
+    const client = createSdkClient(events, () => connection?.callersInFlight() ?? []);
+    const { transport, isStreamEnd } = await remoteTransport(launch);
     client.onclose = () => {
       if (!connection) return;
       connection.ended = true;
@@ -77,16 +80,26 @@ export class RemoteConnection extends SdkSession implements UpstreamConnection {
   }
 
   async request(method: string, params: JsonObject, opts: CallOptions): Promise<JsonObject> {
+    const entry = opts.caller && { caller: opts.caller };
+    if (entry) this.inFlight.add(entry);
     try {
-      return (await this.client.request({ method, params } as never, AnyResult, {
+      // In the caller's context: the SDK reads this call's response stream in it (serverRequests.ts).
+      return (await withRelatedCaller(opts.caller, () => this.client.request({ method, params } as never, AnyResult, {
         signal: opts.signal,
         timeout: opts.timeoutMs,
         resetTimeoutOnProgress: opts.onprogress !== undefined,
         onprogress: opts.onprogress,
-      })) as JsonObject;
+      }))) as JsonObject;
     } catch (err) {
       throw await this.classify(err, opts);
+    } finally {
+      if (entry) this.inFlight.delete(entry);
     }
+  }
+
+  /** One caller per session with a call in flight, for a request that came on no call's stream. */
+  callersInFlight(): ServerRequestCaller[] {
+    return oneCallerPerSession([...this.inFlight].map((entry) => entry.caller));
   }
 
   private async classify(err: unknown, opts: CallOptions): Promise<unknown> {

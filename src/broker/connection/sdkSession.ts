@@ -14,16 +14,26 @@ import { z } from 'zod';
 import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from '../mcpTypes';
 import { sharedSchemaValidator } from '../schemaValidator';
 import type { ConnectedInfo, ConnectionEvents } from './connection';
+import { BROKER_CLIENT_CAPABILITIES, routeServerRequests, type ServerRequestCaller } from './serverRequests';
 
 /** Results are checked by the downstream client; re-validating them here would only cost time. */
 export const AnyResult = z.looseObject({});
 
-/** An SDK client that reports the server's list changes, resource updates and log messages. */
-export function createSdkClient(events: ConnectionEvents): Client {
+/**
+ * An SDK client that reports the server's list changes, resource updates and log messages, and
+ * hands the requests the server sends its client to `events.serverRequest` (`inFlight`: the
+ * callers with calls in flight, for a request whose own call is not known).
+ */
+export function createSdkClient(events: ConnectionEvents, inFlight: () => ServerRequestCaller[]): Client {
   const client = new Client(
     { name: 'mcp-switchboard', version: '0.1.0' },
-    { capabilities: {}, jsonSchemaValidator: sharedSchemaValidator },
+    // Only what someone will answer: a probe's connection has no callers to ask.
+    {
+      capabilities: events.serverRequest ? BROKER_CLIENT_CAPABILITIES : {},
+      jsonSchemaValidator: sharedSchemaValidator,
+    },
   );
+  routeServerRequests(client, () => events.serverRequest, inFlight);
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => events.toolsChanged());
   client.setNotificationHandler(PromptListChangedNotificationSchema, () => events.promptsChanged());
   client.setNotificationHandler(ResourceListChangedNotificationSchema, () => events.resourcesChanged());

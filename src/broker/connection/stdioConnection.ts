@@ -16,8 +16,8 @@ export class StdioConnection extends SdkSession implements UpstreamConnection {
   }
 
   static async connect(launch: StdioLaunch, events: ConnectionEvents, logs: LogRing, timeoutMs: number): Promise<StdioConnection> {
-    const client = createSdkClient(events);
     const transport = new ChildStdioTransport(launch, logs);
+    const client = createSdkClient(events, () => transport.callersInFlight());
     let connection: StdioConnection | undefined;
     client.onclose = () => {
       if (connection && !connection.closing) events.lost(`process ${transport.exitDescription ?? 'ended'}`);

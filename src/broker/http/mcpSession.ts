@@ -89,7 +89,10 @@ export function createMcpSession(ctx: SessionContext, router: Router, version: s
     },
   );
   const direct = directHandler(router, ctx);
-  const transport = new SessionTransport(ctx.sessionId, direct);
+  const transport = new SessionTransport(ctx.sessionId, direct, {
+    name: ctx.identity.client,
+    capabilities: () => server.getClientCapabilities() as JsonObject | undefined,
+  });
   const session: McpSession = { ctx, server, transport, lastSeen: Date.now(), subscriptions: new Set() };
 
   // Lists are served whole from the catalog's cache: one page, no upstream round trip.

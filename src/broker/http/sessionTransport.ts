@@ -5,7 +5,7 @@
 import type * as http from 'node:http';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { ErrorCodes, type JsonObject } from '../mcpTypes';
+import { ErrorCodes, McpFailure, type JsonObject } from '../mcpTypes';
 import type { RequestExtra } from '../routing';
 import {
   idKey,
@@ -35,6 +35,20 @@ const ID_REUSED =
 
 type DirectRequest = { id: Id; method: string; params?: JsonObject };
 
+/** Who the session's client is, for the requests an upstream sends it during a call. */
+export interface SessionClient {
+  /** The client's registry name. */
+  name: string;
+  /** What it declared at initialize. */
+  capabilities(): JsonObject | undefined;
+}
+
+/** A request the broker sent the client (for an upstream), waiting for its answer in a later POST. */
+interface OutgoingRequest {
+  resolve(result: JsonObject): void;
+  reject(error: Error): void;
+}
+
 /** A POST whose requests are not all answered yet: where their answers go. */
 interface PendingPost {
   res: http.ServerResponse;
@@ -55,8 +69,15 @@ export class SessionTransport implements Transport {
   private closed = false;
   /** Direct requests in flight, by id key: aborted when the client cancels or hangs up. */
   private readonly inFlight = new Map<string, AbortController>();
+  /** Requests sent to the client, by id key; their ids are the broker's own (`sb-<n>`). */
+  private readonly outgoing = new Map<string, OutgoingRequest>();
+  private nextOutgoing = 0;
 
-  constructor(sessionId: string, private readonly direct?: DirectHandler) {
+  constructor(
+    sessionId: string,
+    private readonly direct?: DirectHandler,
+    private readonly client?: SessionClient,
+  ) {
     this.sessionId = sessionId;
   }
 
@@ -79,6 +100,8 @@ export class SessionTransport implements Transport {
       writeJsonRpcError(res, 400, ErrorCodes.InvalidRequest, ID_REUSED, null, headers);
       return;
     }
+    // Answers to requests the broker sent the client go back to whoever asked, not to the SDK server.
+    messages = messages.filter((m) => !this.settleOutgoing(m));
     if (requestIds.length === 0) {
       res.writeHead(202, headers).end();
     } else {
@@ -128,6 +151,15 @@ export class SessionTransport implements Transport {
         void this.send(progress as JSONRPCMessage, { relatedRequestId: request.id });
       },
     };
+    const client = this.client;
+    if (client) {
+      extra.caller = {
+        session: this.sessionId,
+        client: client.name,
+        capabilities: () => client.capabilities(),
+        ask: (asked) => this.requestClient(asked.method, asked.params, request.id, asked.signal),
+      };
+    }
     const done = (): boolean => {
       if (this.inFlight.get(key) === controller) this.inFlight.delete(key);
       // A cancelled request was answered already (-32800), as the SDK server would not answer it.
@@ -147,6 +179,86 @@ export class SessionTransport implements Transport {
         if (done()) void this.send({ jsonrpc: '2.0', id: request.id, error: toJsonRpcError(err) } as JSONRPCMessage);
       },
     );
+  }
+
+  /**
+   * Sends the client a request on the stream of the call it belongs to (the POST turns into SSE),
+   * else on the session's GET stream; resolves with the client's answer, which comes in a later POST.
+   */
+  requestClient(method: string, params: JsonObject, relatedId: Id, signal: AbortSignal): Promise<JsonObject> {
+    const cancelledBy = (): Error =>
+      signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason ?? 'cancelled'));
+    if (signal.aborted) return Promise.reject(cancelledBy());
+    const id = `sb-${++this.nextOutgoing}`;
+    const key = idKey(id);
+    return new Promise<JsonObject>((resolve, reject) => {
+      const onAbort = (): void => {
+        if (!this.outgoing.delete(key)) return;
+        const error = cancelledBy();
+        const params = { requestId: id, reason: error.message };
+        const cancelled = { jsonrpc: '2.0', method: 'notifications/cancelled', params };
+        this.writeToClient(cancelled as JSONRPCMessage, relatedId);
+        reject(error);
+      };
+      const settle = <T>(done: (value: T) => void) => (value: T): void => {
+        signal.removeEventListener('abort', onAbort);
+        done(value);
+      };
+      this.outgoing.set(key, { resolve: settle(resolve), reject: settle(reject) });
+      signal.addEventListener('abort', onAbort, { once: true });
+      if (!this.writeToClient({ jsonrpc: '2.0', id, method, params } as JSONRPCMessage, relatedId)) {
+        this.outgoing.get(key)?.reject(
+          new McpFailure(
+            ErrorCodes.InternalError,
+            `The ${method} request could not reach the client: its call ended and it has no open GET stream.`,
+          ),
+        );
+        this.outgoing.delete(key);
+      }
+    });
+  }
+
+  /** An answer to a request the broker sent: handed to whoever waits for it; false if not one. */
+  private settleOutgoing(message: JSONRPCMessage): boolean {
+    if ('method' in message || !('id' in message)) return false;
+    const key = idKey((message as { id: Id }).id);
+    const waiting = this.outgoing.get(key);
+    if (!waiting) return false;
+    this.outgoing.delete(key);
+    const answer = message as { result?: unknown; error?: { code?: unknown; message?: unknown; data?: unknown } };
+    if (answer.result && typeof answer.result === 'object') {
+      waiting.resolve(answer.result as JsonObject);
+    } else {
+      // The client's error goes back to the upstream as it is: its code, message and data.
+      const error = answer.error ?? {};
+      const code = typeof error.code === 'number' ? error.code : ErrorCodes.InternalError;
+      const text = typeof error.message === 'string' ? error.message : 'the client answered with an error';
+      waiting.reject(new McpFailure(code, text, error.data));
+    }
+    return true;
+  }
+
+  /** Writes a message on a call's stream (upgrading its POST to SSE) or the GET stream; false if neither is open. */
+  private writeToClient(message: JSONRPCMessage, relatedId: Id): boolean {
+    if (this.closed) return false;
+    const related = this.pending.get(idKey(relatedId));
+    if (related) {
+      this.stream(related, message);
+      return true;
+    }
+    if (!this.standalone) return false;
+    writeEvent(this.standalone, message);
+    return true;
+  }
+
+  private stream(post: PendingPost, message: JSONRPCMessage): void {
+    if (!post.streaming) {
+      post.streaming = true;
+      post.res.writeHead(200, { ...SSE_HEADERS, ...post.headers });
+      for (const earlier of post.responses) writeEvent(post.res, earlier);
+      post.responses = [];
+    }
+    writeEvent(post.res, message);
   }
 
   openStandaloneStream(res: http.ServerResponse, headers: Record<string, string>): void {
@@ -193,13 +305,7 @@ export class SessionTransport implements Transport {
     const related =
       options?.relatedRequestId !== undefined ? this.pending.get(idKey(options.relatedRequestId)) : undefined;
     if (related) {
-      if (!related.streaming) {
-        related.streaming = true;
-        related.res.writeHead(200, { ...SSE_HEADERS, ...related.headers });
-        for (const earlier of related.responses) writeEvent(related.res, earlier);
-        related.responses = [];
-      }
-      writeEvent(related.res, message);
+      this.stream(related, message);
       return;
     }
     if (this.standalone) writeEvent(this.standalone, message);
@@ -211,6 +317,10 @@ export class SessionTransport implements Transport {
     this.standalone?.end();
     for (const controller of this.inFlight.values()) controller.abort(new Error('the session was closed'));
     this.inFlight.clear();
+    for (const waiting of this.outgoing.values()) {
+      waiting.reject(new McpFailure(ErrorCodes.ConnectionClosed, 'The client session closed before it answered.'));
+    }
+    this.outgoing.clear();
     for (const post of new Set(this.pending.values())) {
       if (!post.res.headersSent) writeJsonRpcError(post.res, 404, ErrorCodes.InvalidRequest, 'Session closed');
       else post.res.end();

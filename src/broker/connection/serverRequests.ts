@@ -1,0 +1,78 @@
+// Requests an upstream sends its client (sampling, elicitation, roots) while it handles calls: which
+// callers may be the one it asks, and how the SDK client of a connection hands them on.
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ErrorCodes, McpFailure, type JsonObject } from '../mcpTypes';
+
+/** The methods an upstream may send its client that the broker routes to a caller. */
+export const SERVER_REQUEST_METHODS = new Set(['sampling/createMessage', 'elicitation/create', 'roots/list']);
+
+/** What the broker can answer on a caller's behalf; every upstream is told so at initialize. */
+export const BROKER_CLIENT_CAPABILITIES = {
+  sampling: { tools: {} },
+  elicitation: { form: {}, url: {} },
+  roots: { listChanged: true },
+};
+
+export interface ServerRequest {
+  method: string;
+  params: JsonObject;
+  /** Aborted when the upstream cancels its request or the connection ends. */
+  signal: AbortSignal;
+}
+
+/** The session a forwarded call came from, able to put a request to its own client. */
+export interface ServerRequestCaller {
+  /** Calls with the same key come from one session. */
+  readonly session: string;
+  /** The caller's registry client name (for messages and the audit log). */
+  readonly client: string;
+  /** What the session's client declared at initialize (undefined before it did). */
+  capabilities(): JsonObject | undefined;
+  ask(request: ServerRequest): Promise<JsonObject>;
+}
+
+/**
+ * Answers one server→client request. `callers` are the candidates: the caller of the call the
+ * request is known to belong to, else one caller per session with a call in flight on the upstream.
+ */
+export type ServerRequestHandler = (request: ServerRequest, callers: ServerRequestCaller[]) => Promise<JsonObject>;
+
+/** One caller per session, in the order given. */
+export function oneCallerPerSession(callers: Iterable<ServerRequestCaller | undefined>): ServerRequestCaller[] {
+  const bySession = new Map<string, ServerRequestCaller>();
+  for (const caller of callers) if (caller && !bySession.has(caller.session)) bySession.set(caller.session, caller);
+  return [...bySession.values()];
+}
+
+/**
+ * The caller of the request being sent in this async context. A Streamable HTTP upstream answers a
+ * POST on its own SSE stream, and the SDK reads that stream in the context of the request that
+ * opened it: a server→client request read from it is known to belong to that call.
+ */
+const relatedCaller = new AsyncLocalStorage<ServerRequestCaller>();
+
+export function withRelatedCaller<T>(caller: ServerRequestCaller | undefined, run: () => T): T {
+  return caller ? relatedCaller.run(caller, run) : run();
+}
+
+/**
+ * Routes the server→client requests an SDK client receives to `handler`; `inFlight` lists the
+ * callers with calls in flight when the request's own call is not known.
+ */
+export function routeServerRequests(
+  client: Client,
+  handler: () => ServerRequestHandler | undefined,
+  inFlight: () => ServerRequestCaller[],
+): void {
+  client.fallbackRequestHandler = async (request, extra) => {
+    const answer = handler();
+    if (!SERVER_REQUEST_METHODS.has(request.method) || !answer) {
+      throw new McpFailure(ErrorCodes.MethodNotFound, `Method not found: ${request.method.slice(0, 100)}`);
+    }
+    const related = relatedCaller.getStore();
+    const params = (request.params ?? {}) as JsonObject;
+    const asked: ServerRequest = { method: request.method, params, signal: extra.signal };
+    return (await answer(asked, related ? [related] : inFlight())) as never;
+  };
+}
