@@ -115,7 +115,8 @@ describe('faults: security of upstreams and probes', function () {
     // What the operator would let start anyway may be probed by the agent.
     const same = await facade(writer, 'probe_server', { definition: leakerDef('plain') });
     assert.equal(same.ok, true, 'the saved trusted definition, as it is');
-    await facade(operator, 'approve_server', { name: 'approvedc' });
+    const shown = await facade(operator, 'server_status', { name: 'approvedc' });
+    await facade(operator, 'approve_server', { name: 'approvedc', hash: shown.approvalHash });
     const approved = await facade(writer, 'probe_server', { definition: { ...leakerDef('approvedc'), trust: 'community' } });
     assert.equal(approved.ok, true, 'the approved community definition, as it is');
     // The operator may probe anything.

@@ -79,7 +79,7 @@ describe('commands (end to end)', function () {
       await waitFor(a, () => entry.server('third-party')?.state === 'awaiting-approval', 'third-party awaiting approval');
       assert.strictEqual(entry.server('third-party')!.pid, undefined, 'nothing runs before approval');
       const approved = await run<ServerStatus & { approved: string }>('approveServer', 'third-party', { skipConfirmation: true });
-      assert.match(approved.approved, /echo\.mjs --name third-party \| grants: none/);
+      assert.match(approved.approved, /Runs: .*echo\.mjs --name third-party \| Working directory: \. \| Grants: none/);
       await waitFor(a, () => entry.server('third-party')?.state === 'running', 'third-party running after approval');
       await run('revokeApproval', 'third-party', { skipConfirmation: true });
       await waitFor(a, () => entry.server('third-party')?.state === 'awaiting-approval', 'third-party stopped after revoke');
