@@ -52,7 +52,8 @@ export function describeEnforcement(
   } else if (isolation) network = 'enforced';
   else {
     network = 'not-enforced';
-    notes.push(`network access cannot be blocked on this system (${networkNotEnforcedReason(process.platform)}); the server can reach the network`);
+    const why = networkNotEnforcedReason(process.platform);
+    notes.push(`network access cannot be blocked on this system (${why}); the server can reach the network`);
   }
   const filesystem: Enforcement['filesystem'] = grants.includes('filesystem') ? 'granted' : 'not-enforced';
   if (!grants.includes('filesystem')) notes.push('filesystem access is not restricted by the OS here; the grant is recorded and audited only');

@@ -15,7 +15,8 @@ describe('platform: registry roots', () => {
     assert.ok(isUncPath('\\\\fileserver\\team share\\repo'));
     assert.ok(isUncPath('//fileserver/share'));
     assert.ok(!isUncPath('C:\\repo'));
-    assert.equal(normalizeRoot('\\\\fileserver\\team share\\repo\\', 'C:\\', 'win32'), '\\\\fileserver\\team share\\repo');
+    const share = '\\\\fileserver\\team share\\repo';
+    assert.equal(normalizeRoot(`${share}\\`, 'C:\\', 'win32'), share);
     assert.equal(normalizeRoot('ws', '\\\\fs\\share\\repo', 'win32'), '\\\\fs\\share\\repo\\ws');
   });
 

@@ -132,8 +132,9 @@ describe('platform: what is spawned on Windows', () => {
   });
 
   it('runs a .cmd shim through cmd.exe (no AutoRun, no delayed expansion) with a verbatim, quoted line', () => {
-    const spawned = windowsSpawn('C:\\nodejs\\npx.cmd', ['-y', '@scope/server', 'a&b'], 'C:\\Windows\\system32\\cmd.exe');
-    assert.equal(spawned.file, 'C:\\Windows\\system32\\cmd.exe');
+    const cmd = 'C:\\Windows\\system32\\cmd.exe';
+    const spawned = windowsSpawn('C:\\nodejs\\npx.cmd', ['-y', '@scope/server', 'a&b'], cmd);
+    assert.equal(spawned.file, cmd);
     assert.deepEqual(spawned.args.slice(0, 5), ['/d', '/e:on', '/v:off', '/s', '/c']);
     assert.equal(spawned.args[5], '""C:\\nodejs\\npx.cmd" "-y" "@scope/server" "a&b""');
     assert.equal(spawned.windowsVerbatimArguments, true);
@@ -145,7 +146,8 @@ describe('platform: what is spawned on Windows', () => {
       { file: 'unshare', args: ['--net', '--', 'npx', '-y', 'x'], windowsVerbatimArguments: false });
     assert.deepEqual(spawnTarget('linux', { command: 'node', args: ['s.js'] }),
       { file: 'node', args: ['s.js'], windowsVerbatimArguments: false });
-    const win = spawnTarget('win32', { command: 'npx', args: ['x'], resolved: 'C:\\n\\npx.cmd', comspec: 'C:\\cmd.exe' });
+    const resolved = 'C:\\n\\npx.cmd';
+    const win = spawnTarget('win32', { command: 'npx', args: ['x'], resolved, comspec: 'C:\\cmd.exe' });
     assert.equal(win.file, 'C:\\cmd.exe');
     assert.equal(win.args[5], '""C:\\n\\npx.cmd" "x""');
   });

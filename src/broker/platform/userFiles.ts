@@ -7,7 +7,9 @@ import { windowsEnvValue } from './windowsCommand';
  * The per-user directory: `SWITCHBOARD_HOME` if set; on Windows `%LOCALAPPDATA%\Switchboard` (local,
  * not roaming: tokens must not follow the profile to other machines); elsewhere `~/.switchboard`.
  */
-export function perUserHome(platform: NodeJS.Platform, env: Readonly<Record<string, string | undefined>>, homedir: string): string {
+type Env = Readonly<Record<string, string | undefined>>;
+
+export function perUserHome(platform: NodeJS.Platform, env: Env, homedir: string): string {
   const paths = platform === 'win32' ? path.win32 : path.posix;
   const override = platform === 'win32' ? windowsEnvValue(env, 'SWITCHBOARD_HOME') : env.SWITCHBOARD_HOME;
   if (override) return paths.resolve(override);
@@ -19,7 +21,7 @@ export function perUserHome(platform: NodeJS.Platform, env: Readonly<Record<stri
 }
 
 /** The account an ACL grants to: `DOMAIN\user` when the domain is known, so a same-named local user is not meant. */
-export function windowsAccount(env: Readonly<Record<string, string | undefined>>): string | undefined {
+export function windowsAccount(env: Env): string | undefined {
   const user = windowsEnvValue(env, 'USERNAME');
   if (!user) return undefined;
   const domain = windowsEnvValue(env, 'USERDOMAIN');
@@ -32,7 +34,8 @@ export function windowsAccount(env: Readonly<Record<string, string | undefined>>
  */
 export function icaclsPrivateArgs(file: string, account: string, kind: 'file' | 'directory' = 'file'): string[] {
   if (/[\r\n"]/.test(account) || account.trim() === '') {
-    throw new Error(`Cannot restrict ${file}: the account name ${JSON.stringify(account)} is not usable; check USERNAME.`);
+    const shown = JSON.stringify(account);
+    throw new Error(`Cannot restrict ${file}: the account name ${shown} is not usable; check USERNAME.`);
   }
   // (OI)(CI): files and folders created inside inherit the same single entry, so a new file is private
   // from its first byte, before its own ACL is narrowed.
