@@ -1,19 +1,23 @@
 // Per-user runtime state: where tokens, discovery records, approvals and audit logs live.
 // Nothing here is ever written inside the workspace.
+import { execFileSync } from 'node:child_process';
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { rootKey } from './platform/paths';
+import { icaclsPrivateArgs, perUserHome, windowsAccount } from './platform/userFiles';
 
 /** `SWITCHBOARD_HOME` overrides the per-user directory (tests point it at a temp dir). */
 export function switchboardHome(env: NodeJS.ProcessEnv = process.env): string {
-  return env.SWITCHBOARD_HOME ? path.resolve(env.SWITCHBOARD_HOME) : path.join(os.homedir(), '.switchboard');
+  return perUserHome(process.platform, env, os.homedir());
 }
 
 /** A stable short id for a workspace root, so one root maps to one broker and one set of tokens. */
 export function rootId(root: string): string {
   const canonical = fs.existsSync(root) ? fs.realpathSync(root) : path.resolve(root);
-  return crypto.createHash('sha256').update(canonical).digest('hex').slice(0, 16);
+  // Where case is ignored, `C:\Work` and `c:\work` are one root and must find one broker.
+  return crypto.createHash('sha256').update(rootKey(canonical, process.platform)).digest('hex').slice(0, 16);
 }
 
 export interface RuntimePaths {
@@ -48,7 +52,8 @@ export function runtimePaths(root: string, env: NodeJS.ProcessEnv = process.env)
 
 export function ensurePrivateDir(dir: string): void {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  try { fs.chmodSync(dir, 0o700); } catch { /* not ours to fix (e.g. a shared tmp); files stay 0600 */ }
+  if (process.platform === 'win32') restrictToUser(dir, 'directory');
+  else try { fs.chmodSync(dir, 0o700); } catch { /* not ours to fix (e.g. a shared tmp); files stay 0600 */ }
 }
 
 /** Writes a file readable only by the current user, atomically. */
@@ -62,7 +67,16 @@ export function writePrivateFile(file: string, content: string): void {
   } finally {
     fs.closeSync(fd);
   }
+  // Windows ignores the mode: narrow the ACL before the file takes its name, so no reader sees it open.
+  if (process.platform === 'win32') restrictToUser(tmp);
   fs.renameSync(tmp, file);
+}
+
+/** Windows: the ACL counterpart of 0600/0700 (platform/userFiles.ts). */
+function restrictToUser(target: string, kind: 'file' | 'directory' = 'file'): void {
+  const account = windowsAccount(process.env);
+  if (!account) throw new Error(`Cannot restrict ${target} to the current user: set USERNAME in the environment.`);
+  execFileSync('icacls', icaclsPrivateArgs(target, account, kind), { stdio: 'ignore', windowsHide: true });
 }
 
 export function newToken(): string {

@@ -1,6 +1,7 @@
 // OS-level enforcement of grants. Linux can cut a stdio server off the network with a fresh
-// network namespace; nothing here pretends to enforce what the OS cannot.
+// network namespace, macOS with sandbox-exec; nothing here pretends to enforce what the OS cannot.
 import { spawnSync } from 'node:child_process';
+import { networkNotEnforcedReason, sandboxExecPrefix, sandboxProfile } from './platform/macSandbox';
 
 export interface Enforcement {
   network: 'enforced' | 'granted' | 'not-enforced';
@@ -15,7 +16,9 @@ let unshareArgs: string[] | null | undefined;
 export function networkIsolationPrefix(): string[] | null {
   if (unshareArgs !== undefined) return unshareArgs;
   unshareArgs = null;
-  if (process.platform !== 'linux' || process.env.SWITCHBOARD_NO_NETNS === '1') return unshareArgs;
+  if (process.env.SWITCHBOARD_NO_NETNS === '1') return unshareArgs;
+  if (process.platform === 'darwin') return (unshareArgs = macSandboxPrefix());
+  if (process.platform !== 'linux') return unshareArgs;
   const candidates = process.getuid?.() === 0 ? [['--net'], ['--net', '--map-root-user']] : [['--net', '--map-current-user'], ['--net', '--map-root-user']];
   for (const flags of candidates) {
     const probe = spawnSync('unshare', [...flags, '--', 'true'], { stdio: 'ignore', timeout: 5000 });
@@ -25,6 +28,13 @@ export function networkIsolationPrefix(): string[] | null {
     }
   }
   return unshareArgs;
+}
+
+/** sandbox-exec with the no-network profile, if it runs here. */
+function macSandboxPrefix(): string[] | null {
+  const prefix = sandboxExecPrefix(sandboxProfile({ network: false }));
+  const probe = spawnSync(prefix[0], [...prefix.slice(1), '/usr/bin/true'], { stdio: 'ignore', timeout: 5000 });
+  return probe.status === 0 ? prefix : null;
 }
 
 /** `isolation` is the prefix `networkIsolationPrefix()` found (passed in by tests that spawn nothing). */
@@ -42,7 +52,8 @@ export function describeEnforcement(
   } else if (isolation) network = 'enforced';
   else {
     network = 'not-enforced';
-    notes.push(`network access cannot be blocked on this system (${process.platform === 'linux' ? 'unshare --net is not permitted' : process.platform}); the server can reach the network`);
+    const why = networkNotEnforcedReason(process.platform);
+    notes.push(`network access cannot be blocked on this system (${why}); the server can reach the network`);
   }
   const filesystem: Enforcement['filesystem'] = grants.includes('filesystem') ? 'granted' : 'not-enforced';
   if (!grants.includes('filesystem')) notes.push('filesystem access is not restricted by the OS here; the grant is recorded and audited only');

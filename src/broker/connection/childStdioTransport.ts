@@ -6,11 +6,18 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { LogRing } from '../logRing';
 import { ErrorCodes, type JsonObject } from '../mcpTypes';
+import { spawnTarget } from '../platform/spawnTarget';
+import { windowsEnvValue } from '../platform/windowsCommand';
 import { findExecutable, killProcessGroup } from '../processGroup';
 import { rawResult, splitResponseLine } from '../rawJson';
 import type { CallOptions, StdioLaunch } from './connection';
 import { ConnectionError } from './connectionError';
 import { oneCallerPerSession, type ServerRequestCaller } from './serverRequests';
+
+/** PATH of a launch's env; on Windows the variable is often spelled `Path`. */
+function pathOf(env: NodeJS.ProcessEnv): string | undefined {
+  return process.platform === 'win32' ? windowsEnvValue(env, 'PATH') : env.PATH;
+}
 
 /** Lines on a stdio server's stdout longer than this are not MCP traffic; the server is stopped. */
 const MAX_STDOUT_LINE = 32 * 1024 * 1024;
@@ -58,21 +65,25 @@ export class ChildStdioTransport implements Transport {
   constructor(private readonly launch: StdioLaunch, private readonly logs: LogRing) {}
 
   start(): Promise<void> {
-    // Behind a wrapper, ENOENT would only show up as the wrapper's exit code: look first.
+    // Behind a wrapper (or cmd.exe on Windows), ENOENT would only show up as its exit code: look first.
     const { command, args, wrapper } = this.launch;
-    if (wrapper && !findExecutable(command, this.launch.env.PATH, this.launch.cwd)) {
+    const win32 = process.platform === 'win32';
+    const resolved = wrapper || win32 ? findExecutable(command, pathOf(this.launch.env), this.launch.cwd) : undefined;
+    if ((wrapper || win32) && !resolved) {
       this.exitDescription = `command not found: ${command}`;
       this.notFound = true;
       this.logs.push(this.exitDescription);
       return Promise.reject(new ConnectionError('not-found', this.exitDescription));
     }
+    const target = spawnTarget(process.platform, { command, args, wrapper, resolved, comspec: process.env.ComSpec });
     return new Promise((resolve, reject) => {
-      const child = spawn(wrapper ? wrapper[0] : command, wrapper ? [...wrapper.slice(1), command, ...args] : args, {
+      const child = spawn(target.file, target.args, {
         cwd: this.launch.cwd,
         env: this.launch.env,
         stdio: ['pipe', 'pipe', 'pipe'],
         detached: true, // own process group: stop() kills the whole tree
         windowsHide: true,
+        windowsVerbatimArguments: target.windowsVerbatimArguments,
       });
       this.child = child;
       child.once('error', (err) => {
