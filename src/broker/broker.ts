@@ -114,8 +114,6 @@ export class Broker extends EventEmitter<BrokerEventMap> {
     this.governance = governance;
     fs.mkdirSync(this.root, { recursive: true });
     const port = await this.endpoint.listen();
-    const noIpv6 = this.endpoint.ipv6Twin?.unavailable;
-    if (noIpv6) this.opts.log?.(`endpoint not on [::1]: ${noIpv6}`);
     this.supervisor.on('state', () => this.emit('state'));
     this.supervisor.on('lists', () => this.scheduleCatalog());
     this.supervisor.on('log', (server, params) => this.endpoint.log(server, params));

@@ -31,7 +31,6 @@ import { createMcpSession, type McpSession } from './http/mcpSession';
 import { isBodyError, parseMessages, readBody } from './http/requestBody';
 import { DEFAULT_SESSION_LIMITS, makeRoom, type SessionLimits } from './http/sessionLimits';
 import { writeJsonRpcError, type Id } from './http/wire';
-import { listenIpv6Twin, wantsIpv6Twin, type Ipv6Twin } from './platform/loopback';
 
 export interface EndpointOptions {
   port: number;
@@ -76,8 +75,6 @@ export class Endpoint {
   private lastActivity = Date.now();
   /** The last Host header that passed: an agent sends the same one on every request. */
   private acceptedHost?: string;
-  /** The same endpoint on [::1] (platform/loopback.ts); `unavailable` says why not. */
-  ipv6Twin?: Ipv6Twin;
   port = 0;
 
   constructor(private readonly opts: EndpointOptions) {
@@ -121,7 +118,6 @@ export class Endpoint {
       this.http.listen(this.opts.port, this.opts.host ?? '127.0.0.1', () => resolve());
     });
     this.port = (this.http.address() as AddressInfo).port;
-    if (wantsIpv6Twin(this.opts.host ?? '127.0.0.1')) this.ipv6Twin = await listenIpv6Twin(this.http, this.port);
     this.acceptedHost = undefined;
     const idle = this.opts.idleSessionMs ?? 30 * 60_000;
     this.evictTimer = setInterval(() => this.evictIdle(idle), Math.max(250, Math.min(idle / 2, 60_000)));
@@ -152,7 +148,6 @@ export class Endpoint {
       this.http.close(() => resolve());
       this.http.closeAllConnections();
     });
-    await this.ipv6Twin?.close();
   }
 
   /** Tells sessions that a list changed; `server` limits it to sessions that can see that server. */

@@ -76,12 +76,8 @@ describe('endpoint', function () {
     const ours = lines.map((l) => l.trim().split(/\s+/)).filter((f) => f[1].endsWith(`:${hex}`) && f[3] === '0A');
     assert.ok(ours.length >= 1, 'the listening socket is found');
     for (const f of ours) assert.equal(f[1].split(':')[0], '0100007F', 'bound to 127.0.0.1');
-    // On IPv6 only ::1, the loopback twin (src/broker/platform/loopback.ts); never :: or another address.
     const v6 = fs.existsSync('/proc/net/tcp6') ? fs.readFileSync('/proc/net/tcp6', 'utf8') : '';
-    const ours6 = v6.split('\n').slice(1).filter(Boolean).map((l) => l.trim().split(/\s+/));
-    for (const f of ours6.filter((g) => g[1].endsWith(`:${hex}`) && g[3] === '0A')) {
-      assert.equal(f[1].split(':')[0], '00000000000000000000000001000000', 'an IPv6 listener only on ::1');
-    }
+    assert.ok(!v6.split('\n').some((l) => l.includes(`:${hex} `) && l.trim().split(/\s+/)[3] === '0A'), 'no IPv6 listener');
   });
 
   it('refuses requests without a token (401) or with a wrong one', async () => {
