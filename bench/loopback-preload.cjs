@@ -11,14 +11,34 @@ const cp = require('node:child_process');
 const { syncBuiltinESMExports } = require('node:module');
 
 const LOOPBACK = '127.0.0.1';
-const isLoopback = (h) => h === undefined || h === null || h === '' || h === 'localhost' || h === '::1' || h === '[::1]' || /^127\./.test(String(h));
+const isLoopback = (h) =>
+  h === undefined ||
+  h === null ||
+  h === '' ||
+  h === 'localhost' ||
+  h === '::1' ||
+  h === '[::1]' ||
+  /^127\./.test(String(h));
 
 const origListen = net.Server.prototype.listen;
 net.Server.prototype.listen = function listen(...args) {
   const a0 = args[0];
-  if (a0 !== null && typeof a0 === 'object' && !Array.isArray(a0) && !(a0 instanceof net.Server) && a0.path === undefined && a0.fd === undefined && a0._handle === undefined) {
+  if (
+    a0 !== null &&
+    typeof a0 === 'object' &&
+    !Array.isArray(a0) &&
+    !(a0 instanceof net.Server) &&
+    a0.path === undefined &&
+    a0.fd === undefined &&
+    a0._handle === undefined
+  ) {
     args[0] = { ...a0, host: LOOPBACK };
-  } else if (typeof a0 === 'number' || (typeof a0 === 'string' && /^\d+$/.test(a0)) || a0 === undefined || a0 === null) {
+  } else if (
+    typeof a0 === 'number' ||
+    (typeof a0 === 'string' && /^\d+$/.test(a0)) ||
+    a0 === undefined ||
+    a0 === null
+  ) {
     // listen(port[, host][, backlog][, cb]) — replace or insert the host
     if (typeof args[1] === 'string') args[1] = LOOPBACK;
     else args.splice(1, 0, LOOPBACK);
@@ -29,7 +49,7 @@ net.Server.prototype.listen = function listen(...args) {
 
 function hostOf(args) {
   const a0 = args[0];
-  if (a0 && typeof a0 === 'object') return a0.path !== undefined ? 'localhost' : a0.host ?? a0.hostname;
+  if (a0 && typeof a0 === 'object') return a0.path !== undefined ? 'localhost' : (a0.host ?? a0.hostname);
   if (typeof a0 === 'string' && !/^\d+$/.test(a0)) return 'localhost'; // a unix socket path
   return typeof args[1] === 'string' ? args[1] : undefined;
 }
@@ -59,9 +79,10 @@ for (const name of ['exec', 'execSync']) {
   };
   const custom = require('node:util').promisify.custom;
   if (orig[custom]) {
-    cp[name][custom] = (command, ...rest) => (/^\s*curl\b/.test(String(command))
-      ? Promise.reject(new Error('bench loopback guard: curl refused'))
-      : orig[custom](command, ...rest));
+    cp[name][custom] = (command, ...rest) =>
+      /^\s*curl\b/.test(String(command))
+        ? Promise.reject(new Error('bench loopback guard: curl refused'))
+        : orig[custom](command, ...rest);
   }
 }
 syncBuiltinESMExports();

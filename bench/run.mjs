@@ -19,8 +19,23 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
-  DirectStdio, DirectHttp, Broker, McpHub, Supergateway, McpProxy,
-  listAllTools, serverYaml, removeTemp, removeTempSettled, versionOf, REPO, BENCH, NODE, ECHO, TOOLS, BROKER_JS,
+  DirectStdio,
+  DirectHttp,
+  Broker,
+  McpHub,
+  Supergateway,
+  McpProxy,
+  listAllTools,
+  serverYaml,
+  removeTemp,
+  removeTempSettled,
+  versionOf,
+  REPO,
+  BENCH,
+  NODE,
+  ECHO,
+  TOOLS,
+  BROKER_JS,
 } from './lib/systems.mjs';
 import { cpuSnapshot, cpuDelta, rssOf, pssOf, killAll, leftovers, sleep } from './lib/proc.mjs';
 import { summarize, rotate } from './lib/stats.mjs';
@@ -36,13 +51,34 @@ for (let i = 0; i < argv.length; i++) {
   const a = argv[i];
   if (a === '--quick') opt.quick = true;
   else if (a === '--profile') opt.profile = true;
-  else if (a === '--only') opt.only.push(...String(argv[++i] ?? '').split(',').filter(Boolean));
+  else if (a === '--only')
+    opt.only.push(
+      ...String(argv[++i] ?? '')
+        .split(',')
+        .filter(Boolean),
+    );
   else if (a.startsWith('--only=')) opt.only.push(...a.slice(7).split(',').filter(Boolean));
   else if (a === '--render') opt.render = argv[++i];
-  else if (a === '--help' || a === '-h') { process.stdout.write(fs.readFileSync(new URL(import.meta.url), 'utf8').split('\n').slice(1, 13).map((l) => l.replace(/^\/\/ ?/, '')).join('\n') + '\n'); process.exit(0); }
-  else { process.stderr.write(`bench: unknown argument ${a}\n`); process.exit(2); }
+  else if (a === '--help' || a === '-h') {
+    process.stdout.write(
+      fs
+        .readFileSync(new URL(import.meta.url), 'utf8')
+        .split('\n')
+        .slice(1, 13)
+        .map((l) => l.replace(/^\/\/ ?/, ''))
+        .join('\n') + '\n',
+    );
+    process.exit(0);
+  } else {
+    process.stderr.write(`bench: unknown argument ${a}\n`);
+    process.exit(2);
+  }
 }
-for (const s of opt.only) if (!SECTIONS.includes(s)) { process.stderr.write(`bench: unknown section '${s}' (one of ${SECTIONS.join(', ')})\n`); process.exit(2); }
+for (const s of opt.only)
+  if (!SECTIONS.includes(s)) {
+    process.stderr.write(`bench: unknown section '${s}' (one of ${SECTIONS.join(', ')})\n`);
+    process.exit(2);
+  }
 const wanted = (s) => opt.only.length === 0 || opt.only.includes(s);
 
 // ---- sizes: full run vs --quick ---------------------------------------------------------------
@@ -53,7 +89,17 @@ const CFG = opt.quick
       throughput: { concurrency: [1, 8, 32], durationMs: 400, rounds: 1, cap: 20_000 },
       payload: { sizes: [1024, 102_400, 1_048_576], calls: [40, 20, 6], rounds: 2 },
       fanout: { n: [1, 4], m: 5 },
-      catalog: { configs: [[10, 1], [100, 10], [1000, 1], [1000, 10]], lists: 10, compareLists: 10, compareRounds: 2 },
+      catalog: {
+        configs: [
+          [10, 1],
+          [100, 10],
+          [1000, 1],
+          [1000, 10],
+        ],
+        lists: 10,
+        compareLists: 10,
+        compareRounds: 2,
+      },
       reload: { count: 5, min: 5 },
       coldstart: { count: 2 },
       profile: { calls: 1000, concurrentMs: 1000, bigCalls: 10 },
@@ -67,7 +113,21 @@ const CFG = opt.quick
       throughput: { concurrency: [1, 8, 32], durationMs: 1500, rounds: 2, cap: 60_000 },
       payload: { sizes: [1024, 102_400, 1_048_576], calls: [300, 150, 40], rounds: 5 },
       fanout: { n: [1, 4, 16], m: 5 },
-      catalog: { configs: [[10, 1], [10, 10], [100, 1], [100, 10], [100, 50], [1000, 1], [1000, 10], [1000, 50]], lists: 40, compareLists: 40, compareRounds: 4 },
+      catalog: {
+        configs: [
+          [10, 1],
+          [10, 10],
+          [100, 1],
+          [100, 10],
+          [100, 50],
+          [1000, 1],
+          [1000, 10],
+          [1000, 50],
+        ],
+        lists: 40,
+        compareLists: 40,
+        compareRounds: 4,
+      },
       reload: { count: 22, min: 20 },
       coldstart: { count: 5 },
       profile: { calls: 4000, concurrentMs: 3000, bigCalls: 60 },
@@ -85,14 +145,19 @@ const overBudget = () => performance.now() > sectionDeadline;
 // ---- bookkeeping -----------------------------------------------------------------------------
 const startedAt = new Date();
 const T0 = performance.now();
-const log = (...a) => process.stderr.write(`[bench ${((performance.now() - T0) / 1000).toFixed(1).padStart(6)}s] ${a.join(' ')}\n`);
+const log = (...a) =>
+  process.stderr.write(`[bench ${((performance.now() - T0) / 1000).toFixed(1).padStart(6)}s] ${a.join(' ')}\n`);
 let exiting = false;
 function emergencyExit(code, why) {
   if (exiting) return;
   exiting = true;
   log(`stopping: ${why}`);
   killAll();
-  try { removeTemp(); } catch { /* best effort */ }
+  try {
+    removeTemp();
+  } catch {
+    /* best effort */
+  }
   process.exit(code);
 }
 process.on('SIGINT', () => emergencyExit(130, 'SIGINT'));
@@ -129,7 +194,9 @@ async function backgroundBusyCores(ms = 2000) {
     const b = read();
     const total = b.total - a.total;
     return total > 0 ? ((total - (b.idle - a.idle)) / total) * os.cpus().length : undefined;
-  } catch { return undefined; }
+  } catch {
+    return undefined;
+  }
 }
 
 function machine() {
@@ -141,7 +208,11 @@ function machine() {
     os: `${os.type()} ${os.release()} ${os.arch()}`,
     node: process.version,
     sdk: versionOf('@modelcontextprotocol/sdk'),
-    peers: { 'mcp-hub': versionOf('mcp-hub'), supergateway: versionOf('supergateway'), 'mcp-proxy': versionOf('mcp-proxy') },
+    peers: {
+      'mcp-hub': versionOf('mcp-hub'),
+      supergateway: versionOf('supergateway'),
+      'mcp-proxy': versionOf('mcp-proxy'),
+    },
     loadavgStart: os.loadavg(),
   };
 }
@@ -152,7 +223,10 @@ async function callEcho(client, name) {
 }
 
 function textOf(result) {
-  return (result?.content ?? []).filter((c) => c.type === 'text').map((c) => c.text).join('');
+  return (result?.content ?? [])
+    .filter((c) => c.type === 'text')
+    .map((c) => c.text)
+    .join('');
 }
 
 /** Runs `calls` sequential calls of fn(client) and measures latency, server CPU and client CPU. */
@@ -177,7 +251,12 @@ function accResult(acc, hasGateway) {
   const s = summarize(acc.samples);
   return {
     calls: acc.calls,
-    p50Us: us(s.p50), p90Us: us(s.p90), p99Us: us(s.p99), meanUs: us(s.mean), minUs: us(s.min), maxUs: us(s.max),
+    p50Us: us(s.p50),
+    p90Us: us(s.p90),
+    p99Us: us(s.p99),
+    meanUs: us(s.mean),
+    minUs: us(s.min),
+    maxUs: us(s.max),
     serverCpuPerCallUs: acc.serverCpuUs / acc.calls,
     gatewayCpuPerCallUs: hasGateway ? acc.gatewayCpuUs / acc.calls : null,
     clientCpuPerCallUs: acc.clientCpuUs / acc.calls,
@@ -197,11 +276,14 @@ async function coreSystems() {
     const [client] = await s.pool(1);
     await s.resolveTools(client, ['echo', 'payload']);
     const probe = await callEcho(client, s.toolNames.echo);
-    if (textOf(probe) !== `echo: ${ECHO_ARGS.text}`) throw new Error(`${s.key}: unexpected echo result ${JSON.stringify(probe)}`);
+    if (textOf(probe) !== `echo: ${ECHO_ARGS.text}`)
+      throw new Error(`${s.key}: unexpected echo result ${JSON.stringify(probe)}`);
     for (let i = 0; i < CFG.warmup; i++) await callEcho(client, s.toolNames.echo);
     s.startMs = performance.now() - t;
     core.push(s);
-    log(`${s.key.padEnd(13)} up in ${s.startMs.toFixed(0)} ms${s.listening ? `, listening only on ${s.listening.join(', ')}` : ''}; tool '${s.toolNames.echo}'`);
+    log(
+      `${s.key.padEnd(13)} up in ${s.startMs.toFixed(0)} ms${s.listening ? `, listening only on ${s.listening.join(', ')}` : ''}; tool '${s.toolNames.echo}'`,
+    );
   }
   await sleep(500);
   for (const s of core) {
@@ -240,8 +322,12 @@ async function sectionLatency() {
     }
   }
   const out = { callsPerSystem: done * block, truncated: done < rounds, block, systems: {} };
-  for (const s of systems) out.systems[s.key] = { ...systemInfo(s), ...accResult(accs.get(s.key), s.gatewayPids().length > 0) };
-  for (const s of systems) log(`latency ${s.key.padEnd(13)} p50 ${out.systems[s.key].p50Us.toFixed(0)} µs  p99 ${out.systems[s.key].p99Us.toFixed(0)} µs  server CPU/call ${out.systems[s.key].serverCpuPerCallUs.toFixed(0)} µs`);
+  for (const s of systems)
+    out.systems[s.key] = { ...systemInfo(s), ...accResult(accs.get(s.key), s.gatewayPids().length > 0) };
+  for (const s of systems)
+    log(
+      `latency ${s.key.padEnd(13)} p50 ${out.systems[s.key].p50Us.toFixed(0)} µs  p99 ${out.systems[s.key].p99Us.toFixed(0)} µs  server CPU/call ${out.systems[s.key].serverCpuPerCallUs.toFixed(0)} µs`,
+    );
   return out;
 }
 
@@ -256,16 +342,31 @@ async function closedLoop(system, clients, durationMs, cap) {
   let errors = 0;
   const t0 = performance.now();
   const end = t0 + durationMs;
-  await Promise.all(clients.map(async (client) => {
-    while (performance.now() < end && issued < cap) {
-      issued++;
-      const t = performance.now();
-      try { await callEcho(client, system.toolNames.echo); lat.push(performance.now() - t); } catch { errors++; }
-    }
-  }));
+  await Promise.all(
+    clients.map(async (client) => {
+      while (performance.now() < end && issued < cap) {
+        issued++;
+        const t = performance.now();
+        try {
+          await callEcho(client, system.toolNames.echo);
+          lat.push(performance.now() - t);
+        } catch {
+          errors++;
+        }
+      }
+    }),
+  );
   const elapsed = performance.now() - t0;
   const c = process.cpuUsage(c0);
-  return { calls: lat.length, errors, elapsedMs: elapsed, serverCpuUs: cpuDelta(before, pids), gatewayCpuUs: cpuDelta(before, gw), clientCpuUs: c.user + c.system, lat };
+  return {
+    calls: lat.length,
+    errors,
+    elapsedMs: elapsed,
+    serverCpuUs: cpuDelta(before, pids),
+    gatewayCpuUs: cpuDelta(before, gw),
+    clientCpuUs: c.user + c.system,
+    lat,
+  };
 }
 
 async function sectionThroughput() {
@@ -276,8 +377,14 @@ async function sectionThroughput() {
     const t = performance.now();
     const clients = await s.pool(maxC);
     // resolve names on new sessions is not needed (same server); warm every new session a little
-    await Promise.all(clients.slice(1).map(async (c) => { for (let i = 0; i < 20; i++) await callEcho(c, s.toolNames.echo); }));
-    log(`throughput: ${s.key} has ${clients.length} sessions (${s.serverPids().length} server-side processes) in ${(performance.now() - t).toFixed(0)} ms`);
+    await Promise.all(
+      clients.slice(1).map(async (c) => {
+        for (let i = 0; i < 20; i++) await callEcho(c, s.toolNames.echo);
+      }),
+    );
+    log(
+      `throughput: ${s.key} has ${clients.length} sessions (${s.serverPids().length} server-side processes) in ${(performance.now() - t).toFixed(0)} ms`,
+    );
   }
   await sleep(500);
   const acc = {};
@@ -285,10 +392,26 @@ async function sectionThroughput() {
   for (let r = 0; r < rounds; r++) {
     for (const c of concurrency) {
       for (const s of rotate(systems, r + c)) {
-        if (overBudget()) { truncated = true; continue; }
+        if (overBudget()) {
+          truncated = true;
+          continue;
+        }
         const res = await closedLoop(s, s.clients.slice(0, c), durationMs, cap);
-        const a = (acc[`${s.key}/${c}`] ??= { calls: 0, errors: 0, elapsedMs: 0, serverCpuUs: 0, gatewayCpuUs: 0, clientCpuUs: 0, lat: [] });
-        a.calls += res.calls; a.errors += res.errors; a.elapsedMs += res.elapsedMs; a.serverCpuUs += res.serverCpuUs; a.gatewayCpuUs += res.gatewayCpuUs; a.clientCpuUs += res.clientCpuUs;
+        const a = (acc[`${s.key}/${c}`] ??= {
+          calls: 0,
+          errors: 0,
+          elapsedMs: 0,
+          serverCpuUs: 0,
+          gatewayCpuUs: 0,
+          clientCpuUs: 0,
+          lat: [],
+        });
+        a.calls += res.calls;
+        a.errors += res.errors;
+        a.elapsedMs += res.elapsedMs;
+        a.serverCpuUs += res.serverCpuUs;
+        a.gatewayCpuUs += res.gatewayCpuUs;
+        a.clientCpuUs += res.clientCpuUs;
         for (const v of res.lat) a.lat.push(v);
       }
     }
@@ -301,11 +424,19 @@ async function sectionThroughput() {
       if (!a) continue;
       const lat = summarize(a.lat);
       out.systems[s.key].byConcurrency[c] = {
-        calls: a.calls, errors: a.errors, seconds: a.elapsedMs / 1000, callsPerSec: a.calls / (a.elapsedMs / 1000),
-        p50Us: us(lat.p50), p99Us: us(lat.p99),
-        serverCpuPerCallUs: a.serverCpuUs / a.calls, gatewayCpuPerCallUs: s.gatewayPids().length ? a.gatewayCpuUs / a.calls : null, clientCpuPerCallUs: a.clientCpuUs / a.calls,
+        calls: a.calls,
+        errors: a.errors,
+        seconds: a.elapsedMs / 1000,
+        callsPerSec: a.calls / (a.elapsedMs / 1000),
+        p50Us: us(lat.p50),
+        p99Us: us(lat.p99),
+        serverCpuPerCallUs: a.serverCpuUs / a.calls,
+        gatewayCpuPerCallUs: s.gatewayPids().length ? a.gatewayCpuUs / a.calls : null,
+        clientCpuPerCallUs: a.clientCpuUs / a.calls,
       };
-      log(`throughput ${s.key.padEnd(13)} c=${String(c).padStart(2)}  ${(a.calls / (a.elapsedMs / 1000)).toFixed(0)} calls/s${a.errors ? ` (${a.errors} errors)` : ''}`);
+      log(
+        `throughput ${s.key.padEnd(13)} c=${String(c).padStart(2)}  ${(a.calls / (a.elapsedMs / 1000)).toFixed(0)} calls/s${a.errors ? ` (${a.errors} errors)` : ''}`,
+      );
     }
   }
   return out;
@@ -330,10 +461,19 @@ async function sectionPayload() {
       const bytes = sizes[i];
       const per = Math.ceil(calls[i] / rounds);
       for (const s of rotate(systems, r + i)) {
-        if (overBudget()) { truncated = true; continue; }
+        if (overBudget()) {
+          truncated = true;
+          continue;
+        }
         const key = `${s.key}/${bytes}`;
         if (!accs.has(key)) accs.set(key, newAcc());
-        await timedBlock(s, s.clients[0], per, (c) => c.callTool({ name: s.toolNames.payload, arguments: { bytes } }), accs.get(key));
+        await timedBlock(
+          s,
+          s.clients[0],
+          per,
+          (c) => c.callTool({ name: s.toolNames.payload, arguments: { bytes } }),
+          accs.get(key),
+        );
       }
     }
   }
@@ -345,7 +485,9 @@ async function sectionPayload() {
       if (!a) continue;
       out.systems[s.key].bySize[bytes] = accResult(a, s.gatewayPids().length > 0);
     }
-    log(`payload ${s.key.padEnd(13)} ${sizes.map((b) => `${b}B p50 ${(out.systems[s.key].bySize[b]?.p50Us / 1000).toFixed(2)} ms`).join('  ')}`);
+    log(
+      `payload ${s.key.padEnd(13)} ${sizes.map((b) => `${b}B p50 ${(out.systems[s.key].bySize[b]?.p50Us / 1000).toFixed(2)} ms`).join('  ')}`,
+    );
   }
   return out;
 }
@@ -354,15 +496,25 @@ async function sectionPayload() {
 function serverSideCensus() {
   const procs = leftovers();
   const pids = procs.map((p) => p.pid);
-  return { processes: pids.length, rssBytes: rssOf(pids), pssBytes: pssOf(pids), comms: [...new Set(procs.map((p) => p.comm))] };
+  return {
+    processes: pids.length,
+    rssBytes: rssOf(pids),
+    pssBytes: pssOf(pids),
+    comms: [...new Set(procs.map((p) => p.comm))],
+  };
 }
 
 async function limitAll(items, limit, fn) {
   const out = new Array(items.length);
   let next = 0;
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, async () => {
-    while (next < items.length) { const i = next++; out[i] = await fn(items[i], i); }
-  }));
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await fn(items[i], i);
+      }
+    }),
+  );
   return out;
 }
 
@@ -373,16 +525,27 @@ async function sectionFanout() {
   const servers = names.map((name) => ({ name, script: ECHO, args: ['--name', name] }));
   const rows = [];
   const before = leftovers();
-  if (before.length) log(`fanout: ${before.length} processes still around before the section: ${before.map((p) => `${p.pid}:${p.comm}`).join(', ')}`);
+  if (before.length)
+    log(
+      `fanout: ${before.length} processes still around before the section: ${before.map((p) => `${p.pid}:${p.comm}`).join(', ')}`,
+    );
   let truncated = false;
   for (const n of ns) {
-    if (overBudget()) { truncated = true; break; }
+    if (overBudget()) {
+      truncated = true;
+      break;
+    }
     const row = { n, m };
     // (a) without a broker: every client spawns its own M stdio servers.
     {
       const t = performance.now();
       const agents = await limitAll(Array.from({ length: n * m }), 4, async (_, i) => {
-        const transport = new StdioClientTransport({ command: NODE, args: [ECHO, '--name', names[i % m]], stderr: 'ignore', cwd: REPO });
+        const transport = new StdioClientTransport({
+          command: NODE,
+          args: [ECHO, '--name', names[i % m]],
+          stderr: 'ignore',
+          cwd: REPO,
+        });
         const client = new Client({ name: 'fanout', version: '1' }, { capabilities: {} });
         await client.connect(transport, { timeout: 30_000 });
         return client;
@@ -393,7 +556,13 @@ async function sectionFanout() {
       row.direct = { ...serverSideCensus(), setupMs };
       await Promise.allSettled(agents.map((c) => c.close()));
       await sleep(300);
-      for (const p of leftovers()) { try { process.kill(p.pid, 'SIGKILL'); } catch { /* gone */ } }
+      for (const p of leftovers()) {
+        try {
+          process.kill(p.pid, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
+      }
     }
     // (b) through the broker: one broker, M upstreams, N sessions.
     {
@@ -419,10 +588,13 @@ async function sectionFanout() {
       hub.clients.push(...clients);
       await hub.resolveTools(clients[0], ['echo']);
       const tools = await listAllTools(clients[0]);
-      for (const c of clients) for (const s of names) {
-        const tool = tools.find((x) => x.name === `${s}__echo`) ?? tools.find((x) => x.name.startsWith(s) && x.name.endsWith('echo'));
-        await callEcho(c, tool.name);
-      }
+      for (const c of clients)
+        for (const s of names) {
+          const tool =
+            tools.find((x) => x.name === `${s}__echo`) ??
+            tools.find((x) => x.name.startsWith(s) && x.name.endsWith('echo'));
+          await callEcho(c, tool.name);
+        }
       const setupMs = performance.now() - t;
       await sleep(300);
       row['mcp-hub'] = { ...serverSideCensus(), setupMs, hubRssBytes: rssOf([hub.mainPid]) };
@@ -430,14 +602,24 @@ async function sectionFanout() {
       await sleep(300);
     }
     rows.push(row);
-    log(`fanout N=${n} M=${m}: direct ${row.direct.processes} procs ${MB(row.direct.rssBytes).toFixed(0)} MB | broker ${row.broker.processes} procs ${MB(row.broker.rssBytes).toFixed(0)} MB | mcp-hub ${row['mcp-hub'].processes} procs ${MB(row['mcp-hub'].rssBytes).toFixed(0)} MB`);
+    log(
+      `fanout N=${n} M=${m}: direct ${row.direct.processes} procs ${MB(row.direct.rssBytes).toFixed(0)} MB | broker ${row.broker.processes} procs ${MB(row.broker.rssBytes).toFixed(0)} MB | mcp-hub ${row['mcp-hub'].processes} procs ${MB(row['mcp-hub'].rssBytes).toFixed(0)} MB`,
+    );
   }
   return { m, rows, truncated };
 }
 
 // ---- 5. catalog scale --------------------------------------------------------------------------
 async function timeLists(system, client, count, acc) {
-  await timedBlock(system, client, count, async (c) => { acc.lastCount = (await listAllTools(c)).length; }, acc);
+  await timedBlock(
+    system,
+    client,
+    count,
+    async (c) => {
+      acc.lastCount = (await listAllTools(c)).length;
+    },
+    acc,
+  );
 }
 
 async function sectionCatalog() {
@@ -446,9 +628,16 @@ async function sectionCatalog() {
   const matrix = [];
   let truncated = false;
   for (const [total, nServers] of configs) {
-    if (overBudget()) { truncated = true; break; }
+    if (overBudget()) {
+      truncated = true;
+      break;
+    }
     const per = total / nServers;
-    const servers = Array.from({ length: nServers }, (_, i) => ({ name: `c${i + 1}`, script: TOOLS, args: ['--count', String(per)] }));
+    const servers = Array.from({ length: nServers }, (_, i) => ({
+      name: `c${i + 1}`,
+      script: TOOLS,
+      args: ['--count', String(per)],
+    }));
     const broker = new Broker({ servers });
     const t = performance.now();
     await broker.start();
@@ -464,16 +653,34 @@ async function sectionCatalog() {
     await sleep(200);
     const r = accResult(acc, true);
     matrix.push({
-      tools: total, servers: nServers, toolsPerServer: per, listed: tools.length, upstreamTools: own.length,
-      listP50Us: r.p50Us, listP99Us: r.p99Us, brokerCpuPerListUs: r.gatewayCpuPerCallUs,
-      brokerRssBytes: rssOf([broker.mainPid]), totalRssBytes: rssOf(broker.serverPids()), processes: broker.serverPids().length, catalogReadyMs: catalogMs,
+      tools: total,
+      servers: nServers,
+      toolsPerServer: per,
+      listed: tools.length,
+      upstreamTools: own.length,
+      listP50Us: r.p50Us,
+      listP99Us: r.p99Us,
+      brokerCpuPerListUs: r.gatewayCpuPerCallUs,
+      brokerRssBytes: rssOf([broker.mainPid]),
+      totalRssBytes: rssOf(broker.serverPids()),
+      processes: broker.serverPids().length,
+      catalogReadyMs: catalogMs,
     });
-    log(`catalog ${String(total).padStart(4)} tools / ${String(nServers).padStart(2)} servers: list p50 ${(r.p50Us / 1000).toFixed(2)} ms, broker RSS ${MB(rssOf([broker.mainPid])).toFixed(0)} MB, ready in ${catalogMs.toFixed(0)} ms`);
+    log(
+      `catalog ${String(total).padStart(4)} tools / ${String(nServers).padStart(2)} servers: list p50 ${(r.p50Us / 1000).toFixed(2)} ms, broker RSS ${MB(rssOf([broker.mainPid])).toFixed(0)} MB, ready in ${catalogMs.toFixed(0)} ms`,
+    );
     await broker.stop();
   }
   // 1,000 tools on one upstream, interleaved across every system.
   const spec = { script: TOOLS, args: ['--count', '1000'] };
-  const systems = [new DirectStdio(spec), new DirectHttp(spec), new Broker({ servers: [{ name: 'cat', ...spec }] }), new McpHub({ servers: [{ name: 'cat', ...spec }] }), new Supergateway(spec), new McpProxy(spec)];
+  const systems = [
+    new DirectStdio(spec),
+    new DirectHttp(spec),
+    new Broker({ servers: [{ name: 'cat', ...spec }] }),
+    new McpHub({ servers: [{ name: 'cat', ...spec }] }),
+    new Supergateway(spec),
+    new McpProxy(spec),
+  ];
   const compare = {};
   try {
     for (const s of systems) {
@@ -484,11 +691,14 @@ async function sectionCatalog() {
     }
     const accs = new Map(systems.map((s) => [s.key, newAcc()]));
     const per = Math.ceil(compareLists / compareRounds);
-    for (let r = 0; r < compareRounds; r++) for (const s of rotate(systems, r)) await timeLists(s, s.clients[0], per, accs.get(s.key));
+    for (let r = 0; r < compareRounds; r++)
+      for (const s of rotate(systems, r)) await timeLists(s, s.clients[0], per, accs.get(s.key));
     for (const s of systems) {
       const a = accs.get(s.key);
       compare[s.key] = { label: s.label, toolsListed: a.lastCount, ...accResult(a, s.gatewayPids().length > 0) };
-      log(`catalog 1000 tools via ${s.key.padEnd(13)} p50 ${(compare[s.key].p50Us / 1000).toFixed(2)} ms (${a.lastCount} tools listed)`);
+      log(
+        `catalog 1000 tools via ${s.key.padEnd(13)} p50 ${(compare[s.key].p50Us / 1000).toFixed(2)} ms (${a.lastCount} tools listed)`,
+      );
     }
   } finally {
     for (const s of systems) await s.stop().catch(() => {});
@@ -506,8 +716,23 @@ async function sectionReload() {
   broker.clients.push(client);
   let notes = 0;
   let waiter;
-  client.setNotificationHandler(ToolListChangedNotificationSchema, () => { notes++; const w = waiter; waiter = undefined; w?.(); });
-  const nextNote = (ms) => new Promise((resolve) => { const t = setTimeout(() => { waiter = undefined; resolve(false); }, ms); waiter = () => { clearTimeout(t); resolve(true); }; });
+  client.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+    notes++;
+    const w = waiter;
+    waiter = undefined;
+    w?.();
+  });
+  const nextNote = (ms) =>
+    new Promise((resolve) => {
+      const t = setTimeout(() => {
+        waiter = undefined;
+        resolve(false);
+      }, ms);
+      waiter = () => {
+        clearTimeout(t);
+        resolve(true);
+      };
+    });
   await listAllTools(client);
   await sleep(300); // let the GET stream open
   const dir = path.join(broker.root, 'mcp-servers.d');
@@ -517,9 +742,16 @@ async function sectionReload() {
   const floorNetns = [];
   // Does the broker start upstreams in their own network namespace (no 'network' grant)? Then the
   // floor is also measured with the same `unshare --net` wrapper.
-  const netnsOf = (pid) => { try { return fs.readlinkSync(`/proc/${pid}/ns/net`); } catch { return undefined; } };
+  const netnsOf = (pid) => {
+    try {
+      return fs.readlinkSync(`/proc/${pid}/ns/net`);
+    } catch {
+      return undefined;
+    }
+  };
   const upstreamPid = broker.serverPids().find((p) => p !== broker.mainPid);
-  const isolated = upstreamPid !== undefined && netnsOf(upstreamPid) !== undefined && netnsOf(upstreamPid) !== netnsOf(process.pid);
+  const isolated =
+    upstreamPid !== undefined && netnsOf(upstreamPid) !== undefined && netnsOf(upstreamPid) !== netnsOf(process.pid);
   async function spawnHandshake(command, args) {
     const tf = performance.now();
     const transport = new StdioClientTransport({ command, args, stderr: 'ignore', cwd: REPO });
@@ -540,7 +772,8 @@ async function sectionReload() {
       const got = await nextNote(Math.max(1, end - performance.now()));
       if (got && notifiedAt === undefined) notifiedAt = performance.now() - t0;
       const tools = await listAllTools(client);
-      if (tools.some((t) => t.name === tool) === want) return { notifiedMs: notifiedAt ?? null, listedMs: performance.now() - t0 };
+      if (tools.some((t) => t.name === tool) === want)
+        return { notifiedMs: notifiedAt ?? null, listedMs: performance.now() - t0 };
       if (!got) break;
     }
     return undefined;
@@ -554,7 +787,13 @@ async function sectionReload() {
     fs.writeFileSync(staged, serverYaml({ name, script: ECHO }));
     const notesBefore = notes;
     const childrenFile = `/proc/${broker.mainPid}/task/${broker.mainPid}/children`;
-    const kids = () => { try { return fs.readFileSync(childrenFile, 'utf8').trim().split(/\s+/).filter(Boolean); } catch { return []; } };
+    const kids = () => {
+      try {
+        return fs.readFileSync(childrenFile, 'utf8').trim().split(/\s+/).filter(Boolean);
+      } catch {
+        return [];
+      }
+    };
     const known = new Set(kids());
     let spawnedMs = null;
     let t0 = performance.now();
@@ -566,32 +805,48 @@ async function sectionReload() {
     fs.renameSync(staged, path.join(dir, `${name}.yaml`)); // atomic, as editors save
     const a = await until(tool, true, t0);
     clearInterval(watch);
-    if (a) add.push({ ...a, spawnedMs, notifications: notes - notesBefore }); else failures++;
+    if (a) add.push({ ...a, spawnedMs, notifications: notes - notesBefore });
+    else failures++;
     await sleep(150);
     t0 = performance.now();
     fs.unlinkSync(path.join(dir, `${name}.yaml`));
     const d = await until(tool, false, t0);
-    if (d) remove.push(d); else failures++;
+    if (d) remove.push(d);
+    else failures++;
     // The floor: spawning the same upstream and doing the MCP handshake + tools/list directly.
     floor.push(await spawnHandshake(NODE, [ECHO, '--name', name]));
     await sleep(100);
     if (isolated) {
-      try { floorNetns.push(await spawnHandshake('unshare', ['--net', '--', NODE, ECHO, '--name', name])); } catch (err) { log(`reload: unshare floor failed: ${err.message}`); }
+      try {
+        floorNetns.push(await spawnHandshake('unshare', ['--net', '--', NODE, ECHO, '--name', name]));
+      } catch (err) {
+        log(`reload: unshare floor failed: ${err.message}`);
+      }
       await sleep(100);
     }
   }
   await broker.stop();
   const pick = (xs, k) => summarize(xs.map((x) => x[k]).filter((v) => v !== null));
   const out = {
-    reloads: add.length, attempted, failures, truncated: attempted < CFG.reload.count,
-    add: { listed: pick(add, 'listedMs'), notified: pick(add, 'notifiedMs'), spawned: pick(add, 'spawnedMs'), notificationsPerReload: summarize(add.map((x) => x.notifications)).p50 },
+    reloads: add.length,
+    attempted,
+    failures,
+    truncated: attempted < CFG.reload.count,
+    add: {
+      listed: pick(add, 'listedMs'),
+      notified: pick(add, 'notifiedMs'),
+      spawned: pick(add, 'spawnedMs'),
+      notificationsPerReload: summarize(add.map((x) => x.notifications)).p50,
+    },
     remove: { listed: pick(remove, 'listedMs'), notified: pick(remove, 'notifiedMs') },
     floorSpawnHandshake: summarize(floor),
     upstreamInOwnNetns: isolated,
     floorSpawnHandshakeNetns: floorNetns.length ? summarize(floorNetns) : null,
     raw: { add, remove, floor, floorNetns },
   };
-  log(`reload: add→listed p50 ${out.add.listed.p50?.toFixed(0)} ms (notified ${out.add.notified.p50?.toFixed(0)} ms), remove→gone p50 ${out.remove.listed.p50?.toFixed(0)} ms, direct spawn+handshake p50 ${out.floorSpawnHandshake.p50?.toFixed(0)} ms${out.floorSpawnHandshakeNetns ? `, under unshare --net ${out.floorSpawnHandshakeNetns.p50.toFixed(0)} ms` : ''}`);
+  log(
+    `reload: add→listed p50 ${out.add.listed.p50?.toFixed(0)} ms (notified ${out.add.notified.p50?.toFixed(0)} ms), remove→gone p50 ${out.remove.listed.p50?.toFixed(0)} ms, direct spawn+handshake p50 ${out.floorSpawnHandshake.p50?.toFixed(0)} ms${out.floorSpawnHandshakeNetns ? `, under unshare --net ${out.floorSpawnHandshakeNetns.p50.toFixed(0)} ms` : ''}`,
+  );
   return out;
 }
 
@@ -614,17 +869,33 @@ async function sectionColdstart() {
         const tools = await listAllTools(client);
         firstListMs ??= performance.now() - t0;
         if (tools.some((t) => t.name === 'echo__echo')) echoListedMs = performance.now() - t0;
-      } catch { /* not yet */ }
+      } catch {
+        /* not yet */
+      }
       if (echoListedMs === undefined) await sleep(5);
     }
     if (client) broker.clients.push(client);
     await sleep(1000);
-    runs.push({ readyMs, firstListMs, echoListedMs, idleBrokerRssBytes: rssOf([broker.mainPid]), idleTotalRssBytes: rssOf(broker.serverPids()) });
+    runs.push({
+      readyMs,
+      firstListMs,
+      echoListedMs,
+      idleBrokerRssBytes: rssOf([broker.mainPid]),
+      idleTotalRssBytes: rssOf(broker.serverPids()),
+    });
     await broker.stop();
   }
   const pick = (k) => summarize(runs.map((r) => r[k]).filter((v) => v !== undefined));
-  const out = { runs, ready: pick('readyMs'), firstList: pick('firstListMs'), echoListed: pick('echoListedMs'), idleBrokerRss: pick('idleBrokerRssBytes') };
-  log(`coldstart: ready p50 ${out.ready.p50.toFixed(0)} ms, first tools/list ${out.firstList.p50.toFixed(0)} ms, echo listed ${out.echoListed.p50?.toFixed(0)} ms, idle broker RSS ${MB(out.idleBrokerRss.p50).toFixed(1)} MB`);
+  const out = {
+    runs,
+    ready: pick('readyMs'),
+    firstList: pick('firstListMs'),
+    echoListed: pick('echoListedMs'),
+    idleBrokerRss: pick('idleBrokerRssBytes'),
+  };
+  log(
+    `coldstart: ready p50 ${out.ready.p50.toFixed(0)} ms, first tools/list ${out.firstList.p50.toFixed(0)} ms, echo listed ${out.echoListed.p50?.toFixed(0)} ms, idle broker RSS ${MB(out.idleBrokerRss.p50).toFixed(1)} MB`,
+  );
   return out;
 }
 
@@ -680,7 +951,9 @@ async function runProfile() {
   const text = [await profileOnce('echo', dir), await profileOnce('payload-1mb', dir)].join('\n');
   fs.writeFileSync(path.join(BENCH, 'results', 'profile-top.txt'), text);
   process.stdout.write(text);
-  log(`wrote ${path.relative(REPO, path.join(BENCH, 'results', 'profile-top.txt'))}; the .cpuprofile files (open them in Chrome DevTools) are in ${path.relative(REPO, dir)}/`);
+  log(
+    `wrote ${path.relative(REPO, path.join(BENCH, 'results', 'profile-top.txt'))}; the .cpuprofile files (open them in Chrome DevTools) are in ${path.relative(REPO, dir)}/`,
+  );
 }
 
 // ---- main --------------------------------------------------------------------------------------
@@ -698,7 +971,11 @@ function writeOutputs(results) {
   for (const [name, svg] of Object.entries(charts)) fs.writeFileSync(path.join(docsDir, name), svg);
   const mdFile = path.join(docsDir, 'benchmarks.md');
   fs.writeFileSync(mdFile, renderMarkdown(results, Object.keys(charts)));
-  log(`wrote ${path.relative(REPO, mdFile)}, ${Object.keys(charts).map((c) => path.relative(REPO, path.join(docsDir, c))).join(', ')} and ${path.relative(REPO, jsonFile)}`);
+  log(
+    `wrote ${path.relative(REPO, mdFile)}, ${Object.keys(charts)
+      .map((c) => path.relative(REPO, path.join(docsDir, c)))
+      .join(', ')} and ${path.relative(REPO, jsonFile)}`,
+  );
   return mdFile;
 }
 
@@ -715,12 +992,29 @@ async function main() {
     return;
   }
   const results = {
-    startedAt: startedAt.toISOString(), quick: opt.quick, only: opt.only, config: CFG, machine: machine(), sections: {},
+    startedAt: startedAt.toISOString(),
+    quick: opt.quick,
+    only: opt.only,
+    config: CFG,
+    machine: machine(),
+    sections: {},
   };
   results.machine.backgroundBusyCores = await backgroundBusyCores();
-  log(`before the run, other processes kept ${results.machine.backgroundBusyCores?.toFixed(2)} of ${results.machine.cores} cores busy`);
-  log(`${opt.quick ? 'quick' : 'full'} run on ${results.machine.cpuModel} × ${results.machine.cores}, Node ${process.version}, sections: ${SECTIONS.filter(wanted).join(', ')}`);
-  const runners = { latency: sectionLatency, throughput: sectionThroughput, payload: sectionPayload, fanout: sectionFanout, catalog: sectionCatalog, reload: sectionReload, coldstart: sectionColdstart };
+  log(
+    `before the run, other processes kept ${results.machine.backgroundBusyCores?.toFixed(2)} of ${results.machine.cores} cores busy`,
+  );
+  log(
+    `${opt.quick ? 'quick' : 'full'} run on ${results.machine.cpuModel} × ${results.machine.cores}, Node ${process.version}, sections: ${SECTIONS.filter(wanted).join(', ')}`,
+  );
+  const runners = {
+    latency: sectionLatency,
+    throughput: sectionThroughput,
+    payload: sectionPayload,
+    fanout: sectionFanout,
+    catalog: sectionCatalog,
+    reload: sectionReload,
+    coldstart: sectionColdstart,
+  };
   for (const name of SECTIONS) {
     if (!wanted(name)) continue;
     const t = performance.now();
@@ -753,10 +1047,24 @@ async function main() {
   killAll();
   results.verdicts = verdicts(results);
   writeOutputs(results);
-  for (const v of results.verdicts) log(`target ${v.met === null ? 'n/a ' : v.met ? 'MET ' : 'MISS'} ${v.target}: ${v.measured}`);
+  for (const v of results.verdicts)
+    log(`target ${v.met === null ? 'n/a ' : v.met ? 'MET ' : 'MISS'} ${v.target}: ${v.measured}`);
   log(`total ${results.totalSeconds.toFixed(1)} s`);
 }
 
 main()
-  .then(async () => { killAll(); await removeTempSettled(); process.exit(0); })
-  .catch((err) => { log(`failed: ${err.stack ?? err}`); killAll(); try { removeTemp(); } catch { /* */ } process.exit(1); });
+  .then(async () => {
+    killAll();
+    await removeTempSettled();
+    process.exit(0);
+  })
+  .catch((err) => {
+    log(`failed: ${err.stack ?? err}`);
+    killAll();
+    try {
+      removeTemp();
+    } catch {
+      /* */
+    }
+    process.exit(1);
+  });

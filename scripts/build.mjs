@@ -50,7 +50,11 @@ const common = {
   charset: 'ascii',
 };
 const minify = process.argv.includes('--minify');
-const node = { ...common, plugins: [englishOnlyZod, jsoncParserEsm], ...(minify ? { minify } : { minifyWhitespace: true }) };
+const node = {
+  ...common,
+  plugins: [englishOnlyZod, jsoncParserEsm],
+  ...(minify ? { minify } : { minifyWhitespace: true }),
+};
 mkdirSync('dist', { recursive: true });
 
 await Promise.all([

@@ -16,7 +16,11 @@ const vscode = acquireVsCodeApi();
 
 // ------------------------------------------------------------------------------ tiny DOM helpers
 type Attrs = Record<string, string | boolean | undefined>;
-function h<K extends keyof HTMLElementTagNameMap>(tag: K, attrs: Attrs = {}, ...children: (Node | string | undefined | false)[]): HTMLElementTagNameMap[K] {
+function h<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Attrs = {},
+  ...children: (Node | string | undefined | false)[]
+): HTMLElementTagNameMap[K] {
   const el = document.createElement(tag);
   for (const [k, v] of Object.entries(attrs)) {
     if (v === undefined || v === false) continue;
@@ -30,7 +34,12 @@ const $ = <T extends HTMLElement = HTMLElement>(id: string): T => document.getEl
 
 // ------------------------------------------------------------------------------ the form model
 let state: ConsoleState = vscode.getState() ?? {
-  folder: '', mode: 'new', form: {}, extras: {}, registryDir: 'mcp-servers.d', trusted: true,
+  folder: '',
+  mode: 'new',
+  form: {},
+  extras: {},
+  registryDir: 'mcp-servers.d',
+  trusted: true,
 };
 let touched = new Set<string>();
 let busy: 'probe' | 'save' | undefined;
@@ -59,7 +68,9 @@ function field(id: Field, label: string, control: HTMLElement, help?: string): H
   const errId = `${id}-error`;
   control.id = id;
   control.setAttribute('aria-describedby', `${help ? helpId : ''} ${errId}`.trim());
-  return h('div', { class: 'field', 'data-field': id },
+  return h(
+    'div',
+    { class: 'field', 'data-field': id },
     h('label', { for: id }, label),
     control,
     help ? h('div', { class: 'help', id: helpId }, help) : undefined,
@@ -76,69 +87,143 @@ function textarea(placeholder: string, rows = 3): HTMLTextAreaElement {
 }
 
 function renderShell(): void {
-  const trust = h('fieldset', { class: 'field radios', 'data-field': 'trust', id: 'trust', 'aria-describedby': 'trust-error' },
+  const trust = h(
+    'fieldset',
+    { class: 'field radios', 'data-field': 'trust', id: 'trust', 'aria-describedby': 'trust-error' },
     h('legend', {}, 'Trust tier'),
-    ...['builtin', 'trusted', 'community'].map((t) => h('label', { class: 'choice' },
-      h('input', { type: 'radio', name: 'trust', value: t }),
-      h('span', {}, h('strong', {}, t), ' — ', TRUST_HELP[t]))),
+    ...['builtin', 'trusted', 'community'].map((t) =>
+      h(
+        'label',
+        { class: 'choice' },
+        h('input', { type: 'radio', name: 'trust', value: t }),
+        h('span', {}, h('strong', {}, t), ' — ', TRUST_HELP[t]),
+      ),
+    ),
     h('div', { class: 'error', id: 'trust-error', role: 'alert' }),
   );
-  const grants = h('fieldset', { class: 'field checks', 'data-field': 'grants', id: 'grants', 'aria-describedby': 'grants-error' },
+  const grants = h(
+    'fieldset',
+    { class: 'field checks', 'data-field': 'grants', id: 'grants', 'aria-describedby': 'grants-error' },
     h('legend', {}, 'Grants'),
-    ...['network', 'secrets', 'filesystem'].map((g) => h('label', { class: 'choice' },
-      h('input', { type: 'checkbox', name: 'grants', value: g }),
-      h('span', {}, h('strong', {}, g), ' — ', GRANT_HELP[g]))),
+    ...['network', 'secrets', 'filesystem'].map((g) =>
+      h(
+        'label',
+        { class: 'choice' },
+        h('input', { type: 'checkbox', name: 'grants', value: g }),
+        h('span', {}, h('strong', {}, g), ' — ', GRANT_HELP[g]),
+      ),
+    ),
     h('div', { class: 'error', id: 'grants-error', role: 'alert' }),
   );
-  const transport = h('select', {},
+  const transport = h(
+    'select',
+    {},
     h('option', { value: 'stdio' }, 'stdio — run a local command'),
     h('option', { value: 'http' }, 'Streamable HTTP — connect to a URL'),
-    h('option', { value: 'sse' }, 'SSE (legacy HTTP + Server-Sent Events)'));
-  const enabled = h('label', { class: 'choice toggle', 'data-field': 'enabled' },
+    h('option', { value: 'sse' }, 'SSE (legacy HTTP + Server-Sent Events)'),
+  );
+  const enabled = h(
+    'label',
+    { class: 'choice toggle', 'data-field': 'enabled' },
     h('input', { type: 'checkbox', id: 'enabled' }),
-    h('span', {}, h('strong', {}, 'Enabled'), ' — run it (a community server also needs your approval)'));
+    h('span', {}, h('strong', {}, 'Enabled'), ' — run it (a community server also needs your approval)'),
+  );
 
   document.body.replaceChildren(
-    h('main', {},
-      h('header', {},
+    h(
+      'main',
+      {},
+      h(
+        'header',
+        {},
         h('h1', { id: 'title' }, 'New MCP server'),
         h('div', { class: 'subtitle', id: 'subtitle' }),
         h('div', { class: 'status', id: 'live', 'aria-live': 'polite' }),
       ),
       h('div', { class: 'banner error', id: 'restricted', hidden: true, role: 'status' }),
-      h('form', { id: 'form', novalidate: true },
-        h('section', { class: 'grid' },
-          field('name', 'Name', input('e.g. github'), "Lowercase letters, digits and '-', starting with a letter; becomes the file name and the tool prefix (name__tool)."),
+      h(
+        'form',
+        { id: 'form', novalidate: true },
+        h(
+          'section',
+          { class: 'grid' },
+          field(
+            'name',
+            'Name',
+            input('e.g. github'),
+            "Lowercase letters, digits and '-', starting with a letter; becomes the file name and the tool prefix (name__tool).",
+          ),
           field('description', 'Description', input('What it is for, shown to agents and in the tree')),
         ),
         trust,
         h('section', { class: 'grid' }, field('transport', 'Transport', transport)),
-        h('fieldset', { id: 'stdio-fields', class: 'group' },
+        h(
+          'fieldset',
+          { id: 'stdio-fields', class: 'group' },
           h('legend', {}, 'Command'),
-          h('section', { class: 'grid' },
+          h(
+            'section',
+            { class: 'grid' },
             field('command', 'Command', input('npx, node, uvx, docker…'), 'The program to run; found on PATH.'),
             field('cwd', 'Working directory', input('.'), 'Relative to the registry folder.'),
           ),
-          field('args', 'Arguments', textarea('one argument per line\n-y\n@modelcontextprotocol/server-memory', 4), 'One per line, no quoting needed.'),
-          h('section', { class: 'grid' },
-            field('env', 'Environment', textarea('KEY=value per line; ${env:NAME} reads the broker\'s environment', 3)),
-            field('envFile', 'Env file', input('.env'), "A dotenv file whose values are passed only with the 'secrets' grant."),
+          field(
+            'args',
+            'Arguments',
+            textarea('one argument per line\n-y\n@modelcontextprotocol/server-memory', 4),
+            'One per line, no quoting needed.',
+          ),
+          h(
+            'section',
+            { class: 'grid' },
+            field('env', 'Environment', textarea("KEY=value per line; ${env:NAME} reads the broker's environment", 3)),
+            field(
+              'envFile',
+              'Env file',
+              input('.env'),
+              "A dotenv file whose values are passed only with the 'secrets' grant.",
+            ),
           ),
         ),
-        h('fieldset', { id: 'remote-fields', class: 'group' },
+        h(
+          'fieldset',
+          { id: 'remote-fields', class: 'group' },
           h('legend', {}, 'Remote server'),
           field('url', 'URL', input('https://example.com/mcp', 'url')),
           field('headers', 'Headers', textarea('Name: value per line', 3)),
         ),
         grants,
-        h('section', { class: 'grid' },
-          field('allowedTools', 'Allowed tools', textarea('globs, e.g. read_*', 2), 'Only matching tools are exposed (empty: all).'),
-          field('excludeTools', 'Excluded tools', textarea('globs, e.g. delete_*', 2), 'Matching tools are hidden (wins over allowed).'),
+        h(
+          'section',
+          { class: 'grid' },
+          field(
+            'allowedTools',
+            'Allowed tools',
+            textarea('globs, e.g. read_*', 2),
+            'Only matching tools are exposed (empty: all).',
+          ),
+          field(
+            'excludeTools',
+            'Excluded tools',
+            textarea('globs, e.g. delete_*', 2),
+            'Matching tools are hidden (wins over allowed).',
+          ),
         ),
         enabled,
         h('div', { class: 'error form-error', id: 'form-error', role: 'alert' }),
-        h('div', { class: 'actions' },
-          h('button', { type: 'button', id: 'probe', class: 'secondary', title: 'Start this definition once, list what it offers, then stop it (Ctrl+Enter)' }, 'Probe'),
+        h(
+          'div',
+          { class: 'actions' },
+          h(
+            'button',
+            {
+              type: 'button',
+              id: 'probe',
+              class: 'secondary',
+              title: 'Start this definition once, list what it offers, then stop it (Ctrl+Enter)',
+            },
+            'Probe',
+          ),
           h('button', { type: 'submit', id: 'save', title: 'Write the definition to the registry (Ctrl+S)' }, 'Save'),
           h('button', { type: 'button', id: 'open-file', class: 'link', hidden: true }, 'Open YAML file'),
           h('span', { class: 'busy', id: 'busy', 'aria-live': 'polite' }),
@@ -155,35 +240,79 @@ function renderShell(): void {
   form.addEventListener('change', (e) => onEdit(e.target as HTMLElement));
   form.addEventListener('focusout', (e) => {
     const f = (e.target as HTMLElement).closest('[data-field]')?.getAttribute('data-field');
-    if (f) { touched.add(f); validate(); }
+    if (f) {
+      touched.add(f);
+      validate();
+    }
   });
-  form.addEventListener('submit', (e) => { e.preventDefault(); save(); });
+  form.addEventListener('submit', (e) => {
+    e.preventDefault();
+    save();
+  });
   $('probe').addEventListener('click', () => probe());
-  $('open-file').addEventListener('click', () => { if (state.savedName) vscode.postMessage({ type: 'openFile', name: state.savedName }); });
+  $('open-file').addEventListener('click', () => {
+    if (state.savedName) vscode.postMessage({ type: 'openFile', name: state.savedName });
+  });
   document.addEventListener('keydown', (e) => {
-    if ((e.ctrlKey || e.metaKey) && e.key === 's') { e.preventDefault(); save(); }
-    if ((e.ctrlKey || e.metaKey) && e.key === 'Enter') { e.preventDefault(); probe(); }
+    if ((e.ctrlKey || e.metaKey) && e.key === 's') {
+      e.preventDefault();
+      save();
+    }
+    if ((e.ctrlKey || e.metaKey) && e.key === 'Enter') {
+      e.preventDefault();
+      probe();
+    }
   });
 }
 
 function readForm(): ConsoleState['form'] {
   const form: ConsoleState['form'] = {};
-  for (const id of ['name', 'description', 'transport', 'command', 'args', 'cwd', 'env', 'envFile', 'url', 'headers', 'allowedTools', 'excludeTools'] as const) {
+  for (const id of [
+    'name',
+    'description',
+    'transport',
+    'command',
+    'args',
+    'cwd',
+    'env',
+    'envFile',
+    'url',
+    'headers',
+    'allowedTools',
+    'excludeTools',
+  ] as const) {
     form[id] = ($(id) as HTMLInputElement).value;
   }
   form.trust = (document.querySelector('input[name=trust]:checked') as HTMLInputElement | null)?.value ?? 'community';
-  form.grants = Array.from(document.querySelectorAll<HTMLInputElement>('input[name=grants]:checked')).map((c) => c.value);
+  form.grants = Array.from(document.querySelectorAll<HTMLInputElement>('input[name=grants]:checked')).map(
+    (c) => c.value,
+  );
   form.enabled = ($('enabled') as HTMLInputElement).checked;
   return form;
 }
 
 function writeForm(form: ConsoleState['form']): void {
-  for (const id of ['name', 'description', 'transport', 'command', 'args', 'cwd', 'env', 'envFile', 'url', 'headers', 'allowedTools', 'excludeTools'] as const) {
+  for (const id of [
+    'name',
+    'description',
+    'transport',
+    'command',
+    'args',
+    'cwd',
+    'env',
+    'envFile',
+    'url',
+    'headers',
+    'allowedTools',
+    'excludeTools',
+  ] as const) {
     ($(id) as HTMLInputElement).value = String(form[id] ?? (id === 'transport' ? 'stdio' : ''));
   }
-  for (const r of Array.from(document.querySelectorAll<HTMLInputElement>('input[name=trust]'))) r.checked = r.value === (form.trust ?? 'community');
+  for (const r of Array.from(document.querySelectorAll<HTMLInputElement>('input[name=trust]')))
+    r.checked = r.value === (form.trust ?? 'community');
   const grants = (form.grants as string[] | undefined) ?? [];
-  for (const c of Array.from(document.querySelectorAll<HTMLInputElement>('input[name=grants]'))) c.checked = grants.includes(c.value);
+  for (const c of Array.from(document.querySelectorAll<HTMLInputElement>('input[name=grants]')))
+    c.checked = grants.includes(c.value);
   ($('enabled') as HTMLInputElement).checked = form.enabled !== false;
   showTransport();
 }
@@ -218,7 +347,7 @@ function validate(all = false): Built {
   for (const f of [...FIELDS, 'form'] as string[]) {
     const el = document.getElementById(`${f}-error`);
     if (!el) continue;
-    const msgs = touched.has(f) ? built.errors.get(f) ?? [] : [];
+    const msgs = touched.has(f) ? (built.errors.get(f) ?? []) : [];
     el.textContent = msgs.join(' · ');
     const control = document.getElementById(f);
     if (control) control.setAttribute('aria-invalid', msgs.length ? 'true' : 'false');
@@ -228,7 +357,6 @@ function validate(all = false): Built {
   ($('probe') as HTMLButtonElement).disabled = busy !== undefined || !state.trusted;
   return built;
 }
-
 
 function focusFirstError(built: Built): void {
   const first = FIELDS.find((f) => built.errors.has(f));
@@ -246,7 +374,10 @@ function setBusy(what: typeof busy, text = ''): void {
 function probe(): void {
   if (busy) return;
   const built = validate(true);
-  if (isBlocking(built)) { focusFirstError(built); return; }
+  if (isBlocking(built)) {
+    focusFirstError(built);
+    return;
+  }
   setBusy('probe', 'Probing… (starting it once, listing what it offers)');
   vscode.postMessage({ type: 'probe', definition: built.definition });
 }
@@ -254,7 +385,10 @@ function probe(): void {
 function save(): void {
   if (busy) return;
   const built = validate(true);
-  if (isBlocking(built)) { focusFirstError(built); return; }
+  if (isBlocking(built)) {
+    focusFirstError(built);
+    return;
+  }
   setBusy('save', 'Saving…');
   vscode.postMessage({ type: 'save', definition: built.definition });
 }
@@ -262,18 +396,22 @@ function save(): void {
 function renderHeader(): void {
   const name = String(state.form.name ?? '');
   $('title').textContent = state.mode === 'edit' && state.savedName ? `Server '${state.savedName}'` : 'New MCP server';
-  $('subtitle').textContent = state.mode === 'edit' && state.savedName
-    ? `${state.registryDir}/${state.savedName}.yaml`
-    : `Saved as ${state.registryDir}/${name || '<name>'}.yaml through the broker's registry writer`;
+  $('subtitle').textContent =
+    state.mode === 'edit' && state.savedName
+      ? `${state.registryDir}/${state.savedName}.yaml`
+      : `Saved as ${state.registryDir}/${name || '<name>'}.yaml through the broker's registry writer`;
   $('open-file').hidden = !(state.mode === 'edit' && state.savedName);
   const live = $('live');
   if (!brokerUp) live.textContent = 'The broker is not running yet: Probe or Save starts it.';
-  else if (liveStatus) live.textContent = `Now: ${liveStatus.state}${liveStatus.lastError ? ` — ${liveStatus.lastError}` : ''}`;
+  else if (liveStatus)
+    live.textContent = `Now: ${liveStatus.state}${liveStatus.lastError ? ` — ${liveStatus.lastError}` : ''}`;
   else live.textContent = '';
   live.className = `status ${liveStatus?.state ?? ''}`;
   const restricted = $('restricted');
   restricted.hidden = state.trusted;
-  restricted.textContent = state.trusted ? '' : 'Restricted Mode: this workspace is not trusted, so nothing can be probed or saved. Trust the workspace to continue.';
+  restricted.textContent = state.trusted
+    ? ''
+    : 'Restricted Mode: this workspace is not trusted, so nothing can be probed or saved. Trust the workspace to continue.';
 }
 
 function renderProbeStaleness(): void {
@@ -285,37 +423,109 @@ function renderProbeStaleness(): void {
 
 function renderProbe(result: ProbeResult | undefined): void {
   const box = $('probe-results');
-  if (!result) { box.replaceChildren(); return; }
+  if (!result) {
+    box.replaceChildren();
+    return;
+  }
   const summary = result.ok
-    ? h('div', { class: 'probe-summary ok' },
-      h('span', { class: 'badge ok' }, 'Reachable'),
-      ` connected in ${fmtMs(result.connectMs)}, listed in ${fmtMs(result.listMs)}`,
-      result.serverInfo?.name ? ` · ${result.serverInfo.name}${result.serverInfo.version ? ` ${result.serverInfo.version}` : ''}` : '')
-    : h('div', { class: 'probe-summary fail' },
-      h('span', { class: 'badge fail' }, 'Not reachable'),
-      ` ${result.error ?? 'unknown error'}`,
-      result.connectMs !== undefined ? ` (after ${fmtMs(result.connectMs)})` : '');
+    ? h(
+        'div',
+        { class: 'probe-summary ok' },
+        h('span', { class: 'badge ok' }, 'Reachable'),
+        ` connected in ${fmtMs(result.connectMs)}, listed in ${fmtMs(result.listMs)}`,
+        result.serverInfo?.name
+          ? ` · ${result.serverInfo.name}${result.serverInfo.version ? ` ${result.serverInfo.version}` : ''}`
+          : '',
+      )
+    : h(
+        'div',
+        { class: 'probe-summary fail' },
+        h('span', { class: 'badge fail' }, 'Not reachable'),
+        ` ${result.error ?? 'unknown error'}`,
+        result.connectMs !== undefined ? ` (after ${fmtMs(result.connectMs)})` : '',
+      );
   const sections: HTMLElement[] = [];
   if (result.ok) {
-    sections.push(listSection(`Tools (${result.tools.length})`, result.tools.map((t) => h('details', { class: 'item' },
-      h('summary', {}, h('code', {}, t.name), t.description ? h('span', { class: 'desc' }, ` — ${firstLine(t.description)}`) : ''),
-      t.description && t.description.includes('\n') ? h('p', { class: 'full' }, t.description) : undefined,
-      h('div', { class: 'schema-label' }, 'Input schema'),
-      h('pre', { class: 'schema', tabindex: '0' }, JSON.stringify(t.inputSchema ?? {}, null, 2))))));
-    sections.push(listSection(`Prompts (${result.prompts.length})`, result.prompts.map((p) => h('div', { class: 'item' },
-      h('code', {}, p.name), p.description ? ` — ${firstLine(p.description)}` : '',
-      p.arguments?.length ? h('span', { class: 'desc' }, ` (arguments: ${p.arguments.map((a) => `${a.name}${a.required ? '' : '?'}`).join(', ')})`) : ''))));
-    sections.push(listSection(`Resources (${result.resources.length + result.resourceTemplates.length})`, [
-      ...result.resources.map((r) => h('div', { class: 'item' }, h('code', {}, r.uri), r.name ? ` — ${r.name}` : '', r.mimeType ? h('span', { class: 'desc' }, ` (${r.mimeType})`) : '')),
-      ...result.resourceTemplates.map((r) => h('div', { class: 'item' }, h('code', {}, r.uriTemplate), r.name ? ` — ${r.name}` : '', h('span', { class: 'desc' }, ' (template)'))),
-    ]));
+    sections.push(
+      listSection(
+        `Tools (${result.tools.length})`,
+        result.tools.map((t) =>
+          h(
+            'details',
+            { class: 'item' },
+            h(
+              'summary',
+              {},
+              h('code', {}, t.name),
+              t.description ? h('span', { class: 'desc' }, ` — ${firstLine(t.description)}`) : '',
+            ),
+            t.description && t.description.includes('\n') ? h('p', { class: 'full' }, t.description) : undefined,
+            h('div', { class: 'schema-label' }, 'Input schema'),
+            h('pre', { class: 'schema', tabindex: '0' }, JSON.stringify(t.inputSchema ?? {}, null, 2)),
+          ),
+        ),
+      ),
+    );
+    sections.push(
+      listSection(
+        `Prompts (${result.prompts.length})`,
+        result.prompts.map((p) =>
+          h(
+            'div',
+            { class: 'item' },
+            h('code', {}, p.name),
+            p.description ? ` — ${firstLine(p.description)}` : '',
+            p.arguments?.length
+              ? h(
+                  'span',
+                  { class: 'desc' },
+                  ` (arguments: ${p.arguments.map((a) => `${a.name}${a.required ? '' : '?'}`).join(', ')})`,
+                )
+              : '',
+          ),
+        ),
+      ),
+    );
+    sections.push(
+      listSection(`Resources (${result.resources.length + result.resourceTemplates.length})`, [
+        ...result.resources.map((r) =>
+          h(
+            'div',
+            { class: 'item' },
+            h('code', {}, r.uri),
+            r.name ? ` — ${r.name}` : '',
+            r.mimeType ? h('span', { class: 'desc' }, ` (${r.mimeType})`) : '',
+          ),
+        ),
+        ...result.resourceTemplates.map((r) =>
+          h(
+            'div',
+            { class: 'item' },
+            h('code', {}, r.uriTemplate),
+            r.name ? ` — ${r.name}` : '',
+            h('span', { class: 'desc' }, ' (template)'),
+          ),
+        ),
+      ]),
+    );
   }
   if (result.stderrTail.length) {
-    sections.push(h('details', { class: 'stderr', open: !result.ok }, h('summary', {}, `stderr (last ${result.stderrTail.length} lines)`), h('pre', { tabindex: '0' }, result.stderrTail.join('\n'))));
+    sections.push(
+      h(
+        'details',
+        { class: 'stderr', open: !result.ok },
+        h('summary', {}, `stderr (last ${result.stderrTail.length} lines)`),
+        h('pre', { tabindex: '0' }, result.stderrTail.join('\n')),
+      ),
+    );
   }
   box.replaceChildren(
     h('h2', {}, 'Probe'),
-    h('div', { class: 'stale', id: 'probe-stale', hidden: true }, 'The form changed since this probe ran; probe again to check the new definition.'),
+    h(
+      'div',
+      { class: 'stale', id: 'probe-stale', hidden: true },
+      'The form changed since this probe ran; probe again to check the new definition.',
+    ),
     summary,
     ...sections,
   );
@@ -323,7 +533,12 @@ function renderProbe(result: ProbeResult | undefined): void {
 }
 
 function listSection(title: string, items: HTMLElement[]): HTMLElement {
-  return h('section', { class: 'list' }, h('h3', {}, title), items.length ? h('div', {}, ...items) : h('div', { class: 'empty' }, 'none'));
+  return h(
+    'section',
+    { class: 'list' },
+    h('h3', {}, title),
+    items.length ? h('div', {}, ...items) : h('div', { class: 'empty' }, 'none'),
+  );
 }
 
 function firstLine(text: string): string {
@@ -384,7 +599,9 @@ function init(msg: InitMessage): void {
 window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
   const msg = event.data;
   switch (msg.type) {
-    case 'init': init(msg); break;
+    case 'init':
+      init(msg);
+      break;
     case 'status':
       liveStatus = msg.server;
       existingNames = msg.existingNames;
@@ -392,7 +609,9 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       renderHeader();
       validate();
       break;
-    case 'probeRequest': probe(); break;
+    case 'probeRequest':
+      probe();
+      break;
     case 'probeResult':
       setBusy(undefined);
       state.probe = { result: msg.result, definition: msg.definition };
@@ -403,7 +622,9 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       setBusy(undefined);
       showBanner(`Probe failed: ${msg.message}`, 'error');
       break;
-    case 'saving': setBusy('save', 'Saving…'); break;
+    case 'saving':
+      setBusy('save', 'Saving…');
+      break;
     case 'saved':
       setBusy(undefined);
       state.mode = 'edit';

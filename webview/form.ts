@@ -4,7 +4,23 @@ import { explainIssues } from '../src/registry/issues';
 import { ServerDefSchema } from '../src/registry/schema';
 import type { ConsoleState, Definition } from './protocol';
 
-export const FIELDS = ['name', 'description', 'trust', 'transport', 'command', 'args', 'cwd', 'env', 'envFile', 'url', 'headers', 'grants', 'allowedTools', 'excludeTools', 'enabled'] as const;
+export const FIELDS = [
+  'name',
+  'description',
+  'trust',
+  'transport',
+  'command',
+  'args',
+  'cwd',
+  'env',
+  'envFile',
+  'url',
+  'headers',
+  'grants',
+  'allowedTools',
+  'excludeTools',
+  'enabled',
+] as const;
 export type Field = (typeof FIELDS)[number];
 /** Keys the form shows; any other key of a loaded definition (restart policy, timeouts) is kept as is. */
 export const SHOWN = new Set<string>(FIELDS);
@@ -15,7 +31,12 @@ export const REPLACES = 'saving replaces it';
 export function formFromDefinition(def: Definition | undefined): ConsoleState['form'] {
   const d = def ?? {};
   const lines = (v: unknown): string => (Array.isArray(v) ? v.join('\n') : '');
-  const kv = (v: unknown, sep: string): string => (v && typeof v === 'object' ? Object.entries(v as Record<string, string>).map(([k, x]) => `${k}${sep}${x}`).join('\n') : '');
+  const kv = (v: unknown, sep: string): string =>
+    v && typeof v === 'object'
+      ? Object.entries(v as Record<string, string>)
+          .map(([k, x]) => `${k}${sep}${x}`)
+          .join('\n')
+      : '';
   return {
     name: String(d.name ?? ''),
     description: String(d.description ?? ''),
@@ -41,14 +62,23 @@ export function extrasOf(def: Definition | undefined): Definition {
   return out;
 }
 
-export interface Built { definition: Definition; errors: Map<string, string[]> }
+export interface Built {
+  definition: Definition;
+  errors: Map<string, string[]>;
+}
 
 function splitLines(text: string): string[] {
-  return text.split('\n').map((l) => l.trim()).filter(Boolean);
+  return text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
 }
 
 function globs(text: string): string[] {
-  return text.split(/[\n,]/).map((l) => l.trim()).filter(Boolean);
+  return text
+    .split(/[\n,]/)
+    .map((l) => l.trim())
+    .filter(Boolean);
 }
 
 export interface BuildContext {
@@ -65,13 +95,23 @@ export interface BuildContext {
  */
 export function buildDefinition(form: ConsoleState['form'], ctx: BuildContext): Built {
   const errors = new Map<string, string[]>();
-  const add = (field: string, msg: string): void => { errors.set(field, [...(errors.get(field) ?? []), msg]); };
+  const add = (field: string, msg: string): void => {
+    errors.set(field, [...(errors.get(field) ?? []), msg]);
+  };
   const str = (k: Field): string => String(form[k] ?? '').trim();
-  const def: Definition = { ...ctx.extras, name: str('name'), trust: str('trust') || 'community', transport: str('transport') || 'stdio' };
+  const def: Definition = {
+    ...ctx.extras,
+    name: str('name'),
+    trust: str('trust') || 'community',
+    transport: str('transport') || 'stdio',
+  };
   if (str('description')) def.description = str('description');
   if (def.transport === 'stdio') {
     if (str('command')) def.command = str('command');
-    const args = String(form.args ?? '').split('\n').map((a) => a.trim()).filter((a) => a !== '');
+    const args = String(form.args ?? '')
+      .split('\n')
+      .map((a) => a.trim())
+      .filter((a) => a !== '');
     if (args.length) def.args = args;
     if (str('cwd')) def.cwd = str('cwd');
     if (str('envFile')) def.envFile = str('envFile');
@@ -114,7 +154,6 @@ export function buildDefinition(form: ConsoleState['form'], ctx: BuildContext): 
   }
   return { definition: def, errors };
 }
-
 
 /** Whether the problems should stop a Save or a Probe (a name clash alone does not). */
 export function isBlocking(built: Built): boolean {

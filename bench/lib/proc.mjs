@@ -4,19 +4,31 @@ import fs from 'node:fs';
 import { execSync, spawn } from 'node:child_process';
 
 let clkTck = 100;
-try { clkTck = Number(execSync('getconf CLK_TCK', { encoding: 'utf8' }).trim()) || 100; } catch { /* default */ }
+try {
+  clkTck = Number(execSync('getconf CLK_TCK', { encoding: 'utf8' }).trim()) || 100;
+} catch {
+  /* default */
+}
 export const CLK_TCK = clkTck;
 
 /** Parsed /proc/<pid>/stat, or undefined if the process is gone. cpu is utime+stime in µs. */
 export function stat(pid) {
   let text;
-  try { text = fs.readFileSync(`/proc/${pid}/stat`, 'utf8'); } catch { return undefined; }
+  try {
+    text = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return undefined;
+  }
   const close = text.lastIndexOf(')');
   const comm = text.slice(text.indexOf('(') + 1, close);
   const f = text.slice(close + 2).split(' ');
   // f[0] is field 3 (state); field k is f[k - 3].
   return {
-    pid, comm, state: f[0], ppid: Number(f[1]), pgrp: Number(f[2]),
+    pid,
+    comm,
+    state: f[0],
+    ppid: Number(f[1]),
+    pgrp: Number(f[2]),
     cpuUs: ((Number(f[11]) + Number(f[12])) * 1e6) / CLK_TCK,
     starttime: Number(f[19]),
   };
@@ -27,7 +39,9 @@ export function rss(pid) {
   try {
     const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) * 1024 : 0;
-  } catch { return 0; }
+  } catch {
+    return 0;
+  }
 }
 
 /** Proportional set size in bytes (shared pages split between sharers), 0 if unreadable. */
@@ -35,7 +49,9 @@ export function pss(pid) {
   try {
     const m = /^Pss:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
     return m ? Number(m[1]) * 1024 : 0;
-  } catch { return 0; }
+  } catch {
+    return 0;
+  }
 }
 
 /** All live (non-zombie) processes as stat records. */
@@ -81,7 +97,10 @@ export const pssOf = (pids) => pids.reduce((a, p) => a + pss(p), 0);
 /** Per-pid cpu snapshot, so a delta only counts processes alive at both ends (or born in between). */
 export function cpuSnapshot(pids) {
   const m = new Map();
-  for (const p of pids) { const s = stat(p); if (s) m.set(p, s.cpuUs); }
+  for (const p of pids) {
+    const s = stat(p);
+    if (s) m.set(p, s.cpuUs);
+  }
   return m;
 }
 export function cpuDelta(before, pids) {
@@ -98,12 +117,18 @@ export function cpuDelta(before, pids) {
 function socketInodes(pid) {
   const out = new Set();
   let fds;
-  try { fds = fs.readdirSync(`/proc/${pid}/fd`); } catch { return out; }
+  try {
+    fds = fs.readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return out;
+  }
   for (const fd of fds) {
     try {
       const m = /^socket:\[(\d+)\]$/.exec(fs.readlinkSync(`/proc/${pid}/fd/${fd}`));
       if (m) out.add(m[1]);
-    } catch { /* closed meanwhile */ }
+    } catch {
+      /* closed meanwhile */
+    }
   }
   return out;
 }
@@ -111,7 +136,10 @@ function socketInodes(pid) {
 function hexToAddr(hex, v6) {
   const [a, port] = hex.split(':');
   if (!v6) {
-    const b = a.match(/../g).reverse().map((h) => parseInt(h, 16));
+    const b = a
+      .match(/../g)
+      .reverse()
+      .map((h) => parseInt(h, 16));
     return { addr: b.join('.'), port: parseInt(port, 16) };
   }
   // 4 little-endian 32-bit words
@@ -121,16 +149,24 @@ function hexToAddr(hex, v6) {
   let addr = groups.join(':');
   if (full === '00000000000000000000000000000001') addr = '::1';
   else if (/^0+$/.test(full)) addr = '::';
-  else if (full.startsWith('00000000000000000000ffff')) addr = `::ffff:${hexToAddr(full.slice(24).match(/../g).reverse().join('') + ':0', false).addr}`;
+  else if (full.startsWith('00000000000000000000ffff'))
+    addr = `::ffff:${hexToAddr(full.slice(24).match(/../g).reverse().join('') + ':0', false).addr}`;
   return { addr, port: parseInt(port, 16) };
 }
 
 /** Listening TCP sockets held by any of pids: [{pid, addr, port, loopback}]. */
 export function listeningSockets(pids) {
   const rows = [];
-  for (const [file, v6] of [['/proc/net/tcp', false], ['/proc/net/tcp6', true]]) {
+  for (const [file, v6] of [
+    ['/proc/net/tcp', false],
+    ['/proc/net/tcp6', true],
+  ]) {
     let text;
-    try { text = fs.readFileSync(file, 'utf8'); } catch { continue; }
+    try {
+      text = fs.readFileSync(file, 'utf8');
+    } catch {
+      continue;
+    }
     for (const line of text.split('\n').slice(1)) {
       const f = line.trim().split(/\s+/);
       if (f.length < 10 || f[3] !== '0A') continue; // 0A = LISTEN
@@ -154,7 +190,8 @@ export function assertLoopbackOnly(pid, label) {
   const socks = listeningSockets(tree(pid));
   if (socks.length === 0) throw new Error(`${label}: no listening socket found for pid ${pid}`);
   const bad = socks.filter((s) => !s.loopback);
-  if (bad.length) throw new Error(`${label} listens on a non-loopback address: ${bad.map((s) => `${s.addr}:${s.port}`).join(', ')}`);
+  if (bad.length)
+    throw new Error(`${label} listens on a non-loopback address: ${bad.map((s) => `${s.addr}:${s.port}`).join(', ')}`);
   return socks.map((s) => `${s.addr}:${s.port}`);
 }
 
@@ -173,15 +210,34 @@ export function spawnTracked(cmd, args, opts = {}) {
 
 /** Remember a pid found later (e.g. a peer's upstream child) so killAll() reaps it too. */
 const extraPids = new Set();
-export function trackPid(pid) { if (pid) extraPids.add(pid); }
+export function trackPid(pid) {
+  if (pid) extraPids.add(pid);
+}
 
-function alive(pid) { try { process.kill(pid, 0); return true; } catch { return false; } }
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 /** SIGKILL a process group and every known descendant. */
 export function killHard(pid) {
   const pids = tree(pid);
-  try { process.kill(-pid, 'SIGKILL'); } catch { /* not a group leader or gone */ }
-  for (const p of pids) { try { process.kill(p, 'SIGKILL'); } catch { /* gone */ } }
+  try {
+    process.kill(-pid, 'SIGKILL');
+  } catch {
+    /* not a group leader or gone */
+  }
+  for (const p of pids) {
+    try {
+      process.kill(p, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
 }
 
 /** Sends SIGTERM, waits up to ms, then kills the group and the tree hard. */
@@ -189,28 +245,60 @@ export async function stopGracefully(child, ms = 5000) {
   if (!child || child.exitCode !== null || child.signalCode !== null) return;
   const pids = tree(child.pid);
   const exited = new Promise((r) => child.once('exit', r));
-  try { child.kill('SIGTERM'); } catch { /* gone */ }
+  try {
+    child.kill('SIGTERM');
+  } catch {
+    /* gone */
+  }
   const timer = new Promise((r) => setTimeout(r, ms));
   await Promise.race([exited, timer]);
   if (child.exitCode === null && child.signalCode === null) killHard(child.pid);
   // Orphans (e.g. an upstream in its own group) that outlived the parent:
-  for (const p of pids) if (p !== child.pid && alive(p)) { try { process.kill(p, 'SIGKILL'); } catch { /* gone */ } }
+  for (const p of pids)
+    if (p !== child.pid && alive(p)) {
+      try {
+        process.kill(p, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }
 }
 
 /** Synchronous last-resort reaper: every tracked child, group and pid. Safe to call twice. */
 export function killAll() {
   for (const child of started) {
     if (child.pid) {
-      for (const p of tree(child.pid)) { try { process.kill(p, 'SIGKILL'); } catch { /* gone */ } }
+      for (const p of tree(child.pid)) {
+        try {
+          process.kill(p, 'SIGKILL');
+        } catch {
+          /* gone */
+        }
+      }
     }
   }
-  for (const g of groups) { try { process.kill(-g, 'SIGKILL'); } catch { /* gone */ } }
-  for (const p of extraPids) { try { process.kill(p, 'SIGKILL'); } catch { /* gone */ } }
+  for (const g of groups) {
+    try {
+      process.kill(-g, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
+  for (const p of extraPids) {
+    try {
+      process.kill(p, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
 }
 
 /** Every live descendant of this bench process (used to check nothing is left behind). */
 export function leftovers() {
-  return tree(process.pid).filter((p) => p !== process.pid).map((p) => stat(p)).filter(Boolean);
+  return tree(process.pid)
+    .filter((p) => p !== process.pid)
+    .map((p) => stat(p))
+    .filter(Boolean);
 }
 
 export const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

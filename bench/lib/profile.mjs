@@ -10,24 +10,33 @@ const B64V = new Map([...B64].map((c, i) => [c, i]));
 /** Decodes a v3 source map's mappings into lines of [genCol, src, srcLine, srcCol] (0-based). */
 function decodeMappings(mappings) {
   const lines = [];
-  let src = 0, srcLine = 0, srcCol = 0;
+  let src = 0,
+    srcLine = 0,
+    srcCol = 0;
   for (const lineText of mappings.split(';')) {
     const segs = [];
     let genCol = 0;
     if (lineText) {
       for (const seg of lineText.split(',')) {
         const vals = [];
-        let value = 0, shift = 0;
+        let value = 0,
+          shift = 0;
         for (const ch of seg) {
           const d = B64V.get(ch);
           value += (d & 31) << shift;
-          if (d & 32) { shift += 5; continue; }
+          if (d & 32) {
+            shift += 5;
+            continue;
+          }
           vals.push(value & 1 ? -(value >>> 1) : value >>> 1);
-          value = 0; shift = 0;
+          value = 0;
+          shift = 0;
         }
         genCol += vals[0];
         if (vals.length >= 4) {
-          src += vals[1]; srcLine += vals[2]; srcCol += vals[3];
+          src += vals[1];
+          srcLine += vals[2];
+          srcCol += vals[3];
           segs.push([genCol, src, srcLine, srcCol]);
         }
       }
@@ -43,8 +52,13 @@ function sourceMapFor(file) {
   let map = null;
   try {
     const raw = JSON.parse(fs.readFileSync(`${file}.map`, 'utf8'));
-    map = { sources: raw.sources.map((s) => path.resolve(path.dirname(file), raw.sourceRoot ?? '', s)), lines: decodeMappings(raw.mappings) };
-  } catch { /* no map */ }
+    map = {
+      sources: raw.sources.map((s) => path.resolve(path.dirname(file), raw.sourceRoot ?? '', s)),
+      lines: decodeMappings(raw.mappings),
+    };
+  } catch {
+    /* no map */
+  }
   maps.set(file, map);
   return map;
 }
@@ -52,13 +66,22 @@ function sourceMapFor(file) {
 function original(url, line, col, repo) {
   if (!url) return undefined;
   let file = url;
-  if (url.startsWith('file://')) { try { file = fileURLToPath(url); } catch { return undefined; } }
+  if (url.startsWith('file://')) {
+    try {
+      file = fileURLToPath(url);
+    } catch {
+      return undefined;
+    }
+  }
   if (!path.isAbsolute(file)) return undefined;
   const map = sourceMapFor(file);
   if (!map) return { file: path.relative(repo, file), line: line + 1 };
   const segs = map.lines[line] ?? [];
   let hit;
-  for (const s of segs) { if (s[0] <= col) hit = s; else break; }
+  for (const s of segs) {
+    if (s[0] <= col) hit = s;
+    else break;
+  }
   if (!hit) return { file: path.relative(repo, file), line: line + 1 };
   return { file: path.relative(repo, map.sources[hit[1]]), line: hit[2] + 1 };
 }
@@ -94,18 +117,33 @@ export function summarizeProfile(profile, repo, window) {
   };
   let self = collect(window);
   let windowed = Boolean(window);
-  if (window && self.size === 0) { self = collect(undefined); windowed = false; }
+  if (window && self.size === 0) {
+    self = collect(undefined);
+    windowed = false;
+  }
   const fns = new Map();
   let total = 0;
   let idle = 0;
   for (const [id, t] of self) {
     const { callFrame: cf } = byId.get(id);
     total += t;
-    if (cf.functionName === '(idle)') { idle += t; continue; }
+    if (cf.functionName === '(idle)') {
+      idle += t;
+      continue;
+    }
     const orig = original(cf.url, cf.lineNumber, cf.columnNumber, repo);
-    const where = orig ? `${orig.file}:${orig.line}` : cf.url ? `${cf.url.replace(/^node:/, 'node:')}:${cf.lineNumber + 1}` : '';
+    const where = orig
+      ? `${orig.file}:${orig.line}`
+      : cf.url
+        ? `${cf.url.replace(/^node:/, 'node:')}:${cf.lineNumber + 1}`
+        : '';
     const key = `${cf.functionName || '(anonymous)'}\u0000${where}`;
-    const e = fns.get(key) ?? { name: cf.functionName || '(anonymous)', where, area: area(orig?.file, cf.url), selfUs: 0 };
+    const e = fns.get(key) ?? {
+      name: cf.functionName || '(anonymous)',
+      where,
+      area: area(orig?.file, cf.url),
+      selfUs: 0,
+    };
     e.selfUs += t;
     fns.set(key, e);
   }
@@ -114,9 +152,14 @@ export function summarizeProfile(profile, repo, window) {
   const areas = new Map();
   for (const f of list) areas.set(f.area, (areas.get(f.area) ?? 0) + f.selfUs);
   return {
-    windowed, totalMs: total / 1000, idleMs: idle / 1000, busyMs: busy / 1000,
+    windowed,
+    totalMs: total / 1000,
+    idleMs: idle / 1000,
+    busyMs: busy / 1000,
     functions: list.map((f) => ({ ...f, selfMs: f.selfUs / 1000, pctOfBusy: (100 * f.selfUs) / busy })),
-    areas: [...areas].sort((a, b) => b[1] - a[1]).map(([name, t]) => ({ name, selfMs: t / 1000, pctOfBusy: (100 * t) / busy })),
+    areas: [...areas]
+      .sort((a, b) => b[1] - a[1])
+      .map(([name, t]) => ({ name, selfMs: t / 1000, pctOfBusy: (100 * t) / busy })),
   };
 }
 
@@ -124,15 +167,20 @@ export function formatProfile(summary, top = 25, meta = {}) {
   const lines = [];
   lines.push(`CPU profile of the broker (${meta.file ?? ''})`);
   if (meta.load) lines.push(`load: ${meta.load}`);
-  lines.push(`${summary.windowed ? 'samples taken during the load only' : 'whole process life (start-up included)'}: ${summary.totalMs.toFixed(0)} ms, idle ${summary.idleMs.toFixed(0)} ms, busy ${summary.busyMs.toFixed(0)} ms`);
+  lines.push(
+    `${summary.windowed ? 'samples taken during the load only' : 'whole process life (start-up included)'}: ${summary.totalMs.toFixed(0)} ms, idle ${summary.idleMs.toFixed(0)} ms, busy ${summary.busyMs.toFixed(0)} ms`,
+  );
   lines.push('');
   lines.push(`Top ${top} functions by self time (% of busy time):`);
   lines.push(`${'self ms'.padStart(9)} ${'%'.padStart(6)}  function  (source)`);
   for (const f of summary.functions.slice(0, top)) {
-    lines.push(`${f.selfMs.toFixed(1).padStart(9)} ${f.pctOfBusy.toFixed(1).padStart(5)}%  ${f.name}  (${f.where || 'native'})  [${f.area}]`);
+    lines.push(
+      `${f.selfMs.toFixed(1).padStart(9)} ${f.pctOfBusy.toFixed(1).padStart(5)}%  ${f.name}  (${f.where || 'native'})  [${f.area}]`,
+    );
   }
   lines.push('');
   lines.push('Self time by area:');
-  for (const a of summary.areas.slice(0, 12)) lines.push(`${a.selfMs.toFixed(1).padStart(9)} ${a.pctOfBusy.toFixed(1).padStart(5)}%  ${a.name}`);
+  for (const a of summary.areas.slice(0, 12))
+    lines.push(`${a.selfMs.toFixed(1).padStart(9)} ${a.pctOfBusy.toFixed(1).padStart(5)}%  ${a.name}`);
   return lines.join('\n') + '\n';
 }

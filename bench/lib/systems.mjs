@@ -36,7 +36,11 @@ export const PEER_BIN = {
   'mcp-proxy': path.join(MOD, 'mcp-proxy', 'dist', 'bin', 'mcp-proxy.mjs'),
 };
 export function versionOf(pkg) {
-  try { return JSON.parse(fs.readFileSync(path.join(MOD, pkg, 'package.json'), 'utf8')).version; } catch { return '?'; }
+  try {
+    return JSON.parse(fs.readFileSync(path.join(MOD, pkg, 'package.json'), 'utf8')).version;
+  } catch {
+    return '?';
+  }
 }
 
 let tmpBase;
@@ -62,7 +66,10 @@ export function freePort() {
   return new Promise((resolve, reject) => {
     const s = net.createServer();
     s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address(); s.close(() => resolve(port)); });
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
   });
 }
 
@@ -70,7 +77,12 @@ async function waitFor(check, what, timeoutMs = 30_000, everyMs = 50) {
   const deadline = Date.now() + timeoutMs;
   let last;
   while (Date.now() < deadline) {
-    try { const v = await check(); if (v) return v; } catch (err) { last = err; }
+    try {
+      const v = await check();
+      if (v) return v;
+    } catch (err) {
+      last = err;
+    }
     await sleep(everyMs);
   }
   throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${last ? `: ${last.message}` : ''}`);
@@ -79,7 +91,10 @@ async function waitFor(check, what, timeoutMs = 30_000, everyMs = 50) {
 function portOpen(port) {
   return new Promise((resolve) => {
     const s = net.connect({ port, host: '127.0.0.1' });
-    s.once('connect', () => { s.destroy(); resolve(true); });
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
     s.once('error', () => resolve(false));
   });
 }
@@ -88,7 +103,10 @@ function portOpen(port) {
 function tail(stream, keep = 40) {
   const lines = [];
   if (!stream) return lines;
-  readline.createInterface({ input: stream }).on('line', (l) => { lines.push(l); if (lines.length > keep) lines.shift(); });
+  readline.createInterface({ input: stream }).on('line', (l) => {
+    lines.push(l);
+    if (lines.length > keep) lines.shift();
+  });
   return lines;
 }
 
@@ -136,16 +154,29 @@ class System {
   async resolveTools(client, bases) {
     const tools = await listAllTools(client);
     for (const base of bases) {
-      const hit = tools.find((t) => t.name === base) ?? tools.find((t) => t.name.endsWith(`__${base}`)) ?? tools.find((t) => t.name.endsWith(`_${base}`) || t.name.endsWith(`.${base}`) || t.name.endsWith(`-${base}`));
-      if (!hit) throw new Error(`${this.key}: no tool '${base}' in ${tools.map((t) => t.name).slice(0, 20).join(', ')}`);
+      const hit =
+        tools.find((t) => t.name === base) ??
+        tools.find((t) => t.name.endsWith(`__${base}`)) ??
+        tools.find((t) => t.name.endsWith(`_${base}`) || t.name.endsWith(`.${base}`) || t.name.endsWith(`-${base}`));
+      if (!hit)
+        throw new Error(
+          `${this.key}: no tool '${base}' in ${tools
+            .map((t) => t.name)
+            .slice(0, 20)
+            .join(', ')}`,
+        );
       this.toolNames[base] = hit.name;
     }
     return tools;
   }
   /** pids of the server side (gateway + upstream children), re-read from /proc. */
-  serverPids() { return this.mainPid ? tree(this.mainPid) : []; }
+  serverPids() {
+    return this.mainPid ? tree(this.mainPid) : [];
+  }
   /** pids of the gateway/broker process alone (no upstreams). */
-  gatewayPids() { return this.mainPid ? [this.mainPid] : []; }
+  gatewayPids() {
+    return this.mainPid ? [this.mainPid] : [];
+  }
   async closeClients() {
     await Promise.allSettled(this.clients.map((c) => Promise.race([c.close(), sleep(2000)])));
     this.clients = [];
@@ -160,16 +191,30 @@ export class DirectStdio extends System {
     this.args = args;
     this.pids = [];
   }
-  async start() { return this; }
+  async start() {
+    return this;
+  }
   async connect() {
-    const transport = new StdioClientTransport({ command: NODE, args: [this.script, ...this.args], stderr: 'ignore', cwd: REPO });
+    const transport = new StdioClientTransport({
+      command: NODE,
+      args: [this.script, ...this.args],
+      stderr: 'ignore',
+      cwd: REPO,
+    });
     const client = await connectClient(transport);
     const pid = transport.pid;
-    if (pid) { this.pids.push(pid); trackPid(pid); }
+    if (pid) {
+      this.pids.push(pid);
+      trackPid(pid);
+    }
     return client;
   }
-  serverPids() { return this.pids.flatMap((p) => tree(p)); }
-  gatewayPids() { return []; }
+  serverPids() {
+    return this.pids.flatMap((p) => tree(p));
+  }
+  gatewayPids() {
+    return [];
+  }
   async stop() {
     await this.closeClients();
     await sleep(100);
@@ -186,22 +231,44 @@ export class DirectHttp extends System {
     this.args = args;
   }
   async start() {
-    this.proc = spawnTracked(NODE, [this.script, '--http', '0', ...this.args], { cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    this.proc = spawnTracked(NODE, [this.script, '--http', '0', ...this.args], {
+      cwd: REPO,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     this.stderr = tail(this.proc.stderr);
     this.url = await new Promise((resolve, reject) => {
       const t = setTimeout(() => reject(new Error(`direct-http did not listen: ${this.stderr.join('\n')}`)), 20_000);
       readline.createInterface({ input: this.proc.stdout }).on('line', (l) => {
-        try { const m = JSON.parse(l); if (m.listening) { clearTimeout(t); resolve(m.listening); } } catch { /* other */ }
+        try {
+          const m = JSON.parse(l);
+          if (m.listening) {
+            clearTimeout(t);
+            resolve(m.listening);
+          }
+        } catch {
+          /* other */
+        }
       });
-      this.proc.once('exit', (c) => { clearTimeout(t); reject(new Error(`direct-http exited ${c}: ${this.stderr.join('\n')}`)); });
+      this.proc.once('exit', (c) => {
+        clearTimeout(t);
+        reject(new Error(`direct-http exited ${c}: ${this.stderr.join('\n')}`));
+      });
     });
     this.mainPid = this.proc.pid;
     this.listening = assertLoopbackOnly(this.mainPid, this.key);
     return this;
   }
-  connect() { return connectClient(new StreamableHTTPClientTransport(new URL(this.url))); }
-  gatewayPids() { return []; } // no gateway: the upstream itself serves HTTP
-  async stop() { await this.closeClients(); await stopGracefully(this.proc, 3000); }
+  connect() {
+    return connectClient(new StreamableHTTPClientTransport(new URL(this.url)));
+  }
+  gatewayPids() {
+    return [];
+  } // no gateway: the upstream itself serves HTTP
+  async stop() {
+    await this.closeClients();
+    await stopGracefully(this.proc, 3000);
+  }
 }
 
 // ---- c. Switchboard broker ------------------------------------------------------------------
@@ -226,16 +293,45 @@ export class Broker extends System {
     this.home = tempDir('broker-home-');
     writeRegistry(this.root, this.servers);
     this.t0 = performance.now();
-    this.proc = spawnTracked(NODE, [...BROKER_NODE_FLAGS, ...this.extraNodeArgs, BROKER_JS, 'serve', '--root', this.root, '--port', '0', '--json', '--accept-workspace-trust'], {
-      cwd: REPO, stdio: ['ignore', 'pipe', 'pipe'], detached: true, env: { ...BROKER_ENV, ...process.env, SWITCHBOARD_HOME: this.home },
-    });
+    this.proc = spawnTracked(
+      NODE,
+      [
+        ...BROKER_NODE_FLAGS,
+        ...this.extraNodeArgs,
+        BROKER_JS,
+        'serve',
+        '--root',
+        this.root,
+        '--port',
+        '0',
+        '--json',
+        '--accept-workspace-trust',
+      ],
+      {
+        cwd: REPO,
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+        env: { ...BROKER_ENV, ...process.env, SWITCHBOARD_HOME: this.home },
+      },
+    );
     this.stderr = tail(this.proc.stderr, 80);
     const ready = await new Promise((resolve, reject) => {
       const t = setTimeout(() => reject(new Error(`broker not ready: ${this.stderr.join('\n')}`)), 30_000);
       readline.createInterface({ input: this.proc.stdout }).on('line', (l) => {
-        try { const m = JSON.parse(l); if (m.event === 'ready') { clearTimeout(t); resolve(m); } } catch { /* other */ }
+        try {
+          const m = JSON.parse(l);
+          if (m.event === 'ready') {
+            clearTimeout(t);
+            resolve(m);
+          }
+        } catch {
+          /* other */
+        }
       });
-      this.proc.once('exit', (c) => { clearTimeout(t); reject(new Error(`broker exited ${c}: ${this.stderr.join('\n')}`)); });
+      this.proc.once('exit', (c) => {
+        clearTimeout(t);
+        reject(new Error(`broker exited ${c}: ${this.stderr.join('\n')}`));
+      });
     });
     this.readyMs = performance.now() - this.t0;
     this.url = ready.url;
@@ -246,38 +342,68 @@ export class Broker extends System {
   }
   connect(serverPath) {
     const url = serverPath ? this.url.replace(/\/mcp$/, `/servers/${serverPath}/mcp`) : this.url;
-    return connectClient(new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${this.token}` } } }));
+    return connectClient(
+      new StreamableHTTPClientTransport(new URL(url), {
+        requestInit: { headers: { Authorization: `Bearer ${this.token}` } },
+      }),
+    );
   }
   /** Waits until the aggregated catalog holds every `names` (or `count` upstream tools). */
   async waitForTools({ names = [], count } = {}, timeoutMs = 60_000) {
     const client = await this.connect();
     try {
-      return await waitFor(async () => {
-        const tools = await listAllTools(client);
-        const own = tools.filter((t) => !t.name.startsWith('switchboard__'));
-        if (names.every((n) => tools.some((t) => t.name === n)) && (count === undefined || own.length >= count)) return { tools, own };
-        return undefined;
-      }, `broker tools ${names.join(', ')}${count ? ` (${count} tools)` : ''}`, timeoutMs, 25);
-    } finally { await client.close().catch(() => {}); }
+      return await waitFor(
+        async () => {
+          const tools = await listAllTools(client);
+          const own = tools.filter((t) => !t.name.startsWith('switchboard__'));
+          if (names.every((n) => tools.some((t) => t.name === n)) && (count === undefined || own.length >= count))
+            return { tools, own };
+          return undefined;
+        },
+        `broker tools ${names.join(', ')}${count ? ` (${count} tools)` : ''}`,
+        timeoutMs,
+        25,
+      );
+    } finally {
+      await client.close().catch(() => {});
+    }
   }
-  async stop() { await this.closeClients(); await stopGracefully(this.proc, 8000); }
+  async stop() {
+    await this.closeClients();
+    await stopGracefully(this.proc, 8000);
+  }
 }
 
 // ---- d. peers -------------------------------------------------------------------------------
 function peerEnv(dir) {
-  const env = { ...process.env, HOME: dir, XDG_CONFIG_HOME: path.join(dir, 'config'), XDG_DATA_HOME: path.join(dir, 'data'), XDG_STATE_HOME: path.join(dir, 'state'), XDG_CACHE_HOME: path.join(dir, 'cache'), NO_COLOR: '1' };
+  const env = {
+    ...process.env,
+    HOME: dir,
+    XDG_CONFIG_HOME: path.join(dir, 'config'),
+    XDG_DATA_HOME: path.join(dir, 'data'),
+    XDG_STATE_HOME: path.join(dir, 'state'),
+    XDG_CACHE_HOME: path.join(dir, 'cache'),
+    NO_COLOR: '1',
+  };
   delete env.NODE_OPTIONS;
   return env;
 }
 
 class Peer extends System {
   async spawnPeer(args, { env, stdinPipe = false } = {}) {
-    this.proc = spawnTracked(NODE, ['--require', PRELOAD, ...args], { cwd: this.dir, env, stdio: [stdinPipe ? 'pipe' : 'ignore', 'pipe', 'pipe'], detached: true });
+    this.proc = spawnTracked(NODE, ['--require', PRELOAD, ...args], {
+      cwd: this.dir,
+      env,
+      stdio: [stdinPipe ? 'pipe' : 'ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
     this.stdout = tail(this.proc.stdout);
     this.stderr = tail(this.proc.stderr);
     this.mainPid = this.proc.pid;
     this.exited = false;
-    this.proc.once('exit', () => { this.exited = true; });
+    this.proc.once('exit', () => {
+      this.exited = true;
+    });
   }
   async afterListen() {
     if (this.exited) throw new Error(`${this.key} exited: ${[...this.stdout, ...this.stderr].join('\n')}`);
@@ -304,29 +430,49 @@ export class McpHub extends Peer {
     // A fresh, valid marketplace cache: mcp-hub fetches its registry at start unless the cache is fresh.
     const cacheDir = path.join(env.XDG_DATA_HOME, 'mcp-hub', 'cache');
     fs.mkdirSync(cacheDir, { recursive: true });
-    fs.writeFileSync(path.join(cacheDir, 'registry.json'), JSON.stringify({
-      registry: { version: 'bench', generatedAt: Date.now(), totalServers: 1, servers: [{ id: 'bench-placeholder', name: 'bench placeholder', description: 'keeps mcp-hub offline' }] },
-      lastFetchedAt: Date.now(), serverDocumentation: {},
-    }));
-    const config = { mcpServers: Object.fromEntries(this.servers.map((s) => [s.name, { command: NODE, args: [s.script ?? ECHO, ...(s.args ?? [])] }])) };
+    fs.writeFileSync(
+      path.join(cacheDir, 'registry.json'),
+      JSON.stringify({
+        registry: {
+          version: 'bench',
+          generatedAt: Date.now(),
+          totalServers: 1,
+          servers: [{ id: 'bench-placeholder', name: 'bench placeholder', description: 'keeps mcp-hub offline' }],
+        },
+        lastFetchedAt: Date.now(),
+        serverDocumentation: {},
+      }),
+    );
+    const config = {
+      mcpServers: Object.fromEntries(
+        this.servers.map((s) => [s.name, { command: NODE, args: [s.script ?? ECHO, ...(s.args ?? [])] }]),
+      ),
+    };
     const cfgFile = path.join(this.dir, 'mcp-servers.json');
     fs.writeFileSync(cfgFile, JSON.stringify(config, null, 2));
     this.port = await freePort();
     await this.spawnPeer([PEER_BIN['mcp-hub'], '--port', String(this.port), '--config', cfgFile], { env });
     const want = this.servers.length;
-    await waitFor(async () => {
-      if (this.exited) throw new Error('exited');
-      const r = await fetch(`http://127.0.0.1:${this.port}/api/health`);
-      if (!r.ok) return false;
-      const h = await r.json();
-      const connected = (h.servers ?? []).filter((s) => s.status === 'connected').length;
-      return h.state === 'ready' && connected >= want;
-    }, `mcp-hub ready with ${want} servers (${this.stderr.slice(-3).join(' | ')})`, 60_000, 100);
+    await waitFor(
+      async () => {
+        if (this.exited) throw new Error('exited');
+        const r = await fetch(`http://127.0.0.1:${this.port}/api/health`);
+        if (!r.ok) return false;
+        const h = await r.json();
+        const connected = (h.servers ?? []).filter((s) => s.status === 'connected').length;
+        return h.state === 'ready' && connected >= want;
+      },
+      `mcp-hub ready with ${want} servers (${this.stderr.slice(-3).join(' | ')})`,
+      60_000,
+      100,
+    );
     await this.afterListen();
     this.url = `http://127.0.0.1:${this.port}/mcp`;
     return this;
   }
-  connect() { return connectClient(new SSEClientTransport(new URL(this.url))); }
+  connect() {
+    return connectClient(new SSEClientTransport(new URL(this.url)));
+  }
 }
 
 export class Supergateway extends Peer {
@@ -340,13 +486,36 @@ export class Supergateway extends Peer {
     this.port = await freePort();
     const cmd = [NODE, this.script, ...this.args].map((a) => `'${a.replace(/'/g, `'\\''`)}'`).join(' ');
     // stdin stays a pipe we hold open: supergateway exits when its stdin closes.
-    await this.spawnPeer([PEER_BIN.supergateway, '--stdio', cmd, '--outputTransport', 'streamableHttp', '--stateful', '--port', String(this.port), '--logLevel', 'none'], { env: peerEnv(this.dir), stdinPipe: true });
-    await waitFor(async () => { if (this.exited) throw new Error('exited'); return portOpen(this.port); }, 'supergateway port', 30_000);
+    await this.spawnPeer(
+      [
+        PEER_BIN.supergateway,
+        '--stdio',
+        cmd,
+        '--outputTransport',
+        'streamableHttp',
+        '--stateful',
+        '--port',
+        String(this.port),
+        '--logLevel',
+        'none',
+      ],
+      { env: peerEnv(this.dir), stdinPipe: true },
+    );
+    await waitFor(
+      async () => {
+        if (this.exited) throw new Error('exited');
+        return portOpen(this.port);
+      },
+      'supergateway port',
+      30_000,
+    );
     await this.afterListen();
     this.url = `http://127.0.0.1:${this.port}/mcp`;
     return this;
   }
-  connect() { return connectClient(new StreamableHTTPClientTransport(new URL(this.url))); }
+  connect() {
+    return connectClient(new StreamableHTTPClientTransport(new URL(this.url)));
+  }
 }
 
 export class McpProxy extends Peer {
@@ -358,11 +527,35 @@ export class McpProxy extends Peer {
   async start() {
     this.dir = tempDir('mcp-proxy-');
     this.port = await freePort();
-    await this.spawnPeer([PEER_BIN['mcp-proxy'], '--host', '127.0.0.1', '--port', String(this.port), '--server', 'stream', '--', NODE, this.script, ...this.args], { env: peerEnv(this.dir) });
-    await waitFor(async () => { if (this.exited) throw new Error('exited'); return portOpen(this.port); }, 'mcp-proxy port', 30_000);
+    await this.spawnPeer(
+      [
+        PEER_BIN['mcp-proxy'],
+        '--host',
+        '127.0.0.1',
+        '--port',
+        String(this.port),
+        '--server',
+        'stream',
+        '--',
+        NODE,
+        this.script,
+        ...this.args,
+      ],
+      { env: peerEnv(this.dir) },
+    );
+    await waitFor(
+      async () => {
+        if (this.exited) throw new Error('exited');
+        return portOpen(this.port);
+      },
+      'mcp-proxy port',
+      30_000,
+    );
     await this.afterListen();
     this.url = `http://127.0.0.1:${this.port}/mcp`;
     return this;
   }
-  connect() { return connectClient(new StreamableHTTPClientTransport(new URL(this.url))); }
+  connect() {
+    return connectClient(new StreamableHTTPClientTransport(new URL(this.url)));
+  }
 }

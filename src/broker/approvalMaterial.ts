@@ -138,8 +138,7 @@ export function changedFields(
 export function describeChange(fields: readonly ApprovalField[]): string {
   if (fields.length === 1 && fields[0] === 'envFileContents') return 'the env file changed';
   const labels = fields.map((f) => FIELD_LABELS[f]);
-  const list = labels.length <= 1
-    ? labels.join('')
-    : `${labels.slice(0, -1).join(', ')} and ${labels[labels.length - 1]}`;
+  const list =
+    labels.length <= 1 ? labels.join('') : `${labels.slice(0, -1).join(', ')} and ${labels[labels.length - 1]}`;
   return `its ${list} changed`;
 }

@@ -15,10 +15,21 @@ export interface ApprovalLine {
 const MASK = '••••••';
 
 /** Variables that make the program load other code than its command says. */
-const LOADS_CODE = new RegExp(`^(${[
-  'NODE_OPTIONS', 'NODE_PATH', 'LD_PRELOAD', 'LD_LIBRARY_PATH', 'DYLD_\\w+', 'PYTHONPATH', 'PYTHONSTARTUP',
-  'PERL5OPT', 'RUBYOPT', 'BASH_ENV', 'ENV',
-].join('|')})$`);
+const LOADS_CODE = new RegExp(
+  `^(${[
+    'NODE_OPTIONS',
+    'NODE_PATH',
+    'LD_PRELOAD',
+    'LD_LIBRARY_PATH',
+    'DYLD_\\w+',
+    'PYTHONPATH',
+    'PYTHONSTARTUP',
+    'PERL5OPT',
+    'RUBYOPT',
+    'BASH_ENV',
+    'ENV',
+  ].join('|')})$`,
+);
 
 const quoteArg = (a: string): string => (a === '' || /[\s"'\\$`]/.test(a) ? JSON.stringify(a) : a);
 
@@ -67,8 +78,12 @@ export function approvalLines(def: ServerDef, root: string, envFile: EnvFileDige
   }
   if (def.envFile !== undefined) {
     const rel = relativeToRoot(root, def.envFile);
-    const state = envFile === 'missing' ? ' (the file does not exist now)'
-      : envFile === 'unreadable' ? ' (not a readable file of at most 1 MiB)' : '';
+    const state =
+      envFile === 'missing'
+        ? ' (the file does not exist now)'
+        : envFile === 'unreadable'
+          ? ' (not a readable file of at most 1 MiB)'
+          : '';
     const passed = def.grants.includes('secrets')
       ? 'its values are passed'
       : "its values are withheld (no 'secrets' grant)";
@@ -85,7 +100,9 @@ export function approvalLines(def: ServerDef, root: string, envFile: EnvFileDige
 
 /** The lines as the approval record keeps them: env values are bound by the hash, never written down. */
 export function withoutEnvValues(lines: readonly ApprovalLine[]): ApprovalLine[] {
-  return lines.map((l) => (l.label.startsWith('Env ') && l.label !== 'Env file' ? { ...l, value: '(set; value not recorded)' } : l));
+  return lines.map((l) =>
+    l.label.startsWith('Env ') && l.label !== 'Env file' ? { ...l, value: '(set; value not recorded)' } : l,
+  );
 }
 
 /** One line of text (the tree's tooltip, the approval record): `label: value | …`, warnings kept. */
@@ -96,8 +113,10 @@ export function approvalSummaryText(lines: readonly ApprovalLine[]): string {
 /** Several lines of text (the CLI, the editor's modal): one per field, its warning under it. */
 export function approvalSummaryBlock(lines: readonly ApprovalLine[], indent = ''): string {
   const width = Math.max(...lines.map((l) => l.label.length));
-  return lines.flatMap((l) => [
-    `${indent}${`${l.label}:`.padEnd(width + 2)}${l.value}`,
-    ...(l.warning ? [`${indent}${' '.repeat(width + 2)}${l.warning}`] : []),
-  ]).join('\n');
+  return lines
+    .flatMap((l) => [
+      `${indent}${`${l.label}:`.padEnd(width + 2)}${l.value}`,
+      ...(l.warning ? [`${indent}${' '.repeat(width + 2)}${l.warning}`] : []),
+    ])
+    .join('\n');
 }

@@ -6,7 +6,12 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ServerDef } from '../registry/schema';
 import {
-  changedFields, describeChange, fieldDigests, hashOfDigests, normalizeForApproval, readEnvFileDigest,
+  changedFields,
+  describeChange,
+  fieldDigests,
+  hashOfDigests,
+  normalizeForApproval,
+  readEnvFileDigest,
   type ApprovalField,
 } from './approvalMaterial';
 import { approvalLines, approvalSummaryText, withoutEnvValues, type ApprovalLine } from './approvalSummary';
@@ -75,7 +80,9 @@ export class Approvals {
     try {
       const parsed = JSON.parse(fs.readFileSync(this.file, 'utf8')) as ApprovalFile;
       if (parsed && typeof parsed.approvals === 'object') return parsed;
-    } catch { /* first use */ }
+    } catch {
+      /* first use */
+    }
     return { version: 1, approvals: {} };
   }
 

@@ -11,7 +11,11 @@ export class AuditLog {
   private pending: string[] = [];
   private scheduled = false;
 
-  constructor(private readonly file: string, private readonly secrets: () => readonly string[], private readonly maxBytes = 5 * 1024 * 1024) {}
+  constructor(
+    private readonly file: string,
+    private readonly secrets: () => readonly string[],
+    private readonly maxBytes = 5 * 1024 * 1024,
+  ) {}
 
   write(entry: Record<string, unknown>): void {
     // `at` first, without copying the entry: this runs on every forwarded call.
@@ -31,7 +35,8 @@ export class AuditLog {
     if (this.pending.length === 0) return;
     let text = this.pending.join('\n') + '\n';
     this.pending = [];
-    for (const secret of this.secrets()) if (secret.length >= 4 && text.includes(secret)) text = text.split(secret).join('[redacted]');
+    for (const secret of this.secrets())
+      if (secret.length >= 4 && text.includes(secret)) text = text.split(secret).join('[redacted]');
     try {
       if (this.fd === undefined) this.open();
       if (this.size + text.length > this.maxBytes) this.rotate();
@@ -57,7 +62,11 @@ export class AuditLog {
 
   private closeFile(): void {
     if (this.fd !== undefined) {
-      try { fs.closeSync(this.fd); } catch { /* already closed */ }
+      try {
+        fs.closeSync(this.fd);
+      } catch {
+        /* already closed */
+      }
     }
     this.fd = undefined;
   }

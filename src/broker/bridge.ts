@@ -16,7 +16,14 @@ export interface BridgeOptions {
   log(line: string): void;
 }
 
-type Message = { jsonrpc: '2.0'; id?: string | number; method?: string; params?: unknown; result?: unknown; error?: unknown };
+type Message = {
+  jsonrpc: '2.0';
+  id?: string | number;
+  method?: string;
+  params?: unknown;
+  result?: unknown;
+  error?: unknown;
+};
 
 const PROTOCOL_FALLBACK = '2025-06-18';
 
@@ -43,7 +50,11 @@ export class Bridge {
       try {
         message = JSON.parse(line) as Message;
       } catch {
-        this.write({ jsonrpc: '2.0', id: null as never, error: { code: -32700, message: 'Parse error: a line on stdin is not JSON' } });
+        this.write({
+          jsonrpc: '2.0',
+          id: null as never,
+          error: { code: -32700, message: 'Parse error: a line on stdin is not JSON' },
+        });
         continue;
       }
       const p = this.handle(message).catch((err: Error) => this.opts.log(`error: ${err.message}`));
@@ -66,7 +77,12 @@ export class Bridge {
       return;
     }
     if (!this.ready) {
-      if (message.id !== undefined && message.method) this.write({ jsonrpc: '2.0', id: message.id, error: { code: -32600, message: 'Not initialized: send initialize first' } });
+      if (message.id !== undefined && message.method)
+        this.write({
+          jsonrpc: '2.0',
+          id: message.id,
+          error: { code: -32600, message: 'Not initialized: send initialize first' },
+        });
       return;
     }
     await this.ready;
@@ -137,7 +153,8 @@ export class Bridge {
   }
 
   private fail(message: Message, text: string): void {
-    if (message.id !== undefined && message.method) this.write({ jsonrpc: '2.0', id: message.id, error: { code: -32001, message: text } });
+    if (message.id !== undefined && message.method)
+      this.write({ jsonrpc: '2.0', id: message.id, error: { code: -32001, message: text } });
   }
 
   private reconnect(why: string): Promise<void> {
@@ -160,7 +177,9 @@ export class Bridge {
       this.write({ jsonrpc: '2.0', method: 'notifications/prompts/list_changed' });
       this.write({ jsonrpc: '2.0', method: 'notifications/resources/list_changed' });
       this.opts.log('reconnected');
-    })().finally(() => { this.reconnecting = undefined; });
+    })().finally(() => {
+      this.reconnecting = undefined;
+    });
     return this.reconnecting;
   }
 
@@ -186,7 +205,11 @@ export class Bridge {
     const controller = new AbortController();
     this.stream = controller;
     const target = this.target!;
-    const headers: Record<string, string> = { authorization: `Bearer ${target.token}`, accept: 'text/event-stream', 'mcp-session-id': this.sessionId ?? '' };
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${target.token}`,
+      accept: 'text/event-stream',
+      'mcp-session-id': this.sessionId ?? '',
+    };
     if (this.protocolVersion) headers['mcp-protocol-version'] = this.protocolVersion ?? PROTOCOL_FALLBACK;
     void fetch(target.url, { method: 'GET', headers, signal: controller.signal })
       .then((res) => (res.ok ? readEvents(res, (m) => this.write(m)) : res.body?.cancel()))
@@ -194,7 +217,10 @@ export class Bridge {
       .finally(() => {
         // The stream ended on its own (broker stopped): the next request reconnects, or we do now.
         if (!controller.signal.aborted && !this.closing && this.initialize) {
-          setTimeout(() => { if (!this.closing && this.stream === controller && this.inFlight === 0) void this.reconnect('notification stream closed').catch(() => undefined); }, 300);
+          setTimeout(() => {
+            if (!this.closing && this.stream === controller && this.inFlight === 0)
+              void this.reconnect('notification stream closed').catch(() => undefined);
+          }, 300);
         }
       });
   }
@@ -208,7 +234,9 @@ export class Bridge {
         method: 'DELETE',
         headers: { authorization: `Bearer ${this.target.token}`, 'mcp-session-id': this.sessionId },
         signal: AbortSignal.timeout(2000),
-      }).then((r) => r.body?.cancel()).catch(() => undefined);
+      })
+        .then((r) => r.body?.cancel())
+        .catch(() => undefined);
     }
   }
 }
@@ -223,11 +251,17 @@ async function readEvents(res: Response, onMessage: (m: Message) => void): Promi
     while ((end = buffer.search(/\r?\n\r?\n/)) !== -1) {
       const block = buffer.slice(0, end);
       buffer = buffer.slice(end).replace(/^\r?\n\r?\n/, '');
-      const data = block.split(/\r?\n/).filter((l) => l.startsWith('data:')).map((l) => l.slice(5).replace(/^ /, '')).join('\n');
+      const data = block
+        .split(/\r?\n/)
+        .filter((l) => l.startsWith('data:'))
+        .map((l) => l.slice(5).replace(/^ /, ''))
+        .join('\n');
       if (!data) continue;
       try {
         onMessage(JSON.parse(data) as Message);
-      } catch { /* a malformed event is skipped */ }
+      } catch {
+        /* a malformed event is skipped */
+      }
     }
   }
 }

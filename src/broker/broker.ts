@@ -71,7 +71,10 @@ export class Broker extends EventEmitter<BrokerEventMap> {
   private catalogTimer?: NodeJS.Timeout;
   private readonly idleCollector = new IdleCollector();
 
-  constructor(readonly opts: BrokerOptions, runtime: BrokerRuntime) {
+  constructor(
+    readonly opts: BrokerOptions,
+    runtime: BrokerRuntime,
+  ) {
     super();
     this.root = path.resolve(opts.root);
     this.supervisor = new Supervisor(this.root);
@@ -149,7 +152,9 @@ export class Broker extends EventEmitter<BrokerEventMap> {
     const previous = this.snapshot;
     this.snapshot = snap;
     for (const problem of snap.problems) {
-      this.opts.log?.(`${path.relative(this.root, problem.file)}:${problem.line}:${problem.column}: ${problem.message}`);
+      this.opts.log?.(
+        `${path.relative(this.root, problem.file)}:${problem.line}:${problem.column}: ${problem.message}`,
+      );
     }
     this.retireClients(previous, snap);
     this.emit('snapshot', snap);
@@ -194,7 +199,12 @@ export class Broker extends EventEmitter<BrokerEventMap> {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.off('applied', onSnap);
-        reject(new McpFailure(ErrorCodes.InternalError, `The registry did not pick up the change within ${timeoutMs} ms; check the Problems list.`));
+        reject(
+          new McpFailure(
+            ErrorCodes.InternalError,
+            `The registry did not pick up the change within ${timeoutMs} ms; check the Problems list.`,
+          ),
+        );
       }, timeoutMs);
       const onSnap = (snap: RegistrySnapshot): void => {
         if (!check(snap)) return;

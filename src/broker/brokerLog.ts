@@ -14,7 +14,9 @@ export function brokerLogFile(paths: RuntimePaths): string {
 export function rotateLog(file: string, maxBytes = MAX_LOG_BYTES): void {
   try {
     if (fs.statSync(file).size > maxBytes) fs.renameSync(file, `${file}.1`);
-  } catch { /* no log yet */ }
+  } catch {
+    /* no log yet */
+  }
 }
 
 /**
@@ -38,11 +40,17 @@ export class LogTail {
   private reading = false;
   private again = false;
 
-  constructor(private readonly file: string, private offset: number, private readonly sink: (line: string) => void) {
+  constructor(
+    private readonly file: string,
+    private offset: number,
+    private readonly sink: (line: string) => void,
+  ) {
     try {
       this.watcher = fs.watch(file, () => this.read());
       this.watcher.on('error', () => this.close());
-    } catch { /* no log to follow */ }
+    } catch {
+      /* no log to follow */
+    }
     this.read();
   }
 
@@ -56,7 +64,11 @@ export class LogTail {
       do {
         this.again = false;
         let size: number;
-        try { size = fs.statSync(this.file).size; } catch { return; }
+        try {
+          size = fs.statSync(this.file).size;
+        } catch {
+          return;
+        }
         if (size < this.offset) this.offset = 0; // rotated
         if (size === this.offset) continue;
         const fd = fs.openSync(this.file, 'r');

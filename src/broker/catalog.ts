@@ -75,21 +75,29 @@ interface BuiltServer {
 /** Content signatures of lists, kept per list object: an unchanged list costs nothing. */
 const signatureCache = new WeakMap<object, string>();
 function signature(...lists: readonly (readonly object[])[]): string {
-  return lists.map((list) => {
-    let sig = signatureCache.get(list);
-    if (sig === undefined) {
-      sig = list.length ? JSON.stringify(list) : '';
-      signatureCache.set(list, sig);
-    }
-    return sig;
-  }).join('\n');
+  return lists
+    .map((list) => {
+      let sig = signatureCache.get(list);
+      if (sig === undefined) {
+        sig = list.length ? JSON.stringify(list) : '';
+        signatureCache.set(list, sig);
+      }
+      return sig;
+    })
+    .join('\n');
 }
 
 const EMPTY_VIEW: ServerView = Object.freeze({
-  tools: [], prompts: [], resources: [], resourceTemplates: [], exposedTool: () => undefined,
+  tools: [],
+  prompts: [],
+  resources: [],
+  resourceTemplates: [],
+  exposedTool: () => undefined,
 });
 const NO_SIGNATURES: Record<ListKind, string> = {
-  tools: signature([]), prompts: signature([]), resources: signature([], []),
+  tools: signature([]),
+  prompts: signature([]),
+  resources: signature([], []),
 };
 
 export class Catalog {

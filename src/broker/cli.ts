@@ -61,40 +61,69 @@ If a broker already serves <dir>, prints its endpoint and exits (one broker per 
       const port = parseNumber(values.port, 'port', 0);
       const json = values.json === true;
       const idleExit = values['idle-exit'] !== undefined ? parseNumber(values['idle-exit'], 'idle-exit', 0) : undefined;
-      const log = (line: string): void => { process.stderr.write(`[switchboard] ${line}\n`); };
+      const log = (line: string): void => {
+        process.stderr.write(`[switchboard] ${line}\n`);
+      };
       const outcome = await serveOrReuse({
         root,
         port,
         untrusted: values.untrusted === true,
         acceptWorkspaceTrust: acceptsWorkspaceTrust(values['accept-workspace-trust'] === true),
         maxBodyBytes: values['max-body'] ? parseNumber(values['max-body'], 'max-body', 0) : undefined,
-        idleSessionMs: values['session-idle'] ? parseNumber(values['session-idle'], 'session-idle', 0) * 1000 : undefined,
+        idleSessionMs: values['session-idle']
+          ? parseNumber(values['session-idle'], 'session-idle', 0) * 1000
+          : undefined,
         log,
       });
       if ('reused' in outcome) {
         const r = outcome.reused;
-        if (json) process.stdout.write(JSON.stringify({ event: 'ready', reused: true, url: r.url, port: r.port, pid: r.pid, root, tokenFile: r.operatorTokenFile }) + '\n');
-        else process.stdout.write(`A broker already serves ${root} (pid ${r.pid}): ${r.url}\n  token file  ${r.operatorTokenFile}\n`);
+        if (json)
+          process.stdout.write(
+            JSON.stringify({
+              event: 'ready',
+              reused: true,
+              url: r.url,
+              port: r.port,
+              pid: r.pid,
+              root,
+              tokenFile: r.operatorTokenFile,
+            }) + '\n',
+          );
+        else
+          process.stdout.write(
+            `A broker already serves ${root} (pid ${r.pid}): ${r.url}\n  token file  ${r.operatorTokenFile}\n`,
+          );
         return 0;
       }
       const running = outcome.started;
       const { url, paths } = running;
       if (json) {
-        process.stdout.write(JSON.stringify({ event: 'ready', url, port: running.port, pid: process.pid, root, tokenFile: paths.operatorTokenFile }) + '\n');
+        process.stdout.write(
+          JSON.stringify({
+            event: 'ready',
+            url,
+            port: running.port,
+            pid: process.pid,
+            root,
+            tokenFile: paths.operatorTokenFile,
+          }) + '\n',
+        );
       } else {
-        process.stdout.write([
-          `MCP Switchboard is serving ${root}`,
-          `  endpoint    ${url}`,
-          `  token file  ${paths.operatorTokenFile}  (operator token; keep it private)`,
-          '',
-          'Connect any MCP client over Streamable HTTP with the token as a bearer header, e.g.:',
-          `  npx @modelcontextprotocol/inspector --transport http --server-url ${url} --header "Authorization: Bearer $(cat ${paths.operatorTokenFile})"`,
-          `or bridge a stdio-only agent:  node ${path.relative(process.cwd(), process.argv[1]) || process.argv[1]} connect --root ${root} --client terminal`,
-          `Status of the servers:         node ${path.relative(process.cwd(), process.argv[1]) || process.argv[1]} status --root ${root}`,
-          '',
-          'Press Ctrl+C to stop.',
-          '',
-        ].join('\n'));
+        process.stdout.write(
+          [
+            `MCP Switchboard is serving ${root}`,
+            `  endpoint    ${url}`,
+            `  token file  ${paths.operatorTokenFile}  (operator token; keep it private)`,
+            '',
+            'Connect any MCP client over Streamable HTTP with the token as a bearer header, e.g.:',
+            `  npx @modelcontextprotocol/inspector --transport http --server-url ${url} --header "Authorization: Bearer $(cat ${paths.operatorTokenFile})"`,
+            `or bridge a stdio-only agent:  node ${path.relative(process.cwd(), process.argv[1]) || process.argv[1]} connect --root ${root} --client terminal`,
+            `Status of the servers:         node ${path.relative(process.cwd(), process.argv[1]) || process.argv[1]} status --root ${root}`,
+            '',
+            'Press Ctrl+C to stop.',
+            '',
+          ].join('\n'),
+        );
       }
       let stopping = false;
       const shutdown = (why: string): void => {
@@ -107,9 +136,13 @@ If a broker already serves <dir>, prints its endpoint and exits (one broker per 
       process.on('SIGTERM', () => shutdown('SIGTERM'));
       process.on('SIGHUP', () => shutdown('SIGHUP'));
       if (idleExit !== undefined) {
-        setInterval(() => {
-          if (running.broker.endpoint.idleMs() >= idleExit * 1000) shutdown(`idle for ${idleExit} s: no client holds the broker`);
-        }, Math.min(1000, Math.max(100, idleExit * 250))).unref();
+        setInterval(
+          () => {
+            if (running.broker.endpoint.idleMs() >= idleExit * 1000)
+              shutdown(`idle for ${idleExit} s: no client holds the broker`);
+          },
+          Math.min(1000, Math.max(100, idleExit * 250)),
+        ).unref();
       }
       if (!json && process.stdin.isTTY) await askWorkspaceTrust(running, () => shutdown('SIGINT'));
       return undefined;
@@ -135,7 +168,9 @@ Example (Claude Code):  claude mcp add switchboard -- npx switchboard connect --
       const root = path.resolve(String(values.root ?? '.'));
       const paths = runtimePaths(root);
       const client = values.client as string | undefined;
-      const log = (line: string): void => { process.stderr.write(`[switchboard connect] ${line}\n`); };
+      const log = (line: string): void => {
+        process.stderr.write(`[switchboard connect] ${line}\n`);
+      };
       let token: string | undefined;
       if (client) {
         const tokens = new ClientTokens(paths.tokensDir);
@@ -145,7 +180,12 @@ Example (Claude Code):  claude mcp add switchboard -- npx switchboard connect --
         let record = await liveRecord(paths, root);
         if (!record && values['no-start'] !== true) {
           const script = process.argv[1];
-          record = await launchBroker({ root, script, idleExitSeconds: BRIDGE_IDLE_EXIT_SECONDS, log: { info: log, warn: log } });
+          record = await launchBroker({
+            root,
+            script,
+            idleExitSeconds: BRIDGE_IDLE_EXIT_SECONDS,
+            log: { info: log, warn: log },
+          });
         }
         if (!record) throw new Error(`no broker is running for ${root}`);
         return { url: record.url, token: token ?? fs.readFileSync(record.operatorTokenFile, 'utf8').trim() };
@@ -171,10 +211,23 @@ Example (Claude Code):  claude mcp add switchboard -- npx switchboard connect --
           process.stdout.write(JSON.stringify({ broker: record, servers, problems }, null, 2) + '\n');
           return 0;
         }
-        process.stdout.write(`Broker pid ${record.pid} at ${record.url}\n  operator token: ${record.operatorTokenFile}\n\n`);
-        const rows = servers.map((s) => [s.name, s.state, s.trust, s.pid ? String(s.pid) : '-', String(s.tools.length), String(s.restarts), s.lastError ?? '']);
-        process.stdout.write(table([['SERVER', 'STATE', 'TRUST', 'PID', 'TOOLS', 'RESTARTS', 'LAST ERROR'], ...rows]) + '\n');
-        if (problems.length) process.stdout.write(`\nRegistry problems:\n${problems.map((p) => `  ${p.text}`).join('\n')}\n`);
+        process.stdout.write(
+          `Broker pid ${record.pid} at ${record.url}\n  operator token: ${record.operatorTokenFile}\n\n`,
+        );
+        const rows = servers.map((s) => [
+          s.name,
+          s.state,
+          s.trust,
+          s.pid ? String(s.pid) : '-',
+          String(s.tools.length),
+          String(s.restarts),
+          s.lastError ?? '',
+        ]);
+        process.stdout.write(
+          table([['SERVER', 'STATE', 'TRUST', 'PID', 'TOOLS', 'RESTARTS', 'LAST ERROR'], ...rows]) + '\n',
+        );
+        if (problems.length)
+          process.stdout.write(`\nRegistry problems:\n${problems.map((p) => `  ${p.text}`).join('\n')}\n`);
         return 0;
       });
     },
@@ -204,7 +257,9 @@ approved. A later change to any of those fields (or to the env file's contents) 
         const before = await client.call('server_status', { name });
         if (before.approval === 'not-needed') {
           const tier = before.trust;
-          process.stdout.write(`'${name}' is ${tier} and this broker accepts the workspace's ${tier} servers: nothing to approve.\n`);
+          process.stdout.write(
+            `'${name}' is ${tier} and this broker accepts the workspace's ${tier} servers: nothing to approve.\n`,
+          );
           return 0;
         }
         process.stdout.write(`Approving '${name}':\n${approvalSummaryBlock(before.approvalItems, '  ')}\n`);
@@ -245,7 +300,9 @@ created on first use (mode 0600, outside the workspace). --rotate replaces it.`,
       const root = path.resolve(String(values.root ?? '.'));
       return withOperator(root, async (client) => {
         const info = await client.call('client_connection', { name, rotate: values.rotate === true });
-        process.stdout.write(`client      ${name}\nendpoint    ${info.url}\ntoken file  ${info.tokenFile}\nheader      ${info.header}\n`);
+        process.stdout.write(
+          `client      ${name}\nendpoint    ${info.url}\ntoken file  ${info.tokenFile}\nheader      ${info.header}\n`,
+        );
         return 0;
       });
     },
@@ -263,11 +320,15 @@ function acceptsWorkspaceTrust(flag: boolean): boolean {
  */
 async function askWorkspaceTrust(running: RunningBroker, interrupted: () => void): Promise<void> {
   const ops = running.control.operations;
-  const waiting = ops.listServers().filter((s) => s.trust !== 'community' && ['required', 'changed'].includes(s.approval));
+  const waiting = ops
+    .listServers()
+    .filter((s) => s.trust !== 'community' && ['required', 'changed'].includes(s.approval));
   if (!waiting.length) return;
   const n = waiting.length;
   const them = n === 1 ? 'it does' : 'they do';
-  process.stdout.write(`This workspace marks ${n} server${n === 1 ? '' : 's'} trusted; ${them} not start until you accept:\n`);
+  process.stdout.write(
+    `This workspace marks ${n} server${n === 1 ? '' : 's'} trusted; ${them} not start until you accept:\n`,
+  );
   for (const s of waiting) {
     const why = s.approval === 'changed' ? ` (${s.lastError ?? 'changed since you accepted it'})` : '';
     process.stdout.write(`\n  ${s.name}${why}\n${approvalSummaryBlock(s.approvalItems, '    ')}\n`);
@@ -279,14 +340,21 @@ async function askWorkspaceTrust(running: RunningBroker, interrupted: () => void
   const answer = await new Promise<string>((resolve) => rl.question(question, resolve));
   rl.close();
   if (!/^y(es)?$/i.test(answer.trim())) {
-    process.stdout.write(`Not started. Accept one later with: switchboard approve <server> --root ${running.broker.root}\n\n`);
+    process.stdout.write(
+      `Not started. Accept one later with: switchboard approve <server> --root ${running.broker.root}\n\n`,
+    );
     return;
   }
   for (const s of waiting) {
     try {
       const status = await ops.approve(s.name, s.approvalHash);
       // Accepted in-process, not through the facade: audit it as the facade's approvals are.
-      running.broker.audit.write({ client: 'operator', event: 'accept-workspace-trust', server: s.name, trust: s.trust });
+      running.broker.audit.write({
+        client: 'operator',
+        event: 'accept-workspace-trust',
+        server: s.name,
+        trust: s.trust,
+      });
       process.stdout.write(`  ${s.name}: ${status.state}${status.lastError ? ` (${status.lastError})` : ''}\n`);
     } catch (err) {
       process.stdout.write(`  ${s.name}: not accepted: ${(err as Error).message}\n`);
@@ -296,7 +364,10 @@ async function askWorkspaceTrust(running: RunningBroker, interrupted: () => void
 }
 
 /** Runs `fn` with an operator session on the broker serving `root`, and closes it after. */
-async function withOperator(root: string, fn: (client: OperatorClient, record: BrokerRecord) => Promise<number>): Promise<number> {
+async function withOperator(
+  root: string,
+  fn: (client: OperatorClient, record: BrokerRecord) => Promise<number>,
+): Promise<number> {
   const record = await findBroker(root);
   const client = await OperatorClient.connect(record);
   try {
@@ -314,7 +385,8 @@ function table(rows: string[][]): string {
 function parseNumber(value: unknown, name: string, fallback: number): number {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (!Number.isInteger(n) || n < 0) throw new Error(`--${name} must be a non-negative integer, got '${String(value)}'`);
+  if (!Number.isInteger(n) || n < 0)
+    throw new Error(`--${name} must be a non-negative integer, got '${String(value)}'`);
   return n;
 }
 

@@ -45,7 +45,12 @@ export class ClientTokens {
         had = true;
       }
     }
-    try { fs.unlinkSync(this.fileOf(client)); had = true; } catch { /* none */ }
+    try {
+      fs.unlinkSync(this.fileOf(client));
+      had = true;
+    } catch {
+      /* none */
+    }
     return had;
   }
 
@@ -54,13 +59,19 @@ export class ClientTokens {
     const next = new Map<string, string>();
     const dir = path.join(this.dir, 'clients');
     let files: string[] = [];
-    try { files = fs.readdirSync(dir); } catch { /* none yet */ }
+    try {
+      files = fs.readdirSync(dir);
+    } catch {
+      /* none yet */
+    }
     for (const f of files) {
       if (!f.endsWith('.token')) continue;
       try {
         const token = fs.readFileSync(path.join(dir, f), 'utf8').trim();
         if (token) next.set(token, f.slice(0, -'.token'.length));
-      } catch { /* raced with a delete */ }
+      } catch {
+        /* raced with a delete */
+      }
     }
     this.byToken = next;
   }

@@ -40,7 +40,12 @@ export interface ServerStatus {
   file: string;
 }
 
-export type PromptSummary = { name: string; exposedAs: string; description?: string; arguments: PromptDef['arguments'] };
+export type PromptSummary = {
+  name: string;
+  exposedAs: string;
+  description?: string;
+  arguments: PromptDef['arguments'];
+};
 
 export type ClientSummary = {
   name: string;
@@ -55,7 +60,13 @@ export type RegistryProblem = Problem & { text: string };
 /** The whole state, as the `switchboard://state` resource serves it. */
 export interface BrokerState {
   broker: {
-    version: string; pid: number; root: string; url: string; sessions: number; untrusted: boolean; catalogVersion: number;
+    version: string;
+    pid: number;
+    root: string;
+    url: string;
+    sessions: number;
+    untrusted: boolean;
+    catalogVersion: number;
     /** Resident memory now, and how many times it went quiet and returned a burst's garbage. */
     memory: { rssBytes: number; heapUsedBytes: number; idleCollections: number };
   };

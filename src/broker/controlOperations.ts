@@ -11,7 +11,15 @@ import type { Broker } from './broker';
 import { BROKER_VERSION } from './broker';
 import type { ClientTokens } from './clientTokens';
 import type {
-  BrokerState, ClientConnection, ClientSummary, PromptSummary, RegistryProblem, Removed, ServerLogs, ServerStatus, Written,
+  BrokerState,
+  ClientConnection,
+  ClientSummary,
+  PromptSummary,
+  RegistryProblem,
+  Removed,
+  ServerLogs,
+  ServerStatus,
+  Written,
 } from './controlApi';
 import { ErrorCodes, McpFailure } from './mcpTypes';
 import { probeServer, whyProbeIsRefused, type ProbeResult } from './probe';
@@ -47,7 +55,10 @@ export class ControlOperations {
     const def = this.snapshot.servers.get(name);
     if (!def) {
       const known = [...this.snapshot.servers.keys()];
-      throw new McpFailure(ErrorCodes.InvalidParams, `No server named '${name}'.${known.length ? ` Known servers: ${known.join(', ')}.` : ' The registry has no servers yet.'}`);
+      throw new McpFailure(
+        ErrorCodes.InvalidParams,
+        `No server named '${name}'.${known.length ? ` Known servers: ${known.join(', ')}.` : ' The registry has no servers yet.'}`,
+      );
     }
     return def;
   }
@@ -59,7 +70,11 @@ export class ControlOperations {
     const approval = this.approvals.check(def);
     const exposed = new Map(this.broker.catalog.listTools().map((t) => [t.name, t] as const));
     const tools = (upstream ? this.broker.catalog.toolsOf(name) : []).map((t) => {
-      const exposedAs = [...exposed.keys()].find((k) => this.broker.catalog.resolveTool(k)?.server === name && this.broker.catalog.resolveTool(k)?.name === t.name) ?? t.name;
+      const exposedAs =
+        [...exposed.keys()].find(
+          (k) =>
+            this.broker.catalog.resolveTool(k)?.server === name && this.broker.catalog.resolveTool(k)?.name === t.name,
+        ) ?? t.name;
       return { name: t.name, exposedAs, description: t.description };
     });
     return {
@@ -78,7 +93,12 @@ export class ControlOperations {
       promptCount: upstream?.state === 'running' ? upstream.prompts.length : 0,
       resourceCount: upstream?.state === 'running' ? upstream.resources.length : 0,
       grants: def.grants,
-      enforcement: upstream?.enforcement ?? { network: 'not-enforced', filesystem: 'not-enforced', secrets: 'enforced', notes: [] },
+      enforcement: upstream?.enforcement ?? {
+        network: 'not-enforced',
+        filesystem: 'not-enforced',
+        secrets: 'enforced',
+        notes: [],
+      },
       approval: approval.status,
       approvalHash: approval.hash,
       approvalItems: approval.lines,
@@ -100,20 +120,35 @@ export class ControlOperations {
     const n = Math.max(1, Math.min(500, Math.floor(lines)));
     return {
       server: name,
-      lines: (upstream?.logs.tail(n) ?? []).map((l) => ({ at: new Date(l.at).toISOString(), stream: l.stream, text: upstream!.redactText(l.text) })),
+      lines: (upstream?.logs.tail(n) ?? []).map((l) => ({
+        at: new Date(l.at).toISOString(),
+        stream: l.stream,
+        text: upstream!.redactText(l.text),
+      })),
     };
   }
 
   listPrompts(): PromptSummary[] {
-    return [...this.snapshot.prompts.values()].sort((a, b) => compareOrdinal(a.name, b.name)).map((p) => ({
-      name: p.name, exposedAs: `switchboard__${p.name}`, description: p.description, arguments: p.arguments,
-    }));
+    return [...this.snapshot.prompts.values()]
+      .sort((a, b) => compareOrdinal(a.name, b.name))
+      .map((p) => ({
+        name: p.name,
+        exposedAs: `switchboard__${p.name}`,
+        description: p.description,
+        arguments: p.arguments,
+      }));
   }
 
   listClients(): ClientSummary[] {
-    return [...this.snapshot.clients.values()].sort((a, b) => compareOrdinal(a.name, b.name)).map((c) => ({
-      name: c.name, description: c.description, mcp_allow: c.mcp_allow, tools: c.tools, tokenFile: this.tokens.fileOf(c.name),
-    }));
+    return [...this.snapshot.clients.values()]
+      .sort((a, b) => compareOrdinal(a.name, b.name))
+      .map((c) => ({
+        name: c.name,
+        description: c.description,
+        mcp_allow: c.mcp_allow,
+        tools: c.tools,
+        tokenFile: this.tokens.fileOf(c.name),
+      }));
   }
 
   problems(): RegistryProblem[] {
@@ -175,7 +210,8 @@ export class ControlOperations {
     }
     const name = result.def.name;
     const printed = JSON.stringify(result.def);
-    const mapOf = (s: RegistrySnapshot) => (kind === 'server' ? s.servers : kind === 'prompt' ? s.prompts : s.clients) as ReadonlyMap<string, unknown>;
+    const mapOf = (s: RegistrySnapshot) =>
+      (kind === 'server' ? s.servers : kind === 'prompt' ? s.prompts : s.clients) as ReadonlyMap<string, unknown>;
     await this.broker.waitForSnapshot((s) => JSON.stringify(mapOf(s).get(name)) === printed);
     return { file: result.path, name };
   }
@@ -188,7 +224,8 @@ export class ControlOperations {
       throw new McpFailure(ErrorCodes.InvalidParams, (err as Error).message);
     }
     if (!removed) throw new McpFailure(ErrorCodes.InvalidParams, `No ${kind} named '${name}' to remove.`);
-    const mapOf = (s: RegistrySnapshot) => (kind === 'server' ? s.servers : kind === 'prompt' ? s.prompts : s.clients) as ReadonlyMap<string, unknown>;
+    const mapOf = (s: RegistrySnapshot) =>
+      (kind === 'server' ? s.servers : kind === 'prompt' ? s.prompts : s.clients) as ReadonlyMap<string, unknown>;
     await this.broker.waitForSnapshot((s) => !mapOf(s).has(name));
     if (kind === 'client') {
       this.tokens.revoke(name);
@@ -198,13 +235,24 @@ export class ControlOperations {
   }
 
   async probe(definition: unknown, caller: Identity): Promise<ProbeResult> {
-    if (this.ctx.untrusted) throw new McpFailure(ErrorCodes.Forbidden, 'Probing spawns a process, which is not allowed while the workspace is not trusted.');
+    if (this.ctx.untrusted)
+      throw new McpFailure(
+        ErrorCodes.Forbidden,
+        'Probing spawns a process, which is not allowed while the workspace is not trusted.',
+      );
     const parsed = ServerDefSchema.safeParse(definition);
     if (!parsed.success) {
-      throw new McpFailure(ErrorCodes.InvalidParams, `The definition is not valid: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'definition'}: ${i.message}`).join('; ')}`);
+      throw new McpFailure(
+        ErrorCodes.InvalidParams,
+        `The definition is not valid: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'definition'}: ${i.message}`).join('; ')}`,
+      );
     }
     if (!caller.operator) {
-      const refusal = whyProbeIsRefused(parsed.data, this.snapshot.servers.get(parsed.data.name), this.approvals.status(parsed.data));
+      const refusal = whyProbeIsRefused(
+        parsed.data,
+        this.snapshot.servers.get(parsed.data.name),
+        this.approvals.status(parsed.data),
+      );
       if (refusal) throw new McpFailure(ErrorCodes.Forbidden, refusal);
     }
     return probeServer(parsed.data, this.broker.root);
@@ -219,7 +267,10 @@ export class ControlOperations {
     const def = this.def(name);
     if (this.approvals.status(def) === 'not-needed') {
       const why = `this broker accepts the workspace's ${def.trust} servers (--accept-workspace-trust)`;
-      throw new McpFailure(ErrorCodes.InvalidParams, `Server '${name}' is ${def.trust} and ${why}: it needs no approval.`);
+      throw new McpFailure(
+        ErrorCodes.InvalidParams,
+        `Server '${name}' is ${def.trust} and ${why}: it needs no approval.`,
+      );
     }
     let entry;
     try {
@@ -242,7 +293,8 @@ export class ControlOperations {
   }
 
   clientConnection(name: string, rotate = false): ClientConnection {
-    if (!this.snapshot.clients.has(name)) throw new McpFailure(ErrorCodes.InvalidParams, `No client named '${name}' in clients.d/.`);
+    if (!this.snapshot.clients.has(name))
+      throw new McpFailure(ErrorCodes.InvalidParams, `No client named '${name}' in clients.d/.`);
     const { file } = rotate ? this.tokens.rotate(name) : this.tokens.tokenFor(name);
     if (rotate) this.broker.endpoint.dropClient(name);
     return { client: name, url: this.ctx.url(), tokenFile: file, header: `Authorization: Bearer $(cat ${file})` };

@@ -22,8 +22,14 @@ export class ControlPlane implements Governance {
   readonly served: FacadeServer;
   private stateTimer?: NodeJS.Timeout;
 
-  constructor(private readonly broker: Broker, paths: RuntimePaths, private readonly opts: ControlPlaneOptions) {
-    this.approvals = new Approvals(paths.approvalsFile, broker.root, { acceptWorkspaceTrust: opts.acceptWorkspaceTrust });
+  constructor(
+    private readonly broker: Broker,
+    paths: RuntimePaths,
+    private readonly opts: ControlPlaneOptions,
+  ) {
+    this.approvals = new Approvals(paths.approvalsFile, broker.root, {
+      acceptWorkspaceTrust: opts.acceptWorkspaceTrust,
+    });
     const context = { untrusted: opts.untrusted, url: () => broker.url };
     this.operations = new ControlOperations(broker, this.approvals, broker.tokens, context);
     this.served = new FacadeServer(this.facade, this.operations, broker.access, () => broker.snapshot);
@@ -46,7 +52,14 @@ export class ControlPlane implements Governance {
     const audited = new Map<string, string>();
     this.broker.on('snapshot', (snap) => {
       for (const [name, def] of snap.servers) {
-        const entry = { event: 'registry', server: name, trust: def.trust, grants: def.grants, enabled: def.enabled, approval: this.approvals.status(def) };
+        const entry = {
+          event: 'registry',
+          server: name,
+          trust: def.trust,
+          grants: def.grants,
+          enabled: def.enabled,
+          approval: this.approvals.status(def),
+        };
         const key = JSON.stringify(entry);
         if (audited.get(name) !== key) this.broker.audit.write(entry);
         audited.set(name, key);
@@ -61,7 +74,12 @@ export class ControlPlane implements Governance {
   }
 
   decide(def: ServerDef): StartDecision {
-    if (this.opts.untrusted) return { run: false, state: 'blocked', reason: 'the workspace is not trusted, so nothing from its registry is started' };
+    if (this.opts.untrusted)
+      return {
+        run: false,
+        state: 'blocked',
+        reason: 'the workspace is not trusted, so nothing from its registry is started',
+      };
     if (!def.enabled) return { run: false, state: 'disabled', reason: 'disabled (enabled: false)' };
     // Community servers need the operator's approval; trusted/builtin ones the operator's one-time
     // acceptance of what the workspace asks for (unless started with --accept-workspace-trust).

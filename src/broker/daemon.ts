@@ -58,11 +58,24 @@ export async function startBroker(opts: BrokerOptions): Promise<RunningBroker> {
   });
   const port = await broker.start(control);
   const url = broker.url;
-  const record: BrokerRecord = { pid: process.pid, port, url, root, operatorTokenFile: paths.operatorTokenFile, startedAt: new Date().toISOString(), version: BROKER_VERSION };
+  const record: BrokerRecord = {
+    pid: process.pid,
+    port,
+    url,
+    root,
+    operatorTokenFile: paths.operatorTokenFile,
+    startedAt: new Date().toISOString(),
+    version: BROKER_VERSION,
+  };
   writePrivateFile(paths.recordFile, JSON.stringify(record, null, 2) + '\n');
   let stopped = false;
   return {
-    broker, control, paths, url, port, operatorToken,
+    broker,
+    control,
+    paths,
+    url,
+    port,
+    operatorToken,
     async stop() {
       if (stopped) return;
       stopped = true;
@@ -70,7 +83,9 @@ export async function startBroker(opts: BrokerOptions): Promise<RunningBroker> {
       try {
         const current = JSON.parse(fs.readFileSync(paths.recordFile, 'utf8')) as BrokerRecord;
         if (current.pid === process.pid && current.port === port) fs.unlinkSync(paths.recordFile);
-      } catch { /* already gone */ }
+      } catch {
+        /* already gone */
+      }
       await broker.stop();
       control.close();
     },

@@ -34,7 +34,9 @@ export function tryLock(paths: RuntimePaths): StartLock | undefined {
         release() {
           try {
             if (fs.readFileSync(paths.lockFile, 'utf8').trim() === String(process.pid)) fs.unlinkSync(paths.lockFile);
-          } catch { /* gone already */ }
+          } catch {
+            /* gone already */
+          }
         },
       };
     } catch (err) {
@@ -44,10 +46,16 @@ export function tryLock(paths: RuntimePaths): StartLock | undefined {
       try {
         holder = Number(fs.readFileSync(paths.lockFile, 'utf8').trim());
         age = Date.now() - fs.statSync(paths.lockFile).mtimeMs;
-      } catch { continue; /* released meanwhile: retry */ }
+      } catch {
+        continue; /* released meanwhile: retry */
+      }
       // A holder that died (or a lock left by a crash and reused pid after a long time) is stale.
       if (!Number.isInteger(holder) || !isProcessAlive(holder) || age > 60_000) {
-        try { fs.unlinkSync(paths.lockFile); } catch { /* someone else took it over */ }
+        try {
+          fs.unlinkSync(paths.lockFile);
+        } catch {
+          /* someone else took it over */
+        }
         continue;
       }
       return undefined;
@@ -56,7 +64,11 @@ export function tryLock(paths: RuntimePaths): StartLock | undefined {
   return undefined;
 }
 
-export async function waitForRecord(paths: RuntimePaths, root: string, timeoutMs: number): Promise<BrokerRecord | undefined> {
+export async function waitForRecord(
+  paths: RuntimePaths,
+  root: string,
+  timeoutMs: number,
+): Promise<BrokerRecord | undefined> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     const record = await liveRecord(paths, root);

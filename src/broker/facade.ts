@@ -41,19 +41,31 @@ function register<K extends ControlOperation>(name: K, tool: FacadeTool<K>): Reg
   return { name, ...meta, invoke: async (ops, args, identity) => run(ops, params(args), identity) };
 }
 
-const nameArg = (what: string) => ({ type: 'object', properties: { name: { type: 'string', description: what } }, required: ['name'], additionalProperties: false });
+const nameArg = (what: string) => ({
+  type: 'object',
+  properties: { name: { type: 'string', description: what } },
+  required: ['name'],
+  additionalProperties: false,
+});
 const none = { type: 'object', properties: {}, additionalProperties: false };
-const definitionArg = (schema: JsonObject) => ({ type: 'object', properties: { definition: schema }, required: ['definition'], additionalProperties: false });
+const definitionArg = (schema: JsonObject) => ({
+  type: 'object',
+  properties: { definition: schema },
+  required: ['definition'],
+  additionalProperties: false,
+});
 
 function str(args: JsonObject, key: string): string {
   const v = args[key];
-  if (typeof v !== 'string' || !v) throw new McpFailure(ErrorCodes.InvalidParams, `'${key}' must be a non-empty string`);
+  if (typeof v !== 'string' || !v)
+    throw new McpFailure(ErrorCodes.InvalidParams, `'${key}' must be a non-empty string`);
   return v;
 }
 
 function obj(args: JsonObject, key: string): DefinitionInput {
   const v = args[key];
-  if (!v || typeof v !== 'object' || Array.isArray(v)) throw new McpFailure(ErrorCodes.InvalidParams, `'${key}' must be an object (a registry definition)`);
+  if (!v || typeof v !== 'object' || Array.isArray(v))
+    throw new McpFailure(ErrorCodes.InvalidParams, `'${key}' must be an object (a registry definition)`);
   return v as DefinitionInput;
 }
 
@@ -72,21 +84,29 @@ function definitions(): RegisteredTool[] {
   const tools: FacadeTools = {
     list_servers: {
       scope: 'read',
-      description: 'List every server in the registry with its state (running, stopped, failed, awaiting-approval...), pid, uptime, restarts, last error, trust tier, grants and tools.',
+      description:
+        'List every server in the registry with its state (running, stopped, failed, awaiting-approval...), pid, uptime, restarts, last error, trust tier, grants and tools.',
       input: none,
       params: noParams,
       run: (ops) => ({ servers: ops.listServers() }),
     },
     server_status: {
       scope: 'read',
-      description: 'Full status of one server: state, pid, uptime, restarts, last error, tools, grants and how they are enforced, trust and approval.',
+      description:
+        'Full status of one server: state, pid, uptime, restarts, last error, tools, grants and how they are enforced, trust and approval.',
       input: nameArg('server name'),
       params: byName,
       run: (ops, p) => ops.serverStatus(p.name),
     },
     tail_logs: {
-      scope: 'read', description: "The last lines of a server's stderr and lifecycle log (secrets redacted).",
-      input: { type: 'object', properties: { name: { type: 'string' }, lines: { type: 'integer', minimum: 1, maximum: 500, default: 50 } }, required: ['name'], additionalProperties: false },
+      scope: 'read',
+      description: "The last lines of a server's stderr and lifecycle log (secrets redacted).",
+      input: {
+        type: 'object',
+        properties: { name: { type: 'string' }, lines: { type: 'integer', minimum: 1, maximum: 500, default: 50 } },
+        required: ['name'],
+        additionalProperties: false,
+      },
       params: (a) => ({ name: str(a, 'name'), lines: typeof a.lines === 'number' ? a.lines : undefined }),
       run: (ops, p) => ops.tailLogs(p.name, p.lines ?? 50),
     },
@@ -113,7 +133,7 @@ function definitions(): RegisteredTool[] {
     },
     enable_server: {
       scope: 'write',
-      description: 'Set enabled: true in a server definition (a community server still needs the operator\'s approval).',
+      description: "Set enabled: true in a server definition (a community server still needs the operator's approval).",
       input: nameArg('server name'),
       idempotent: true,
       params: byName,
@@ -137,8 +157,10 @@ function definitions(): RegisteredTool[] {
       run: (ops, p) => ops.restart(p.name),
     },
     upsert_server: {
-      scope: 'write', idempotent: true,
-      description: 'Create or replace a server definition (written to mcp-servers.d/<name>.yaml). Definitions written by agents are always the community tier: they start only after the operator approves them.',
+      scope: 'write',
+      idempotent: true,
+      description:
+        'Create or replace a server definition (written to mcp-servers.d/<name>.yaml). Definitions written by agents are always the community tier: they start only after the operator approves them.',
       input: definitionArg(serverSchema),
       params: withDefinition,
       run: async (ops, p, identity) => {
@@ -146,7 +168,13 @@ function definitions(): RegisteredTool[] {
         const downgraded = !identity.operator && definition.trust !== undefined && definition.trust !== 'community';
         if (!identity.operator) definition.trust = 'community';
         const written = await ops.upsert('server', definition);
-        return { ...written, ...(downgraded ? { note: 'trust set to community: only the operator can add builtin or trusted servers' } : {}), status: ops.serverStatus(written.name) };
+        return {
+          ...written,
+          ...(downgraded
+            ? { note: 'trust set to community: only the operator can add builtin or trusted servers' }
+            : {}),
+          status: ops.serverStatus(written.name),
+        };
       },
     },
     remove_server: {
@@ -159,7 +187,8 @@ function definitions(): RegisteredTool[] {
     },
     probe_server: {
       scope: 'write',
-      description: 'Start a server definition that is not saved yet, list its tools, prompts and resources with their schemas, measure connect and list latency, then stop it. Explains failures (command not found, exit code and stderr, HTTP status, timeout).',
+      description:
+        'Start a server definition that is not saved yet, list its tools, prompts and resources with their schemas, measure connect and list latency, then stop it. Explains failures (command not found, exit code and stderr, HTTP status, timeout).',
       input: definitionArg(serverSchema),
       params: withDefinition,
       run: (ops, p, identity) => ops.probe(p.definition, identity),
@@ -225,8 +254,14 @@ function definitions(): RegisteredTool[] {
     },
     client_connection: {
       scope: 'operator',
-      description: 'Operator only: the URL and token file for a client (the token is created on first use; it is never returned in a result). rotate: true replaces the token.',
-      input: { type: 'object', properties: { name: { type: 'string' }, rotate: { type: 'boolean', default: false } }, required: ['name'], additionalProperties: false },
+      description:
+        'Operator only: the URL and token file for a client (the token is created on first use; it is never returned in a result). rotate: true replaces the token.',
+      input: {
+        type: 'object',
+        properties: { name: { type: 'string' }, rotate: { type: 'boolean', default: false } },
+        required: ['name'],
+        additionalProperties: false,
+      },
       params: (a) => ({ name: str(a, 'name'), rotate: a.rotate === true }),
       run: (ops, p) => ops.clientConnection(p.name, p.rotate === true),
     },
@@ -262,14 +297,26 @@ export class Facade {
     return this.listed;
   }
 
-  async call(ops: ControlOperations, name: string, args: JsonObject, identity: Identity, allowed: readonly string[]): Promise<JsonObject> {
+  async call(
+    ops: ControlOperations,
+    name: string,
+    args: JsonObject,
+    identity: Identity,
+    allowed: readonly string[],
+  ): Promise<JsonObject> {
     const tool = this.byName.get(name);
     if (!tool) throw new McpFailure(ErrorCodes.InvalidParams, `Unknown tool '${name}'.`);
     if (tool.scope === 'operator' && !identity.operator) {
-      throw new McpFailure(ErrorCodes.Forbidden, `'${name}' is for the operator only (the person at the editor or CLI); client '${identity.client}' cannot call it.`);
+      throw new McpFailure(
+        ErrorCodes.Forbidden,
+        `'${name}' is for the operator only (the person at the editor or CLI); client '${identity.client}' cannot call it.`,
+      );
     }
     if (tool.scope !== 'operator' && !identity.operator && !allowed.includes(tool.scope)) {
-      throw new McpFailure(ErrorCodes.Forbidden, `'${name}' needs the '${tool.scope}' scope; client '${identity.client}' has mcp_allow: [${allowed.join(', ')}]. Add '${tool.scope}' to clients.d/${identity.client}.yaml to allow it.`);
+      throw new McpFailure(
+        ErrorCodes.Forbidden,
+        `'${name}' needs the '${tool.scope}' scope; client '${identity.client}' has mcp_allow: [${allowed.join(', ')}]. Add '${tool.scope}' to clients.d/${identity.client}.yaml to allow it.`,
+      );
     }
     let result: unknown;
     try {
@@ -278,7 +325,9 @@ export class Facade {
       // An operation that could not be done is a tool result the agent can read, not a protocol error.
       return { content: [{ type: 'text', text: (err as Error).message }], isError: true };
     }
-    const structured = (result && typeof result === 'object' && !Array.isArray(result) ? result : { result }) as JsonObject;
+    const structured = (
+      result && typeof result === 'object' && !Array.isArray(result) ? result : { result }
+    ) as JsonObject;
     return { content: [{ type: 'text', text: JSON.stringify(structured, null, 2) }], structuredContent: structured };
   }
 }

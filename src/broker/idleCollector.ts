@@ -7,7 +7,11 @@
 
 export type Collect = () => void;
 
-type GcFunction = (options?: { type?: 'major' | 'minor'; execution?: 'sync' | 'async'; flavor?: 'regular' | 'last-resort' }) => void;
+type GcFunction = (options?: {
+  type?: 'major' | 'minor';
+  execution?: 'sync' | 'async';
+  flavor?: 'regular' | 'last-resort';
+}) => void;
 
 /**
  * The "last resort" flavour compacts and releases pages: a regular major collection left ~34 MB

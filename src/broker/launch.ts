@@ -33,9 +33,19 @@ export function planLaunch(def: ServerDef, root: string, opts: LaunchOptions = {
     const redactor = new Redactor([...Object.values(launch.headers), ...urlSecretValues(def.url!)]);
     return { launch, enforcement, withheld: [], redactor };
   }
-  const isolation = def.grants.includes('network') ? null : ('networkIsolation' in opts ? (opts.networkIsolation ?? null) : networkIsolationPrefix());
+  const isolation = def.grants.includes('network')
+    ? null
+    : 'networkIsolation' in opts
+      ? (opts.networkIsolation ?? null)
+      : networkIsolationPrefix();
   const enforcement = describeEnforcement(def.transport, def.grants, isolation);
-  const built = buildEnvironment({ root, env: def.env, envFile: def.envFile, grants: def.grants, parentEnv: opts.parentEnv });
+  const built = buildEnvironment({
+    root,
+    env: def.env,
+    envFile: def.envFile,
+    grants: def.grants,
+    parentEnv: opts.parentEnv,
+  });
   const launch: UpstreamLaunch = {
     transport: 'stdio',
     command: def.command!,
@@ -51,7 +61,10 @@ export function planLaunch(def: ServerDef, root: string, opts: LaunchOptions = {
  * fetch refuses a URL with user info, so `https://user:pass@host/` becomes Basic authentication
  * (as a browser or curl would send it), unless the definition sets its own authorization header.
  */
-function credentialsAsHeader(url: string, headers: Record<string, string>): { url: string; headers: Record<string, string> } {
+function credentialsAsHeader(
+  url: string,
+  headers: Record<string, string>,
+): { url: string; headers: Record<string, string> } {
   let parsed: URL;
   try {
     parsed = new URL(url);
@@ -64,5 +77,8 @@ function credentialsAsHeader(url: string, headers: Record<string, string>): { ur
   parsed.password = '';
   const hasAuthorization = Object.keys(headers).some((k) => k.toLowerCase() === 'authorization');
   if (hasAuthorization) return { url: parsed.href, headers };
-  return { url: parsed.href, headers: { ...headers, authorization: `Basic ${Buffer.from(userInfo).toString('base64')}` } };
+  return {
+    url: parsed.href,
+    headers: { ...headers, authorization: `Basic ${Buffer.from(userInfo).toString('base64')}` },
+  };
 }

@@ -63,7 +63,8 @@ export async function findOrLaunchBroker(opts: LaunchOptions): Promise<{ record:
 /** Starts the broker detached and resolves with its discovery record once it answers. */
 export async function launchBroker(opts: LaunchOptions): Promise<BrokerRecord> {
   const log = opts.log ?? quiet;
-  if (!fs.existsSync(opts.script)) throw new Error(`the broker bundle is missing (${opts.script}); run 'npm run build'`);
+  if (!fs.existsSync(opts.script))
+    throw new Error(`the broker bundle is missing (${opts.script}); run 'npm run build'`);
   const paths = runtimePaths(opts.root, opts.env ?? process.env);
   const plan = launchPlan(opts);
   const logFile = brokerLogFile(paths);
@@ -74,13 +75,21 @@ export async function launchBroker(opts: LaunchOptions): Promise<BrokerRecord> {
   log.info(`Starting the broker for ${opts.root}${opts.untrusted ? ' in Restricted Mode (it starts no server)' : ''}.`);
   // Output in a file rather than a pipe: a pipe would die with this process, the broker must not.
   const child = spawn(plan.command, plan.args, {
-    cwd: plan.cwd, detached: true, stdio: ['ignore', fd, fd], env: plan.env, windowsHide: true,
+    cwd: plan.cwd,
+    detached: true,
+    stdio: ['ignore', fd, fd],
+    env: plan.env,
+    windowsHide: true,
   });
   fs.closeSync(fd);
   let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   let spawnError: Error | undefined;
-  child.on('exit', (code, signal) => { exited = { code, signal }; });
-  child.on('error', (err) => { spawnError = err; });
+  child.on('exit', (code, signal) => {
+    exited = { code, signal };
+  });
+  child.on('error', (err) => {
+    spawnError = err;
+  });
   child.unref();
   opts.onOutput?.(logFile, startOffset);
 
@@ -108,12 +117,24 @@ export async function launchBroker(opts: LaunchOptions): Promise<BrokerRecord> {
 export async function stopBroker(pid: number, paths: RuntimePaths, log: LauncherLog = quiet): Promise<void> {
   if (!isProcessAlive(pid)) return;
   log.info(`Stopping the broker (pid ${pid}).`);
-  try { process.kill(pid, 'SIGTERM'); } catch { return; }
+  try {
+    process.kill(pid, 'SIGTERM');
+  } catch {
+    return;
+  }
   const deadline = Date.now() + 10_000;
   while (Date.now() < deadline && isProcessAlive(pid)) await new Promise((r) => setTimeout(r, 100));
   if (isProcessAlive(pid)) {
     log.warn(`The broker (pid ${pid}) did not stop within 10 s; killing it.`);
-    try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
   }
-  try { fs.unlinkSync(paths.recordFile); } catch { /* the broker removed it */ }
+  try {
+    fs.unlinkSync(paths.recordFile);
+  } catch {
+    /* the broker removed it */
+  }
 }

@@ -9,7 +9,10 @@ export class LogRing {
   private readonly lines: LogLine[] = [];
   private partial = '';
 
-  constructor(private readonly maxLines = 500, private readonly maxLineLength = 2000) {}
+  constructor(
+    private readonly maxLines = 500,
+    private readonly maxLineLength = 2000,
+  ) {}
 
   /** Appends a raw chunk, splitting on newlines; an unterminated tail waits for the next chunk. */
   appendChunk(chunk: string, stream: LogLine['stream'] = 'stderr'): void {
@@ -34,6 +37,8 @@ export class LogRing {
   }
 
   lastLines(n = 5): string {
-    return this.tail(n).map((l) => l.text).join('\n');
+    return this.tail(n)
+      .map((l) => l.text)
+      .join('\n');
   }
 }

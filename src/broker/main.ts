@@ -2,7 +2,9 @@
 import { runCli } from './cli';
 
 runCli(process.argv.slice(2)).then(
-  (code) => { if (code !== undefined) process.exitCode = code; },
+  (code) => {
+    if (code !== undefined) process.exitCode = code;
+  },
   (err: Error) => {
     process.stderr.write(`switchboard: ${err.message}\n`);
     process.exitCode = 1;

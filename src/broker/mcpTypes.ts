@@ -23,7 +23,11 @@ export interface ResourceTemplate extends JsonObject {
 
 /** A JSON-RPC error the endpoint returns to the caller as is. */
 export class McpFailure extends Error {
-  constructor(readonly code: number, message: string, readonly data?: unknown) {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: unknown,
+  ) {
     super(message);
   }
 }

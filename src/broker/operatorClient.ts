@@ -11,14 +11,25 @@ import { runtimePaths, type BrokerRecord } from './runtime';
 import { connectUpstream, type ConnectionEvents, type UpstreamConnection } from './connection/connection';
 
 export class OperatorClient {
-  private constructor(private readonly client: UpstreamConnection, readonly record: BrokerRecord) {}
+  private constructor(
+    private readonly client: UpstreamConnection,
+    readonly record: BrokerRecord,
+  ) {}
 
   static async connect(record: BrokerRecord, events?: Partial<ConnectionEvents>): Promise<OperatorClient> {
     const token = fs.readFileSync(record.operatorTokenFile, 'utf8').trim();
     const noop = (): void => undefined;
     const client = await connectUpstream(
       { transport: 'http', url: record.url, headers: { authorization: `Bearer ${token}` } },
-      { toolsChanged: noop, promptsChanged: noop, resourcesChanged: noop, resourceUpdated: noop, log: noop, lost: noop, ...events },
+      {
+        toolsChanged: noop,
+        promptsChanged: noop,
+        resourcesChanged: noop,
+        resourceUpdated: noop,
+        log: noop,
+        lost: noop,
+        ...events,
+      },
       new LogRing(50),
       10_000,
     );
@@ -29,7 +40,9 @@ export class OperatorClient {
   async call<K extends ControlOperation>(operation: K, params: ParamsOf<K>, timeoutMs = 60_000): Promise<ResultOf<K>> {
     const name: FacadeToolName<K> = `switchboard__${operation}`;
     const result = (await this.client.request('tools/call', { name, arguments: params }, { timeoutMs })) as {
-      isError?: boolean; structuredContent?: JsonObject; content?: { text?: string }[];
+      isError?: boolean;
+      structuredContent?: JsonObject;
+      content?: { text?: string }[];
     };
     if (result.isError) throw new Error(result.content?.map((c) => c.text).join('\n') ?? 'the operation failed');
     // The facade's `run` for this operation is typed to return exactly this (controlApi.ts).

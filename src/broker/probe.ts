@@ -29,16 +29,24 @@ type ApprovalStatus = 'not-needed' | 'approved' | 'required' | 'changed';
  * a community definition approved exactly as it is, or a trusted/builtin one identical to the saved
  * definition of that name. Anything else would let an agent run code the operator never saw.
  */
-export function whyProbeIsRefused(def: ServerDef, saved: ServerDef | undefined, approval: ApprovalStatus): string | undefined {
-  const ask = `Save it with switchboard__upsert_server and ask the operator to review and approve '${def.name}' `
-    + '(Approve in the Servers view, or `switchboard approve`), or ask the operator to probe it from the console.';
+export function whyProbeIsRefused(
+  def: ServerDef,
+  saved: ServerDef | undefined,
+  approval: ApprovalStatus,
+): string | undefined {
+  const ask =
+    `Save it with switchboard__upsert_server and ask the operator to review and approve '${def.name}' ` +
+    '(Approve in the Servers view, or `switchboard approve`), or ask the operator to probe it from the console.';
   if (def.trust === 'community') {
     if (approval === 'approved') return undefined;
-    const state = approval === 'changed' ? 'differs from the one the operator approved' : 'has not been approved by the operator';
+    const state =
+      approval === 'changed' ? 'differs from the one the operator approved' : 'has not been approved by the operator';
     return `Probing runs the server, and this definition of '${def.name}' ${state}. ${ask}`;
   }
   if (saved && canonical(saved) === canonical(def)) return undefined;
-  const what = saved ? `differs from the saved ${saved.trust} definition of '${def.name}'` : `is ${def.trust} but not in the registry`;
+  const what = saved
+    ? `differs from the saved ${saved.trust} definition of '${def.name}'`
+    : `is ${def.trust} but not in the registry`;
   const rule = `only the operator may run a ${def.trust} definition that is not saved`;
   return `Probing runs the server, and this definition ${what}; ${rule}. ${ask}`;
 }
@@ -47,11 +55,20 @@ export function whyProbeIsRefused(def: ServerDef, saved: ServerDef | undefined, 
 function canonical(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) => {
     if (!v || typeof v !== 'object' || Array.isArray(v)) return v;
-    return Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    return Object.fromEntries(
+      Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+    );
   });
 }
 
-const ignored = { toolsChanged() {}, promptsChanged() {}, resourcesChanged() {}, resourceUpdated() {}, log() {}, lost() {} };
+const ignored = {
+  toolsChanged() {},
+  promptsChanged() {},
+  resourcesChanged() {},
+  resourceUpdated() {},
+  log() {},
+  lost() {},
+};
 
 export async function probeServer(def: ServerDef, root: string, timeoutMs = 15_000): Promise<ProbeResult> {
   const logs = new LogRing(200);
@@ -81,11 +98,20 @@ export async function probeServer(def: ServerDef, root: string, timeoutMs = 15_0
       connectMs: round(t1 - t0),
       listMs: round(t2 - t1),
       serverInfo: { name: client.info.serverName, version: client.info.serverVersion },
-      tools, prompts, resources, resourceTemplates,
+      tools,
+      prompts,
+      resources,
+      resourceTemplates,
       stderrTail: tail(),
     };
   } catch (err) {
-    return { ok: false, error: redact((err as Error).message), connectMs: round(performance.now() - t0), ...empty, stderrTail: tail() };
+    return {
+      ok: false,
+      error: redact((err as Error).message),
+      connectMs: round(performance.now() - t0),
+      ...empty,
+      stderrTail: tail(),
+    };
   } finally {
     await client?.close();
   }

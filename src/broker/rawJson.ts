@@ -33,10 +33,17 @@ const ID_SUFFIX = Buffer.from(',"jsonrpc":"2.0","id":');
  * itself is not validated: a broken upstream can break only the call it answers. `wanted` is
  * asked about the id before the line is scanned.
  */
-export function splitResponseLine(line: Buffer, wanted: (id: number) => boolean = () => true): { id: number; result: Buffer } | undefined {
+export function splitResponseLine(
+  line: Buffer,
+  wanted: (id: number) => boolean = () => true,
+): { id: number; result: Buffer } | undefined {
   let end = line.length;
   if (line[end - 1] === 13) end--; // CRLF
-  if (end < RESULT_PREFIX.length + ID_SUFFIX.length + 3 || line.compare(RESULT_PREFIX, 0, RESULT_PREFIX.length, 0, RESULT_PREFIX.length) !== 0) return undefined;
+  if (
+    end < RESULT_PREFIX.length + ID_SUFFIX.length + 3 ||
+    line.compare(RESULT_PREFIX, 0, RESULT_PREFIX.length, 0, RESULT_PREFIX.length) !== 0
+  )
+    return undefined;
   if (line[end - 1] !== 125 || line[RESULT_PREFIX.length] !== 123) return undefined;
   const suffixAt = line.lastIndexOf(ID_SUFFIX, end - 1);
   if (suffixAt < RESULT_PREFIX.length) return undefined;

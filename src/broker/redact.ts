@@ -42,7 +42,8 @@ export class Redactor {
 
   constructor(values: Iterable<string>) {
     const forms = new Set<string>();
-    for (const value of values) if (value.length >= MIN_SECRET_LENGTH) for (const f of encodedForms(value)) forms.add(f);
+    for (const value of values)
+      if (value.length >= MIN_SECRET_LENGTH) for (const f of encodedForms(value)) forms.add(f);
     this.forms = [...forms].sort((a, b) => b.length - a.length);
   }
 
@@ -82,7 +83,8 @@ export function urlSecretValues(url: string): string[] {
   if (parsed.hash.includes('=')) values.push(...new URLSearchParams(parsed.hash.slice(1)).values());
   for (const v of [parsed.username, parsed.password]) if (v) values.push(decodeURIComponent(v));
   // As sent in Basic authentication (launch.ts), whose base64 then is redacted whole.
-  if (parsed.username || parsed.password) values.push(`${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`);
+  if (parsed.username || parsed.password)
+    values.push(`${decodeURIComponent(parsed.username)}:${decodeURIComponent(parsed.password)}`);
   return values.filter((v) => v.length > 0);
 }
 

@@ -3,7 +3,13 @@
 import { FACADE_NAMESPACE, type Catalog, type Route } from './catalog';
 import type { AccessPolicy, ToolProfile } from './accessPolicy';
 import {
-  ErrorCodes, McpFailure, type JsonObject, type Prompt, type Resource, type ResourceTemplate, type Tool,
+  ErrorCodes,
+  McpFailure,
+  type JsonObject,
+  type Prompt,
+  type Resource,
+  type ResourceTemplate,
+  type Tool,
 } from './mcpTypes';
 import type { RequestExtra, Router, SessionContext } from './routing';
 import { noCompletions, noSuchServer, type ServedCall, type ServedServer } from './servedServer';
@@ -62,14 +68,19 @@ export class BrokerRouter implements Router {
   }
 
   async callTool(
-    ctx: SessionContext, name: string, args: JsonObject, meta: JsonObject | undefined, extra: RequestExtra,
+    ctx: SessionContext,
+    name: string,
+    args: JsonObject,
+    meta: JsonObject | undefined,
+    extra: RequestExtra,
   ): Promise<JsonObject> {
     const scope = this.scopeOf(ctx);
     const route = this.resolve(() => scope.resolveTool(name)) ?? this.fail(scope.unknownTool(name));
     const server = this.target(route.server);
-    const entry = server.kind === 'control'
-      ? { event: 'facade', tool: route.exposed }
-      : { event: 'call', server: route.server, tool: route.name };
+    const entry =
+      server.kind === 'control'
+        ? { event: 'facade', tool: route.exposed }
+        : { event: 'call', server: route.server, tool: route.name };
     return this.forward(ctx, entry, async () => {
       if (!this.deps.access.allowsTool(ctx.identity, route.server, route.exposed)) {
         const who = ctx.identity.client;
@@ -84,10 +95,14 @@ export class BrokerRouter implements Router {
   }
 
   async getPrompt(
-    ctx: SessionContext, name: string, args: Record<string, string>, extra: RequestExtra,
+    ctx: SessionContext,
+    name: string,
+    args: Record<string, string>,
+    extra: RequestExtra,
   ): Promise<JsonObject> {
-    const route = this.scopeOf(ctx).resolvePrompt(name)
-      ?? this.fail(new McpFailure(ErrorCodes.InvalidParams, `Unknown prompt '${name}'.`));
+    const route =
+      this.scopeOf(ctx).resolvePrompt(name) ??
+      this.fail(new McpFailure(ErrorCodes.InvalidParams, `Unknown prompt '${name}'.`));
     const server = this.target(route.server);
     return this.forward(ctx, undefined, () => server.getPrompt(route.name, args, this.call(ctx, extra)));
   }
@@ -136,9 +151,10 @@ export class BrokerRouter implements Router {
   private scopeOf(ctx: SessionContext): SessionScope {
     let scope = this.scopes.get(ctx);
     if (!scope) {
-      scope = ctx.server === undefined
-        ? new AggregatedScope(this.deps.catalog, this.deps.servedServer)
-        : new ServerScope(this.deps.catalog, ctx.server);
+      scope =
+        ctx.server === undefined
+          ? new AggregatedScope(this.deps.catalog, this.deps.servedServer)
+          : new ServerScope(this.deps.catalog, ctx.server);
       this.scopes.set(ctx, scope);
     }
     return scope;

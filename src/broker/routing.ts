@@ -30,7 +30,13 @@ export interface Router {
   hasServer(name: string): boolean;
   instructions(server?: string): string | undefined;
   listTools(ctx: SessionContext): Tool[];
-  callTool(ctx: SessionContext, name: string, args: JsonObject, meta: JsonObject | undefined, extra: RequestExtra): Promise<JsonObject>;
+  callTool(
+    ctx: SessionContext,
+    name: string,
+    args: JsonObject,
+    meta: JsonObject | undefined,
+    extra: RequestExtra,
+  ): Promise<JsonObject>;
   listPrompts(ctx: SessionContext): Prompt[];
   getPrompt(ctx: SessionContext, name: string, args: Record<string, string>, extra: RequestExtra): Promise<JsonObject>;
   listResources(ctx: SessionContext): Resource[];

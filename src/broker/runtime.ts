@@ -53,7 +53,12 @@ export function runtimePaths(root: string, env: NodeJS.ProcessEnv = process.env)
 export function ensurePrivateDir(dir: string): void {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   if (process.platform === 'win32') restrictToUser(dir, 'directory');
-  else try { fs.chmodSync(dir, 0o700); } catch { /* not ours to fix (e.g. a shared tmp); files stay 0600 */ }
+  else
+    try {
+      fs.chmodSync(dir, 0o700);
+    } catch {
+      /* not ours to fix (e.g. a shared tmp); files stay 0600 */
+    }
 }
 
 /** Writes a file readable only by the current user, atomically. */
@@ -88,7 +93,9 @@ export function readOrCreateToken(file: string): string {
   try {
     const existing = fs.readFileSync(file, 'utf8').trim();
     if (existing) return existing;
-  } catch { /* created below */ }
+  } catch {
+    /* created below */
+  }
   const token = newToken();
   writePrivateFile(file, token + '\n');
   return token;

@@ -19,7 +19,13 @@ export function networkIsolationPrefix(): string[] | null {
   if (process.env.SWITCHBOARD_NO_NETNS === '1') return unshareArgs;
   if (process.platform === 'darwin') return (unshareArgs = macSandboxPrefix());
   if (process.platform !== 'linux') return unshareArgs;
-  const candidates = process.getuid?.() === 0 ? [['--net'], ['--net', '--map-root-user']] : [['--net', '--map-current-user'], ['--net', '--map-root-user']];
+  const candidates =
+    process.getuid?.() === 0
+      ? [['--net'], ['--net', '--map-root-user']]
+      : [
+          ['--net', '--map-current-user'],
+          ['--net', '--map-root-user'],
+        ];
   for (const flags of candidates) {
     const probe = spawnSync('unshare', [...flags, '--', 'true'], { stdio: 'ignore', timeout: 5000 });
     if (probe.status === 0) {
@@ -56,7 +62,8 @@ export function describeEnforcement(
     notes.push(`network access cannot be blocked on this system (${why}); the server can reach the network`);
   }
   const filesystem: Enforcement['filesystem'] = grants.includes('filesystem') ? 'granted' : 'not-enforced';
-  if (!grants.includes('filesystem')) notes.push('filesystem access is not restricted by the OS here; the grant is recorded and audited only');
+  if (!grants.includes('filesystem'))
+    notes.push('filesystem access is not restricted by the OS here; the grant is recorded and audited only');
   const secrets: Enforcement['secrets'] = grants.includes('secrets') ? 'granted' : 'enforced';
   return { network, filesystem, secrets, notes };
 }

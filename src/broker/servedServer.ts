@@ -1,7 +1,13 @@
 // What the catalog lists and the router calls: a supervised upstream, or the broker's own control
 // tools served like one under the reserved namespace. The catalog and router know only this shape.
 import {
-  ErrorCodes, McpFailure, type JsonObject, type Prompt, type Resource, type ResourceTemplate, type Tool,
+  ErrorCodes,
+  McpFailure,
+  type JsonObject,
+  type Prompt,
+  type Resource,
+  type ResourceTemplate,
+  type Tool,
 } from './mcpTypes';
 import type { Identity, RequestExtra } from './routing';
 import type { CallOptions } from './connection/connection';
@@ -136,7 +142,8 @@ export class UpstreamServer implements ServedServer {
   async complete(params: JsonObject, call: ServedCall): Promise<JsonObject> {
     if (!this.available) return noCompletions();
     // Completion is a convenience: an upstream that fails it offers nothing rather than an error.
-    return this.upstream.request('completion/complete', params, progressOptions(call.extra))
+    return this.upstream
+      .request('completion/complete', params, progressOptions(call.extra))
       .catch(() => noCompletions());
   }
 }

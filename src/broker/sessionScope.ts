@@ -68,7 +68,10 @@ export class AggregatedScope implements SessionScope {
 
 /** One server, transparently: its own names in and out, everything else forwarded as it is. */
 export class ServerScope implements SessionScope {
-  constructor(private readonly catalog: Catalog, readonly server: string) {}
+  constructor(
+    private readonly catalog: Catalog,
+    readonly server: string,
+  ) {}
 
   tools(): Tool[] {
     return this.catalog.server(this.server).tools;

@@ -7,8 +7,7 @@ import { Upstream } from './upstream';
 import { compareOrdinal } from './ordinal';
 
 export type StartDecision =
-  | { run: true }
-  | { run: false; state: 'disabled' | 'awaiting-approval' | 'blocked'; reason: string };
+  { run: true } | { run: false; state: 'disabled' | 'awaiting-approval' | 'blocked'; reason: string };
 
 /** Decides whether a definition may run now (enabled flag, trust tier, approval, workspace trust). */
 export type StartPolicy = (def: ServerDef) => StartDecision;
@@ -98,7 +97,8 @@ export class Supervisor extends EventEmitter<SupervisorEventMap> {
   private async apply(upstream: Upstream): Promise<void> {
     const decision = this.policy(upstream.def);
     if (decision.run) {
-      if (upstream.state !== 'running' && upstream.state !== 'starting' && upstream.state !== 'backoff') upstream.start();
+      if (upstream.state !== 'running' && upstream.state !== 'starting' && upstream.state !== 'backoff')
+        upstream.start();
     } else if (upstream.state !== decision.state || upstream.lastError !== decision.reason) {
       await upstream.hold(decision.state, decision.reason);
     }

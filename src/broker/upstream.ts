@@ -5,7 +5,15 @@ import { connectUpstream, type CallOptions, type UpstreamConnection } from './co
 import { ConnectionError } from './connection/connectionError';
 import { planLaunch } from './launch';
 import { LogRing } from './logRing';
-import { ErrorCodes, McpFailure, type JsonObject, type Prompt, type Resource, type ResourceTemplate, type Tool } from './mcpTypes';
+import {
+  ErrorCodes,
+  McpFailure,
+  type JsonObject,
+  type Prompt,
+  type Resource,
+  type ResourceTemplate,
+  type Tool,
+} from './mcpTypes';
 import { Redactor } from './redact';
 import { describeEnforcement, type Enforcement } from './sandbox';
 import { ServerRequestDispatch } from './serverRequestDispatch';
@@ -112,7 +120,9 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
       restarts: this.restarts,
       lastError: this.lastError,
       nextRestartAt: this.state === 'backoff' ? this.nextRestartAt : undefined,
-      serverInfo: this.client ? { name: this.client.info.serverName, version: this.client.info.serverVersion } : undefined,
+      serverInfo: this.client
+        ? { name: this.client.info.serverName, version: this.client.info.serverVersion }
+        : undefined,
       toolCount: this.tools.length,
     };
   }
@@ -153,7 +163,11 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   whenSettled(timeoutMs: number): Promise<void> {
     return new Promise((resolve, reject) => {
       const check = (): boolean => {
-        if (this.state === 'running') { done(); resolve(); return true; }
+        if (this.state === 'running') {
+          done();
+          resolve();
+          return true;
+        }
         if (this.state !== 'starting' && this.state !== 'backoff') {
           done();
           reject(new Error(`${this.name} is ${this.state}${this.lastError ? `: ${this.lastError}` : ''}`));
@@ -161,9 +175,17 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
         }
         return false;
       };
-      const timer = setTimeout(() => { done(); reject(new Error(`${this.name} did not start within ${timeoutMs} ms`)); }, timeoutMs);
-      const onState = (): void => { check(); };
-      const done = (): void => { clearTimeout(timer); this.off('state', onState); };
+      const timer = setTimeout(() => {
+        done();
+        reject(new Error(`${this.name} did not start within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const onState = (): void => {
+        check();
+      };
+      const done = (): void => {
+        clearTimeout(timer);
+        this.off('state', onState);
+      };
       if (!check()) this.on('state', onState);
     });
   }
@@ -189,15 +211,20 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
         const why = "the server has no 'secrets' grant";
         this.logs.push(`withheld ${plan.withheld.length} variable(s) (${names}): ${why}`);
       }
-      client = await connectUpstream(plan.launch, {
-        toolsChanged: () => this.refresh(generation, 'tools'),
-        promptsChanged: () => this.refresh(generation, 'prompts'),
-        resourcesChanged: () => this.refresh(generation, 'resources'),
-        resourceUpdated: (uri) => this.emit('resourceUpdated', uri),
-        log: (params) => this.emit('log', params),
-        lost: (reason) => this.onLost(generation, reason),
-        serverRequest: this.serverRequests.handle,
-      }, this.logs, this.def.timeouts.startupMs);
+      client = await connectUpstream(
+        plan.launch,
+        {
+          toolsChanged: () => this.refresh(generation, 'tools'),
+          promptsChanged: () => this.refresh(generation, 'prompts'),
+          resourcesChanged: () => this.refresh(generation, 'resources'),
+          resourceUpdated: (uri) => this.emit('resourceUpdated', uri),
+          log: (params) => this.emit('log', params),
+          lost: (reason) => this.onLost(generation, reason),
+          serverRequest: this.serverRequests.handle,
+        },
+        this.logs,
+        this.def.timeouts.startupMs,
+      );
     } catch (err) {
       if (generation !== this.generation) return;
       // A command that does not exist will not appear by restarting.
@@ -222,22 +249,29 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     if (generation !== this.generation) return;
     this.startedAt = Date.now();
     this.lastError = undefined;
-    this.logs.push(`running${client.pid ? ` (pid ${client.pid})` : ''} with ${this.tools.length} tools, ${this.prompts.length} prompts, ${this.resources.length} resources`);
+    this.logs.push(
+      `running${client.pid ? ` (pid ${client.pid})` : ''} with ${this.tools.length} tools, ${this.prompts.length} prompts, ${this.resources.length} resources`,
+    );
     this.setState('running');
     this.emit('lists');
   }
 
   private async loadLists(client: UpstreamConnection, which: ListKind[]): Promise<void> {
     const timeout = this.def.timeouts.startupMs;
-    await Promise.all(which.map(async (kind) => {
-      if (kind === 'tools') this.tools = await client.listTools(timeout);
-      else if (kind === 'prompts') this.prompts = await client.listPrompts(timeout);
-      else {
-        const [resources, templates] = await Promise.all([client.listResources(timeout), client.listResourceTemplates(timeout)]);
-        this.resources = resources;
-        this.resourceTemplates = templates;
-      }
-    }));
+    await Promise.all(
+      which.map(async (kind) => {
+        if (kind === 'tools') this.tools = await client.listTools(timeout);
+        else if (kind === 'prompts') this.prompts = await client.listPrompts(timeout);
+        else {
+          const [resources, templates] = await Promise.all([
+            client.listResources(timeout),
+            client.listResourceTemplates(timeout),
+          ]);
+          this.resources = resources;
+          this.resourceTemplates = templates;
+        }
+      }),
+    );
   }
 
   /**
@@ -288,9 +322,10 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     }
     const policy = this.def.restart;
     if (this.consecutiveFailures > policy.maxRetries || permanent) {
-      this.lastError = this.consecutiveFailures > policy.maxRetries && policy.maxRetries > 0
-        ? `${reason} (gave up after ${policy.maxRetries} restart${policy.maxRetries === 1 ? '' : 's'})`
-        : reason;
+      this.lastError =
+        this.consecutiveFailures > policy.maxRetries && policy.maxRetries > 0
+          ? `${reason} (gave up after ${policy.maxRetries} restart${policy.maxRetries === 1 ? '' : 's'})`
+          : reason;
       this.setState('failed');
       return;
     }
@@ -326,10 +361,13 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
       failed: 'has failed and will not be restarted until you restart it',
       stopped: 'is stopped',
       disabled: 'is disabled',
-      'awaiting-approval': 'is waiting for the operator\'s approval',
+      'awaiting-approval': "is waiting for the operator's approval",
       blocked: 'cannot run because the workspace is not trusted',
     };
-    return new McpFailure(ErrorCodes.UpstreamUnavailable, `Server '${this.name}' ${why[this.state]}${this.lastError ? ` (last error: ${this.lastError})` : ''}.`);
+    return new McpFailure(
+      ErrorCodes.UpstreamUnavailable,
+      `Server '${this.name}' ${why[this.state]}${this.lastError ? ` (last error: ${this.lastError})` : ''}.`,
+    );
   }
 
   private explain(err: unknown, client: UpstreamConnection): Error {
@@ -343,10 +381,14 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     if (err instanceof ConnectionError) {
       if (err.kind === 'timeout') {
         const limit = this.def.timeouts.callMs;
-        return new McpFailure(ErrorCodes.RequestTimeout, `Server '${this.name}' did not answer within ${limit} ms; the call was cancelled.`);
+        return new McpFailure(
+          ErrorCodes.RequestTimeout,
+          `Server '${this.name}' did not answer within ${limit} ms; the call was cancelled.`,
+        );
       }
       // Upstream JSON-RPC errors pass through with their own code, message and data.
-      if (err.kind === 'upstream-error') return new McpFailure(err.code ?? ErrorCodes.InternalError, err.message, err.data);
+      if (err.kind === 'upstream-error')
+        return new McpFailure(err.code ?? ErrorCodes.InternalError, err.message, err.data);
       return new McpFailure(ErrorCodes.InternalError, `Server '${this.name}': ${err.message}`);
     }
     // The caller's own cancellation (its signal's reason): passed on as it is.

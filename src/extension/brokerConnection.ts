@@ -122,7 +122,9 @@ export class BrokerConnection extends EventEmitter<ConnectionEvents> {
 
   private connect(): Promise<void> {
     if (!this.connecting) {
-      this.connecting = this.doConnect().finally(() => { this.connecting = undefined; });
+      this.connecting = this.doConnect().finally(() => {
+        this.connecting = undefined;
+      });
     }
     return this.connecting;
   }
@@ -133,12 +135,15 @@ export class BrokerConnection extends EventEmitter<ConnectionEvents> {
       const found = await findOrLaunchBroker(this.launchOptions());
       let record = found.record;
       this.startedHere = found.started;
-      if (!found.started) this.opts.log.info(`Using the running broker for ${this.root} (pid ${record.pid}, ${record.url}).`);
+      if (!found.started)
+        this.opts.log.info(`Using the running broker for ${this.root} (pid ${record.pid}, ${record.url}).`);
       await this.open(record);
       let state = await this.readState();
       if (state.broker.untrusted && !this.untrusted) {
         // A broker started while the workspace was not trusted blocks every server: replace it.
-        this.opts.log.info('The running broker was started in Restricted Mode; restarting it now that the workspace is trusted.');
+        this.opts.log.info(
+          'The running broker was started in Restricted Mode; restarting it now that the workspace is trusted.',
+        );
         await this.closeClient();
         await stopBroker(record.pid, this.paths, this.opts.log);
         record = await launchBroker(this.launchOptions());
@@ -173,7 +178,9 @@ export class BrokerConnection extends EventEmitter<ConnectionEvents> {
   private async open(record: BrokerRecord): Promise<void> {
     this.record = record;
     const client = await OperatorClient.connect(record, {
-      resourceUpdated: (uri) => { if (uri === STATE_URI) void this.refresh(); },
+      resourceUpdated: (uri) => {
+        if (uri === STATE_URI) void this.refresh();
+      },
       lost: (reason) => this.onLost(`the connection to the broker closed (${reason})`),
     });
     this.client = client;

@@ -8,7 +8,15 @@ type Client = BrokerState['clients'][number];
 export type ClientNode =
   | { kind: 'folder'; entry: FolderEntry }
   | { kind: 'client'; entry: FolderEntry; client: Client }
-  | { kind: 'detail'; entry: FolderEntry; client: Client; id: string; label: string; description: string; icon: string };
+  | {
+      kind: 'detail';
+      entry: FolderEntry;
+      client: Client;
+      id: string;
+      label: string;
+      description: string;
+      icon: string;
+    };
 
 export function scopeDescription(c: Client): string {
   const scopes = c.mcp_allow.length ? c.mcp_allow.join(', ') : 'no control tools';
@@ -65,10 +73,10 @@ export class ClientsProvider implements vscode.TreeDataProvider<ClientNode> {
         item.description = [c.description, scopeDescription(c)].filter(Boolean).join(' · ');
         item.tooltip = new vscode.MarkdownString(
           `**${c.name}**${c.description ? ` — ${c.description}` : ''}\n\n` +
-          `- May call the control tools for: ${c.mcp_allow.length ? c.mcp_allow.join(', ') : 'nothing'}\n` +
-          (c.tools?.allow?.length ? `- Sees only: ${c.tools.allow.join(', ')}\n` : '') +
-          (c.tools?.deny?.length ? `- Never sees: ${c.tools.deny.join(', ')}\n` : '') +
-          `\nUse **Copy Connection Details** to connect an agent as this client.`,
+            `- May call the control tools for: ${c.mcp_allow.length ? c.mcp_allow.join(', ') : 'nothing'}\n` +
+            (c.tools?.allow?.length ? `- Sees only: ${c.tools.allow.join(', ')}\n` : '') +
+            (c.tools?.deny?.length ? `- Never sees: ${c.tools.deny.join(', ')}\n` : '') +
+            `\nUse **Copy Connection Details** to connect an agent as this client.`,
         );
         item.iconPath = new vscode.ThemeIcon('account');
         item.contextValue = 'client';

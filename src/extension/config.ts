@@ -55,9 +55,13 @@ export function readSettings(config: ConfigurationReader): Settings {
     // An emptied field means the folder itself, as '.' does.
     registryRoot: typeof registryRoot === 'string' && registryRoot ? registryRoot : DEFAULTS.registryRoot,
     // Set to empty (or null), it asks for per-server definitions: only an unset value takes the default.
-    editorClient: editorClient === undefined ? DEFAULTS.editorClient : typeof editorClient === 'string' ? editorClient : '',
+    editorClient:
+      editorClient === undefined ? DEFAULTS.editorClient : typeof editorClient === 'string' ? editorClient : '',
     perServer: flag('perServer'),
     autoStart: flag('autoStart'),
-    idleExitSeconds: typeof idleExitSeconds === 'number' && Number.isFinite(idleExitSeconds) ? idleExitSeconds : DEFAULTS.idleExitSeconds,
+    idleExitSeconds:
+      typeof idleExitSeconds === 'number' && Number.isFinite(idleExitSeconds)
+        ? idleExitSeconds
+        : DEFAULTS.idleExitSeconds,
   };
 }

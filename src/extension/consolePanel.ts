@@ -29,14 +29,23 @@ export class ConsolePanel {
   private savedName?: string;
   private probeWaiters: ((r: ProbeResult | undefined) => void)[] = [];
 
-  private constructor(private readonly ctx: Ctx, private entry: FolderEntry, readonly panel: vscode.WebviewPanel) {
-    panel.webview.options = { enableScripts: true, localResourceRoots: [vscode.Uri.joinPath(ctx.extension.extensionUri, 'dist', 'webview')] };
+  private constructor(
+    private readonly ctx: Ctx,
+    private entry: FolderEntry,
+    readonly panel: vscode.WebviewPanel,
+  ) {
+    panel.webview.options = {
+      enableScripts: true,
+      localResourceRoots: [vscode.Uri.joinPath(ctx.extension.extensionUri, 'dist', 'webview')],
+    };
     panel.iconPath = vscode.Uri.joinPath(ctx.extension.extensionUri, 'media', 'switchboard.svg');
     panel.webview.html = this.html();
     this.disposables.push(
       panel.webview.onDidReceiveMessage((m: FromWebview) => void this.onMessage(m)),
       panel.onDidDispose(() => this.dispose()),
-      ctx.onDidChange((e) => { if (!e || e === this.entry) this.pushStatus(); }),
+      ctx.onDidChange((e) => {
+        if (!e || e === this.entry) this.pushStatus();
+      }),
     );
   }
 
@@ -45,11 +54,16 @@ export class ConsolePanel {
     let panel = ConsolePanel.panels.get(entry.key);
     if (panel) panel.panel.reveal(vscode.ViewColumn.Active);
     else {
-      const webview = vscode.window.createWebviewPanel(CONSOLE_VIEW_TYPE, 'Switchboard Console', vscode.ViewColumn.Active, {
-        enableScripts: true,
-        retainContextWhenHidden: false,
-        localResourceRoots: [vscode.Uri.joinPath(ctx.extension.extensionUri, 'dist', 'webview')],
-      });
+      const webview = vscode.window.createWebviewPanel(
+        CONSOLE_VIEW_TYPE,
+        'Switchboard Console',
+        vscode.ViewColumn.Active,
+        {
+          enableScripts: true,
+          retainContextWhenHidden: false,
+          localResourceRoots: [vscode.Uri.joinPath(ctx.extension.extensionUri, 'dist', 'webview')],
+        },
+      );
       panel = new ConsolePanel(ctx, entry, webview);
       ConsolePanel.panels.set(entry.key, panel);
     }
@@ -85,7 +99,11 @@ export class ConsolePanel {
       mode: opts.mode,
       definition: opts.definition ?? { trust: 'community', transport: 'stdio', enabled: true },
       folder: this.entry.key,
-      registryDir: path.relative(this.entry.folder.uri.fsPath, path.join(this.entry.root, 'mcp-servers.d')).split(path.sep).join('/') || 'mcp-servers.d',
+      registryDir:
+        path
+          .relative(this.entry.folder.uri.fsPath, path.join(this.entry.root, 'mcp-servers.d'))
+          .split(path.sep)
+          .join('/') || 'mcp-servers.d',
       trusted: this.ctx.trusted,
       existingNames: this.entry.state?.servers.map((s) => s.name) ?? [],
       probeNow: opts.probeNow,
@@ -117,7 +135,12 @@ export class ConsolePanel {
   private pushStatus(): void {
     if (!this.ready) return;
     const server: ServerStatus | undefined = this.savedName ? this.entry.server(this.savedName) : undefined;
-    this.post({ type: 'status', server, existingNames: this.entry.state?.servers.map((s) => s.name) ?? [], brokerUp: this.entry.phase === 'connected' });
+    this.post({
+      type: 'status',
+      server,
+      existingNames: this.entry.state?.servers.map((s) => s.name) ?? [],
+      brokerUp: this.entry.phase === 'connected',
+    });
   }
 
   private async onMessage(m: FromWebview): Promise<void> {
@@ -142,7 +165,8 @@ export class ConsolePanel {
         return;
       }
       case 'state':
-        if (m.state.folder === this.entry.key) await this.ctx.extension.workspaceState.update(draftKey(this.entry), m.state);
+        if (m.state.folder === this.entry.key)
+          await this.ctx.extension.workspaceState.update(draftKey(this.entry), m.state);
         return;
     }
   }
@@ -153,11 +177,16 @@ export class ConsolePanel {
     try {
       await this.ctx.ensureConnected(this.entry);
       result = await vscode.window.withProgress(
-        { location: vscode.ProgressLocation.Notification, title: `Switchboard: probing '${name}' (starting it once, listing its tools)` },
+        {
+          location: vscode.ProgressLocation.Notification,
+          title: `Switchboard: probing '${name}' (starting it once, listing its tools)`,
+        },
         () => this.entry.conn.call('probe_server', { definition }, 60_000),
       );
       this.post({ type: 'probeResult', result, definition });
-      this.ctx.output.info(`Probe of '${name}': ${result.ok ? `reachable, ${result.tools.length} tools, connect ${result.connectMs} ms, list ${result.listMs} ms` : `failed: ${result.error}`}`);
+      this.ctx.output.info(
+        `Probe of '${name}': ${result.ok ? `reachable, ${result.tools.length} tools, connect ${result.connectMs} ms, list ${result.listMs} ms` : `failed: ${result.error}`}`,
+      );
     } catch (err) {
       this.post({ type: 'probeError', message: (err as Error).message });
     }

@@ -12,7 +12,11 @@ import { readSettings, SECTION, settingId, type Settings } from './config';
 export class FolderEntry {
   conn: BrokerConnection;
 
-  constructor(readonly folder: vscode.WorkspaceFolder, readonly root: string, conn: BrokerConnection) {
+  constructor(
+    readonly folder: vscode.WorkspaceFolder,
+    readonly root: string,
+    conn: BrokerConnection,
+  ) {
     this.conn = conn;
   }
 
@@ -111,7 +115,10 @@ export class Ctx implements vscode.Disposable {
       vscode.workspace.onDidGrantWorkspaceTrust(() => {
         this.output.info('Workspace trusted: starting what the registry declares.');
         for (const entry of this.entries()) {
-          void entry.conn.setUntrusted(false).then(() => this.autoStart(entry)).catch((err) => this.output.error(String(err)));
+          void entry.conn
+            .setUntrusted(false)
+            .then(() => this.autoStart(entry))
+            .catch((err) => this.output.error(String(err)));
         }
         this.changed(undefined);
       }),
@@ -163,7 +170,10 @@ export class Ctx implements vscode.Disposable {
 
   /** A registry that appears later (Add Server, git checkout) gets its broker then. */
   private watchRegistry(entry: FolderEntry): void {
-    const pattern = new vscode.RelativePattern(vscode.Uri.file(entry.root), `{${Object.values(KIND_DIRS).join(',')}}/*`);
+    const pattern = new vscode.RelativePattern(
+      vscode.Uri.file(entry.root),
+      `{${Object.values(KIND_DIRS).join(',')}}/*`,
+    );
     const watcher = vscode.workspace.createFileSystemWatcher(pattern, false, true, true);
     watcher.onDidCreate(() => {
       if (entry.phase === 'idle') this.autoStart(entry);
@@ -192,13 +202,24 @@ export class Ctx implements vscode.Disposable {
     const all = this.entries();
     const candidates = requireRegistry ? all.filter((e) => e.phase !== 'idle' || e.hasRegistry()) : all;
     if (candidates.length === 0) {
-      if (all.length === 0) void vscode.window.showInformationMessage('Open a folder first: Switchboard keeps its registry in a workspace folder.');
-      else void vscode.window.showInformationMessage('No workspace folder has a Switchboard registry yet. Run "Switchboard: Add Server…" to create one.');
+      if (all.length === 0)
+        void vscode.window.showInformationMessage(
+          'Open a folder first: Switchboard keeps its registry in a workspace folder.',
+        );
+      else
+        void vscode.window.showInformationMessage(
+          'No workspace folder has a Switchboard registry yet. Run "Switchboard: Add Server…" to create one.',
+        );
       return undefined;
     }
     if (candidates.length === 1) return candidates[0];
     const picked = await vscode.window.showQuickPick(
-      candidates.map((e) => ({ label: e.name, description: path.relative(e.folder.uri.fsPath, e.root) || undefined, detail: e.root, entry: e })),
+      candidates.map((e) => ({
+        label: e.name,
+        description: path.relative(e.folder.uri.fsPath, e.root) || undefined,
+        detail: e.root,
+        entry: e,
+      })),
       { placeHolder },
     );
     return picked?.entry;

@@ -19,7 +19,10 @@ export function kindOf(file: string, roots: readonly string[]): Kind | undefined
   return roots.some((r) => path.resolve(r) === path.dirname(dir)) ? kind : undefined;
 }
 
-export function toDiagnostic(p: Pick<Problem, 'line' | 'column' | 'message' | 'severity'>, doc?: vscode.TextDocument): vscode.Diagnostic {
+export function toDiagnostic(
+  p: Pick<Problem, 'line' | 'column' | 'message' | 'severity'>,
+  doc?: vscode.TextDocument,
+): vscode.Diagnostic {
   const line = Math.max(0, p.line - 1);
   const col = Math.max(0, p.column - 1);
   let range = new vscode.Range(line, col, line, col + 1);
@@ -30,7 +33,11 @@ export function toDiagnostic(p: Pick<Problem, 'line' | 'column' | 'message' | 's
     const end = m ? col + m[0].length : Math.max(col + 1, text.length);
     range = new vscode.Range(line, col, line, Math.min(end, Math.max(text.length, col + 1)));
   }
-  const d = new vscode.Diagnostic(range, p.message, p.severity === 'warning' ? vscode.DiagnosticSeverity.Warning : vscode.DiagnosticSeverity.Error);
+  const d = new vscode.Diagnostic(
+    range,
+    p.message,
+    p.severity === 'warning' ? vscode.DiagnosticSeverity.Warning : vscode.DiagnosticSeverity.Error,
+  );
   d.source = 'switchboard';
   return d;
 }
@@ -59,10 +66,13 @@ export class RegistryDiagnostics implements vscode.Disposable {
     if (doc.uri.scheme !== 'file' || !kindOf(doc.uri.fsPath, this.roots())) return;
     const key = doc.uri.toString();
     clearTimeout(this.timers.get(key));
-    this.timers.set(key, setTimeout(() => {
-      this.timers.delete(key);
-      this.refresh();
-    }, 150));
+    this.timers.set(
+      key,
+      setTimeout(() => {
+        this.timers.delete(key);
+        this.refresh();
+      }, 150),
+    );
   }
 
   /** Rebuilds every diagnostic: broker problems for files on disk, live parses for dirty buffers. */
@@ -77,7 +87,9 @@ export class RegistryDiagnostics implements vscode.Disposable {
       if (doc.isDirty || !hasState) openDirty.set(path.resolve(doc.uri.fsPath), doc);
     }
     const docOf = (file: string): vscode.TextDocument | undefined =>
-      vscode.workspace.textDocuments.find((d) => d.uri.scheme === 'file' && path.resolve(d.uri.fsPath) === path.resolve(file));
+      vscode.workspace.textDocuments.find(
+        (d) => d.uri.scheme === 'file' && path.resolve(d.uri.fsPath) === path.resolve(file),
+      );
     for (const entry of this.ctx.entries()) {
       for (const p of entry.state?.problems ?? []) {
         const file = path.resolve(p.file);
@@ -90,7 +102,10 @@ export class RegistryDiagnostics implements vscode.Disposable {
     for (const [file, doc] of openDirty) {
       const kind = kindOf(file, roots)!;
       const { problems } = parseDefinition(kind, file, doc.getText());
-      byFile.set(file, problems.map((p) => toDiagnostic(p, doc)));
+      byFile.set(
+        file,
+        problems.map((p) => toDiagnostic(p, doc)),
+      );
     }
     this.collection.clear();
     for (const [file, diags] of byFile) this.collection.set(vscode.Uri.file(file), diags);

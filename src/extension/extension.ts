@@ -52,26 +52,33 @@ const COMMANDS: Record<string, commands.Cmd> = {
 export function activate(context: vscode.ExtensionContext): SwitchboardApi {
   const ctx = new Ctx(context);
   current = ctx;
-  ctx.output.info(`MCP Switchboard ${context.extension.packageJSON.version as string} activated${vscode.workspace.isTrusted ? '' : ' in Restricted Mode: nothing from the registry will be started'}.`);
+  ctx.output.info(
+    `MCP Switchboard ${context.extension.packageJSON.version as string} activated${vscode.workspace.isTrusted ? '' : ' in Restricted Mode: nothing from the registry will be started'}.`,
+  );
 
   for (const [name, factory] of Object.entries(COMMANDS)) {
     const handler = factory(ctx);
-    context.subscriptions.push(vscode.commands.registerCommand(`switchboard.${name}`, async (...args: unknown[]) => {
-      try {
-        return await handler(...args);
-      } catch (err) {
-        const message = err instanceof Error ? err.message : String(err);
-        ctx.output.error(`${name}: ${message}`);
-        void vscode.window.showErrorMessage(message);
-        return undefined;
-      }
-    }));
+    context.subscriptions.push(
+      vscode.commands.registerCommand(`switchboard.${name}`, async (...args: unknown[]) => {
+        try {
+          return await handler(...args);
+        } catch (err) {
+          const message = err instanceof Error ? err.message : String(err);
+          ctx.output.error(`${name}: ${message}`);
+          void vscode.window.showErrorMessage(message);
+          return undefined;
+        }
+      }),
+    );
   }
 
   const servers = new ServersProvider(ctx);
   const prompts = new PromptsProvider(ctx);
   const clients = new ClientsProvider(ctx);
-  const serversView = vscode.window.createTreeView('switchboard.servers', { treeDataProvider: servers, showCollapseAll: true });
+  const serversView = vscode.window.createTreeView('switchboard.servers', {
+    treeDataProvider: servers,
+    showCollapseAll: true,
+  });
   const promptsView = vscode.window.createTreeView('switchboard.prompts', { treeDataProvider: prompts });
   const clientsView = vscode.window.createTreeView('switchboard.clients', { treeDataProvider: clients });
   context.subscriptions.push(serversView, promptsView, clientsView);
@@ -84,17 +91,30 @@ export function activate(context: vscode.ExtensionContext): SwitchboardApi {
   const terminalEnv = new TerminalEnvironment(ctx);
   context.subscriptions.push(diagnostics, statusBar, terminalEnv, commands.watchWorkspaceTrust(ctx));
 
-  context.subscriptions.push(vscode.window.registerWebviewPanelSerializer(CONSOLE_VIEW_TYPE, {
-    deserializeWebviewPanel: async (panel, state: ConsoleState | undefined) => ConsolePanel.revive(ctx, panel, state),
-  }));
+  context.subscriptions.push(
+    vscode.window.registerWebviewPanelSerializer(CONSOLE_VIEW_TYPE, {
+      deserializeWebviewPanel: async (panel, state: ConsoleState | undefined) => ConsolePanel.revive(ctx, panel, state),
+    }),
+  );
 
   const updateViews = (): void => {
     const phase = aggregatePhase(ctx);
     void vscode.commands.executeCommand('setContext', 'switchboard.phase', phase);
     serversView.message = serversMessage(ctx);
-    const attention = ctx.entries().flatMap((e) => e.state?.servers ?? []).filter((s) => s.state === 'failed' || s.state === 'awaiting-approval' || s.state === 'backoff');
+    const attention = ctx
+      .entries()
+      .flatMap((e) => e.state?.servers ?? [])
+      .filter((s) => s.state === 'failed' || s.state === 'awaiting-approval' || s.state === 'backoff');
     serversView.badge = attention.length
-      ? { value: attention.length, tooltip: attention.map((s) => `${s.name}: ${s.state === 'awaiting-approval' ? 'awaiting approval' : s.state === 'backoff' ? 'crashed, restarting' : 'failed'}`).join('\n') }
+      ? {
+          value: attention.length,
+          tooltip: attention
+            .map(
+              (s) =>
+                `${s.name}: ${s.state === 'awaiting-approval' ? 'awaiting approval' : s.state === 'backoff' ? 'crashed, restarting' : 'failed'}`,
+            )
+            .join('\n'),
+        }
       : undefined;
   };
   context.subscriptions.push(ctx.onDidChange(updateViews));
@@ -122,18 +142,25 @@ function serversMessage(ctx: Ctx): string | undefined {
   const parts: string[] = [];
   const entries = ctx.entries();
   if (!vscode.workspace.isTrusted && entries.some((e) => e.state)) {
-    parts.push('Restricted Mode: Switchboard shows this registry but starts none of its servers. Trust the workspace to start them.');
+    parts.push(
+      'Restricted Mode: Switchboard shows this registry but starts none of its servers. Trust the workspace to start them.',
+    );
   } else if (entries.some((e) => e.state?.broker.untrusted)) {
     parts.push('The broker was started in Restricted Mode; it is being restarted.');
   }
   for (const e of entries) {
     const label = entries.length > 1 ? `${e.name}: ` : '';
-    if (e.phase === 'reconnecting') parts.push(`${label}the broker stopped unexpectedly (${e.conn.lastError ?? 'no reason given'}); reconnecting. The list may be out of date.`);
+    if (e.phase === 'reconnecting')
+      parts.push(
+        `${label}the broker stopped unexpectedly (${e.conn.lastError ?? 'no reason given'}); reconnecting. The list may be out of date.`,
+      );
     if (e.phase === 'stopped' && e.state === undefined && entries.length > 1) parts.push(`${label}broker stopped.`);
     const problems = e.state?.problems.filter((p) => p.severity === 'error') ?? [];
     if (problems.length) {
       const files = new Set(problems.map((p) => p.file)).size;
-      parts.push(`${label}${files} registry file${files === 1 ? ' has' : 's have'} errors (see the Problems panel); the last good version stays live.`);
+      parts.push(
+        `${label}${files} registry file${files === 1 ? ' has' : 's have'} errors (see the Problems panel); the last good version stays live.`,
+      );
     }
   }
   return parts.length ? parts.join(' ') : undefined;

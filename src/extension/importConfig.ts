@@ -44,18 +44,24 @@ export interface ImportContext {
 }
 
 /** Where each tool keeps its configuration, for the import picker. */
-export function candidateFiles(opts: { platform: NodeJS.Platform; home: string; appData?: string; folders: string[] }): { source: ImportSource; file: string; scope: string }[] {
+export function candidateFiles(opts: {
+  platform: NodeJS.Platform;
+  home: string;
+  appData?: string;
+  folders: string[];
+}): { source: ImportSource; file: string; scope: string }[] {
   const out: { source: ImportSource; file: string; scope: string }[] = [];
   for (const folder of opts.folders) {
     out.push({ source: 'vscode', file: path.join(folder, '.vscode', 'mcp.json'), scope: path.basename(folder) });
     out.push({ source: 'cursor', file: path.join(folder, '.cursor', 'mcp.json'), scope: path.basename(folder) });
     out.push({ source: 'claude-code', file: path.join(folder, '.mcp.json'), scope: path.basename(folder) });
   }
-  const claudeDir = opts.platform === 'darwin'
-    ? path.join(opts.home, 'Library', 'Application Support', 'Claude')
-    : opts.platform === 'win32'
-      ? path.join(opts.appData ?? path.join(opts.home, 'AppData', 'Roaming'), 'Claude')
-      : path.join(opts.home, '.config', 'Claude');
+  const claudeDir =
+    opts.platform === 'darwin'
+      ? path.join(opts.home, 'Library', 'Application Support', 'Claude')
+      : opts.platform === 'win32'
+        ? path.join(opts.appData ?? path.join(opts.home, 'AppData', 'Roaming'), 'Claude')
+        : path.join(opts.home, '.config', 'Claude');
   out.push({ source: 'claude-desktop', file: path.join(claudeDir, 'claude_desktop_config.json'), scope: 'user' });
   out.push({ source: 'cursor', file: path.join(opts.home, '.cursor', 'mcp.json'), scope: 'user' });
   return out;
@@ -105,7 +111,12 @@ const PACKAGE_RUNNERS = new Set(['npx', 'uvx', 'bunx', 'pnpx', 'docker', 'podman
 
 /** A registry name from any server key: `GitHub MCP` → `github-mcp`. */
 export function toRegistryName(raw: string, taken: ReadonlySet<string> = new Set()): string {
-  let name = raw.toLowerCase().replace(/[^a-z0-9-]+/g, '-').replace(/-{2,}/g, '-').replace(/^[^a-z]+/, '').replace(/-+$/, '');
+  let name = raw
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, '-')
+    .replace(/-{2,}/g, '-')
+    .replace(/^[^a-z]+/, '')
+    .replace(/-+$/, '');
   if (!name) name = 'server';
   if (name === 'switchboard') name = 'switchboard-upstream';
   name = name.slice(0, 31).replace(/-+$/, '');
@@ -138,7 +149,10 @@ export function parseMcpConfig(text: string, ctx: ImportContext): ImportResult {
     throw new Error(`the file is not valid JSON: ${(err as Error).message}`);
   }
   const map = serverMap(doc);
-  if (!map) throw new Error('no MCP servers found: expected a "servers" (VS Code) or "mcpServers" (Claude Desktop, Cursor) object');
+  if (!map)
+    throw new Error(
+      'no MCP servers found: expected a "servers" (VS Code) or "mcpServers" (Claude Desktop, Cursor) object',
+    );
   const taken = new Set(ctx.existing ?? []);
   const result: ImportResult = { servers: [], skipped: [] };
   for (const [key, raw] of Object.entries(map)) {
@@ -159,7 +173,8 @@ export function parseMcpConfig(text: string, ctx: ImportContext): ImportResult {
 
 function stringArray(v: unknown, what: string): string[] {
   if (v === undefined) return [];
-  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string' && typeof x !== 'number')) throw new Error(`'${what}' must be a list of strings`);
+  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string' && typeof x !== 'number'))
+    throw new Error(`'${what}' must be a list of strings`);
   return v.map(String);
 }
 
@@ -198,7 +213,10 @@ function convert(key: string, raw: Json, ctx: ImportContext, taken: ReadonlySet<
       inputs.add(id);
       return where === 'env' ? '\u0000' : `<${id}>`;
     });
-    if (where !== 'env' && /\$\{env:[^}]+\}/.test(v)) notes.push(`'${value}' refers to an environment variable; the registry expands \${env:...} only in 'env' values, so set it there`);
+    if (where !== 'env' && /\$\{env:[^}]+\}/.test(v))
+      notes.push(
+        `'${value}' refers to an environment variable; the registry expands \${env:...} only in 'env' values, so set it there`,
+      );
     return v;
   };
 
@@ -206,7 +224,8 @@ function convert(key: string, raw: Json, ctx: ImportContext, taken: ReadonlySet<
   const url = typeof raw.url === 'string' ? raw.url : typeof raw.serverUrl === 'string' ? raw.serverUrl : undefined;
   const def: Json = { name };
   if (typeof raw.description === 'string') def.description = raw.description;
-  const isRemote = url !== undefined || type === 'http' || type === 'sse' || type === 'streamable-http' || type === 'streamableHttp';
+  const isRemote =
+    url !== undefined || type === 'http' || type === 'sse' || type === 'streamable-http' || type === 'streamableHttp';
 
   if (isRemote) {
     if (!url) throw new Error(`a ${type} server needs a 'url'`);
@@ -217,13 +236,16 @@ function convert(key: string, raw: Json, ctx: ImportContext, taken: ReadonlySet<
     for (const [k, v] of Object.entries(headers)) {
       const value = subst(v, 'header');
       if (looksSecret(k) || /^bearer\s/i.test(value)) {
-        notes.push(`header '${k}' holds a credential: it is written to the registry file as it was; keep that file out of version control or replace the value`);
+        notes.push(
+          `header '${k}' holds a credential: it is written to the registry file as it was; keep that file out of version control or replace the value`,
+        );
       }
       outHeaders[k] = value;
     }
     if (Object.keys(outHeaders).length) def.headers = outHeaders;
   } else {
-    if (typeof raw.command !== 'string' || !raw.command) throw new Error("neither a 'command' (stdio) nor a 'url' (remote)");
+    if (typeof raw.command !== 'string' || !raw.command)
+      throw new Error("neither a 'command' (stdio) nor a 'url' (remote)");
     def.transport = 'stdio';
     def.command = subst(raw.command, 'arg');
     const args = stringArray(raw.args, 'args').map((a) => subst(a, 'arg'));
@@ -247,7 +269,9 @@ function convert(key: string, raw: Json, ctx: ImportContext, taken: ReadonlySet<
         // Never copy a credential into the workspace, where it would be committed.
         outEnv[k] = `\${env:${k}}`;
         grants.add('secrets');
-        notes.push(`the value of ${k} was not copied into the workspace: set ${k} in the environment the broker starts in (or use an envFile)`);
+        notes.push(
+          `the value of ${k} was not copied into the workspace: set ${k} in the environment the broker starts in (or use an envFile)`,
+        );
       } else {
         outEnv[k] = value;
         if (/\$\{env:[^}]+\}/.test(value) && looksSecret(value)) grants.add('secrets');
@@ -265,13 +289,22 @@ function convert(key: string, raw: Json, ctx: ImportContext, taken: ReadonlySet<
     def.enabled = false;
     notes.push('it was disabled there, so it is imported disabled');
   }
-  if (Array.isArray(raw.disabledTools) && raw.disabledTools.every((t) => typeof t === 'string') && raw.disabledTools.length) def.excludeTools = raw.disabledTools;
-  if (inputs.size) notes.push(`it prompted for ${[...inputs].map((i) => `'${i}'`).join(', ')}; provide those values before it can run`);
+  if (
+    Array.isArray(raw.disabledTools) &&
+    raw.disabledTools.every((t) => typeof t === 'string') &&
+    raw.disabledTools.length
+  )
+    def.excludeTools = raw.disabledTools;
+  if (inputs.size)
+    notes.push(
+      `it prompted for ${[...inputs].map((i) => `'${i}'`).join(', ')}; provide those values before it can run`,
+    );
   return { name, originalName: key, definition: def, notes };
 }
 
 /** One line describing what a definition runs, for pickers: `npx -y @scope/pkg` or `http https://...`. */
 export function describeTarget(def: Record<string, unknown>): string {
-  if (def.transport === 'stdio' || def.command) return [def.command, ...((def.args as string[] | undefined) ?? [])].join(' ');
+  if (def.transport === 'stdio' || def.command)
+    return [def.command, ...((def.args as string[] | undefined) ?? [])].join(' ');
   return `${def.transport} ${def.url}`;
 }

@@ -36,13 +36,15 @@ export function planDefinitions(state: BrokerState, opts: PlanOptions): PlannedD
   const suffix = opts.folderLabel ? ` (${opts.folderLabel})` : '';
   const client = opts.editorClient.trim();
   if (!opts.perServer && client && state.clients.some((c) => c.name === client)) {
-    return [{
-      label: `Switchboard${suffix}`,
-      url: `${origin}/mcp`,
-      path: '/mcp',
-      version: `${state.broker.pid}.${state.broker.catalogVersion}`,
-      client,
-    }];
+    return [
+      {
+        label: `Switchboard${suffix}`,
+        url: `${origin}/mcp`,
+        path: '/mcp',
+        version: `${state.broker.pid}.${state.broker.catalogVersion}`,
+        client,
+      },
+    ];
   }
   return state.servers
     .filter((s) => s.enabled && !NOT_OFFERED.has(s.state))

@@ -9,19 +9,25 @@ import { planDefinitions, type PlannedDefinition } from './mcpPlan';
 
 export const PROVIDER_ID = 'switchboard.broker';
 
-export class McpProvider implements vscode.McpServerDefinitionProvider<vscode.McpHttpServerDefinition>, vscode.Disposable {
+export class McpProvider
+  implements vscode.McpServerDefinitionProvider<vscode.McpHttpServerDefinition>, vscode.Disposable
+{
   private readonly emitter = new vscode.EventEmitter<void>();
   readonly onDidChangeMcpServerDefinitions = this.emitter.event;
   private signature = '';
   private readonly disposables: vscode.Disposable[] = [this.emitter];
   /** Which entry and plan each handed-out definition came from, for resolve. */
-  private readonly origin = new WeakMap<vscode.McpHttpServerDefinition, { entry: FolderEntry; plan: PlannedDefinition }>();
+  private readonly origin = new WeakMap<
+    vscode.McpHttpServerDefinition,
+    { entry: FolderEntry; plan: PlannedDefinition }
+  >();
 
   constructor(private readonly ctx: Ctx) {
     this.disposables.push(
       ctx.onDidChange(() => this.maybeChanged()),
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration(settingId('editorClient')) || e.affectsConfiguration(settingId('perServer'))) this.maybeChanged(true);
+        if (e.affectsConfiguration(settingId('editorClient')) || e.affectsConfiguration(settingId('perServer')))
+          this.maybeChanged(true);
       }),
     );
   }
@@ -67,7 +73,9 @@ export class McpProvider implements vscode.McpServerDefinitionProvider<vscode.Mc
   }
 
   /** When VS Code starts a server: make sure the broker runs, and attach the current token and port. */
-  async resolveMcpServerDefinition(def: vscode.McpHttpServerDefinition): Promise<vscode.McpHttpServerDefinition | undefined> {
+  async resolveMcpServerDefinition(
+    def: vscode.McpHttpServerDefinition,
+  ): Promise<vscode.McpHttpServerDefinition | undefined> {
     if (!this.ctx.trusted) throw new Error('Switchboard starts nothing in Restricted Mode; trust the workspace first.');
     const origin = this.origin.get(def) ?? this.findByLabel(def.label);
     if (!origin) throw new Error(`Switchboard no longer offers '${def.label}'.`);
@@ -85,7 +93,9 @@ export class McpProvider implements vscode.McpServerDefinitionProvider<vscode.Mc
     const base = new URL(record.url);
     def.uri = vscode.Uri.parse(`${base.origin}${plan.path}`);
     def.headers = { ...def.headers, Authorization: `Bearer ${token}` };
-    this.ctx.output.info(`VS Code's MCP client connects to ${def.uri.toString()} as ${plan.client ? `the client '${plan.client}'` : 'a per-server endpoint (no control tools)'}.`);
+    this.ctx.output.info(
+      `VS Code's MCP client connects to ${def.uri.toString()} as ${plan.client ? `the client '${plan.client}'` : 'a per-server endpoint (no control tools)'}.`,
+    );
     return def;
   }
 

@@ -29,32 +29,47 @@ export function stateLabel(state: State): string {
 
 export function stateIcon(state: State): IconSpec {
   switch (state) {
-    case 'running': return { id: 'pass-filled', color: 'testing.iconPassed' };
-    case 'starting': return { id: 'sync~spin' };
-    case 'backoff': return { id: 'sync~spin', color: 'list.warningForeground' };
-    case 'failed': return { id: 'error', color: 'list.errorForeground' };
-    case 'stopped': return { id: 'circle-large-outline' };
-    case 'disabled': return { id: 'circle-slash', color: 'disabledForeground' };
-    case 'awaiting-approval': return { id: 'shield', color: 'list.warningForeground' };
-    case 'blocked': return { id: 'lock', color: 'disabledForeground' };
-    default: return { id: 'question' };
+    case 'running':
+      return { id: 'pass-filled', color: 'testing.iconPassed' };
+    case 'starting':
+      return { id: 'sync~spin' };
+    case 'backoff':
+      return { id: 'sync~spin', color: 'list.warningForeground' };
+    case 'failed':
+      return { id: 'error', color: 'list.errorForeground' };
+    case 'stopped':
+      return { id: 'circle-large-outline' };
+    case 'disabled':
+      return { id: 'circle-slash', color: 'disabledForeground' };
+    case 'awaiting-approval':
+      return { id: 'shield', color: 'list.warningForeground' };
+    case 'blocked':
+      return { id: 'lock', color: 'disabledForeground' };
+    default:
+      return { id: 'question' };
   }
 }
 
 /** A short badge for the trust tier, as it appears in the tree's description column. */
 export function trustBadge(trust: ServerStatus['trust']): string {
   switch (trust) {
-    case 'builtin': return '◆ builtin';
-    case 'trusted': return '✓ trusted';
-    default: return '⚠ community';
+    case 'builtin':
+      return '◆ builtin';
+    case 'trusted':
+      return '✓ trusted';
+    default:
+      return '⚠ community';
   }
 }
 
 export function trustExplanation(trust: ServerStatus['trust']): string {
   switch (trust) {
-    case 'builtin': return "builtin: ships with this workspace; starts once you accept the workspace's builtin servers";
-    case 'trusted': return 'trusted: starts once you accept the servers this workspace marks trusted';
-    default: return 'community: third-party; runs only after you approve exactly what it runs';
+    case 'builtin':
+      return "builtin: ships with this workspace; starts once you accept the workspace's builtin servers";
+    case 'trusted':
+      return 'trusted: starts once you accept the servers this workspace marks trusted';
+    default:
+      return 'community: third-party; runs only after you approve exactly what it runs';
   }
 }
 
@@ -66,7 +81,8 @@ function plural(n: number, one: string, many = `${one}s`): string {
 export function serverDescription(s: ServerStatus): string {
   const parts = [trustBadge(s.trust), stateLabel(s.state)];
   if (s.state === 'running') parts.push(plural(s.tools.length, 'tool'));
-  else if (s.state === 'backoff' && s.nextRestartInMs !== undefined) parts.push(`next try in ${Math.ceil(s.nextRestartInMs / 1000)} s`);
+  else if (s.state === 'backoff' && s.nextRestartInMs !== undefined)
+    parts.push(`next try in ${Math.ceil(s.nextRestartInMs / 1000)} s`);
   if (s.approval === 'changed') parts.push('changed since approval');
   return parts.join(' · ');
 }
@@ -95,10 +111,15 @@ export function enforcementLines(s: ServerStatus): string[] {
   const lines: string[] = [];
   const e = s.enforcement;
   if (!s.grants.includes('network')) {
-    lines.push(e.network === 'enforced' ? 'network: blocked (own network namespace)' : 'network: not granted, but not blockable here');
+    lines.push(
+      e.network === 'enforced'
+        ? 'network: blocked (own network namespace)'
+        : 'network: not granted, but not blockable here',
+    );
   }
   if (!s.grants.includes('secrets')) lines.push('secrets: withheld (no env file values, no secret-looking variables)');
-  if (!s.grants.includes('filesystem')) lines.push('filesystem: not granted (recorded and audited; the OS does not restrict it here)');
+  if (!s.grants.includes('filesystem'))
+    lines.push('filesystem: not granted (recorded and audited; the OS does not restrict it here)');
   return lines;
 }
 
@@ -118,10 +139,14 @@ export function serverContextValue(s: ServerStatus): string {
 /** Markdown tooltip of a server node. */
 export function serverTooltip(s: ServerStatus): string {
   const out: string[] = [];
-  out.push(`**${s.name}** — ${stateLabel(s.state)}${s.pid ? ` (pid ${s.pid}${s.uptimeMs !== undefined ? `, up ${formatUptime(s.uptimeMs)}` : ''})` : ''}`);
+  out.push(
+    `**${s.name}** — ${stateLabel(s.state)}${s.pid ? ` (pid ${s.pid}${s.uptimeMs !== undefined ? `, up ${formatUptime(s.uptimeMs)}` : ''})` : ''}`,
+  );
   if (s.description) out.push('', escapeMarkdown(s.description));
   out.push('', `- Trust: ${trustExplanation(s.trust)}`);
-  out.push(`- ${s.transport === 'stdio' ? 'Runs' : `Connects (${s.transport}) to`}: \`${s.target.replace(/`/g, "'")}\``);
+  out.push(
+    `- ${s.transport === 'stdio' ? 'Runs' : `Connects (${s.transport}) to`}: \`${s.target.replace(/`/g, "'")}\``,
+  );
   out.push(`- Grants: ${s.grants.length ? s.grants.join(', ') : 'none'}`);
   for (const line of enforcementLines(s)) out.push(`  - ${line}`);
   if (s.withheldEnv.length) out.push(`- Withheld for want of the secrets grant: ${s.withheldEnv.join(', ')}`);
@@ -129,9 +154,10 @@ export function serverTooltip(s: ServerStatus): string {
   if (s.approval === 'required') out.push('', '$(shield) Needs your approval before it runs.');
   if (s.approval === 'changed') {
     // While it waits, lastError is the broker's reason, which names what changed.
-    const why = s.state === 'awaiting-approval' && s.lastError
-      ? s.lastError
-      : 'it changed since you approved it; approve it again before it next starts';
+    const why =
+      s.state === 'awaiting-approval' && s.lastError
+        ? s.lastError
+        : 'it changed since you approved it; approve it again before it next starts';
     out.push('', `$(shield) ${escapeMarkdown(why.charAt(0).toUpperCase() + why.slice(1))}.`);
   }
   if (s.lastError && showsError(s)) out.push('', `$(error) ${escapeMarkdown(s.lastError)}`);
@@ -152,7 +178,11 @@ export function escapeMarkdown(text: string): string {
 
 export function firstLine(text: string | undefined, max = 120): string {
   if (!text) return '';
-  const line = text.split(/\r?\n/).find((l) => l.trim())?.trim() ?? '';
+  const line =
+    text
+      .split(/\r?\n/)
+      .find((l) => l.trim())
+      ?.trim() ?? '';
   return line.length > max ? `${line.slice(0, max - 1)}…` : line;
 }
 
@@ -160,9 +190,13 @@ export function firstLine(text: string | undefined, max = 120): string {
 export function approvalDetail(s: ServerStatus): string {
   const lines = s.approvalItems.flatMap((l) => [`${l.label}: ${l.value}`, ...(l.warning ? [`  ${l.warning}`] : [])]);
   for (const line of enforcementLines(s)) lines.push(`  ${line}`);
-  lines.push('', `Definition: ${s.file}`, '',
-    'The approval is stored for you only (not in the workspace) and bound to all of the above, including env '
-    + "values and the env file's contents: if any of it changes, the server waits for your approval again.");
+  lines.push(
+    '',
+    `Definition: ${s.file}`,
+    '',
+    'The approval is stored for you only (not in the workspace) and bound to all of the above, including env ' +
+      "values and the env file's contents: if any of it changes, the server waits for your approval again.",
+  );
   return lines.join('\n');
 }
 
@@ -185,7 +219,11 @@ export interface FolderSummaryInput {
 /** The status bar item: one line for all folders, details per folder in the tooltip. */
 export function statusSummary(folders: FolderSummaryInput[]): Summary {
   const active = folders.filter((f) => f.phase !== 'none');
-  if (active.length === 0) return { text: '$(circle-large-outline) Switchboard', tooltip: 'No registry in this workspace. Run "Switchboard: Add Server…" to create one.' };
+  if (active.length === 0)
+    return {
+      text: '$(circle-large-outline) Switchboard',
+      tooltip: 'No registry in this workspace. Run "Switchboard: Add Server…" to create one.',
+    };
   const tips: string[] = [];
   let running = 0;
   let total = 0;
@@ -209,15 +247,26 @@ export function statusSummary(folders: FolderSummaryInput[]): Summary {
           ? 'Restricted Mode — nothing is started until you trust the workspace'
           : `${r} of ${plural(servers.length, 'server')} running${bad ? `, ${bad} failing` : ''}${approval ? `, ${approval} awaiting approval` : ''} — ${f.state?.broker.url ?? ''}`;
         break;
-      case 'starting': line += 'starting the broker…'; phaseText ??= '$(sync~spin) Switchboard'; break;
+      case 'starting':
+        line += 'starting the broker…';
+        phaseText ??= '$(sync~spin) Switchboard';
+        break;
       case 'reconnecting':
         line += `broker lost (${f.lastError ?? 'unknown reason'}); retrying${f.retryInMs !== undefined ? ` in ${Math.ceil(f.retryInMs / 1000)} s` : ''}`;
         phaseText = '$(debug-disconnect) Switchboard: reconnecting';
         severity = 'warning';
         break;
-      case 'stopped': line += 'broker stopped'; phaseText ??= '$(debug-stop) Switchboard: stopped'; break;
-      case 'failed': line += `broker failed to start: ${f.lastError ?? ''}`; phaseText = '$(error) Switchboard: broker failed'; severity = 'error'; break;
-      default: line += 'not started';
+      case 'stopped':
+        line += 'broker stopped';
+        phaseText ??= '$(debug-stop) Switchboard: stopped';
+        break;
+      case 'failed':
+        line += `broker failed to start: ${f.lastError ?? ''}`;
+        phaseText = '$(error) Switchboard: broker failed';
+        severity = 'error';
+        break;
+      default:
+        line += 'not started';
     }
     tips.push(line);
   }

@@ -27,7 +27,8 @@ export class PromptsProvider implements vscode.TreeDataProvider<PromptNode> {
       return folders.flatMap((entry) => this.promptsOf(entry));
     }
     if (node.kind === 'folder') return this.promptsOf(node.entry);
-    if (node.kind === 'prompt') return node.prompt.arguments.map((arg) => ({ kind: 'argument', entry: node.entry, prompt: node.prompt, arg }));
+    if (node.kind === 'prompt')
+      return node.prompt.arguments.map((arg) => ({ kind: 'argument', entry: node.entry, prompt: node.prompt, arg }));
     return [];
   }
 
@@ -45,10 +46,15 @@ export class PromptsProvider implements vscode.TreeDataProvider<PromptNode> {
       }
       case 'prompt': {
         const p = node.prompt;
-        const item = new vscode.TreeItem(p.name, p.arguments.length ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+        const item = new vscode.TreeItem(
+          p.name,
+          p.arguments.length ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
+        );
         item.id = `${node.entry.key}/prompt/${p.name}`;
         item.description = firstLine(p.description) || `${p.arguments.length} arguments`;
-        item.tooltip = new vscode.MarkdownString(`**${p.exposedAs}**${p.description ? `\n\n${p.description}` : ''}\n\nServed to every client as the prompt \`${p.exposedAs}\`.`);
+        item.tooltip = new vscode.MarkdownString(
+          `**${p.exposedAs}**${p.description ? `\n\n${p.description}` : ''}\n\nServed to every client as the prompt \`${p.exposedAs}\`.`,
+        );
         item.iconPath = new vscode.ThemeIcon('comment-discussion');
         item.contextValue = 'prompt';
         item.command = { command: 'switchboard.openDefinition', title: 'Open Definition', arguments: [node] };

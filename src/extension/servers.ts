@@ -3,7 +3,15 @@ import * as vscode from 'vscode';
 import type { ServerStatus } from '../broker/controlApi';
 import type { Ctx, FolderEntry } from './ctx';
 import {
-  enforcementLines, firstLine, grantLabel, serverContextValue, serverDescription, serverTooltip, showsError, stateIcon, type IconSpec,
+  enforcementLines,
+  firstLine,
+  grantLabel,
+  serverContextValue,
+  serverDescription,
+  serverTooltip,
+  showsError,
+  stateIcon,
+  type IconSpec,
 } from './presentation';
 
 export type ServerNode =
@@ -12,7 +20,16 @@ export type ServerNode =
   | { kind: 'tools'; entry: FolderEntry; status: ServerStatus }
   | { kind: 'tool'; entry: FolderEntry; status: ServerStatus; tool: ServerStatus['tools'][number] }
   | { kind: 'grants'; entry: FolderEntry; status: ServerStatus }
-  | { kind: 'info'; entry: FolderEntry; status: ServerStatus; id: string; label: string; description?: string; tooltip?: string; icon: IconSpec };
+  | {
+      kind: 'info';
+      entry: FolderEntry;
+      status: ServerStatus;
+      id: string;
+      label: string;
+      description?: string;
+      tooltip?: string;
+      icon: IconSpec;
+    };
 
 export function themeIcon(icon: IconSpec): vscode.ThemeIcon {
   return new vscode.ThemeIcon(icon.id, icon.color ? new vscode.ThemeColor(icon.color) : undefined);
@@ -38,11 +55,16 @@ export class ServersProvider implements vscode.TreeDataProvider<ServerNode> {
       return folders.flatMap((entry) => this.serversOf(entry));
     }
     switch (node.kind) {
-      case 'folder': return this.serversOf(node.entry);
-      case 'server': return this.detailsOf(node.entry, node.status);
-      case 'tools': return node.status.tools.map((tool) => ({ kind: 'tool', entry: node.entry, status: node.status, tool }));
-      case 'grants': return this.grantsOf(node.entry, node.status);
-      default: return [];
+      case 'folder':
+        return this.serversOf(node.entry);
+      case 'server':
+        return this.detailsOf(node.entry, node.status);
+      case 'tools':
+        return node.status.tools.map((tool) => ({ kind: 'tool', entry: node.entry, status: node.status, tool }));
+      case 'grants':
+        return this.grantsOf(node.entry, node.status);
+      default:
+        return [];
     }
   }
 
@@ -56,12 +78,30 @@ export class ServersProvider implements vscode.TreeDataProvider<ServerNode> {
       out.push({ kind: 'info', entry, status: s, id, label, icon, description, tooltip });
     };
     if (s.approval === 'required' || s.approval === 'changed') {
-      info('approval', s.approval === 'changed' ? 'Changed since you approved it' : 'Needs your approval to run', { id: 'shield', color: 'list.warningForeground' },
-        'Approve… shows exactly what runs', s.approvalSummary);
+      info(
+        'approval',
+        s.approval === 'changed' ? 'Changed since you approved it' : 'Needs your approval to run',
+        { id: 'shield', color: 'list.warningForeground' },
+        'Approve… shows exactly what runs',
+        s.approvalSummary,
+      );
     }
-    if (s.lastError && showsError(s)) info('error', firstLine(s.lastError, 200), { id: 'error', color: 'list.errorForeground' }, undefined, s.lastError);
-    info('target', s.target || '(no command)', { id: s.transport === 'stdio' ? 'terminal' : 'globe' }, s.transport === 'stdio' ? 'command' : s.transport);
-    if (s.withheldEnv.length) info('withheld', `Withheld: ${s.withheldEnv.join(', ')}`, { id: 'eye-closed' }, 'needs the secrets grant');
+    if (s.lastError && showsError(s))
+      info(
+        'error',
+        firstLine(s.lastError, 200),
+        { id: 'error', color: 'list.errorForeground' },
+        undefined,
+        s.lastError,
+      );
+    info(
+      'target',
+      s.target || '(no command)',
+      { id: s.transport === 'stdio' ? 'terminal' : 'globe' },
+      s.transport === 'stdio' ? 'command' : s.transport,
+    );
+    if (s.withheldEnv.length)
+      info('withheld', `Withheld: ${s.withheldEnv.join(', ')}`, { id: 'eye-closed' }, 'needs the secrets grant');
     out.push({ kind: 'grants', entry, status: s });
     if (s.tools.length || s.state === 'running') out.push({ kind: 'tools', entry, status: s });
     return out;
@@ -70,11 +110,27 @@ export class ServersProvider implements vscode.TreeDataProvider<ServerNode> {
   private grantsOf(entry: FolderEntry, s: ServerStatus): ServerNode[] {
     const out: ServerNode[] = s.grants.map((g) => {
       const gl = grantLabel(g);
-      return { kind: 'info', entry, status: s, id: `grant-${g}`, label: gl.label, description: gl.description, icon: { id: gl.icon } };
+      return {
+        kind: 'info',
+        entry,
+        status: s,
+        id: `grant-${g}`,
+        label: gl.label,
+        description: gl.description,
+        icon: { id: gl.icon },
+      };
     });
     for (const line of enforcementLines(s)) {
       const [what, how] = line.split(': ');
-      out.push({ kind: 'info', entry, status: s, id: `deny-${what}`, label: `no ${what}`, description: how, icon: { id: 'circle-slash', color: 'disabledForeground' } });
+      out.push({
+        kind: 'info',
+        entry,
+        status: s,
+        id: `deny-${what}`,
+        label: `no ${what}`,
+        description: how,
+        icon: { id: 'circle-slash', color: 'disabledForeground' },
+      });
     }
     return out;
   }
@@ -103,12 +159,17 @@ export class ServersProvider implements vscode.TreeDataProvider<ServerNode> {
         item.tooltip = tip;
         item.contextValue = serverContextValue(s);
         item.resourceUri = undefined;
-        item.accessibilityInformation = { label: `${s.name}, ${item.description}${s.description ? `. ${s.description}` : ''}` };
+        item.accessibilityInformation = {
+          label: `${s.name}, ${item.description}${s.description ? `. ${s.description}` : ''}`,
+        };
         return item;
       }
       case 'tools': {
         const n = node.status.tools.length;
-        const item = new vscode.TreeItem(n ? `Tools (${n})` : 'Tools', n ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None);
+        const item = new vscode.TreeItem(
+          n ? `Tools (${n})` : 'Tools',
+          n ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
+        );
         item.id = `${base}/server/${node.status.name}/tools`;
         item.iconPath = new vscode.ThemeIcon('tools');
         if (!n) item.description = 'none offered';
@@ -141,8 +202,18 @@ export class ServersProvider implements vscode.TreeDataProvider<ServerNode> {
         item.tooltip = node.tooltip;
         item.iconPath = themeIcon(node.icon);
         item.contextValue = `info-${node.id.replace(/-.*/, '')}`;
-        if (node.id === 'approval') item.command = { command: 'switchboard.approveServer', title: 'Approve', arguments: [{ kind: 'server', entry: node.entry, status: node.status }] };
-        if (node.id === 'error') item.command = { command: 'switchboard.showServerLogs', title: 'Show Logs', arguments: [{ kind: 'server', entry: node.entry, status: node.status }] };
+        if (node.id === 'approval')
+          item.command = {
+            command: 'switchboard.approveServer',
+            title: 'Approve',
+            arguments: [{ kind: 'server', entry: node.entry, status: node.status }],
+          };
+        if (node.id === 'error')
+          item.command = {
+            command: 'switchboard.showServerLogs',
+            title: 'Show Logs',
+            arguments: [{ kind: 'server', entry: node.entry, status: node.status }],
+          };
         return item;
       }
     }
@@ -151,9 +222,12 @@ export class ServersProvider implements vscode.TreeDataProvider<ServerNode> {
   getParent(node: ServerNode): ServerNode | undefined {
     const multi = this.folders().length > 1;
     switch (node.kind) {
-      case 'folder': return undefined;
-      case 'server': return multi ? { kind: 'folder', entry: node.entry } : undefined;
-      default: return { kind: 'server', entry: node.entry, status: node.status };
+      case 'folder':
+        return undefined;
+      case 'server':
+        return multi ? { kind: 'folder', entry: node.entry } : undefined;
+      default:
+        return { kind: 'server', entry: node.entry, status: node.status };
     }
   }
 }

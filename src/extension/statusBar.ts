@@ -21,20 +21,31 @@ export class BrokerStatusBar implements vscode.Disposable {
       this.item.hide();
       return;
     }
-    const summary = statusSummary(entries.map((e) => ({
-      folder: e.name,
-      phase: e.phase === 'idle' && !e.hasRegistry() ? 'none' : e.phase,
-      state: e.state,
-      lastError: e.conn.lastError,
-      retryInMs: e.conn.retryAt !== undefined ? Math.max(0, e.conn.retryAt - Date.now()) : undefined,
-      untrusted: e.conn.isUntrusted,
-    })));
+    const summary = statusSummary(
+      entries.map((e) => ({
+        folder: e.name,
+        phase: e.phase === 'idle' && !e.hasRegistry() ? 'none' : e.phase,
+        state: e.state,
+        lastError: e.conn.lastError,
+        retryInMs: e.conn.retryAt !== undefined ? Math.max(0, e.conn.retryAt - Date.now()) : undefined,
+        untrusted: e.conn.isUntrusted,
+      })),
+    );
     this.item.text = summary.text;
-    const tip = new vscode.MarkdownString(summary.tooltip.split('\n').map((l) => `- ${l.replace(/[\\`*_[\]<>]/g, (c) => `\\${c}`)}`).join('\n') + '\n\nClick to show the Switchboard servers.', true);
+    const tip = new vscode.MarkdownString(
+      summary.tooltip
+        .split('\n')
+        .map((l) => `- ${l.replace(/[\\`*_[\]<>]/g, (c) => `\\${c}`)}`)
+        .join('\n') + '\n\nClick to show the Switchboard servers.',
+      true,
+    );
     this.item.tooltip = tip;
-    this.item.backgroundColor = summary.severity === 'error'
-      ? new vscode.ThemeColor('statusBarItem.errorBackground')
-      : summary.severity === 'warning' ? new vscode.ThemeColor('statusBarItem.warningBackground') : undefined;
+    this.item.backgroundColor =
+      summary.severity === 'error'
+        ? new vscode.ThemeColor('statusBarItem.errorBackground')
+        : summary.severity === 'warning'
+          ? new vscode.ThemeColor('statusBarItem.warningBackground')
+          : undefined;
     this.item.accessibilityInformation = { label: `Switchboard: ${summary.tooltip}` };
     this.item.show();
     // While a reconnect countdown is shown, tick once a second (only then).

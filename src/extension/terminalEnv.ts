@@ -10,7 +10,8 @@ export class TerminalEnvironment implements vscode.Disposable {
   constructor(private readonly ctx: Ctx) {
     this.disposable = ctx.onDidChange(() => this.update());
     const env = ctx.extension.environmentVariableCollection;
-    env.description = 'Tells agents in this terminal where the workspace\'s MCP Switchboard broker is (SWITCHBOARD_URL, SWITCHBOARD_ROOT, SWITCHBOARD_CLI).';
+    env.description =
+      "Tells agents in this terminal where the workspace's MCP Switchboard broker is (SWITCHBOARD_URL, SWITCHBOARD_ROOT, SWITCHBOARD_CLI).";
     env.persistent = false;
     this.update();
   }
@@ -22,7 +23,11 @@ export class TerminalEnvironment implements vscode.Disposable {
     const sig = JSON.stringify(entries.map((e) => [e.key, e.state?.broker.url, e.root]));
     if (sig === this.last) return;
     this.last = sig;
-    const apply = (c: vscode.EnvironmentVariableCollection, url: string | undefined, root: string | undefined): void => {
+    const apply = (
+      c: vscode.EnvironmentVariableCollection,
+      url: string | undefined,
+      root: string | undefined,
+    ): void => {
       if (url) c.replace('SWITCHBOARD_URL', url);
       else c.delete('SWITCHBOARD_URL');
       if (root) c.replace('SWITCHBOARD_ROOT', root);

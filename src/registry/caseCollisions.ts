@@ -33,7 +33,10 @@ export function caseCollisionProblems(
     if (group.length < 2) continue;
     for (const file of [...group].sort()) {
       const own = path.basename(file);
-      const others = group.map((f) => path.basename(f)).filter((n) => n !== own).sort();
+      const others = group
+        .map((f) => path.basename(f))
+        .filter((n) => n !== own)
+        .sort();
       const message = here
         ? `${own} and ${others.join(', ')} are the same file on this system, which ignores case in file ` +
           'names; which one is read is chance. Keep one (lower-case, like the definition name) and delete the others.'

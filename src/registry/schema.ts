@@ -51,13 +51,16 @@ const globList = (what: string) =>
     description: `${what} Globs: '*' matches any run of characters, '?' one character.`,
   });
 
-const noDuplicates = <T>(label: string) => (items: readonly T[], ctx: z.RefinementCtx) => {
-  const seen = new Set<T>();
-  items.forEach((item, i) => {
-    if (seen.has(item)) ctx.addIssue({ code: 'custom', path: [i], message: `'${String(item)}' is listed twice in '${label}'` });
-    seen.add(item);
-  });
-};
+const noDuplicates =
+  <T>(label: string) =>
+  (items: readonly T[], ctx: z.RefinementCtx) => {
+    const seen = new Set<T>();
+    items.forEach((item, i) => {
+      if (seen.has(item))
+        ctx.addIssue({ code: 'custom', path: [i], message: `'${String(item)}' is listed twice in '${label}'` });
+      seen.add(item);
+    });
+  };
 
 const positiveMs = (description: string, dflt: number) =>
   z.number().int().positive().default(dflt).meta({ description });
@@ -103,11 +106,14 @@ export const ServerDefSchema = z
   .object({
     name: nameSchema,
     description: z.string().optional().meta({ description: 'Shown in the console and to agents listing servers.' }),
-    trust: z.enum(['builtin', 'trusted', 'community']).default('community').meta({
-      description:
-        "builtin and trusted servers start once the operator accepts the workspace's trusted servers " +
-        '(a workspace can request a tier, not grant it); a community server stays inert until the operator approves it.',
-    }),
+    trust: z
+      .enum(['builtin', 'trusted', 'community'])
+      .default('community')
+      .meta({
+        description:
+          "builtin and trusted servers start once the operator accepts the workspace's trusted servers " +
+          '(a workspace can request a tier, not grant it); a community server stays inert until the operator approves it.',
+      }),
     transport: z.enum(['stdio', 'sse', 'http']).default('stdio').meta({
       description: 'stdio: a child process; sse: legacy HTTP+SSE; http: Streamable HTTP.',
     }),
@@ -119,11 +125,15 @@ export const ServerDefSchema = z
       description: 'Working directory of the process, relative to the workspace root (stdio only).',
     }),
     env: z
-      .record(z.string().regex(ENV_NAME, { error: 'an environment variable name must be letters, digits and _' }), z.string())
+      .record(
+        z.string().regex(ENV_NAME, { error: 'an environment variable name must be letters, digits and _' }),
+        z.string(),
+      )
       .default({})
       .meta({ description: 'Extra environment variables (stdio only). Quote numbers: PORT: "3000".' }),
     envFile: z.string().min(1).optional().meta({
-      description: "A dotenv file, relative to the workspace root, whose values are passed only with the 'secrets' grant.",
+      description:
+        "A dotenv file, relative to the workspace root, whose values are passed only with the 'secrets' grant.",
     }),
     url: httpUrl.optional(),
     headers: z.record(z.string().min(1), z.string()).default({}).meta({
@@ -149,7 +159,11 @@ export const ServerDefSchema = z
     // run once every field has the right type, so a person sees one layer of mistakes at a time.
     if (s.transport === 'stdio') {
       if (s.command === undefined) {
-        ctx.addIssue({ code: 'custom', path: ['command'], message: "a stdio server needs a 'command' (the program to run)" });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['command'],
+          message: "a stdio server needs a 'command' (the program to run)",
+        });
       }
       if (s.url !== undefined) {
         ctx.addIssue({
@@ -159,7 +173,8 @@ export const ServerDefSchema = z
         });
       }
     } else {
-      if (s.url === undefined) ctx.addIssue({ code: 'custom', path: ['url'], message: `a remote (${s.transport}) server needs a 'url'` });
+      if (s.url === undefined)
+        ctx.addIssue({ code: 'custom', path: ['url'], message: `a remote (${s.transport}) server needs a 'url'` });
       for (const key of ['command', 'args', 'envFile'] as const) {
         const present = key === 'args' ? s.args.length > 0 : s[key] !== undefined;
         if (present) {
@@ -186,7 +201,9 @@ export const PromptDefSchema = z
       .array(
         z
           .object({
-            name: z.string().regex(ARG_NAME, { error: 'an argument name must be letters, digits, _ or -, starting with a letter or _' }),
+            name: z.string().regex(ARG_NAME, {
+              error: 'an argument name must be letters, digits, _ or -, starting with a letter or _',
+            }),
             description: z.string().optional(),
             required: z.boolean().default(false),
           })
@@ -210,7 +227,11 @@ export const PromptDefSchema = z
     const declared = new Set<string>();
     p.arguments.forEach((a, i) => {
       if (declared.has(a.name)) {
-        ctx.addIssue({ code: 'custom', path: ['arguments', i, 'name'], message: `argument '${a.name}' is declared twice` });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['arguments', i, 'name'],
+          message: `argument '${a.name}' is declared twice`,
+        });
       }
       declared.add(a.name);
     });
@@ -218,7 +239,7 @@ export const PromptDefSchema = z
       for (const match of m.content.matchAll(PLACEHOLDER_PATTERN)) {
         const arg = match[1];
         if (!declared.has(arg)) {
-          const known = declared.size > 0 ? `declared: ${[...declared].join(', ')}` : "no arguments are declared";
+          const known = declared.size > 0 ? `declared: ${[...declared].join(', ')}` : 'no arguments are declared';
           ctx.addIssue({
             code: 'custom',
             path: ['messages', i, 'content'],
@@ -248,8 +269,12 @@ export const ClientDefSchema = z
       }),
     tools: z
       .object({
-        allow: globList('Only namespaced tools (server__tool) matching one of these globs are offered to this client.').optional(),
-        deny: globList('Namespaced tools matching any of these globs are hidden from this client (wins over allow).').optional(),
+        allow: globList(
+          'Only namespaced tools (server__tool) matching one of these globs are offered to this client.',
+        ).optional(),
+        deny: globList(
+          'Namespaced tools matching any of these globs are hidden from this client (wins over allow).',
+        ).optional(),
       })
       .strict()
       .optional()

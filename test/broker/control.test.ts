@@ -10,7 +10,19 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
-  BROKER_JS, connect, fixture, track, fixtureServer, isAlive, removeTempDirs, startBrokerProcess, stopProcess, tempDir, textOf, waitFor, writeRegistry,
+  BROKER_JS,
+  connect,
+  fixture,
+  track,
+  fixtureServer,
+  isAlive,
+  removeTempDirs,
+  startBrokerProcess,
+  stopProcess,
+  tempDir,
+  textOf,
+  waitFor,
+  writeRegistry,
   type BrokerProcess,
 } from '../helpers/broker';
 
@@ -47,20 +59,36 @@ describe('control plane', function () {
     fs.writeFileSync(path.join(root, 'secrets.env'), `API_TOKEN=${CANARY}\nPLAIN=visible\n`);
     writeRegistry(root, {
       'mcp-servers.d/echo.yaml': fixtureServer('echo', 'echo.mjs'),
-      'mcp-servers.d/granted.yaml': fixtureServer('granted', 'echo.mjs', [], 'envFile: secrets.env\ngrants: [secrets]\n'),
+      'mcp-servers.d/granted.yaml': fixtureServer(
+        'granted',
+        'echo.mjs',
+        [],
+        'envFile: secrets.env\ngrants: [secrets]\n',
+      ),
       'mcp-servers.d/ungranted.yaml': fixtureServer('ungranted', 'echo.mjs', [], 'envFile: secrets.env\n'),
       'mcp-servers.d/shadow.yaml': fixtureServer('shadow', 'shadow.mjs'),
       'mcp-servers.d/isolated.yaml': fixtureServer('isolated', 'netprobe.mjs'),
       'mcp-servers.d/online.yaml': fixtureServer('online', 'netprobe.mjs', [], 'grants: [network]\n'),
       'mcp-servers.d/tls.yaml': fixtureServer('tls', 'echo.mjs', [], 'grants: [network]\n'),
-      'mcp-servers.d/community.yaml': fixtureServer('community', 'echo.mjs', ['--name', 'community']).replace('trust: trusted', 'trust: community') + 'enabled: true\n',
-      'prompts.d/review.yaml': 'name: review\ndescription: Review a file\narguments:\n  - name: file\n    required: true\nmessages:\n  - role: user\n    content: "Please review {{file}} carefully."\n',
+      'mcp-servers.d/community.yaml':
+        fixtureServer('community', 'echo.mjs', ['--name', 'community']).replace('trust: trusted', 'trust: community') +
+        'enabled: true\n',
+      'prompts.d/review.yaml':
+        'name: review\ndescription: Review a file\narguments:\n  - name: file\n    required: true\nmessages:\n  - role: user\n    content: "Please review {{file}} carefully."\n',
       'clients.d/reader.yaml': 'name: reader\nmcp_allow: [read]\ntools:\n  deny: ["echo__add"]\n',
       'clients.d/writer.yaml': 'name: writer\nmcp_allow: [read, write]\n',
     });
-    broker = await startBrokerProcess({ root, env: { API_TOKEN: CANARY, GITHUB_TOKEN: CANARY, SSL_CERT_DIR: root, SSL_CERT_FILE: path.join(root, 'ca.pem') } });
+    broker = await startBrokerProcess({
+      root,
+      env: { API_TOKEN: CANARY, GITHUB_TOKEN: CANARY, SSL_CERT_DIR: root, SSL_CERT_FILE: path.join(root, 'ca.pem') },
+    });
     operator = await connect(broker.url, broker.token, 'operator');
-    await waitFor(async () => (await facade(operator, 'list_servers')).servers.filter((s: Json) => s.state === 'running').length === 7, 'seven running servers', 30_000);
+    await waitFor(
+      async () =>
+        (await facade(operator, 'list_servers')).servers.filter((s: Json) => s.state === 'running').length === 7,
+      'seven running servers',
+      30_000,
+    );
   });
 
   after(async () => {
@@ -76,7 +104,14 @@ describe('control plane', function () {
   it('lists facade tools with schemas and annotations; an upstream cannot shadow them', async () => {
     const tools = (await operator.listTools()).tools;
     const byName = new Map(tools.map((t) => [t.name, t]));
-    for (const name of ['list_servers', 'server_status', 'tail_logs', 'list_prompts', 'list_clients', 'registry_problems']) {
+    for (const name of [
+      'list_servers',
+      'server_status',
+      'tail_logs',
+      'list_prompts',
+      'list_clients',
+      'registry_problems',
+    ]) {
       assert.equal(byName.get(`switchboard__${name}`)?.annotations?.readOnlyHint, true, name);
     }
     assert.equal(byName.get('switchboard__remove_server')?.annotations?.destructiveHint, true);
@@ -87,7 +122,10 @@ describe('control plane', function () {
     assert.equal(tools.filter((t) => t.name === 'switchboard__list_servers').length, 1);
     const real = await operator.callTool({ name: 'switchboard__list_servers', arguments: {} });
     assert.doesNotMatch(textOf(real), /SHADOWED/);
-    assert.equal(textOf(await operator.callTool({ name: 'shadow__switchboard__list_servers', arguments: {} })), 'SHADOWED');
+    assert.equal(
+      textOf(await operator.callTool({ name: 'shadow__switchboard__list_servers', arguments: {} })),
+      'SHADOWED',
+    );
     const prompts = (await operator.listPrompts()).prompts.map((p) => p.name);
     assert.ok(prompts.includes('shadow__switchboard__x') && prompts.includes('switchboard__review'));
   });
@@ -125,32 +163,53 @@ describe('control plane', function () {
     const enabled = await facade(operator, 'enable_server', { name: 'echo' });
     assert.ok(['starting', 'running'].includes(enabled.state));
 
-    const added = await facade(operator, 'upsert_server', { definition: { name: 'added', trust: 'trusted', command: process.execPath, args: [fixture('echo.mjs'), '--name', 'added'] } });
+    const added = await facade(operator, 'upsert_server', {
+      definition: {
+        name: 'added',
+        trust: 'trusted',
+        command: process.execPath,
+        args: [fixture('echo.mjs'), '--name', 'added'],
+      },
+    });
     assert.ok(fs.existsSync(path.join(root, 'mcp-servers.d/added.yaml')));
     assert.equal(added.status.trust, 'trusted', 'the operator may add a trusted server');
-    await waitFor(async () => textOf(await operator.callTool({ name: 'added__whoami', arguments: {} })) === 'added', 'the added server to serve');
+    await waitFor(
+      async () => textOf(await operator.callTool({ name: 'added__whoami', arguments: {} })) === 'added',
+      'the added server to serve',
+    );
     await facade(operator, 'remove_server', { name: 'added' });
     assert.ok(!fs.existsSync(path.join(root, 'mcp-servers.d/added.yaml')));
-    const bad = await operator.callTool({ name: 'switchboard__upsert_server', arguments: { definition: { name: 'Bad Name', command: 'x' } } });
+    const bad = await operator.callTool({
+      name: 'switchboard__upsert_server',
+      arguments: { definition: { name: 'Bad Name', command: 'x' } },
+    });
     assert.equal(bad.isError, true);
     assert.match(textOf(bad), /name/i);
   });
 
   it('probes an unsaved definition and explains failures', async () => {
-    const ok = await facade(operator, 'probe_server', { definition: { name: 'probe', command: process.execPath, args: [fixture('echo.mjs')] } });
+    const ok = await facade(operator, 'probe_server', {
+      definition: { name: 'probe', command: process.execPath, args: [fixture('echo.mjs')] },
+    });
     assert.equal(ok.ok, true);
     assert.ok(ok.tools.some((t: Json) => t.name === 'echo' && t.inputSchema));
     assert.ok(ok.prompts.some((p: Json) => p.name === 'greet'));
     assert.ok(ok.connectMs > 0 && ok.listMs >= 0);
     assert.ok(!fs.existsSync(path.join(root, 'mcp-servers.d/probe.yaml')), 'a probe saves nothing');
-    const missing = await facade(operator, 'probe_server', { definition: { name: 'probe', command: 'no-such-command-xyz' } });
+    const missing = await facade(operator, 'probe_server', {
+      definition: { name: 'probe', command: 'no-such-command-xyz' },
+    });
     assert.equal(missing.ok, false);
     assert.match(missing.error, /command not found: no-such-command-xyz/);
-    const exits = await facade(operator, 'probe_server', { definition: { name: 'probe', command: process.execPath, args: [fixture('crashy.mjs'), '--exit-at-start'] } });
+    const exits = await facade(operator, 'probe_server', {
+      definition: { name: 'probe', command: process.execPath, args: [fixture('crashy.mjs'), '--exit-at-start'] },
+    });
     assert.equal(exits.ok, false);
     assert.match(exits.error, /exited with code 2/);
     assert.match(exits.error, /boom: exiting at start/);
-    const http404 = await facade(operator, 'probe_server', { definition: { name: 'probe', transport: 'http', url: `http://127.0.0.1:${broker.port}/nowhere` } });
+    const http404 = await facade(operator, 'probe_server', {
+      definition: { name: 'probe', transport: 'http', url: `http://127.0.0.1:${broker.port}/nowhere` },
+    });
     assert.equal(http404.ok, false);
     assert.match(http404.error, /40[14]/);
   });
@@ -158,7 +217,10 @@ describe('control plane', function () {
   it('serves fleet prompts with arguments substituted', async () => {
     const prompt = await operator.getPrompt({ name: 'switchboard__review', arguments: { file: 'src/app.ts' } });
     assert.match(JSON.stringify(prompt.messages), /Please review src\/app\.ts carefully\./);
-    await assert.rejects(operator.getPrompt({ name: 'switchboard__review', arguments: {} }), /needs the argument 'file'/);
+    await assert.rejects(
+      operator.getPrompt({ name: 'switchboard__review', arguments: {} }),
+      /needs the argument 'file'/,
+    );
     const listed = await facade(operator, 'list_prompts');
     assert.equal(listed.prompts[0].exposedAs, 'switchboard__review');
   });
@@ -167,13 +229,26 @@ describe('control plane', function () {
     const reader = await connect(broker.url, await clientToken('reader'), 'reader');
     const servers = await facade(reader, 'list_servers');
     assert.ok(servers.servers.length > 0, 'read tools work');
-    for (const tool of ['enable_server', 'disable_server', 'restart_server', 'remove_server', 'upsert_server', 'probe_server', 'upsert_prompt', 'remove_prompt']) {
-      const err = await reader.callTool({ name: `switchboard__${tool}`, arguments: { name: 'echo', definition: {} } }).catch((e: Error) => e);
+    for (const tool of [
+      'enable_server',
+      'disable_server',
+      'restart_server',
+      'remove_server',
+      'upsert_server',
+      'probe_server',
+      'upsert_prompt',
+      'remove_prompt',
+    ]) {
+      const err = await reader
+        .callTool({ name: `switchboard__${tool}`, arguments: { name: 'echo', definition: {} } })
+        .catch((e: Error) => e);
       assert.ok(err instanceof Error, `${tool} must be refused`);
       assert.match(err.message, /needs the 'write' scope/);
     }
     for (const tool of ['approve_server', 'client_connection', 'upsert_client']) {
-      const err = await reader.callTool({ name: `switchboard__${tool}`, arguments: { name: 'x', definition: {} } }).catch((e: Error) => e);
+      const err = await reader
+        .callTool({ name: `switchboard__${tool}`, arguments: { name: 'x', definition: {} } })
+        .catch((e: Error) => e);
       assert.ok(err instanceof Error && /operator only/.test(err.message), tool);
     }
     // The profile hides tools from this client's list and refuses calls to them.
@@ -184,12 +259,18 @@ describe('control plane', function () {
     // Same session, new authority.
     writeRegistry(root, { 'clients.d/reader.yaml': 'name: reader\nmcp_allow: [read, write]\n' });
     await waitFor(async () => {
-      const r = await reader.callTool({ name: 'switchboard__restart_server', arguments: { name: 'echo' } }).catch(() => undefined);
+      const r = await reader
+        .callTool({ name: 'switchboard__restart_server', arguments: { name: 'echo' } })
+        .catch(() => undefined);
       return r && !r.isError;
     }, 'the write scope to apply without reconnecting');
-    writeRegistry(root, { 'clients.d/reader.yaml': 'name: reader\nmcp_allow: [read]\ntools:\n  deny: ["echo__add"]\n' });
+    writeRegistry(root, {
+      'clients.d/reader.yaml': 'name: reader\nmcp_allow: [read]\ntools:\n  deny: ["echo__add"]\n',
+    });
     await waitFor(async () => {
-      const r = await reader.callTool({ name: 'switchboard__restart_server', arguments: { name: 'echo' } }).catch((e: Error) => e);
+      const r = await reader
+        .callTool({ name: 'switchboard__restart_server', arguments: { name: 'echo' } })
+        .catch((e: Error) => e);
       return r instanceof Error && /write/.test(r.message);
     }, 'the write scope to be withdrawn');
     await reader.close();
@@ -197,7 +278,9 @@ describe('control plane', function () {
 
   it('downgrades servers an agent writes to the community tier', async () => {
     const writer = await connect(broker.url, await clientToken('writer'), 'writer');
-    const added = await facade(writer, 'upsert_server', { definition: { name: 'agentmade', trust: 'trusted', command: process.execPath, args: [fixture('echo.mjs')] } });
+    const added = await facade(writer, 'upsert_server', {
+      definition: { name: 'agentmade', trust: 'trusted', command: process.execPath, args: [fixture('echo.mjs')] },
+    });
     assert.equal(added.status.trust, 'community');
     assert.match(added.note, /community/);
     assert.equal(added.status.state, 'awaiting-approval');
@@ -216,13 +299,25 @@ describe('control plane', function () {
     status = await facade(operator, 'approve_server', { name: 'community', hash: status.approvalHash });
     assert.equal(status.state, 'running');
     assert.equal(status.approval, 'approved');
-    assert.ok(fs.readFileSync(approvalsFile, 'utf8').includes('/community'), 'approval stored per user, outside the workspace');
-    assert.equal((fs.statSync(approvalsFile).mode & 0o777), 0o600);
+    assert.ok(
+      fs.readFileSync(approvalsFile, 'utf8').includes('/community'),
+      'approval stored per user, outside the workspace',
+    );
+    assert.equal(fs.statSync(approvalsFile).mode & 0o777, 0o600);
     assert.ok(!filesUnder(root).some((f) => /approv/i.test(f)), 'nothing about approvals in the workspace');
 
     const file = path.join(root, 'mcp-servers.d/community.yaml');
-    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace("'--name', 'community'", "'--name', 'changed'").replace('"--name", "community"', '"--name", "changed"'));
-    await waitFor(async () => (await facade(operator, 'server_status', { name: 'community' })).state === 'awaiting-approval', 'the changed server to need approval again');
+    fs.writeFileSync(
+      file,
+      fs
+        .readFileSync(file, 'utf8')
+        .replace("'--name', 'community'", "'--name', 'changed'")
+        .replace('"--name", "community"', '"--name", "changed"'),
+    );
+    await waitFor(
+      async () => (await facade(operator, 'server_status', { name: 'community' })).state === 'awaiting-approval',
+      'the changed server to need approval again',
+    );
     status = await facade(operator, 'server_status', { name: 'community' });
     assert.equal(status.approval, 'changed');
     status = await facade(operator, 'approve_server', { name: 'community', hash: status.approvalHash });
@@ -240,15 +335,27 @@ describe('control plane', function () {
       assert.equal(textOf(r), '<unset>', `${name} withheld without the secrets grant`);
     }
     const inherited = await operator.callTool({ name: 'echo__env', arguments: { name: 'GITHUB_TOKEN' } });
-    assert.equal(textOf(inherited), '<unset>', 'the broker\'s own secret variables are never inherited');
+    assert.equal(textOf(inherited), '<unset>', "the broker's own secret variables are never inherited");
   });
 
   it('passes TLS trust settings (SSL_CERT_DIR, SSL_CERT_FILE, NODE_EXTRA_CA_CERTS) only with the network grant', async () => {
     for (const name of ['SSL_CERT_DIR', 'SSL_CERT_FILE']) {
-      assert.equal(textOf(await operator.callTool({ name: 'tls__env', arguments: { name } })), name === 'SSL_CERT_DIR' ? root : path.join(root, 'ca.pem'), `${name} reaches a server with the network grant`);
-      assert.equal(textOf(await operator.callTool({ name: 'echo__env', arguments: { name } })), '<unset>', `${name} is kept from a server that cannot reach the network`);
+      assert.equal(
+        textOf(await operator.callTool({ name: 'tls__env', arguments: { name } })),
+        name === 'SSL_CERT_DIR' ? root : path.join(root, 'ca.pem'),
+        `${name} reaches a server with the network grant`,
+      );
+      assert.equal(
+        textOf(await operator.callTool({ name: 'echo__env', arguments: { name } })),
+        '<unset>',
+        `${name} is kept from a server that cannot reach the network`,
+      );
     }
-    assert.notEqual(textOf(await operator.callTool({ name: 'echo__env', arguments: { name: 'PATH' } })), '<unset>', 'the allow-list still passes PATH');
+    assert.notEqual(
+      textOf(await operator.callTool({ name: 'echo__env', arguments: { name: 'PATH' } })),
+      '<unset>',
+      'the allow-list still passes PATH',
+    );
   });
 
   it('enforces the network grant with a network namespace (or says it cannot)', async () => {
@@ -261,12 +368,24 @@ describe('control plane', function () {
       assert.equal(textOf(online), 'connected');
       if (isolated.enforcement.network === 'enforced') {
         const blocked = await operator.callTool({ name: 'isolated__fetch_loopback', arguments: { port } });
-        assert.notEqual(textOf(blocked), 'connected', 'a server without the network grant cannot reach the host network');
-        const ifaces = (await operator.callTool({ name: 'isolated__interfaces', arguments: {} })).structuredContent as { names: string[] };
-        assert.deepEqual(ifaces.names.filter((n) => n !== 'lo'), []);
+        assert.notEqual(
+          textOf(blocked),
+          'connected',
+          'a server without the network grant cannot reach the host network',
+        );
+        const ifaces = (await operator.callTool({ name: 'isolated__interfaces', arguments: {} })).structuredContent as {
+          names: string[];
+        };
+        assert.deepEqual(
+          ifaces.names.filter((n) => n !== 'lo'),
+          [],
+        );
       } else {
         assert.equal(isolated.enforcement.network, 'not-enforced');
-        assert.ok(isolated.enforcement.notes.some((n: string) => /cannot be blocked/.test(n)), 'the state says honestly that it is not enforced');
+        assert.ok(
+          isolated.enforcement.notes.some((n: string) => /cannot be blocked/.test(n)),
+          'the state says honestly that it is not enforced',
+        );
       }
     } finally {
       listener.close();
@@ -276,9 +395,13 @@ describe('control plane', function () {
   it('pushes switchboard://state updates to subscribers', async () => {
     const c = await connect(broker.url, broker.token);
     let updates = 0;
-    c.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => { if (n.params.uri === 'switchboard://state') updates++; });
+    c.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+      if (n.params.uri === 'switchboard://state') updates++;
+    });
     await c.subscribeResource({ uri: 'switchboard://state' });
-    const state = JSON.parse(((await c.readResource({ uri: 'switchboard://state' })).contents[0] as { text: string }).text) as Json;
+    const state = JSON.parse(
+      ((await c.readResource({ uri: 'switchboard://state' })).contents[0] as { text: string }).text,
+    ) as Json;
     assert.ok(state.servers.some((s: Json) => s.name === 'echo'));
     assert.equal(state.broker.pid, broker.proc.pid);
     await facade(operator, 'restart_server', { name: 'echo' });
@@ -296,7 +419,12 @@ describe('control plane', function () {
     await reader.close();
     const auditFile = filesUnder(broker.home).find((f) => f.endsWith('audit.jsonl'))!;
     // Entries are written in batches (at most 50 ms late): wait for this call's own entry.
-    const readAudit = () => fs.readFileSync(auditFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+    const readAudit = () =>
+      fs
+        .readFileSync(auditFile, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
     const isTheCall = (e: Json) => e.client === 'reader' && e.event === 'call' && e.tool === 'echo';
     await waitFor(() => readAudit().some(isTheCall), 'the audit entry of the call');
     const audit = readAudit();
@@ -320,13 +448,24 @@ describe('control plane', function () {
 
   it('removing a client definition ends its token at once', async () => {
     writeRegistry(root, { 'clients.d/temp.yaml': 'name: temp\n' });
-    await waitFor(async () => (await facade(operator, 'list_clients')).clients.some((c: Json) => c.name === 'temp'), 'the new client');
+    await waitFor(
+      async () => (await facade(operator, 'list_clients')).clients.some((c: Json) => c.name === 'temp'),
+      'the new client',
+    );
     const token = await clientToken('temp');
     const c = await connect(broker.url, token, 'temp');
     await facade(c, 'list_servers');
     fs.unlinkSync(path.join(root, 'clients.d/temp.yaml'));
     await waitFor(async () => {
-      const res = await fetch(broker.url, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: '{}' });
+      const res = await fetch(broker.url, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+        },
+        body: '{}',
+      });
       return res.status === 401;
     }, 'the token to be refused');
     await c.close().catch(() => undefined);
@@ -338,10 +477,22 @@ describe('sharing one broker', function () {
   afterEach(() => removeTempDirs());
 
   function serve(root: string, home: string, extra: string[] = []) {
-    const proc = track(spawn(process.execPath, [BROKER_JS, 'serve', '--root', root, '--port', '0', '--json', '--accept-workspace-trust', ...extra], { env: { ...process.env, SWITCHBOARD_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] }));
+    const proc = track(
+      spawn(
+        process.execPath,
+        [BROKER_JS, 'serve', '--root', root, '--port', '0', '--json', '--accept-workspace-trust', ...extra],
+        { env: { ...process.env, SWITCHBOARD_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] },
+      ),
+    );
     proc.stderr!.resume();
     const ready = new Promise<Json>((resolve, reject) => {
-      readline.createInterface({ input: proc.stdout! }).on('line', (l) => { try { resolve(JSON.parse(l)); } catch { /* not json */ } });
+      readline.createInterface({ input: proc.stdout! }).on('line', (l) => {
+        try {
+          resolve(JSON.parse(l));
+        } catch {
+          /* not json */
+        }
+      });
       proc.once('exit', (code) => reject(new Error(`serve exited ${code}`)));
     });
     ready.catch(() => undefined);
@@ -351,7 +502,10 @@ describe('sharing one broker', function () {
   it('two starters for one root end with one broker and one set of upstream processes', async () => {
     const root = tempDir('sb-share-');
     const home = tempDir('sb-home-');
-    writeRegistry(root, { 'mcp-servers.d/echo.yaml': fixtureServer('echo', 'echo.mjs'), 'mcp-servers.d/two.yaml': fixtureServer('two', 'echo.mjs') });
+    writeRegistry(root, {
+      'mcp-servers.d/echo.yaml': fixtureServer('echo', 'echo.mjs'),
+      'mcp-servers.d/two.yaml': fixtureServer('two', 'echo.mjs'),
+    });
     const a = serve(root, home);
     const b = serve(root, home);
     const [ra, rb] = await Promise.all([a.ready, b.ready]);
@@ -359,10 +513,11 @@ describe('sharing one broker', function () {
     assert.equal([ra.reused, rb.reused].filter(Boolean).length, 1, 'exactly one reused the other');
     const owner = ra.reused ? b : a;
     const other = ra.reused ? a : b;
-    await new Promise((r) => other.proc.exitCode !== null ? r(undefined) : other.proc.once('exit', r));
+    await new Promise((r) => (other.proc.exitCode !== null ? r(undefined) : other.proc.once('exit', r)));
     const client = await connect(ra.url, fs.readFileSync(ra.tokenFile, 'utf8').trim());
     const pids = new Set<number>();
-    for (const tool of ['echo__pid', 'two__pid']) pids.add(Number(textOf(await waitFor(() => client.callTool({ name: tool, arguments: {} }), tool))));
+    for (const tool of ['echo__pid', 'two__pid'])
+      pids.add(Number(textOf(await waitFor(() => client.callTool({ name: tool, arguments: {} }), tool))));
     assert.equal(pids.size, 2, 'M upstream processes, not 2M');
     const third = serve(root, home);
     assert.equal((await third.ready).reused, true);
@@ -380,7 +535,10 @@ describe('sharing one broker', function () {
     const second = await startBrokerProcess({ root, home });
     assert.notEqual(second.proc.pid, first.proc.pid);
     const c = await connect(second.url, second.token);
-    assert.match(textOf(await waitFor(() => c.callTool({ name: 'echo__echo', arguments: { text: 'x' } }), 'echo')), /echo: x/);
+    assert.match(
+      textOf(await waitFor(() => c.callTool({ name: 'echo__echo', arguments: { text: 'x' } }), 'echo')),
+      /echo: x/,
+    );
     await c.close();
     await second.stop();
   });
@@ -401,7 +559,10 @@ describe('sharing one broker', function () {
   it('bridges a stdio MCP client through `switchboard connect`, across a broker restart', async () => {
     const root = tempDir('sb-bridge-');
     const home = tempDir('sb-home-');
-    writeRegistry(root, { 'mcp-servers.d/echo.yaml': fixtureServer('echo', 'echo.mjs'), 'clients.d/terminal.yaml': 'name: terminal\nmcp_allow: [read]\n' });
+    writeRegistry(root, {
+      'mcp-servers.d/echo.yaml': fixtureServer('echo', 'echo.mjs'),
+      'clients.d/terminal.yaml': 'name: terminal\nmcp_allow: [read]\n',
+    });
     let b = await startBrokerProcess({ root, home });
     const transport = new StdioClientTransport({
       command: process.execPath,
@@ -411,13 +572,27 @@ describe('sharing one broker', function () {
     });
     const client = new Client({ name: 'stdio-agent', version: '1' });
     await client.connect(transport);
-    await waitFor(async () => (await client.listTools()).tools.some((t) => t.name === 'echo__echo'), 'echo through the bridge');
-    assert.equal(textOf(await client.callTool({ name: 'echo__echo', arguments: { text: 'bridged' } })), 'echo: bridged');
-    await assert.rejects(client.callTool({ name: 'switchboard__restart_server', arguments: { name: 'echo' } }), /write/);
+    await waitFor(
+      async () => (await client.listTools()).tools.some((t) => t.name === 'echo__echo'),
+      'echo through the bridge',
+    );
+    assert.equal(
+      textOf(await client.callTool({ name: 'echo__echo', arguments: { text: 'bridged' } })),
+      'echo: bridged',
+    );
+    await assert.rejects(
+      client.callTool({ name: 'switchboard__restart_server', arguments: { name: 'echo' } }),
+      /write/,
+    );
 
     await b.stop();
     b = await startBrokerProcess({ root, home });
-    const again = await waitFor(() => client.callTool({ name: 'echo__echo', arguments: { text: 'after restart' } }), 'the bridge to reconnect', 30_000, 300);
+    const again = await waitFor(
+      () => client.callTool({ name: 'echo__echo', arguments: { text: 'after restart' } }),
+      'the bridge to reconnect',
+      30_000,
+      300,
+    );
     assert.equal(textOf(again), 'echo: after restart');
 
     const bridgePid = transport.pid!;

@@ -4,9 +4,20 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ToolListChangedNotificationSchema, LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
-  connect, fixtureServer, isAlive, removeTempDirs, startBrokerProcess, tempDir, textOf, waitFor, writeRegistry,
+  ToolListChangedNotificationSchema,
+  LoggingMessageNotificationSchema,
+} from '@modelcontextprotocol/sdk/types.js';
+import {
+  connect,
+  fixtureServer,
+  isAlive,
+  removeTempDirs,
+  startBrokerProcess,
+  tempDir,
+  textOf,
+  waitFor,
+  writeRegistry,
   type BrokerProcess,
 } from '../helpers/broker';
 
@@ -35,16 +46,38 @@ describe('broker core', function () {
     root = tempDir('sb-core-');
     writeRegistry(root, {
       'mcp-servers.d/echo.yaml': fixtureServer('echo', 'echo.mjs', ['--logging']),
-      'mcp-servers.d/many.yaml': fixtureServer('many', 'many-tools.mjs', ['--count', '120', '--page-size', '25', '--prompts', '3', '--resources', '4'], 'excludeTools: ["tool_00?9", "tool_01?9"]\n'),
+      'mcp-servers.d/many.yaml': fixtureServer(
+        'many',
+        'many-tools.mjs',
+        ['--count', '120', '--page-size', '25', '--prompts', '3', '--resources', '4'],
+        'excludeTools: ["tool_00?9", "tool_01?9"]\n',
+      ),
       'mcp-servers.d/slow.yaml': fixtureServer('slow', 'slow.mjs', [], 'timeouts:\n  callMs: 1500\n'),
-      'mcp-servers.d/crashy.yaml': fixtureServer('crashy', 'crashy.mjs', [], 'restart:\n  backoffMs: 100\n  maxRetries: 50\n'),
+      'mcp-servers.d/crashy.yaml': fixtureServer(
+        'crashy',
+        'crashy.mjs',
+        [],
+        'restart:\n  backoffMs: 100\n  maxRetries: 50\n',
+      ),
       'mcp-servers.d/changing.yaml': fixtureServer('changing', 'changing.mjs'),
-      'mcp-servers.d/everything.yaml': 'name: everything\ntrust: trusted\ncommand: npx\nargs: [--no-install, mcp-server-everything, stdio]\ncwd: ' + JSON.stringify(path.resolve(__dirname, '../../..')) + '\n',
-      'mcp-servers.d/picky.yaml': fixtureServer('picky', 'echo.mjs', [], 'allowedTools: [echo, "a*"]\nexcludeTools: [add]\n'),
+      'mcp-servers.d/everything.yaml':
+        'name: everything\ntrust: trusted\ncommand: npx\nargs: [--no-install, mcp-server-everything, stdio]\ncwd: ' +
+        JSON.stringify(path.resolve(__dirname, '../../..')) +
+        '\n',
+      'mcp-servers.d/picky.yaml': fixtureServer(
+        'picky',
+        'echo.mjs',
+        [],
+        'allowedTools: [echo, "a*"]\nexcludeTools: [add]\n',
+      ),
     });
     broker = await startBrokerProcess({ root });
     client = await connect(broker.url, broker.token);
-    await waitFor(async () => (await toolNames(client)).some((n) => n.startsWith('everything__')), 'every upstream to be listed', 30_000);
+    await waitFor(
+      async () => (await toolNames(client)).some((n) => n.startsWith('everything__')),
+      'every upstream to be listed',
+      30_000,
+    );
   });
 
   after(async () => {
@@ -100,19 +133,37 @@ describe('broker core', function () {
     assert.match(textOf(failed), /nope/);
   });
 
-  it('forwards large results exactly (passed on as the upstream\'s bytes, not re-serialized)', async () => {
+  it("forwards large results exactly (passed on as the upstream's bytes, not re-serialized)", async () => {
     // 20 KB arrives in one pipe read, 300 KB and 1 MB in many: the two ways a line is put together.
     for (const bytes of [20_000, 300_000, 1_048_576]) {
       const result = await client.callTool({ name: 'echo__payload', arguments: { bytes } });
       assert.deepEqual(result.content, [{ type: 'text', text: 'x'.repeat(bytes) }], `${bytes} bytes`);
     }
     // On the wire: one JSON body whose id is the caller's own, after the result.
-    const headers: Record<string, string> = { authorization: `Bearer ${broker.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-    const init = await fetch(broker.url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }) });
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${broker.token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    };
+    const init = await fetch(broker.url, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      }),
+    });
     await init.text();
     headers['mcp-session-id'] = init.headers.get('mcp-session-id')!;
     const batch = [
-      { jsonrpc: '2.0', id: 'big', method: 'tools/call', params: { name: 'echo__payload', arguments: { bytes: 500_000 } } },
+      {
+        jsonrpc: '2.0',
+        id: 'big',
+        method: 'tools/call',
+        params: { name: 'echo__payload', arguments: { bytes: 500_000 } },
+      },
       { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { name: 'echo__echo', arguments: { text: 'small' } } },
     ];
     const res = await fetch(broker.url, { method: 'POST', headers, body: JSON.stringify(batch) });
@@ -149,15 +200,52 @@ describe('broker core', function () {
     assert.match(JSON.stringify(item.contents), /42/);
   });
 
-  it('forwards progress notifications with the caller\'s own token', async () => {
+  it("forwards progress notifications with the caller's own token", async () => {
     // On the wire: every progress event of the upstream, under the caller's token, then the result.
-    const headers: Record<string, string> = { authorization: `Bearer ${broker.token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-    const init = await fetch(broker.url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } }) });
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${broker.token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+    };
+    const init = await fetch(broker.url, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      }),
+    });
     await init.text();
     headers['mcp-session-id'] = init.headers.get('mcp-session-id')!;
-    const res = await fetch(broker.url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'slow__slow', arguments: { steps: 4, delayMs: 30 }, _meta: { progressToken: 'caller-token-7' } } }) });
+    const res = await fetch(broker.url, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 2,
+        method: 'tools/call',
+        params: {
+          name: 'slow__slow',
+          arguments: { steps: 4, delayMs: 30 },
+          _meta: { progressToken: 'caller-token-7' },
+        },
+      }),
+    });
     assert.match(res.headers.get('content-type') ?? '', /text\/event-stream/);
-    const events = (await res.text()).split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)) as { method?: string; params?: { progressToken: unknown; progress: number }; id?: number; result?: unknown });
+    const events = (await res.text())
+      .split('\n')
+      .filter((l) => l.startsWith('data: '))
+      .map(
+        (l) =>
+          JSON.parse(l.slice(6)) as {
+            method?: string;
+            params?: { progressToken: unknown; progress: number };
+            id?: number;
+            result?: unknown;
+          },
+      );
     const progress = events.filter((e) => e.method === 'notifications/progress');
     // The broker's own SDK client (upstream side) can lose the upstream's last event to the same
     // race the SDK client has downstream; the first three always cross.
@@ -180,28 +268,37 @@ describe('broker core', function () {
   });
 
   it('forwards cancellation to the upstream', async () => {
-    const before = (await client.callTool({ name: 'slow__cancelled', arguments: {} })).structuredContent as { cancelled: number };
+    const before = (await client.callTool({ name: 'slow__cancelled', arguments: {} })).structuredContent as {
+      cancelled: number;
+    };
     const controller = new AbortController();
     const call = client.callTool({ name: 'slow__hang', arguments: {} }, undefined, { signal: controller.signal });
     setTimeout(() => controller.abort('test cancels'), 200);
     await assert.rejects(call);
     await waitFor(async () => {
-      const now = (await client.callTool({ name: 'slow__cancelled', arguments: {} })).structuredContent as { cancelled: number };
+      const now = (await client.callTool({ name: 'slow__cancelled', arguments: {} })).structuredContent as {
+        cancelled: number;
+      };
       return now.cancelled > before.cancelled;
     }, 'the upstream to record the cancellation');
   });
 
-  it('times out a call per the server\'s timeout and the session stays usable', async () => {
+  it("times out a call per the server's timeout and the session stays usable", async () => {
     const err = await client.callTool({ name: 'slow__hang', arguments: {} }).catch((e: Error) => e);
     assert.ok(err instanceof Error);
     assert.match(err.message, /did not answer within 1500 ms/);
-    assert.equal(textOf(await client.callTool({ name: 'echo__echo', arguments: { text: 'still here' } })), 'echo: still here');
+    assert.equal(
+      textOf(await client.callTool({ name: 'echo__echo', arguments: { text: 'still here' } })),
+      'echo: still here',
+    );
   });
 
   it('forwards upstream log messages to the session', async () => {
     const logs: unknown[] = [];
     const c = await connect(broker.url, broker.token);
-    c.setNotificationHandler(LoggingMessageNotificationSchema, (n) => { logs.push(n.params); });
+    c.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
+      logs.push(n.params);
+    });
     await c.setLoggingLevel('debug');
     await c.callTool({ name: 'echo__echo', arguments: { text: 'log me' } });
     await waitFor(() => logs.some((l) => JSON.stringify(l).includes('echo called')), 'a forwarded log message');
@@ -216,18 +313,25 @@ describe('broker core', function () {
     assert.ok(crash instanceof Error);
     assert.match(crash.message, /crashy.*(stopped while handling this call|exited)/);
     assert.equal(textOf(await client.callTool({ name: 'echo__echo', arguments: { text: 'ok' } })), 'echo: ok');
-    const pidAfter = await waitFor(async () => {
-      const pid = await pidOf(client, 'crashy__pid');
-      return pid !== pidBefore ? pid : undefined;
-    }, 'crashy to be restarted', 15_000, 100);
+    const pidAfter = await waitFor(
+      async () => {
+        const pid = await pidOf(client, 'crashy__pid');
+        return pid !== pidBefore ? pid : undefined;
+      },
+      'crashy to be restarted',
+      15_000,
+      100,
+    );
     assert.notEqual(pidAfter, pidBefore);
     assert.equal(await pidOf(client, 'echo__pid'), echoPid, 'other upstream untouched');
   });
 
-  it('propagates an upstream\'s tools/list_changed to connected sessions', async () => {
+  it("propagates an upstream's tools/list_changed to connected sessions", async () => {
     let notified = 0;
     const c = await connect(broker.url, broker.token);
-    c.setNotificationHandler(ToolListChangedNotificationSchema, () => { notified++; });
+    c.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      notified++;
+    });
     await c.callTool({ name: 'changing__add_tool', arguments: { name: 'gamma' } });
     await waitFor(() => notified > 0, 'tools/list_changed');
     await waitFor(async () => (await toolNames(c)).includes('changing__gamma'), 'the new tool to be listed');
@@ -240,7 +344,9 @@ describe('broker core', function () {
   it('hot-reloads the registry: add, change and remove files; unchanged upstreams keep their pid', async () => {
     let notified = 0;
     const c = await connect(broker.url, broker.token);
-    c.setNotificationHandler(ToolListChangedNotificationSchema, () => { notified++; });
+    c.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      notified++;
+    });
     const echoPid = await pidOf(c, 'echo__pid');
 
     writeRegistry(root, { 'mcp-servers.d/second.yaml': fixtureServer('second', 'echo.mjs', ['--name', 'second']) });
@@ -250,12 +356,20 @@ describe('broker core', function () {
     const secondPid = await pidOf(c, 'second__pid');
 
     writeRegistry(root, { 'mcp-servers.d/second.yaml': fixtureServer('second', 'echo.mjs', ['--name', 'second-v2']) });
-    await waitFor(async () => textOf(await c.callTool({ name: 'second__whoami', arguments: {} })) === 'second-v2', 'the changed server to restart', 15_000);
+    await waitFor(
+      async () => textOf(await c.callTool({ name: 'second__whoami', arguments: {} })) === 'second-v2',
+      'the changed server to restart',
+      15_000,
+    );
     assert.notEqual(await pidOf(c, 'second__pid'), secondPid, 'a changed definition restarts its upstream');
     assert.equal(await pidOf(c, 'echo__pid'), echoPid, 'an unchanged upstream keeps its pid across a reload');
 
     fs.unlinkSync(path.join(root, 'mcp-servers.d/second.yaml'));
-    await waitFor(async () => !(await toolNames(c)).some((n) => n.startsWith('second__')), 'the removed server to disappear', 15_000);
+    await waitFor(
+      async () => !(await toolNames(c)).some((n) => n.startsWith('second__')),
+      'the removed server to disappear',
+      15_000,
+    );
     await waitFor(() => !isAlive(secondPid), 'the removed server process to exit');
     assert.equal(await pidOf(c, 'echo__pid'), echoPid);
     await c.close();
@@ -266,9 +380,15 @@ describe('broker core', function () {
     const good = fs.readFileSync(file, 'utf8');
     const echoPid = await pidOf(client, 'echo__pid');
     fs.writeFileSync(file, good + 'comand: oops\n');
-    await waitFor(() => broker.stderr.some((l) => /mcp-servers\.d\/echo\.yaml:\d+:\d+: .*comand/.test(l)), 'the problem to be reported with file and line');
+    await waitFor(
+      () => broker.stderr.some((l) => /mcp-servers\.d\/echo\.yaml:\d+:\d+: .*comand/.test(l)),
+      'the problem to be reported with file and line',
+    );
     writeRegistry(root, { 'mcp-servers.d/broken.yaml': 'name: [unclosed\n' });
-    await waitFor(() => broker.stderr.some((l) => /mcp-servers\.d\/broken\.yaml:\d+:\d+/.test(l)), 'the YAML syntax error to be reported');
+    await waitFor(
+      () => broker.stderr.some((l) => /mcp-servers\.d\/broken\.yaml:\d+:\d+/.test(l)),
+      'the YAML syntax error to be reported',
+    );
     assert.equal(textOf(await client.callTool({ name: 'echo__echo', arguments: { text: 'alive' } })), 'echo: alive');
     assert.equal(await pidOf(client, 'echo__pid'), echoPid, 'the last good version stays live, untouched');
     fs.writeFileSync(file, good);

@@ -9,7 +9,9 @@ describe('IdleCollector', function () {
   this.timeout(10_000);
   it('waits for a quiet period after the last request, then collects once', async () => {
     let collected = 0;
-    const c = new IdleCollector(200, () => { collected++; });
+    const c = new IdleCollector(200, () => {
+      collected++;
+    });
     // A burst three quiet periods long: a request every 5 ms for 600 ms.
     for (const end = Date.now() + 600; Date.now() < end;) {
       c.touch();
@@ -29,7 +31,9 @@ describe('IdleCollector', function () {
 
   it('does nothing after close, or without a gc function', async () => {
     let collected = 0;
-    const closed = new IdleCollector(20, () => { collected++; });
+    const closed = new IdleCollector(20, () => {
+      collected++;
+    });
     closed.touch();
     closed.close();
     const none = new IdleCollector(20, undefined);
@@ -42,7 +46,9 @@ describe('IdleCollector', function () {
 
   it('asks V8 for the compacting "last resort" collection', () => {
     const calls: unknown[] = [];
-    lastResortCollection((options) => { calls.push(options); })!();
+    lastResortCollection((options) => {
+      calls.push(options);
+    })!();
     assert.deepEqual(calls, [{ type: 'major', execution: 'sync', flavor: 'last-resort' }]);
     assert.equal(lastResortCollection(undefined), undefined);
   });

@@ -10,11 +10,24 @@ const base = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'ech
 
 const ids: unknown[] = [0, 1, -1, 2 ** 53 - 1, 2 ** 53, -(2 ** 53), 1.5, 1e300, '', 'a', null, true, [], {}, 1e21];
 const metas: unknown[] = [
-  undefined, {}, null, [], 'x', 1,
-  { progressToken: 1 }, { progressToken: 'p' }, { progressToken: 1.5 }, { progressToken: null }, { progressToken: 2 ** 60 },
-  { progressToken: {} }, { other: [1, 2] }, { 'io.modelcontextprotocol/related-task': { taskId: 't' } },
-  { 'io.modelcontextprotocol/related-task': { taskId: 1 } }, { 'io.modelcontextprotocol/related-task': {} },
-  { 'io.modelcontextprotocol/related-task': null }, { 'io.modelcontextprotocol/related-task': { taskId: 't', extra: 1 } },
+  undefined,
+  {},
+  null,
+  [],
+  'x',
+  1,
+  { progressToken: 1 },
+  { progressToken: 'p' },
+  { progressToken: 1.5 },
+  { progressToken: null },
+  { progressToken: 2 ** 60 },
+  { progressToken: {} },
+  { other: [1, 2] },
+  { 'io.modelcontextprotocol/related-task': { taskId: 't' } },
+  { 'io.modelcontextprotocol/related-task': { taskId: 1 } },
+  { 'io.modelcontextprotocol/related-task': {} },
+  { 'io.modelcontextprotocol/related-task': null },
+  { 'io.modelcontextprotocol/related-task': { taskId: 't', extra: 1 } },
 ];
 const paramsValues: unknown[] = [undefined, {}, null, [], 'x', 0, { a: 1 }, { _meta: undefined }];
 const extras: Record<string, unknown>[] = [{}, { extra: 1 }, { result: {} }, { error: { code: 1, message: 'x' } }];
@@ -29,7 +42,8 @@ function variants(): Record<string, unknown>[] {
     if (params === undefined) delete m.params;
     out.push(m);
   }
-  for (const meta of metas) out.push({ ...base, params: meta === undefined ? { name: 'echo' } : { name: 'echo', _meta: meta } });
+  for (const meta of metas)
+    out.push({ ...base, params: meta === undefined ? { name: 'echo' } : { name: 'echo', _meta: meta } });
   for (const extra of extras) out.push({ ...base, ...extra });
   out.push({ ...base, jsonrpc: '1.0' }, { id: 1, method: 'x' });
   out.push(JSON.parse('{"jsonrpc":"2.0","id":1,"method":"x","__proto__":{"a":1}}'));
@@ -39,7 +53,7 @@ function variants(): Record<string, unknown>[] {
 
 /** A seeded generator, so a failure names a case that can be run again. */
 function rng(seed: number): () => number {
-  return () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  return () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 }
 
 describe('message shape checks', () => {
@@ -61,7 +75,8 @@ describe('message shape checks', () => {
       if (next() < 0.95) m.id = pick(ids);
       if (next() < 0.8) {
         const meta = pick(metas);
-        m.params = next() < 0.2 ? pick(paramsValues) : meta === undefined ? { name: 'echo' } : { name: 'echo', _meta: meta };
+        m.params =
+          next() < 0.2 ? pick(paramsValues) : meta === undefined ? { name: 'echo' } : { name: 'echo', _meta: meta };
         if (m.params === undefined) delete m.params;
       }
       if (next() < 0.1) Object.assign(m, pick(extras));
@@ -76,7 +91,16 @@ describe('message shape checks', () => {
     assert.equal(isMessage({ jsonrpc: '2.0', method: 'notifications/initialized' }), true);
     assert.equal(isMessage({ jsonrpc: '2.0', id: 3, result: {} }), true);
     assert.equal(isMessage({ jsonrpc: '2.0', id: 3, error: { code: 1, message: 'x' } }), true);
-    for (const bad of [null, [], 'x', { jsonrpc: '2.0' }, { jsonrpc: '2.0', id: 1 }, { ...base, id: 1.5 }, { ...base, extra: true }, { ...base, params: [] }]) {
+    for (const bad of [
+      null,
+      [],
+      'x',
+      { jsonrpc: '2.0' },
+      { jsonrpc: '2.0', id: 1 },
+      { ...base, id: 1.5 },
+      { ...base, extra: true },
+      { ...base, params: [] },
+    ]) {
       assert.equal(isMessage(bad), false, JSON.stringify(bad));
     }
   });

@@ -5,8 +5,13 @@ import { splitResponseLine } from '../../src/broker/rawJson';
 
 describe('raw result forwarding', () => {
   it('splits a response line into id and result bytes without decoding it', () => {
-    const result = { content: [{ type: 'text', text: 'naïve } ] { [ "quoted" \\" \\\\ ' + 'y'.repeat(100) }], isError: false };
-    const split = splitResponseLine(Buffer.from(`{"result":${JSON.stringify(result)},"jsonrpc":"2.0","id":1099511627777}\r`));
+    const result = {
+      content: [{ type: 'text', text: 'naïve } ] { [ "quoted" \\" \\\\ ' + 'y'.repeat(100) }],
+      isError: false,
+    };
+    const split = splitResponseLine(
+      Buffer.from(`{"result":${JSON.stringify(result)},"jsonrpc":"2.0","id":1099511627777}\r`),
+    );
     assert.equal(split?.id, 1099511627777);
     assert.deepEqual(JSON.parse(split!.result.toString('utf8')), result);
   });

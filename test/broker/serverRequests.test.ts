@@ -152,10 +152,14 @@ describe('server→client requests through the broker', function () {
     broker = await startBrokerProcess({ root });
     a = await capableClient(broker.url, broker.token, 'alice');
     b = await capableClient(broker.url, broker.token, 'bob');
-    await waitFor(async () => {
-      const { servers } = await facade(a.client, 'list_servers');
-      return servers.filter((s: Json) => s.state === 'running').length === 3;
-    }, 'asks, rasks and everything running', 40_000);
+    await waitFor(
+      async () => {
+        const { servers } = await facade(a.client, 'list_servers');
+        return servers.filter((s: Json) => s.state === 'running').length === 3;
+      },
+      'asks, rasks and everything running',
+      40_000,
+    );
     const connection = await facade(a.client, 'client_connection', { name: 'terminal' });
     terminalToken = fs.readFileSync(connection.tokenFile, 'utf8').trim();
   });
@@ -252,8 +256,11 @@ describe('server→client requests through the broker', function () {
     assert.deepEqual(b.seen.elicited.slice(before.b), ['question for bob']);
   });
 
-  it('stdio (and requests on no call\'s stream): with two sessions in flight, refused, shown to nobody', async () => {
-    for (const [server, related] of [['asks', true], ['rasks', false]] as const) {
+  it("stdio (and requests on no call's stream): with two sessions in flight, refused, shown to nobody", async () => {
+    for (const [server, related] of [
+      ['asks', true],
+      ['rasks', false],
+    ] as const) {
       const before = { a: a.seen.elicited.length, b: b.seen.elicited.length };
       const [fromA, fromB] = await Promise.all([
         call(a.client, `${server}__elicit`, { message: 'which one?', peers: 2, related }),
@@ -291,7 +298,10 @@ describe('server→client requests through the broker', function () {
   it('server-everything from npm: its trigger tools exist for a capable client and return its answers', async () => {
     const names = (await a.client.listTools()).tools.map((t) => t.name);
     const triggers = [
-      'trigger-sampling-request', 'trigger-elicitation-request', 'trigger-url-elicitation', 'get-roots-list',
+      'trigger-sampling-request',
+      'trigger-elicitation-request',
+      'trigger-url-elicitation',
+      'get-roots-list',
     ];
     for (const tool of triggers) {
       assert.ok(names.includes(`everything__${tool}`), `everything__${tool} is listed`);
@@ -331,8 +341,10 @@ describe('server→client requests through the broker', function () {
     const slow = await capableClient(broker.url, broker.token, 'dave', new Promise((r) => (answer = r)));
     try {
       const asked = call(slow.client, 'asks__elicit', { message: 'take your time' });
-      await waitFor(async () => (await facade(a.client, 'server_status', { name: 'asks' })).pendingServerRequests === 1,
-        'one pending server request on asks');
+      await waitFor(
+        async () => (await facade(a.client, 'server_status', { name: 'asks' })).pendingServerRequests === 1,
+        'one pending server request on asks',
+      );
       assert.equal((await facade(a.client, 'server_status', { name: 'rasks' })).pendingServerRequests, 0);
       answer();
       assert.equal(JSON.parse((await asked).text).content.answer, 'dave answers take your time');

@@ -6,7 +6,17 @@ import * as path from 'node:path';
 import * as readline from 'node:readline';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
-  connect, fixture, fixtureServer, isAlive, removeTempDirs, startBrokerProcess, tempDir, textOf, track, waitFor, writeRegistry,
+  connect,
+  fixture,
+  fixtureServer,
+  isAlive,
+  removeTempDirs,
+  startBrokerProcess,
+  tempDir,
+  textOf,
+  track,
+  waitFor,
+  writeRegistry,
   type BrokerProcess,
 } from '../helpers/broker';
 
@@ -22,7 +32,11 @@ async function remoteFixture(script: string, mode: '--http' | '--sse'): Promise<
   const proc = track(spawn(process.execPath, [fixture(script), mode, '0'], { stdio: ['ignore', 'pipe', 'inherit'] }));
   const url = await new Promise<string>((resolve, reject) => {
     readline.createInterface({ input: proc.stdout! }).on('line', (l) => {
-      try { resolve((JSON.parse(l) as { listening: string }).listening); } catch { /* not the line */ }
+      try {
+        resolve((JSON.parse(l) as { listening: string }).listening);
+      } catch {
+        /* not the line */
+      }
     });
     proc.once('exit', (c) => reject(new Error(`${script} exited ${c}`)));
   });
@@ -44,7 +58,12 @@ describe('supervision', function () {
     writeRegistry(root, {
       'mcp-servers.d/remote-http.yaml': `name: remote-http\ntrust: trusted\ntransport: http\nurl: ${http.url}\n`,
       'mcp-servers.d/remote-sse.yaml': `name: remote-sse\ntrust: trusted\ntransport: sse\nurl: ${sse.url}\n`,
-      'mcp-servers.d/looping.yaml': fixtureServer('looping', 'crashy.mjs', ['--exit-at-start'], 'restart:\n  maxRetries: 3\n  backoffMs: 50\n  maxBackoffMs: 200\n'),
+      'mcp-servers.d/looping.yaml': fixtureServer(
+        'looping',
+        'crashy.mjs',
+        ['--exit-at-start'],
+        'restart:\n  maxRetries: 3\n  backoffMs: 50\n  maxBackoffMs: 200\n',
+      ),
       'mcp-servers.d/spawner.yaml': fixtureServer('spawner', 'spawner.mjs'),
       'mcp-servers.d/stubborn.yaml': fixtureServer('stubborn', 'spawner.mjs', ['--ignore-sigterm']),
       'mcp-servers.d/missing.yaml': 'name: missing\ntrust: trusted\ncommand: definitely-not-a-command-xyz\n',
@@ -63,15 +82,26 @@ describe('supervision', function () {
   it('serves Streamable HTTP and SSE upstreams through the same catalog', async () => {
     await waitFor(async () => (await status(client, 'remote-http')).state === 'running', 'remote-http');
     await waitFor(async () => (await status(client, 'remote-sse')).state === 'running', 'remote-sse');
-    assert.equal(textOf(await client.callTool({ name: 'remote-http__echo', arguments: { text: 'over http' } })), 'echo: over http');
-    assert.equal(textOf(await client.callTool({ name: 'remote-sse__echo', arguments: { text: 'over sse' } })), 'echo: over sse');
+    assert.equal(
+      textOf(await client.callTool({ name: 'remote-http__echo', arguments: { text: 'over http' } })),
+      'echo: over http',
+    );
+    assert.equal(
+      textOf(await client.callTool({ name: 'remote-sse__echo', arguments: { text: 'over sse' } })),
+      'echo: over sse',
+    );
   });
 
   it('opens the crash-loop breaker: state failed with the reason, after the configured retries', async () => {
-    const s = await waitFor(async () => {
-      const st = await status(client, 'looping');
-      return st.state === 'failed' ? st : undefined;
-    }, 'the breaker to open', 20_000, 100);
+    const s = await waitFor(
+      async () => {
+        const st = await status(client, 'looping');
+        return st.state === 'failed' ? st : undefined;
+      },
+      'the breaker to open',
+      20_000,
+      100,
+    );
     assert.equal(s.restarts, 3);
     assert.match(s.lastError, /exited with code 2/);
     assert.match(s.lastError, /boom: exiting at start/);
@@ -90,7 +120,11 @@ describe('supervision', function () {
   });
 
   it('kills the whole process group on stop: no orphaned grandchildren, even when SIGTERM is ignored', async () => {
-    await waitFor(async () => (await status(client, 'spawner')).state === 'running' && (await status(client, 'stubborn')).state === 'running', 'spawners');
+    await waitFor(
+      async () =>
+        (await status(client, 'spawner')).state === 'running' && (await status(client, 'stubborn')).state === 'running',
+      'spawners',
+    );
     const kids = [
       (await client.callTool({ name: 'spawner__children', arguments: {} })).structuredContent as { pids: number[] },
       (await client.callTool({ name: 'stubborn__children', arguments: {} })).structuredContent as { pids: number[] },
@@ -99,23 +133,39 @@ describe('supervision', function () {
     for (const pid of [...kids, ...leaders]) assert.ok(isAlive(pid), `${pid} runs`);
     fs.unlinkSync(path.join(root, 'mcp-servers.d/spawner.yaml'));
     fs.unlinkSync(path.join(root, 'mcp-servers.d/stubborn.yaml'));
-    await waitFor(() => [...kids, ...leaders].every((pid) => !isAlive(pid)), 'every process of both groups to be gone', 20_000, 100);
+    await waitFor(
+      () => [...kids, ...leaders].every((pid) => !isAlive(pid)),
+      'every process of both groups to be gone',
+      20_000,
+      100,
+    );
   });
 
   it('kills npx and its node grandchild when the broker stops', async () => {
     const own = tempDir('sb-npx-');
-    writeRegistry(own, { 'mcp-servers.d/everything.yaml': `name: everything\ntrust: trusted\ncommand: npx\nargs: [--no-install, mcp-server-everything, stdio]\ncwd: ${JSON.stringify(path.resolve(__dirname, '../../..'))}\n` });
+    writeRegistry(own, {
+      'mcp-servers.d/everything.yaml': `name: everything\ntrust: trusted\ncommand: npx\nargs: [--no-install, mcp-server-everything, stdio]\ncwd: ${JSON.stringify(path.resolve(__dirname, '../../..'))}\n`,
+    });
     const b = await startBrokerProcess({ root: own });
     const c = await connect(b.url, b.token);
-    const st = await waitFor(async () => {
-      const s = await status(c, 'everything');
-      return s.state === 'running' ? s : undefined;
-    }, 'everything via npx', 30_000);
+    const st = await waitFor(
+      async () => {
+        const s = await status(c, 'everything');
+        return s.state === 'running' ? s : undefined;
+      },
+      'everything via npx',
+      30_000,
+    );
     const group = descendants(st.pid);
     assert.ok(group.length >= 1, `npx (${st.pid}) has a node child: ${group.join(',')}`);
     await c.close();
     await b.stop();
-    await waitFor(() => [st.pid, ...group].every((pid) => !isAlive(pid)), 'npx and its children to be gone', 15_000, 100);
+    await waitFor(
+      () => [st.pid, ...group].every((pid) => !isAlive(pid)),
+      'npx and its children to be gone',
+      15_000,
+      100,
+    );
   });
 });
 
@@ -128,7 +178,9 @@ function descendants(pid: number): number[] {
       const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
       if (ppid === pid) out.push(Number(entry), ...descendants(Number(entry)));
-    } catch { /* exited while we looked */ }
+    } catch {
+      /* exited while we looked */
+    }
   }
   return out;
 }

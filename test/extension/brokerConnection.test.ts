@@ -10,14 +10,29 @@ import { BROKER_JS, fixtureServer, tempDir, writeRegistry } from '../helpers/bro
 
 const quiet = { info() {}, warn() {}, error() {} };
 
-function until<T>(conn: BrokerConnection, pred: () => T | undefined | false, timeoutMs = 20_000, what = 'condition'): Promise<T> {
+function until<T>(
+  conn: BrokerConnection,
+  pred: () => T | undefined | false,
+  timeoutMs = 20_000,
+  what = 'condition',
+): Promise<T> {
   return new Promise((resolve, reject) => {
     const check = (): void => {
       const v = pred();
-      if (v) { cleanup(); resolve(v); }
+      if (v) {
+        cleanup();
+        resolve(v);
+      }
     };
-    const timer = setTimeout(() => { cleanup(); reject(new Error(`timed out waiting for ${what} (phase ${conn.phase}, error ${conn.lastError ?? '-'})`)); }, timeoutMs);
-    const cleanup = (): void => { clearTimeout(timer); conn.off('change', check); conn.off('state', check); };
+    const timer = setTimeout(() => {
+      cleanup();
+      reject(new Error(`timed out waiting for ${what} (phase ${conn.phase}, error ${conn.lastError ?? '-'})`));
+    }, timeoutMs);
+    const cleanup = (): void => {
+      clearTimeout(timer);
+      conn.off('change', check);
+      conn.off('state', check);
+    };
     conn.on('change', check);
     conn.on('state', check);
     check();
@@ -25,7 +40,12 @@ function until<T>(conn: BrokerConnection, pred: () => T | undefined | false, tim
 }
 
 function alive(pid: number): boolean {
-  try { process.kill(pid, 0); return true; } catch { return false; }
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 describe('extension: BrokerConnection (real broker)', function () {
@@ -37,10 +57,20 @@ describe('extension: BrokerConnection (real broker)', function () {
 
   const make = (untrusted = false): BrokerConnection => {
     const conn = new BrokerConnection({
-      root, brokerScript: BROKER_JS, execPath: process.execPath, env: { ...process.env, SWITCHBOARD_HOME: home, SWITCHBOARD_ACCEPT_WORKSPACE_TRUST: '1' },
-      untrusted, idleExitSeconds: 30, log: quiet, livenessMs: 200, backoffMs: 100, maxBackoffMs: 1000,
+      root,
+      brokerScript: BROKER_JS,
+      execPath: process.execPath,
+      env: { ...process.env, SWITCHBOARD_HOME: home, SWITCHBOARD_ACCEPT_WORKSPACE_TRUST: '1' },
+      untrusted,
+      idleExitSeconds: 30,
+      log: quiet,
+      livenessMs: 200,
+      backoffMs: 100,
+      maxBackoffMs: 1000,
     });
-    conn.on('change', () => { if (conn.record) pids.add(conn.record.pid); });
+    conn.on('change', () => {
+      if (conn.record) pids.add(conn.record.pid);
+    });
     conns.push(conn);
     return conn;
   };
@@ -53,7 +83,13 @@ describe('extension: BrokerConnection (real broker)', function () {
 
   afterEach(async () => {
     for (const c of conns.splice(0)) await c.dispose();
-    for (const pid of pids) { try { process.kill(pid, 'SIGTERM'); } catch { /* gone */ } }
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGTERM');
+      } catch {
+        /* gone */
+      }
+    }
     pids.clear();
   });
 
@@ -62,13 +98,20 @@ describe('extension: BrokerConnection (real broker)', function () {
     await a.start();
     assert.equal(a.phase, 'connected');
     assert.equal(a.startedHere, true);
-    const running = await until(a, () => a.state?.servers.find((s) => s.name === 'echo' && s.state === 'running'), 20_000, 'echo running');
+    const running = await until(
+      a,
+      () => a.state?.servers.find((s) => s.name === 'echo' && s.state === 'running'),
+      20_000,
+      'echo running',
+    );
     assert.ok(running.tools.some((t) => t.name === 'echo'));
     assert.ok(fs.existsSync(a.logFile), 'the broker writes its log where the extension tails it');
     const argv = fs.readFileSync(`/proc/${a.record!.pid}/cmdline`, 'utf8').split('\0');
-    for (const flag of BROKER_NODE_FLAGS) assert.ok(argv.includes(flag), `the broker runs with ${flag}: ${argv.join(' ')}`);
+    for (const flag of BROKER_NODE_FLAGS)
+      assert.ok(argv.includes(flag), `the broker runs with ${flag}: ${argv.join(' ')}`);
     const environ = fs.readFileSync(`/proc/${a.record!.pid}/environ`, 'utf8').split('\0');
-    for (const [k, v] of Object.entries(BROKER_ENV)) assert.ok(environ.includes(`${k}=${v}`), `the broker runs with ${k}=${v}`);
+    for (const [k, v] of Object.entries(BROKER_ENV))
+      assert.ok(environ.includes(`${k}=${v}`), `the broker runs with ${k}=${v}`);
 
     const b = make();
     await b.start();
@@ -77,7 +120,12 @@ describe('extension: BrokerConnection (real broker)', function () {
 
     // A change made through one window reaches the other through the subscription (no polling).
     await a.call('disable_server', { name: 'echo' });
-    await until(b, () => b.state?.servers.find((s) => s.name === 'echo' && s.state === 'disabled'), 10_000, 'b sees echo disabled');
+    await until(
+      b,
+      () => b.state?.servers.find((s) => s.name === 'echo' && s.state === 'disabled'),
+      10_000,
+      'b sees echo disabled',
+    );
   });
 
   it('npm start and the benchmarks launch the broker with the same node flags', () => {
@@ -85,17 +133,37 @@ describe('extension: BrokerConnection (real broker)', function () {
     const start = JSON.parse(fs.readFileSync(path.join(repo, 'package.json'), 'utf8')).scripts.start as string;
     const bench = fs.readFileSync(path.join(repo, 'bench/lib/systems.mjs'), 'utf8');
     const benchFlags = /export const BROKER_NODE_FLAGS = (\[.*\]);/.exec(bench)?.[1];
-    assert.deepEqual(JSON.parse(String(benchFlags).replace(/'/g, '"')), [...BROKER_NODE_FLAGS], 'bench/lib/systems.mjs');
+    assert.deepEqual(
+      JSON.parse(String(benchFlags).replace(/'/g, '"')),
+      [...BROKER_NODE_FLAGS],
+      'bench/lib/systems.mjs',
+    );
     const benchEnv = /export const BROKER_ENV = (\{.*\});/.exec(bench)?.[1];
-    assert.deepEqual(JSON.parse(String(benchEnv).replace(/'/g, '"').replace(/(\w+):/g, '"$1":')), { ...BROKER_ENV }, 'bench/lib/systems.mjs BROKER_ENV');
-    assert.ok(start.includes(`node ${BROKER_NODE_FLAGS.join(' ')} dist/broker.js serve`), `package.json start: ${start}`);
+    assert.deepEqual(
+      JSON.parse(
+        String(benchEnv)
+          .replace(/'/g, '"')
+          .replace(/(\w+):/g, '"$1":'),
+      ),
+      { ...BROKER_ENV },
+      'bench/lib/systems.mjs BROKER_ENV',
+    );
+    assert.ok(
+      start.includes(`node ${BROKER_NODE_FLAGS.join(' ')} dist/broker.js serve`),
+      `package.json start: ${start}`,
+    );
   });
 
   it('the launched broker returns memory once it goes quiet (its idle collector has gc)', async function () {
     this.timeout(30_000);
     const conn = make();
     await conn.start();
-    await until(conn, () => conn.state?.servers.find((s) => s.name === 'echo' && s.state === 'running'), 20_000, 'echo running');
+    await until(
+      conn,
+      () => conn.state?.servers.find((s) => s.name === 'echo' && s.state === 'running'),
+      20_000,
+      'echo running',
+    );
     for (let i = 0; i < 50; i++) await conn.call('list_servers', {});
     // Quiet for longer than the collector's 2 s (it looks again one period after the last
     // request it saw, so up to 4 s), then read the state once.
@@ -113,11 +181,21 @@ describe('extension: BrokerConnection (real broker)', function () {
     const phases: Phase[] = [];
     conn.on('change', () => phases.push(conn.phase));
     process.kill(first, 'SIGKILL');
-    await until(conn, () => conn.phase === 'connected' && conn.record && conn.record.pid !== first, 20_000, 'a new broker');
+    await until(
+      conn,
+      () => conn.phase === 'connected' && conn.record && conn.record.pid !== first,
+      20_000,
+      'a new broker',
+    );
     assert.ok(phases.includes('reconnecting'), `went through reconnecting: ${phases.join(',')}`);
     assert.notEqual(conn.record!.pid, first);
     assert.ok(!alive(first));
-    const state = await until(conn, () => conn.state?.servers.find((s) => s.state === 'running') && conn.state, 20_000, 'echo running again');
+    const state = await until(
+      conn,
+      () => conn.state?.servers.find((s) => s.state === 'running') && conn.state,
+      20_000,
+      'echo running again',
+    );
     assert.equal((state as BrokerState).broker.pid, conn.record!.pid);
   });
 
@@ -146,7 +224,12 @@ describe('extension: BrokerConnection (real broker)', function () {
     await conn.setUntrusted(false);
     assert.equal(conn.state?.broker.untrusted, false);
     assert.notEqual(conn.record!.pid, untrustedPid);
-    await until(conn, () => conn.state?.servers.find((s) => s.name === 'echo' && s.state === 'running'), 20_000, 'echo running after trust');
+    await until(
+      conn,
+      () => conn.state?.servers.find((s) => s.name === 'echo' && s.state === 'running'),
+      20_000,
+      'echo running after trust',
+    );
   });
 
   it('a trusted window replaces a broker left running in Restricted Mode', async () => {
@@ -161,7 +244,13 @@ describe('extension: BrokerConnection (real broker)', function () {
   });
 
   it('reports a broker that cannot start, in words', async () => {
-    const conn = new BrokerConnection({ root, brokerScript: '/nonexistent/broker.js', env: { ...process.env, SWITCHBOARD_HOME: home }, untrusted: false, log: quiet });
+    const conn = new BrokerConnection({
+      root,
+      brokerScript: '/nonexistent/broker.js',
+      env: { ...process.env, SWITCHBOARD_HOME: home },
+      untrusted: false,
+      log: quiet,
+    });
     conns.push(conn);
     await assert.rejects(conn.start(), /broker bundle is missing/);
     assert.equal(conn.phase, 'failed');

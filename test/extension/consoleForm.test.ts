@@ -9,27 +9,44 @@ const ctx = { extras: {}, mode: 'new' as const, existingNames: ['echo'] };
 describe('extension: console form', () => {
   it('turns the form into the definition the broker writes', () => {
     const form = {
-      ...formFromDefinition(undefined), name: 'github', description: 'GitHub', trust: 'community', command: 'npx',
-      args: '-y\n@modelcontextprotocol/server-github\n', env: 'GITHUB_TOKEN=${env:GITHUB_TOKEN}\nLOG = debug', grants: ['secrets', 'network'],
-      excludeTools: 'delete_*, push_*', enabled: false,
+      ...formFromDefinition(undefined),
+      name: 'github',
+      description: 'GitHub',
+      trust: 'community',
+      command: 'npx',
+      args: '-y\n@modelcontextprotocol/server-github\n',
+      env: 'GITHUB_TOKEN=${env:GITHUB_TOKEN}\nLOG = debug',
+      grants: ['secrets', 'network'],
+      excludeTools: 'delete_*, push_*',
+      enabled: false,
     };
     const built = buildDefinition(form, ctx);
     assert.deepEqual([...built.errors], []);
     assert.deepEqual(built.definition, {
-      name: 'github', trust: 'community', transport: 'stdio', description: 'GitHub', command: 'npx',
-      args: ['-y', '@modelcontextprotocol/server-github'], env: { GITHUB_TOKEN: '${env:GITHUB_TOKEN}', LOG: 'debug' },
-      grants: ['network', 'secrets'], excludeTools: ['delete_*', 'push_*'], enabled: false,
+      name: 'github',
+      trust: 'community',
+      transport: 'stdio',
+      description: 'GitHub',
+      command: 'npx',
+      args: ['-y', '@modelcontextprotocol/server-github'],
+      env: { GITHUB_TOKEN: '${env:GITHUB_TOKEN}', LOG: 'debug' },
+      grants: ['network', 'secrets'],
+      excludeTools: ['delete_*', 'push_*'],
+      enabled: false,
     });
     assert.ok(ServerDefSchema.safeParse(built.definition).success);
   });
 
-  it('shows the schema\'s messages under the field they belong to', () => {
+  it("shows the schema's messages under the field they belong to", () => {
     const built = buildDefinition({ ...formFromDefinition(undefined), name: 'Bad Name', command: 'node' }, ctx);
     assert.match(built.errors.get('name')!.join(' '), /lowercase/);
     assert.ok(isBlocking(built));
     const noCommand = buildDefinition({ ...formFromDefinition(undefined), name: 'ok', command: '' }, ctx);
     assert.match(noCommand.errors.get('command')!.join(' '), /needs a 'command'/);
-    const remote = buildDefinition({ ...formFromDefinition(undefined), name: 'api', transport: 'http', url: 'ftp://x' }, ctx);
+    const remote = buildDefinition(
+      { ...formFromDefinition(undefined), name: 'api', transport: 'http', url: 'ftp://x' },
+      ctx,
+    );
     assert.match(remote.errors.get('url')!.join(' '), /http/);
     const env = buildDefinition({ ...formFromDefinition(undefined), name: 'x', command: 'node', env: 'oops' }, ctx);
     assert.deepEqual(env.errors.get('env'), ['line 1: write KEY=value']);
@@ -39,11 +56,25 @@ describe('extension: console form', () => {
     const built = buildDefinition({ ...formFromDefinition(undefined), name: 'echo', command: 'node' }, ctx);
     assert.match(built.errors.get('name')![0], /exists already; saving replaces it/);
     assert.equal(isBlocking(built), false);
-    assert.equal(buildDefinition({ ...formFromDefinition(undefined), name: 'echo', command: 'node' }, { ...ctx, mode: 'edit' }).errors.size, 0);
+    assert.equal(
+      buildDefinition({ ...formFromDefinition(undefined), name: 'echo', command: 'node' }, { ...ctx, mode: 'edit' })
+        .errors.size,
+      0,
+    );
   });
 
   it('round-trips a definition and keeps the fields it does not show', () => {
-    const def = { name: 'files', trust: 'trusted', transport: 'stdio', command: 'npx', args: ['--no-install', 'mcp-server-filesystem', '.'], grants: ['filesystem'], allowedTools: ['read_*'], restart: { maxRetries: 2 }, timeouts: { callMs: 5000 } };
+    const def = {
+      name: 'files',
+      trust: 'trusted',
+      transport: 'stdio',
+      command: 'npx',
+      args: ['--no-install', 'mcp-server-filesystem', '.'],
+      grants: ['filesystem'],
+      allowedTools: ['read_*'],
+      restart: { maxRetries: 2 },
+      timeouts: { callMs: 5000 },
+    };
     const extras = extrasOf(def);
     assert.deepEqual(extras, { restart: { maxRetries: 2 }, timeouts: { callMs: 5000 } });
     const built = buildDefinition(formFromDefinition(def), { ...ctx, extras, mode: 'edit' });

@@ -30,7 +30,10 @@ describe('extension: import from other tools', () => {
     const gh = byName.get('github')!;
     assert.equal(gh.definition.transport, 'http');
     assert.equal(gh.definition.url, 'https://api.githubcopilot.com/mcp/');
-    assert.ok(gh.notes.some((n) => n.includes("'gh-token'")), gh.notes.join('; '));
+    assert.ok(
+      gh.notes.some((n) => n.includes("'gh-token'")),
+      gh.notes.join('; '),
+    );
     const files = byName.get('files')!;
     assert.deepEqual(files.definition.args, ['-y', '@modelcontextprotocol/server-filesystem', folder]);
     assert.deepEqual(files.definition.grants, ['network'], 'npx downloads: network grant');
@@ -44,7 +47,11 @@ describe('extension: import from other tools', () => {
   it('reads Claude Desktop / Cursor mcpServers and never copies a secret into the workspace', () => {
     const text = JSON.stringify({
       mcpServers: {
-        'brave-search': { command: 'npx', args: ['-y', '@modelcontextprotocol/server-brave-search'], env: { BRAVE_API_KEY: 'sk-live-123' } },
+        'brave-search': {
+          command: 'npx',
+          args: ['-y', '@modelcontextprotocol/server-brave-search'],
+          env: { BRAVE_API_KEY: 'sk-live-123' },
+        },
         remote: { url: 'https://example.com/sse', type: 'sse' },
         off: { command: 'uvx', args: ['mcp-server-time'], disabled: true },
       },
@@ -66,24 +73,39 @@ describe('extension: import from other tools', () => {
     assert.equal(toRegistryName('123abc'), 'abc');
     assert.equal(toRegistryName('switchboard'), 'switchboard-upstream');
     assert.equal(toRegistryName('x'.repeat(40)).length, 31);
-    const r = parseMcpConfig(JSON.stringify({ mcpServers: { echo: { command: 'node' }, Echo: { command: 'node' } } }), { ...ctx, existing: new Set(['echo']) });
-    assert.deepEqual(r.servers.map((s) => s.name), ['echo-2', 'echo-3']);
+    const r = parseMcpConfig(JSON.stringify({ mcpServers: { echo: { command: 'node' }, Echo: { command: 'node' } } }), {
+      ...ctx,
+      existing: new Set(['echo']),
+    });
+    assert.deepEqual(
+      r.servers.map((s) => s.name),
+      ['echo-2', 'echo-3'],
+    );
     assert.ok(r.servers[0].notes[0].includes('already taken'));
   });
 
   it('explains entries it cannot import and files it cannot read', () => {
     const r = parseMcpConfig(JSON.stringify({ mcpServers: { bad: { args: ['x'] }, worse: 3 } }), ctx);
     assert.equal(r.servers.length, 0);
-    assert.deepEqual(r.skipped.map((s) => s.name), ['bad', 'worse']);
+    assert.deepEqual(
+      r.skipped.map((s) => s.name),
+      ['bad', 'worse'],
+    );
     assert.match(r.skipped[0].reason, /command/);
     assert.throws(() => parseMcpConfig('{"other": {}}', ctx), /no MCP servers found/);
     assert.throws(() => parseMcpConfig('{', ctx), /not valid JSON/);
-    assert.throws(() => parseMcpConfig('{\n  "servers": {\n    "a": { "command": "x" }\n    "b": {}\n  }\n}', ctx), /not valid JSON: line 4, column 5: ',' was expected/);
+    assert.throws(
+      () => parseMcpConfig('{\n  "servers": {\n    "a": { "command": "x" }\n    "b": {}\n  }\n}', ctx),
+      /not valid JSON: line 4, column 5: ',' was expected/,
+    );
     assert.throws(() => parseJsonc('{ "a": "open'), /line 1, column 8: a string is not closed/);
   });
 
   it('parses JSONC without touching strings that look like comments', () => {
-    assert.deepEqual(parseJsonc('{"a": "http://x//y", /* c */ "b": [1, 2,], // end\n}'), { a: 'http://x//y', b: [1, 2] });
+    assert.deepEqual(parseJsonc('{"a": "http://x//y", /* c */ "b": [1, 2,], // end\n}'), {
+      a: 'http://x//y',
+      b: [1, 2],
+    });
   });
 
   it('knows where each tool keeps its configuration', () => {

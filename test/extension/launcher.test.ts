@@ -46,11 +46,19 @@ describe('broker launcher (real processes)', function () {
       assert.ok(record, 'the bridge started a broker that answers for the root');
       pids.add(record.pid);
       const argv = fs.readFileSync(`/proc/${record.pid}/cmdline`, 'utf8').split('\0');
-      for (const flag of BROKER_NODE_FLAGS) assert.ok(argv.includes(flag), `the broker runs with ${flag}: ${argv.join(' ')}`);
+      for (const flag of BROKER_NODE_FLAGS)
+        assert.ok(argv.includes(flag), `the broker runs with ${flag}: ${argv.join(' ')}`);
       assert.ok(argv.includes('--idle-exit'), 'a broker started for an agent exits when idle');
       assert.ok(fs.existsSync(brokerLogFile(runtimePaths(root, env))), 'its output goes to the broker log');
-      await waitFor(async () => (await client.listTools()).tools.some((t) => t.name === 'echo__echo'), 'echo through the bridge', 20_000);
-      assert.equal(textOf(await client.callTool({ name: 'echo__echo', arguments: { text: 'launched' } })), 'echo: launched');
+      await waitFor(
+        async () => (await client.listTools()).tools.some((t) => t.name === 'echo__echo'),
+        'echo through the bridge',
+        20_000,
+      );
+      assert.equal(
+        textOf(await client.callTool({ name: 'echo__echo', arguments: { text: 'launched' } })),
+        'echo: launched',
+      );
     } finally {
       await client.close();
     }
@@ -70,18 +78,21 @@ describe('broker launcher (real processes)', function () {
 
   it('explains a broker that exits before it is ready with the last lines of its log', async () => {
     const script = path.join(tempDir('sb-launch-bad-'), 'broken-broker.js');
-    fs.writeFileSync(script, "process.stderr.write('[switchboard] cannot read the registry: disk on fire\\n'); process.exit(3);\n");
-    await assert.rejects(
-      launchBroker({ root, script, env, idleExitSeconds: 30 }),
-      (err: Error) => {
-        assert.match(err.message, /exited with code 3 before it was ready/);
-        assert.match(err.message, /disk on fire/);
-        return true;
-      },
+    fs.writeFileSync(
+      script,
+      "process.stderr.write('[switchboard] cannot read the registry: disk on fire\\n'); process.exit(3);\n",
     );
+    await assert.rejects(launchBroker({ root, script, env, idleExitSeconds: 30 }), (err: Error) => {
+      assert.match(err.message, /exited with code 3 before it was ready/);
+      assert.match(err.message, /disk on fire/);
+      return true;
+    });
   });
 
   it('explains a broker bundle that is not there', async () => {
-    await assert.rejects(launchBroker({ root, script: path.join(root, 'missing.js'), env, idleExitSeconds: 30 }), /broker bundle is missing .*npm run build/);
+    await assert.rejects(
+      launchBroker({ root, script: path.join(root, 'missing.js'), env, idleExitSeconds: 30 }),
+      /broker bundle is missing .*npm run build/,
+    );
   });
 });

@@ -3,30 +3,71 @@ import * as assert from 'node:assert/strict';
 import type { BrokerState, ServerStatus } from '../../src/broker/controlApi';
 import { planDefinitions } from '../../src/extension/mcpPlan';
 import {
-  approvalDetail, serverContextValue, serverDescription, serverTooltip, stateIcon, statusSummary,
+  approvalDetail,
+  serverContextValue,
+  serverDescription,
+  serverTooltip,
+  stateIcon,
+  statusSummary,
 } from '../../src/extension/presentation';
 
 function server(over: Partial<ServerStatus> = {}): ServerStatus {
   return {
-    name: 'echo', description: 'Echo fixture', trust: 'builtin', transport: 'stdio', enabled: true, state: 'running', pid: 42, uptimeMs: 5000,
-    restarts: 0, tools: [{ name: 'echo', exposedAs: 'echo__echo', description: 'Echo the text back' }], promptCount: 0, resourceCount: 0,
-    grants: [], enforcement: { network: 'enforced', filesystem: 'not-enforced', secrets: 'enforced', notes: [] }, approval: 'not-needed',
-    approvalHash: 'h', approvalItems: [{ label: 'Runs', value: 'node echo.mjs' }, { label: 'Grants', value: 'none' }],
-    approvalSummary: 'Runs: node echo.mjs | Grants: none', withheldEnv: [], target: 'node echo.mjs', file: '/r/mcp-servers.d/echo.yaml', ...over,
+    name: 'echo',
+    description: 'Echo fixture',
+    trust: 'builtin',
+    transport: 'stdio',
+    enabled: true,
+    state: 'running',
+    pid: 42,
+    uptimeMs: 5000,
+    restarts: 0,
+    tools: [{ name: 'echo', exposedAs: 'echo__echo', description: 'Echo the text back' }],
+    promptCount: 0,
+    resourceCount: 0,
+    grants: [],
+    enforcement: { network: 'enforced', filesystem: 'not-enforced', secrets: 'enforced', notes: [] },
+    approval: 'not-needed',
+    approvalHash: 'h',
+    approvalItems: [
+      { label: 'Runs', value: 'node echo.mjs' },
+      { label: 'Grants', value: 'none' },
+    ],
+    approvalSummary: 'Runs: node echo.mjs | Grants: none',
+    withheldEnv: [],
+    target: 'node echo.mjs',
+    file: '/r/mcp-servers.d/echo.yaml',
+    ...over,
   };
 }
 
 function state(servers: ServerStatus[], over: Partial<BrokerState> = {}): BrokerState {
   return {
-    broker: { version: '0.1.0', pid: 7, root: '/r', url: 'http://127.0.0.1:4000/mcp', sessions: 1, untrusted: false, catalogVersion: 3, memory: { rssBytes: 60e6, heapUsedBytes: 9e6, idleCollections: 0 } },
-    servers, prompts: [], clients: [{ name: 'copilot', mcp_allow: ['read', 'write'], tokenFile: '/t' }], problems: [], ...over,
+    broker: {
+      version: '0.1.0',
+      pid: 7,
+      root: '/r',
+      url: 'http://127.0.0.1:4000/mcp',
+      sessions: 1,
+      untrusted: false,
+      catalogVersion: 3,
+      memory: { rssBytes: 60e6, heapUsedBytes: 9e6, idleCollections: 0 },
+    },
+    servers,
+    prompts: [],
+    clients: [{ name: 'copilot', mcp_allow: ['read', 'write'], tokenFile: '/t' }],
+    problems: [],
+    ...over,
   };
 }
 
 describe('extension: presentation', () => {
   it('describes a server with its trust badge, state and tool count', () => {
     assert.equal(serverDescription(server()), '◆ builtin · running · 1 tool');
-    assert.equal(serverDescription(server({ trust: 'community', state: 'awaiting-approval', approval: 'required', tools: [] })), '⚠ community · awaiting approval');
+    assert.equal(
+      serverDescription(server({ trust: 'community', state: 'awaiting-approval', approval: 'required', tools: [] })),
+      '⚠ community · awaiting approval',
+    );
     assert.equal(stateIcon('running').id, 'pass-filled');
     assert.equal(stateIcon('starting').id, 'sync~spin');
     assert.equal(stateIcon('failed').id, 'error');
@@ -35,22 +76,28 @@ describe('extension: presentation', () => {
 
   it('drives the menus with contextValue tokens', () => {
     assert.equal(serverContextValue(server()), 'server enabled builtin restartable running');
-    const community = serverContextValue(server({ trust: 'community', state: 'awaiting-approval', approval: 'required' }));
+    const community = serverContextValue(
+      server({ trust: 'community', state: 'awaiting-approval', approval: 'required' }),
+    );
     assert.match(community, /^server\b.*\bneedsApproval\b/);
     assert.doesNotMatch(community, /\brestartable\b/);
     assert.match(serverContextValue(server({ enabled: false, state: 'disabled' })), /^server disabled/);
   });
 
   it('shows exactly what an approval covers', () => {
-    const text = approvalDetail(server({
-      trust: 'community', target: 'npx --no-install mcp-server-memory', grants: ['network'],
-      approvalItems: [
-        { label: 'Runs', value: 'npx --no-install mcp-server-memory' },
-        { label: 'Env file', value: '../other/creds', warning: '⚠ outside the registry root: ../other/creds' },
-        { label: 'Env MEMORY_FILE_PATH', value: 'mem.json' },
-        { label: 'Grants', value: 'network' },
-      ],
-    }));
+    const text = approvalDetail(
+      server({
+        trust: 'community',
+        target: 'npx --no-install mcp-server-memory',
+        grants: ['network'],
+        approvalItems: [
+          { label: 'Runs', value: 'npx --no-install mcp-server-memory' },
+          { label: 'Env file', value: '../other/creds', warning: '⚠ outside the registry root: ../other/creds' },
+          { label: 'Env MEMORY_FILE_PATH', value: 'mem.json' },
+          { label: 'Grants', value: 'network' },
+        ],
+      }),
+    );
     assert.match(text, /^Runs: npx --no-install mcp-server-memory$/m);
     assert.match(text, /^Grants: network$/m);
     assert.match(text, /secrets: withheld/);
@@ -59,20 +106,51 @@ describe('extension: presentation', () => {
   });
 
   it('writes tooltips with the last error and honest enforcement', () => {
-    const tip = serverTooltip(server({ state: 'failed', lastError: 'spawn nope ENOENT', enforcement: { network: 'not-enforced', filesystem: 'not-enforced', secrets: 'enforced', notes: [] } }));
+    const tip = serverTooltip(
+      server({
+        state: 'failed',
+        lastError: 'spawn nope ENOENT',
+        enforcement: { network: 'not-enforced', filesystem: 'not-enforced', secrets: 'enforced', notes: [] },
+      }),
+    );
     assert.match(tip, /spawn nope ENOENT/);
     assert.match(tip, /network: not granted, but not blockable here/);
   });
 
   it('summarises the brokers in the status bar', () => {
-    const ok = statusSummary([{ folder: 'main', phase: 'connected', state: state([server(), server({ name: 'b', state: 'stopped' })]), untrusted: false }]);
+    const ok = statusSummary([
+      {
+        folder: 'main',
+        phase: 'connected',
+        state: state([server(), server({ name: 'b', state: 'stopped' })]),
+        untrusted: false,
+      },
+    ]);
     assert.equal(ok.text, '$(plug) Switchboard 1/2');
-    const bad = statusSummary([{ folder: 'main', phase: 'connected', state: state([server({ state: 'failed' })]), untrusted: false }]);
+    const bad = statusSummary([
+      { folder: 'main', phase: 'connected', state: state([server({ state: 'failed' })]), untrusted: false },
+    ]);
     assert.equal(bad.severity, 'warning');
-    const lost = statusSummary([{ folder: 'main', phase: 'reconnecting', state: state([]), untrusted: false, lastError: 'broker process 7 exited', retryInMs: 2000 }]);
+    const lost = statusSummary([
+      {
+        folder: 'main',
+        phase: 'reconnecting',
+        state: state([]),
+        untrusted: false,
+        lastError: 'broker process 7 exited',
+        retryInMs: 2000,
+      },
+    ]);
     assert.match(lost.text, /reconnecting/);
     assert.match(lost.tooltip, /retrying in 2 s/);
-    const restricted = statusSummary([{ folder: 'main', phase: 'connected', state: state([], { broker: { ...state([]).broker, untrusted: true } }), untrusted: true }]);
+    const restricted = statusSummary([
+      {
+        folder: 'main',
+        phase: 'connected',
+        state: state([], { broker: { ...state([]).broker, untrusted: true } }),
+        untrusted: true,
+      },
+    ]);
     assert.match(restricted.text, /restricted/);
   });
 });
@@ -80,19 +158,34 @@ describe('extension: presentation', () => {
 describe('extension: MCP provider plan', () => {
   it('offers /mcp as the declared editor client, versioned by the catalog', () => {
     const plan = planDefinitions(state([server()]), { editorClient: 'copilot', perServer: false });
-    assert.deepEqual(plan, [{ label: 'Switchboard', url: 'http://127.0.0.1:4000/mcp', path: '/mcp', version: '7.3', client: 'copilot' }]);
+    assert.deepEqual(plan, [
+      { label: 'Switchboard', url: 'http://127.0.0.1:4000/mcp', path: '/mcp', version: '7.3', client: 'copilot' },
+    ]);
   });
 
   it('falls back to one definition per runnable upstream (no control tools) when the client is not declared', () => {
-    const s = state([server(), server({ name: 'mem', trust: 'community', state: 'awaiting-approval', approval: 'required' }), server({ name: 'off', enabled: false, state: 'disabled' })]);
+    const s = state([
+      server(),
+      server({ name: 'mem', trust: 'community', state: 'awaiting-approval', approval: 'required' }),
+      server({ name: 'off', enabled: false, state: 'disabled' }),
+    ]);
     const plan = planDefinitions(s, { editorClient: 'nobody', perServer: false });
-    assert.deepEqual(plan.map((p) => [p.label, p.path, p.client]), [['echo · Switchboard', '/servers/echo/mcp', undefined]]);
+    assert.deepEqual(
+      plan.map((p) => [p.label, p.path, p.client]),
+      [['echo · Switchboard', '/servers/echo/mcp', undefined]],
+    );
     const v1 = plan[0].version;
     const v2 = planDefinitions(state([server({ tools: [] })]), { editorClient: '', perServer: true })[0].version;
     assert.notEqual(v1, v2, 'the version changes with the tools');
   });
 
   it('offers nothing from a Restricted Mode broker', () => {
-    assert.deepEqual(planDefinitions(state([server()], { broker: { ...state([]).broker, untrusted: true } }), { editorClient: 'copilot', perServer: false }), []);
+    assert.deepEqual(
+      planDefinitions(state([server()], { broker: { ...state([]).broker, untrusted: true } }), {
+        editorClient: 'copilot',
+        perServer: false,
+      }),
+      [],
+    );
   });
 });

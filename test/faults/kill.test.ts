@@ -4,8 +4,27 @@
 // policy every time, the broker never crashes, leaks no process or zombie, and its RSS stays flat.
 import assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { fixtureServer, removeTempDirs, tempDir, textOf, waitFor, writeRegistry, type BrokerProcess } from '../helpers/broker';
-import { connectBusy, descendants, faultServer, fdCount, notePid, report, rssMb, startBroker, status, zombieChildren } from './lib';
+import {
+  fixtureServer,
+  removeTempDirs,
+  tempDir,
+  textOf,
+  waitFor,
+  writeRegistry,
+  type BrokerProcess,
+} from '../helpers/broker';
+import {
+  connectBusy,
+  descendants,
+  faultServer,
+  fdCount,
+  notePid,
+  report,
+  rssMb,
+  startBroker,
+  status,
+  zombieChildren,
+} from './lib';
 
 const REPS = Number(process.env.FAULTS_KILL_REPS ?? 200);
 const IN_FLIGHT = 100;
@@ -24,12 +43,23 @@ describe('faults: upstream SIGKILL under 100 concurrent calls', function () {
     writeRegistry(root, {
       // resetAfterMs: 0 — every restart that reaches 'running' counts as a recovery, so 200 kills
       // never trip the breaker; backoff 10 ms keeps 200 repetitions inside the time budget.
-      'mcp-servers.d/victim.yaml': faultServer('victim', 'bare.mjs', [], 'restart:\n  maxRetries: 3\n  backoffMs: 10\n  maxBackoffMs: 10\n  resetAfterMs: 0\ntimeouts:\n  callMs: 30000\n'),
+      'mcp-servers.d/victim.yaml': faultServer(
+        'victim',
+        'bare.mjs',
+        [],
+        'restart:\n  maxRetries: 3\n  backoffMs: 10\n  maxBackoffMs: 10\n  resetAfterMs: 0\ntimeouts:\n  callMs: 30000\n',
+      ),
       'mcp-servers.d/other.yaml': fixtureServer('other', 'echo.mjs'),
     });
     broker = await startBroker({ root });
     for (let i = 0; i < 4; i++) clients.push(await connectBusy(broker.url, broker.token, `kill-${i}`));
-    await waitFor(async () => (await status(clients[0], 'victim')).state === 'running' && (await status(clients[0], 'other')).state === 'running', 'both upstreams', 30_000);
+    await waitFor(
+      async () =>
+        (await status(clients[0], 'victim')).state === 'running' &&
+        (await status(clients[0], 'other')).state === 'running',
+      'both upstreams',
+      30_000,
+    );
   });
 
   after(async () => {
@@ -43,7 +73,11 @@ describe('faults: upstream SIGKILL under 100 concurrent calls', function () {
     const otherPid = (await status(clients[0], 'other')).pid as number;
     const restartsBefore = (await status(clients[0], 'victim')).restarts as number;
     // Warm up so the RSS baseline is the broker at work, not the broker at rest.
-    await Promise.all(Array.from({ length: 200 }, (_, i) => clients[i % 4].callTool({ name: 'other__echo', arguments: { text: 'warm' } })));
+    await Promise.all(
+      Array.from({ length: 200 }, (_, i) =>
+        clients[i % 4].callTool({ name: 'other__echo', arguments: { text: 'warm' } }),
+      ),
+    );
     const rssStart = rssMb(broker.proc.pid!);
     const fdStart = fdCount(broker.proc.pid!);
     let calls = 0;
@@ -66,11 +100,17 @@ describe('faults: upstream SIGKILL under 100 concurrent calls', function () {
         clients[i % clients.length].callTool({ name: 'victim__hang', arguments: {} }).then(
           () => ({ ok: true, at: Date.now(), message: '' }),
           (err: Error) => ({ ok: false, at: Date.now(), message: err.message }),
-        ));
+        ),
+      );
       // Calls to the other upstream before, during and after the kill.
       const others: Promise<string>[] = [];
       const fireOthers = (n: number) => {
-        for (let i = 0; i < n; i++) others.push(clients[(rep + i) % clients.length].callTool({ name: 'other__echo', arguments: { text: `r${rep}-${others.length}` } }).then(textOf, (e: Error) => `ERROR ${e.message}`));
+        for (let i = 0; i < n; i++)
+          others.push(
+            clients[(rep + i) % clients.length]
+              .callTool({ name: 'other__echo', arguments: { text: `r${rep}-${others.length}` } })
+              .then(textOf, (e: Error) => `ERROR ${e.message}`),
+          );
       };
       fireOthers(OTHER_CALLS / 2);
       await new Promise((r) => setTimeout(r, 60));
@@ -81,8 +121,11 @@ describe('faults: upstream SIGKILL under 100 concurrent calls', function () {
       const results = await Promise.all(inFlight);
       calls += IN_FLIGHT + OTHER_CALLS;
       for (const r of results) {
-        if (r.ok) { problems.push(`rep ${rep}: a hang call succeeded`); continue; }
-        const key = (CLEAR.exec(r.message)?.[1]) ?? r.message.slice(0, 80);
+        if (r.ok) {
+          problems.push(`rep ${rep}: a hang call succeeded`);
+          continue;
+        }
+        const key = CLEAR.exec(r.message)?.[1] ?? r.message.slice(0, 80);
         messages.set(key, (messages.get(key) ?? 0) + 1);
         if (!CLEAR.test(r.message)) problems.push(`rep ${rep}: unclear error: ${r.message}`);
         const ms = r.at - killedAt;
@@ -96,12 +139,20 @@ describe('faults: upstream SIGKILL under 100 concurrent calls', function () {
         else problems.push(`rep ${rep}: other call ${i} got ${t}`);
       });
 
-      const back = await waitFor(async () => {
-        const s = await status(clients[0], 'victim');
-        return s.state === 'running' && s.pid !== pid ? s : undefined;
-      }, `rep ${rep}: the victim to be restarted`, 20_000, 20);
+      const back = await waitFor(
+        async () => {
+          const s = await status(clients[0], 'victim');
+          return s.state === 'running' && s.pid !== pid ? s : undefined;
+        },
+        `rep ${rep}: the victim to be restarted`,
+        20_000,
+        20,
+      );
       restartMs.push(Date.now() - killedAt);
-      if (process.env.FAULTS_DEBUG) console.log(`rep ${rep}: first fail ${Math.min(...results.map((r) => r.at)) - killedAt} ms, last fail ${Math.max(...results.map((r) => r.at)) - killedAt} ms, running again ${Date.now() - killedAt} ms`);
+      if (process.env.FAULTS_DEBUG)
+        console.log(
+          `rep ${rep}: first fail ${Math.min(...results.map((r) => r.at)) - killedAt} ms, last fail ${Math.max(...results.map((r) => r.at)) - killedAt} ms, running again ${Date.now() - killedAt} ms`,
+        );
       notePid(back.pid, 'upstream victim');
       assert.equal(broker.proc.exitCode, null, `rep ${rep}: the broker is alive`);
       if ((rep + 1) % 50 === 0) rssEvery50.push(rssMb(broker.proc.pid!));
@@ -116,12 +167,25 @@ describe('faults: upstream SIGKILL under 100 concurrent calls', function () {
     const zombies = zombieChildren(broker.proc.pid!);
     restartMs.sort((a, b) => a - b);
     report('kill-under-load', {
-      repetitions: REPS, calls, faultsInjected: REPS, inFlightFailedFast: failedFast, otherUpstreamOk: otherOk,
-      failures: problems.length, slowestFailureMs: slowest,
-      restartMsMedian: restartMs[Math.floor(restartMs.length / 2)], restartMsMax: restartMs[restartMs.length - 1],
-      victimRestarts: victimAfter.restarts - restartsBefore, errorKinds: Object.fromEntries(messages),
-      brokerRssMbStart: rssStart, brokerRssMbEvery50Reps: rssEvery50, brokerRssMbEnd: rssEnd, brokerFdsStart: fdStart, brokerFdsEnd: fdEnd,
-      brokerChildrenEnd: children.length, zombies: zombies.length, seconds: Math.round((Date.now() - started) / 1000),
+      repetitions: REPS,
+      calls,
+      faultsInjected: REPS,
+      inFlightFailedFast: failedFast,
+      otherUpstreamOk: otherOk,
+      failures: problems.length,
+      slowestFailureMs: slowest,
+      restartMsMedian: restartMs[Math.floor(restartMs.length / 2)],
+      restartMsMax: restartMs[restartMs.length - 1],
+      victimRestarts: victimAfter.restarts - restartsBefore,
+      errorKinds: Object.fromEntries(messages),
+      brokerRssMbStart: rssStart,
+      brokerRssMbEvery50Reps: rssEvery50,
+      brokerRssMbEnd: rssEnd,
+      brokerFdsStart: fdStart,
+      brokerFdsEnd: fdEnd,
+      brokerChildrenEnd: children.length,
+      zombies: zombies.length,
+      seconds: Math.round((Date.now() - started) / 1000),
     });
     assert.deepEqual(problems, []);
     assert.equal(failedFast, REPS * IN_FLIGHT);

@@ -9,9 +9,7 @@ import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { Client as SdkClient, type Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import {
-  REPO, fixture, isAlive, startBrokerProcess, textOf, track, type BrokerProcess,
-} from '../helpers/broker';
+import { REPO, fixture, isAlive, startBrokerProcess, textOf, track, type BrokerProcess } from '../helpers/broker';
 
 export type Json = Record<string, any>;
 
@@ -125,21 +123,40 @@ export function describeFds(pid: number): string[] {
   const tcp = new Map<string, string>();
   for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
     let text = '';
-    try { text = fs.readFileSync(table, 'utf8'); } catch { continue; }
+    try {
+      text = fs.readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
     for (const line of text.trim().split('\n').slice(1)) {
       const cols = line.trim().split(/\s+/);
-      const state = cols[3] === '0A' ? 'LISTEN' : cols[3] === '01' ? 'ESTABLISHED' : cols[3] === '08' ? 'CLOSE_WAIT' : `state ${cols[3]}`;
+      const state =
+        cols[3] === '0A'
+          ? 'LISTEN'
+          : cols[3] === '01'
+            ? 'ESTABLISHED'
+            : cols[3] === '08'
+              ? 'CLOSE_WAIT'
+              : `state ${cols[3]}`;
       tcp.set(cols[9], `tcp ${state} ${endpoint(cols[1])} -> ${endpoint(cols[2])}`);
     }
   }
   const out: string[] = [];
   let names: string[] = [];
-  try { names = fs.readdirSync(`/proc/${pid}/fd`); } catch { return out; }
+  try {
+    names = fs.readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return out;
+  }
   for (const fd of names) {
     let link = '';
-    try { link = fs.readlinkSync(`/proc/${pid}/fd/${fd}`); } catch { continue; }
+    try {
+      link = fs.readlinkSync(`/proc/${pid}/fd/${fd}`);
+    } catch {
+      continue;
+    }
     const socket = /^socket:\[(\d+)\]$/.exec(link);
-    out.push(socket ? tcp.get(socket[1]) ?? 'socket (not TCP)' : link.startsWith('pipe:') ? 'pipe' : link);
+    out.push(socket ? (tcp.get(socket[1]) ?? 'socket (not TCP)') : link.startsWith('pipe:') ? 'pipe' : link);
   }
   return out.sort();
 }
@@ -153,7 +170,14 @@ function endpoint(hexPair: string): string {
 export function added(before: string[], after: string[]): string[] {
   const left = new Map<string, number>();
   for (const b of before) left.set(b, (left.get(b) ?? 0) + 1);
-  return after.filter((a) => { const n = left.get(a) ?? 0; if (n > 0) { left.set(a, n - 1); return false; } return true; });
+  return after.filter((a) => {
+    const n = left.get(a) ?? 0;
+    if (n > 0) {
+      left.set(a, n - 1);
+      return false;
+    }
+    return true;
+  });
 }
 
 /** Local addresses of the TCP sockets a process listens on, from /proc/net/tcp{,6}. */
@@ -163,12 +187,18 @@ export function listeningAddresses(pid: number): string[] {
     try {
       const m = /^socket:\[(\d+)\]$/.exec(fs.readlinkSync(`/proc/${pid}/fd/${fd}`));
       if (m) inodes.add(m[1]);
-    } catch { /* closed meanwhile */ }
+    } catch {
+      /* closed meanwhile */
+    }
   }
   const out: string[] = [];
   for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
     let text = '';
-    try { text = fs.readFileSync(table, 'utf8'); } catch { continue; }
+    try {
+      text = fs.readFileSync(table, 'utf8');
+    } catch {
+      continue;
+    }
     for (const line of text.trim().split('\n').slice(1)) {
       const cols = line.trim().split(/\s+/);
       const [local, , state] = [cols[1], cols[2], cols[3]];
@@ -194,7 +224,11 @@ function decodeAddress(hex: string): string {
 export function leftovers(): { pid: number; what: string }[] {
   const alive = [...noted].filter(([pid]) => running(pid)).map(([pid, what]) => ({ pid, what }));
   for (const { pid } of alive) {
-    try { process.kill(pid, 'SIGKILL'); } catch { /* gone */ }
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
   }
   return alive;
 }
@@ -216,8 +250,10 @@ after(function () {
   fs.mkdirSync(path.dirname(FIGURES_FILE), { recursive: true });
   fs.writeFileSync(FIGURES_FILE, JSON.stringify(figures, null, 2) + '\n');
   process.stdout.write(`\n  faults suite figures (also in ${path.relative(process.cwd(), FIGURES_FILE)}):\n`);
-  for (const [name, data] of Object.entries(figures)) process.stdout.write(`    ${name.padEnd(26)} ${JSON.stringify(data)}\n`);
-  if (left.length) process.stdout.write(`  !! processes still running at the end (killed now): ${JSON.stringify(left)}\n`);
+  for (const [name, data] of Object.entries(figures))
+    process.stdout.write(`    ${name.padEnd(26)} ${JSON.stringify(data)}\n`);
+  if (left.length)
+    process.stdout.write(`  !! processes still running at the end (killed now): ${JSON.stringify(left)}\n`);
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -254,8 +290,14 @@ export function faultServer(name: string, script: string, extra: string[] = [], 
  */
 export async function connectBusy(url: string, token: string, name: string): Promise<Client> {
   const client = new SdkClient({ name, version: '1.0.0' }, { capabilities: {} });
-  const perRequest: typeof fetch = (input, init) => fetch(input, init?.signal ? { ...init, signal: AbortSignal.any([init.signal]) } : init);
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), { fetch: perRequest, requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+  const perRequest: typeof fetch = (input, init) =>
+    fetch(input, init?.signal ? { ...init, signal: AbortSignal.any([init.signal]) } : init);
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(url), {
+      fetch: perRequest,
+      requestInit: { headers: { Authorization: `Bearer ${token}` } },
+    }),
+  );
   return client;
 }
 
@@ -277,32 +319,64 @@ export interface FixtureHttp {
 }
 
 /** Starts a fixture in --http/--sse mode on `port` (0 = any) and waits for its listening line. */
-export async function startFixtureHttp(script: string, port: number, mode: 'http' | 'sse' = 'http', extra: string[] = []): Promise<FixtureHttp> {
+export async function startFixtureHttp(
+  script: string,
+  port: number,
+  mode: 'http' | 'sse' = 'http',
+  extra: string[] = [],
+): Promise<FixtureHttp> {
   for (let attempt = 0; ; attempt++) {
-    const proc = track(spawn(process.execPath, [fixture(script), `--${mode}`, String(port), ...extra], { stdio: ['ignore', 'pipe', 'pipe'] }));
+    const proc = track(
+      spawn(process.execPath, [fixture(script), `--${mode}`, String(port), ...extra], {
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
     notePid(proc.pid, `fixture ${script} --${mode}`);
     const stderr: string[] = [];
     proc.stderr!.setEncoding('utf8').on('data', (c: string) => stderr.push(c));
     try {
       const url = await new Promise<string>((resolve, reject) => {
-        const timer = setTimeout(() => reject(new Error(`fixture ${script} did not listen: ${stderr.join('')}`)), 15_000);
+        const timer = setTimeout(
+          () => reject(new Error(`fixture ${script} did not listen: ${stderr.join('')}`)),
+          15_000,
+        );
         readline.createInterface({ input: proc.stdout! }).on('line', (line) => {
-          try { const m = JSON.parse(line) as { listening?: string }; if (m.listening) { clearTimeout(timer); resolve(m.listening); } } catch { /* not it */ }
+          try {
+            const m = JSON.parse(line) as { listening?: string };
+            if (m.listening) {
+              clearTimeout(timer);
+              resolve(m.listening);
+            }
+          } catch {
+            /* not it */
+          }
         });
-        proc.once('exit', (code) => { clearTimeout(timer); reject(new Error(`fixture ${script} exited ${code}: ${stderr.join('')}`)); });
+        proc.once('exit', (code) => {
+          clearTimeout(timer);
+          reject(new Error(`fixture ${script} exited ${code}: ${stderr.join('')}`));
+        });
       });
       return {
-        proc, url, port: Number(new URL(url).port),
-        stop: (signal: NodeJS.Signals = 'SIGTERM') => new Promise<void>((resolve) => {
-          if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
-          const t = setTimeout(() => proc.kill('SIGKILL'), 5000);
-          proc.once('exit', () => { clearTimeout(t); resolve(); });
-          proc.kill(signal);
-        }),
+        proc,
+        url,
+        port: Number(new URL(url).port),
+        stop: (signal: NodeJS.Signals = 'SIGTERM') =>
+          new Promise<void>((resolve) => {
+            if (proc.exitCode !== null || proc.signalCode !== null) return resolve();
+            const t = setTimeout(() => proc.kill('SIGKILL'), 5000);
+            proc.once('exit', () => {
+              clearTimeout(t);
+              resolve();
+            });
+            proc.kill(signal);
+          }),
       };
     } catch (err) {
       // A port that was just freed can be briefly unavailable: retry a few times, bounded.
-      if (port !== 0 && attempt < 20 && /EADDRINUSE/.test(String(err))) { await sleep(100); continue; }
+      if (port !== 0 && attempt < 20 && /EADDRINUSE/.test(String(err))) {
+        await sleep(100);
+        continue;
+      }
       throw err;
     }
   }
@@ -322,7 +396,11 @@ export function filesUnder(dir: string): string[] {
 }
 
 /** Runs `tasks` with at most `limit` in flight. */
-export async function pool<T>(items: T[], limit: number, run: (item: T, index: number) => Promise<void>): Promise<void> {
+export async function pool<T>(
+  items: T[],
+  limit: number,
+  run: (item: T, index: number) => Promise<void>,
+): Promise<void> {
   let next = 0;
   const workers = Array.from({ length: Math.min(limit, items.length) }, async () => {
     while (next < items.length) {
@@ -355,7 +433,10 @@ export interface RawRequest {
 
 export class RawHttp {
   readonly agent = new http.Agent({ keepAlive: true, maxSockets: 32 });
-  constructor(readonly port: number, readonly token?: string) {}
+  constructor(
+    readonly port: number,
+    readonly token?: string,
+  ) {}
 
   request(req: RawRequest): Promise<RawResponse> {
     const headers: Record<string, string> = {};
@@ -365,25 +446,45 @@ export class RawHttp {
       authorization: this.token ? `Bearer ${this.token}` : undefined,
     };
     for (const [k, v] of Object.entries({ ...defaults, ...req.headers })) if (v !== undefined) headers[k] = v;
-    const body = req.body === undefined ? undefined : Buffer.isBuffer(req.body) ? req.body : Buffer.from(req.body, 'utf8');
+    const body =
+      req.body === undefined ? undefined : Buffer.isBuffer(req.body) ? req.body : Buffer.from(req.body, 'utf8');
     if (body && !req.chunked) headers['content-length'] = String(body.length);
     return new Promise((resolve, reject) => {
       let answered = false;
-      const r = http.request({ host: '127.0.0.1', port: this.port, method: req.method ?? 'POST', path: req.path ?? '/mcp', headers, agent: this.agent, setHost: !('host' in headers) }, (res) => {
-        // A server may answer before the body is sent (413) and close: the answer still counts.
-        answered = true;
-        const chunks: Buffer[] = [];
-        const done = () => {
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') });
-          if (!r.writableFinished) r.destroy();
-        };
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', done);
-        res.on('close', done);
-        res.on('error', done);
+      const r = http.request(
+        {
+          host: '127.0.0.1',
+          port: this.port,
+          method: req.method ?? 'POST',
+          path: req.path ?? '/mcp',
+          headers,
+          agent: this.agent,
+          setHost: !('host' in headers),
+        },
+        (res) => {
+          // A server may answer before the body is sent (413) and close: the answer still counts.
+          answered = true;
+          const chunks: Buffer[] = [];
+          const done = () => {
+            resolve({
+              status: res.statusCode ?? 0,
+              headers: res.headers,
+              body: Buffer.concat(chunks).toString('utf8'),
+            });
+            if (!r.writableFinished) r.destroy();
+          };
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', done);
+          res.on('close', done);
+          res.on('error', done);
+        },
+      );
+      r.setTimeout(req.timeoutMs ?? 30_000, () =>
+        r.destroy(new Error(`no answer within ${req.timeoutMs ?? 30_000} ms`)),
+      );
+      r.on('error', (err) => {
+        if (!answered) reject(err);
       });
-      r.setTimeout(req.timeoutMs ?? 30_000, () => r.destroy(new Error(`no answer within ${req.timeoutMs ?? 30_000} ms`)));
-      r.on('error', (err) => { if (!answered) reject(err); });
       if (body && body.length > 1024 * 1024) {
         // A big body goes out in pieces, and stops once the server has answered (413 before the
         // end): writing on into a socket the server closed would only turn its answer into EPIPE.
@@ -393,7 +494,10 @@ export class RawHttp {
           while (!answered && offset < body.length) {
             const piece = body.subarray(offset, offset + step);
             offset += piece.length;
-            if (!r.write(piece)) { r.once('drain', pump); return; }
+            if (!r.write(piece)) {
+              r.once('drain', pump);
+              return;
+            }
           }
           if (!answered) r.end();
         };
@@ -426,7 +530,11 @@ export function messagesOf(res: RawResponse): Json[] {
   if (type.startsWith('text/event-stream')) {
     const out: Json[] = [];
     for (const event of res.body.split(/\n\n/)) {
-      const data = event.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trimStart()).join('\n');
+      const data = event
+        .split('\n')
+        .filter((l) => l.startsWith('data:'))
+        .map((l) => l.slice(5).trimStart())
+        .join('\n');
       if (data) out.push(JSON.parse(data) as Json);
     }
     return out;
@@ -440,7 +548,11 @@ export function messagesOf(res: RawResponse): Json[] {
 export class RawSession {
   sessionId?: string;
   private nextId = 1;
-  constructor(readonly http: RawHttp, readonly idPrefix: string, readonly path = '/mcp') {}
+  constructor(
+    readonly http: RawHttp,
+    readonly idPrefix: string,
+    readonly path = '/mcp',
+  ) {}
 
   newId(): string {
     return `${this.idPrefix}-${this.nextId++}`;
@@ -449,7 +561,12 @@ export class RawSession {
   async initialize(): Promise<void> {
     const res = await this.http.request({
       path: this.path,
-      body: JSON.stringify({ jsonrpc: '2.0', id: this.newId(), method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: this.idPrefix, version: '1' } } }),
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: this.newId(),
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: this.idPrefix, version: '1' } },
+      }),
     });
     if (res.status !== 200) throw new Error(`initialize: HTTP ${res.status} ${res.body}`);
     this.sessionId = String(res.headers['mcp-session-id']);
@@ -462,9 +579,18 @@ export class RawSession {
   }
 
   async post(message: Json | Json[], extra: RawRequest = {}): Promise<RawResponse & { messages: Json[] }> {
-    const res = await this.http.request({ path: this.path, body: JSON.stringify(message), ...extra, headers: this.headers(extra.headers) });
+    const res = await this.http.request({
+      path: this.path,
+      body: JSON.stringify(message),
+      ...extra,
+      headers: this.headers(extra.headers),
+    });
     let messages: Json[] = [];
-    try { messages = res.status === 202 ? [] : messagesOf(res); } catch { messages = []; }
+    try {
+      messages = res.status === 202 ? [] : messagesOf(res);
+    } catch {
+      messages = [];
+    }
     return { ...res, messages };
   }
 
@@ -481,12 +607,22 @@ export class RawSession {
 /** A JSON-RPC error object as the endpoint must send it. */
 export function isJsonRpcError(m: unknown): boolean {
   const e = (m as Json | undefined)?.error;
-  return !!m && (m as Json).jsonrpc === '2.0' && !!e && typeof e.code === 'number' && Number.isInteger(e.code) && typeof e.message === 'string' && e.message.length > 0;
+  return (
+    !!m &&
+    (m as Json).jsonrpc === '2.0' &&
+    !!e &&
+    typeof e.code === 'number' &&
+    Number.isInteger(e.code) &&
+    typeof e.message === 'string' &&
+    e.message.length > 0
+  );
 }
 
 /** The session count, from the broker's own state resource. */
 export async function sessionCount(client: Client): Promise<number> {
-  const state = JSON.parse(((await client.readResource({ uri: 'switchboard://state' })).contents[0] as { text: string }).text) as Json;
+  const state = JSON.parse(
+    ((await client.readResource({ uri: 'switchboard://state' })).contents[0] as { text: string }).text,
+  ) as Json;
   return state.broker.sessions as number;
 }
 

@@ -5,7 +5,17 @@ import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as readline from 'node:readline';
-import { BROKER_JS, connect, removeTempDirs, stopProcess, tempDir, textOf, track, waitFor, writeRegistry } from '../helpers/broker';
+import {
+  BROKER_JS,
+  connect,
+  removeTempDirs,
+  stopProcess,
+  tempDir,
+  textOf,
+  track,
+  waitFor,
+  writeRegistry,
+} from '../helpers/broker';
 import { descendants, faultServer, notePid, report, running } from './lib';
 
 const ROUNDS = 8;
@@ -14,15 +24,31 @@ const STARTERS = 4;
 type Ready = { event: string; reused?: boolean; url: string; pid: number; tokenFile: string };
 
 function serve(root: string, home: string): { proc: ChildProcess; ready: Promise<Ready> } {
-  const proc = track(spawn(process.execPath, [BROKER_JS, 'serve', '--root', root, '--port', '0', '--json', '--accept-workspace-trust'], { env: { ...process.env, SWITCHBOARD_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] }));
+  const proc = track(
+    spawn(process.execPath, [BROKER_JS, 'serve', '--root', root, '--port', '0', '--json', '--accept-workspace-trust'], {
+      env: { ...process.env, SWITCHBOARD_HOME: home },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   notePid(proc.pid, 'racing starter');
   proc.stderr!.resume();
   const ready = new Promise<Ready>((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('no ready line within 60 s')), 60_000);
     readline.createInterface({ input: proc.stdout! }).on('line', (l) => {
-      try { const m = JSON.parse(l) as Ready; if (m.event === 'ready') { clearTimeout(timer); resolve(m); } } catch { /* not json */ }
+      try {
+        const m = JSON.parse(l) as Ready;
+        if (m.event === 'ready') {
+          clearTimeout(timer);
+          resolve(m);
+        }
+      } catch {
+        /* not json */
+      }
     });
-    proc.once('exit', (code) => { clearTimeout(timer); reject(new Error(`serve exited ${code} before ready`)); });
+    proc.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`serve exited ${code} before ready`));
+    });
   });
   ready.catch(() => undefined);
   return { proc, ready };
@@ -38,7 +64,10 @@ describe('faults: brokers racing to start for one workspace', function () {
     for (let round = 0; round < ROUNDS; round++) {
       const root = tempDir('sb-fault-race-');
       const home = tempDir('sb-home-');
-      writeRegistry(root, { 'mcp-servers.d/one.yaml': faultServer('one', 'bare.mjs'), 'mcp-servers.d/two.yaml': faultServer('two', 'bare.mjs') });
+      writeRegistry(root, {
+        'mcp-servers.d/one.yaml': faultServer('one', 'bare.mjs'),
+        'mcp-servers.d/two.yaml': faultServer('two', 'bare.mjs'),
+      });
       const starters = Array.from({ length: STARTERS }, () => serve(root, home));
       const readies = await Promise.all(starters.map((s) => s.ready));
       const pids = new Set(readies.map((r) => r.pid));
@@ -59,7 +88,10 @@ describe('faults: brokers racing to start for one workspace', function () {
       const token = fs.readFileSync(readies[0].tokenFile, 'utf8').trim();
       const client = await connect(readies[0].url, token, 'race');
       const upstreamPids = new Set<number>();
-      for (const tool of ['one__pid', 'two__pid']) upstreamPids.add(Number(textOf(await waitFor(() => client.callTool({ name: tool, arguments: {} }), tool, 20_000))));
+      for (const tool of ['one__pid', 'two__pid'])
+        upstreamPids.add(
+          Number(textOf(await waitFor(() => client.callTool({ name: tool, arguments: {} }), tool, 20_000))),
+        );
       await client.close();
       assert.equal(upstreamPids.size, 2);
       const children = descendants(winner.pid!);
@@ -69,6 +101,14 @@ describe('faults: brokers racing to start for one workspace', function () {
       await stopProcess(winner);
       await waitFor(() => children.every((pid) => !running(pid)), 'the upstreams to stop with the broker');
     }
-    report('start-race', { rounds: ROUNDS, startersPerRound: STARTERS, starters: ROUNDS * STARTERS, faultsInjected: ROUNDS, winners, attached, failures: 0 });
+    report('start-race', {
+      rounds: ROUNDS,
+      startersPerRound: STARTERS,
+      starters: ROUNDS * STARTERS,
+      faultsInjected: ROUNDS,
+      winners,
+      attached,
+      failures: 0,
+    });
   });
 });

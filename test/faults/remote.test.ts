@@ -4,10 +4,19 @@
 // with a new session by its restart policy, and calls work again — against the new process.
 import assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { connect, removeTempDirs, tempDir, textOf, waitFor, writeRegistry, type BrokerProcess } from '../helpers/broker';
+import {
+  connect,
+  removeTempDirs,
+  tempDir,
+  textOf,
+  waitFor,
+  writeRegistry,
+  type BrokerProcess,
+} from '../helpers/broker';
 import { report, startBroker, startFixtureHttp, status, type FixtureHttp } from './lib';
 
-const POLICY = 'restart:\n  maxRetries: 50\n  backoffMs: 50\n  maxBackoffMs: 200\n  resetAfterMs: 0\ntimeouts:\n  startupMs: 3000\n  callMs: 8000\n';
+const POLICY =
+  'restart:\n  maxRetries: 50\n  backoffMs: 50\n  maxBackoffMs: 200\n  resetAfterMs: 0\ntimeouts:\n  startupMs: 3000\n  callMs: 8000\n';
 const REPS = 5;
 
 function remote(name: string, transport: 'http' | 'sse', url: string): string {
@@ -19,7 +28,15 @@ describe('faults: remote upstream drops and stale sessions', function () {
   let broker: BrokerProcess;
   let client: Client;
   const fixtures: Record<string, FixtureHttp> = {};
-  const stats = { calls: 0, faultsInjected: 0, failedCalls: 0, inFlightFailedFast: 0, recoveries: 0, slowestRecoveryMs: 0, slowestInFlightFailureMs: 0 };
+  const stats = {
+    calls: 0,
+    faultsInjected: 0,
+    failedCalls: 0,
+    inFlightFailedFast: 0,
+    recoveries: 0,
+    slowestRecoveryMs: 0,
+    slowestInFlightFailureMs: 0,
+  };
 
   before(async () => {
     fixtures.http = await startFixtureHttp('slow.mjs', 0, 'http');
@@ -31,7 +48,12 @@ describe('faults: remote upstream drops and stale sessions', function () {
     });
     broker = await startBroker({ root });
     client = await connect(broker.url, broker.token, 'remote');
-    await waitFor(async () => (await status(client, 'rhttp')).state === 'running' && (await status(client, 'rsse')).state === 'running', 'both remotes', 30_000);
+    await waitFor(
+      async () =>
+        (await status(client, 'rhttp')).state === 'running' && (await status(client, 'rsse')).state === 'running',
+      'both remotes',
+      30_000,
+    );
   });
 
   after(async () => {
@@ -60,7 +82,9 @@ describe('faults: remote upstream drops and stale sessions', function () {
         await new Promise((r) => setTimeout(r, 100));
       }
     }
-    throw new Error(`${server} did not recover within 20 s; last error: ${last}; status: ${JSON.stringify(await status(client, server))}`);
+    throw new Error(
+      `${server} did not recover within 20 s; last error: ${last}; status: ${JSON.stringify(await status(client, server))}`,
+    );
   }
 
   for (const kind of ['http', 'sse'] as const) {
@@ -77,7 +101,10 @@ describe('faults: remote upstream drops and stale sessions', function () {
         await recovers(server, Date.now());
         const after = await status(client, server);
         assert.equal(after.state, 'running');
-        assert.ok(after.restarts > restarts, `${server} reconnected by its restart policy (restarts ${restarts} → ${after.restarts})`);
+        assert.ok(
+          after.restarts > restarts,
+          `${server} reconnected by its restart policy (restarts ${restarts} → ${after.restarts})`,
+        );
       }
       // The counter lives in the fixture process: a fresh 0 proves the calls reach the new one.
       const counted = await client.callTool({ name: `${server}__cancelled`, arguments: {} });
@@ -87,7 +114,12 @@ describe('faults: remote upstream drops and stale sessions', function () {
     it(`${kind}: killed with calls in flight: they fail fast and clearly, then it reconnects, ${REPS} times`, async () => {
       for (let rep = 0; rep < REPS; rep++) {
         await recovers(server, Date.now());
-        const inFlight = Array.from({ length: 10 }, () => client.callTool({ name: `${server}__hang`, arguments: {} }).then(() => '', (e: Error) => e.message));
+        const inFlight = Array.from({ length: 10 }, () =>
+          client.callTool({ name: `${server}__hang`, arguments: {} }).then(
+            () => '',
+            (e: Error) => e.message,
+          ),
+        );
         await new Promise((r) => setTimeout(r, 200));
         const port = fixtures[kind].port;
         const killedAt = Date.now();
@@ -98,7 +130,11 @@ describe('faults: remote upstream drops and stale sessions', function () {
         const ms = Date.now() - killedAt;
         stats.slowestInFlightFailureMs = Math.max(stats.slowestInFlightFailureMs, ms);
         for (const m of messages) {
-          assert.match(m, new RegExp(`Server '${server}' (stopped while handling this call|crashed and is waiting to restart)`), m);
+          assert.match(
+            m,
+            new RegExp(`Server '${server}' (stopped while handling this call|crashed and is waiting to restart)`),
+            m,
+          );
           stats.failedCalls++;
         }
         assert.ok(ms < 5000, `in-flight calls failed after ${ms} ms, before the 8 s call timeout`);

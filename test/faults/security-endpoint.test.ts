@@ -11,7 +11,14 @@ import * as net from 'node:net';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { LoggingMessageNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
-  connect, fixtureServer, removeTempDirs, tempDir, textOf, waitFor, writeRegistry, type BrokerProcess,
+  connect,
+  fixtureServer,
+  removeTempDirs,
+  tempDir,
+  textOf,
+  waitFor,
+  writeRegistry,
+  type BrokerProcess,
 } from '../helpers/broker';
 import { Endpoint } from '../../src/broker/endpoint';
 import { McpFailure } from '../../src/broker/mcpTypes';
@@ -28,13 +35,20 @@ function openStream(
   agent: http.Agent,
 ): Promise<{ status: number; req: http.ClientRequest }> {
   return new Promise((resolve, reject) => {
-    const req = http.request({
-      host: '127.0.0.1', port, method: 'GET', path: '/mcp', agent,
-      headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', 'mcp-session-id': sessionId },
-    }, (res) => {
-      res.on('data', () => undefined);
-      resolve({ status: res.statusCode ?? 0, req });
-    });
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'GET',
+        path: '/mcp',
+        agent,
+        headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream', 'mcp-session-id': sessionId },
+      },
+      (res) => {
+        res.on('data', () => undefined);
+        resolve({ status: res.statusCode ?? 0, req });
+      },
+    );
     req.on('error', (err) => reject(err));
     req.end();
   });
@@ -112,7 +126,9 @@ describe('faults: security of the endpoint (round 2)', function () {
       });
       const res = await rawHttp.request({
         body: JSON.stringify({
-          jsonrpc: '2.0', id: 'over', method: 'initialize',
+          jsonrpc: '2.0',
+          id: 'over',
+          method: 'initialize',
           params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
         }),
       });
@@ -141,18 +157,30 @@ describe('faults: security of the endpoint (round 2)', function () {
     const started = Date.now();
     const { head, closed } = await new Promise<{ head: string; closed: boolean }>((resolve, reject) => {
       const socket = net.connect(broker.port, '127.0.0.1', () => {
-        socket.write(`POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${broker.port}\r\n` +
-          `Authorization: Bearer ${tokens.reader}\r\nContent-Type: application/json\r\n` +
-          `Accept: application/json, text/event-stream\r\nMcp-Session-Id: ${s.sessionId}\r\n` +
-          'Content-Length: 100000\r\n\r\n{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"');
+        socket.write(
+          `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${broker.port}\r\n` +
+            `Authorization: Bearer ${tokens.reader}\r\nContent-Type: application/json\r\n` +
+            `Accept: application/json, text/event-stream\r\nMcp-Session-Id: ${s.sessionId}\r\n` +
+            'Content-Length: 100000\r\n\r\n{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"',
+        );
       });
       // One byte a second: the whole body would take more than a day.
-      const trickle = setInterval(() => { if (socket.writable) socket.write('x'); }, 1000);
+      const trickle = setInterval(() => {
+        if (socket.writable) socket.write('x');
+      }, 1000);
       // The deadline plus a generous margin: without one, nothing arrives here.
       const giveUp = setTimeout(() => socket.destroy(new Error('no answer')), (BODY_TIMEOUT_S + 45) * 1000);
       let text = '';
-      socket.on('data', (d) => { text += d.toString('utf8'); });
-      socket.on('error', (err) => { if (!text) { clearInterval(trickle); clearTimeout(giveUp); reject(err); } });
+      socket.on('data', (d) => {
+        text += d.toString('utf8');
+      });
+      socket.on('error', (err) => {
+        if (!text) {
+          clearInterval(trickle);
+          clearTimeout(giveUp);
+          reject(err);
+        }
+      });
       socket.on('close', () => {
         clearInterval(trickle);
         clearTimeout(giveUp);
@@ -171,7 +199,7 @@ describe('faults: security of the endpoint (round 2)', function () {
     report('body-deadline', { deadlineS: BODY_TIMEOUT_S, answeredAfterS, status: 408 });
   });
 
-  it('rate-limits an upstream\'s log flood and says how many messages it dropped', async () => {
+  it("rate-limits an upstream's log flood and says how many messages it dropped", async () => {
     const listener = await connect(broker.url, tokens.reader, 'listener');
     const caller = await connect(broker.url, broker.token, 'caller');
     let forwarded = 0;
@@ -190,26 +218,36 @@ describe('faults: security of the endpoint (round 2)', function () {
     // The listener's event stream is open once it sees a message (the warm-up's first messages may
     // go out before it is); from then on every message is accounted for.
     let warmUp = 0;
-    await waitFor(async () => {
-      warmUp++;
-      await caller.callTool({ name: 'echo__echo', arguments: { text: 'warm-up' } });
-      return forwarded > 0;
-    }, 'the listener to receive a log message', 15_000, 200);
+    await waitFor(
+      async () => {
+        warmUp++;
+        await caller.callTool({ name: 'echo__echo', arguments: { text: 'warm-up' } });
+        return forwarded > 0;
+      },
+      'the listener to receive a log message',
+      15_000,
+      200,
+    );
     assert.deepEqual(warnings, [], 'nothing dropped during the warm-up');
     const calls = 1500;
     let failed = 0;
-    await pool(Array.from({ length: calls }, (_, i) => i), 16, async (i) => {
-      const r = await caller.callTool({ name: 'echo__echo', arguments: { text: `flood ${i}` } });
-      if (textOf(r) !== `echo: flood ${i}`) failed++;
-    });
+    await pool(
+      Array.from({ length: calls }, (_, i) => i),
+      16,
+      async (i) => {
+        const r = await caller.callTool({ name: 'echo__echo', arguments: { text: `flood ${i}` } });
+        if (textOf(r) !== `echo: flood ${i}`) failed++;
+      },
+    );
     assert.equal(failed, 0, 'every call was answered');
     // Every message is either forwarded or counted in a "dropped N" warning, once the bucket refilled.
     const accounted = () => forwarded + dropped;
-    await waitFor(() => accounted() >= calls + 1, `forwarded + dropped to reach ${calls + 1}`, 20_000, 100)
-      .catch((err: Error) => {
+    await waitFor(() => accounted() >= calls + 1, `forwarded + dropped to reach ${calls + 1}`, 20_000, 100).catch(
+      (err: Error) => {
         const seen = `forwarded ${forwarded}, dropped ${dropped}, warnings ${JSON.stringify(warnings)}`;
         throw new Error(`${err.message}: ${seen}`);
-      });
+      },
+    );
     assert.ok(accounted() <= calls + warmUp, `no more than were sent: ${accounted()} of ${calls + warmUp}`);
     assert.ok(dropped > 0, 'the flood was limited');
     assert.ok(forwarded >= 100, 'the burst went through');
@@ -232,7 +270,11 @@ describe('faults: security of the endpoint (round 2)', function () {
     const headers = own.headers();
     const tries: Record<string, number> = {};
     const list = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
-    const attempts = [['POST', list], ['DELETE', undefined], ['GET', undefined]] as const;
+    const attempts = [
+      ['POST', list],
+      ['DELETE', undefined],
+      ['GET', undefined],
+    ] as const;
     for (const [method, body] of attempts) {
       const accept = method === 'GET' ? 'text/event-stream' : 'application/json, text/event-stream';
       const res = await impostor.request({ method, body, headers: { ...headers, accept } });
@@ -240,7 +282,7 @@ describe('faults: security of the endpoint (round 2)', function () {
     }
     assert.deepEqual(tries, { POST: 403, DELETE: 403, GET: 403 });
     const intact = await own.post({ jsonrpc: '2.0', id: 2, method: 'ping' });
-    assert.equal(intact.status, 200, 'the operator\'s session is intact');
+    assert.equal(intact.status, 200, "the operator's session is intact");
     // And the other way round: the operator cannot be handed the impostor's session either.
     const theirs = new RawSession(impostor, 'impostor');
     await theirs.initialize();
@@ -253,7 +295,7 @@ describe('faults: security of the endpoint (round 2)', function () {
   });
 });
 
-describe('faults: the endpoint\'s cap on all sessions (lowered limits)', function () {
+describe("faults: the endpoint's cap on all sessions (lowered limits)", function () {
   this.timeout(60_000);
   let endpoint: Endpoint;
   const idents: Record<string, { client: string; operator: boolean }> = {
@@ -281,7 +323,11 @@ describe('faults: the endpoint\'s cap on all sessions (lowered limits)', functio
 
   before(async () => {
     endpoint = new Endpoint({
-      port: 0, version: 'test', instance: 'test', router, authenticate: (token) => idents[token],
+      port: 0,
+      version: 'test',
+      instance: 'test',
+      router,
+      authenticate: (token) => idents[token],
       sessionLimits: { perClient: 3, total: 4 },
     });
     await endpoint.listen();
@@ -315,7 +361,9 @@ describe('faults: the endpoint\'s cap on all sessions (lowered limits)', functio
         assert.equal(status, 200);
       }
       const init = JSON.stringify({
-        jsonrpc: '2.0', id: 'full', method: 'initialize',
+        jsonrpc: '2.0',
+        id: 'full',
+        method: 'initialize',
         params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
       });
       const c = new RawHttp(endpoint.port, 'token-c');

@@ -6,11 +6,21 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { connect, fixtureServer, removeTempDirs, tempDir, waitFor, writeRegistry, type BrokerProcess } from '../helpers/broker';
+import {
+  connect,
+  fixtureServer,
+  removeTempDirs,
+  tempDir,
+  waitFor,
+  writeRegistry,
+  type BrokerProcess,
+} from '../helpers/broker';
 import { RawHttp, facade, filesUnder, noteUpstreams, report, startBroker, type Json } from './lib';
 
 const INIT = JSON.stringify({
-  jsonrpc: '2.0', id: 1, method: 'initialize',
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
   params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'probe', version: '1' } },
 });
 
@@ -44,7 +54,11 @@ describe('faults: security round 2 (router)', function () {
     });
     broker = await startBroker({ root, home });
     operator = await connect(broker.url, broker.token, 'operator');
-    await waitFor(async () => (await facade(operator, 'server_status', { name: 'echo' })).state === 'running', 'echo running', 30_000);
+    await waitFor(
+      async () => (await facade(operator, 'server_status', { name: 'echo' })).state === 'running',
+      'echo running',
+      30_000,
+    );
     noteUpstreams(broker);
   });
 
@@ -54,10 +68,13 @@ describe('faults: security round 2 (router)', function () {
     removeTempDirs();
   });
 
-  it('6: the per-server endpoint applies the client\'s tool profile (over namespaced names) to list and call', async () => {
+  it("6: the per-server endpoint applies the client's tool profile (over namespaced names) to list and call", async () => {
     const perServer = broker.url.replace(/\/mcp$/, '/servers/echo/mcp');
     const denied: string[] = [];
-    for (const [client, hidden, kept] of [['profiled', 'add', 'echo'], ['narrow', 'add', 'echo']] as const) {
+    for (const [client, hidden, kept] of [
+      ['profiled', 'add', 'echo'],
+      ['narrow', 'add', 'echo'],
+    ] as const) {
       const c = await connect(perServer, await tokenOf(client), client);
       const names = (await c.listTools()).tools.map((t) => t.name);
       assert.ok(names.includes(kept), `${client} still sees ${kept}: ${names.join(', ')}`);
@@ -82,13 +99,21 @@ describe('faults: security round 2 (router)', function () {
 
   it('7: a client named operator is refused by the registry, and audit entries carry the operator flag', async () => {
     writeRegistry(root, { 'clients.d/operator.yaml': 'name: operator\nmcp_allow: [read]\n' });
-    const problem = await waitFor(async () => ((await facade(operator, 'registry_problems')).problems as Json[])
-      .find((p) => String(p.file).endsWith(path.join('clients.d', 'operator.yaml'))), 'the problem with clients.d/operator.yaml');
+    const problem = await waitFor(
+      async () =>
+        ((await facade(operator, 'registry_problems')).problems as Json[]).find((p) =>
+          String(p.file).endsWith(path.join('clients.d', 'operator.yaml')),
+        ),
+      'the problem with clients.d/operator.yaml',
+    );
     assert.match(problem.message, /the name 'operator' is reserved for the editor's own identity/);
     assert.ok(!(await listedClients()).includes('operator'), 'the file declares no client');
     const conn = await operator.callTool({ name: 'switchboard__client_connection', arguments: { name: 'operator' } });
     assert.ok(conn.isError, 'no token can be made for it');
-    const upsert = await operator.callTool({ name: 'switchboard__upsert_client', arguments: { definition: { name: 'operator' } } });
+    const upsert = await operator.callTool({
+      name: 'switchboard__upsert_client',
+      arguments: { definition: { name: 'operator' } },
+    });
     assert.ok(upsert.isError && /reserved for the editor's own identity/.test(JSON.stringify(upsert.content)));
     fs.unlinkSync(path.join(root, 'clients.d', 'operator.yaml'));
 
@@ -98,11 +123,20 @@ describe('faults: security round 2 (router)', function () {
     await reader.close();
     await facade(operator, 'list_servers');
     const auditFile = filesUnder(home).find((f) => f.endsWith('audit.jsonl'))!;
-    const entries = (): Json[] => fs.readFileSync(auditFile, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Json);
-    await waitFor(() => entries().some((e) => e.client === 'reader' && e.tool === 'echo'), 'the reader\'s call in the audit log');
+    const entries = (): Json[] =>
+      fs
+        .readFileSync(auditFile, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as Json);
+    await waitFor(
+      () => entries().some((e) => e.client === 'reader' && e.tool === 'echo'),
+      "the reader's call in the audit log",
+    );
     const calls = entries().filter((e) => e.event === 'call' || e.event === 'facade');
     assert.ok(calls.length > 0);
-    for (const e of calls) assert.equal(typeof e.operator, 'boolean', `entry without the operator flag: ${JSON.stringify(e)}`);
+    for (const e of calls)
+      assert.equal(typeof e.operator, 'boolean', `entry without the operator flag: ${JSON.stringify(e)}`);
     assert.ok(calls.filter((e) => e.client === 'reader').every((e) => e.operator === false));
     assert.ok(calls.some((e) => e.client === 'operator' && e.operator === true));
     report('router-7', { auditEntries: calls.length });
@@ -115,7 +149,7 @@ describe('faults: security round 2 (router)', function () {
     assert.equal(await initStatus(broker, old), 200);
     fs.unlinkSync(file);
     await waitFor(async () => !(await listedClients()).includes('temp'), 'temp to leave the registry');
-    assert.equal(await initStatus(broker, old), 401, 'a removed client\'s token is refused');
+    assert.equal(await initStatus(broker, old), 401, "a removed client's token is refused");
     fs.writeFileSync(file, text);
     await waitFor(async () => (await listedClients()).includes('temp'), 'temp to be declared again');
     assert.equal(await initStatus(broker, old), 401, 'the old token must not come back with the client');

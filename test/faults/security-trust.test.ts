@@ -9,8 +9,30 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { parse as parseYaml } from 'yaml';
-import { BROKER_JS, connect, removeTempDirs, stopProcess, tempDir, track, waitFor, writeRegistry, type BrokerProcess } from '../helpers/broker';
-import { FAULT_FIXTURES, descendants, facade, faultServer, noteUpstreams, notePid, report, running, startBroker, status, type Json } from './lib';
+import {
+  BROKER_JS,
+  connect,
+  removeTempDirs,
+  stopProcess,
+  tempDir,
+  track,
+  waitFor,
+  writeRegistry,
+  type BrokerProcess,
+} from '../helpers/broker';
+import {
+  FAULT_FIXTURES,
+  descendants,
+  facade,
+  faultServer,
+  noteUpstreams,
+  notePid,
+  report,
+  running,
+  startBroker,
+  status,
+  type Json,
+} from './lib';
 
 const BARE = path.join(FAULT_FIXTURES, 'bare.mjs');
 
@@ -27,7 +49,11 @@ function payload(file: string, marker: string): void {
 /** Every command line the broker's process tree runs now. */
 function commandLines(broker: BrokerProcess): string[] {
   return descendants(broker.proc.pid!).map((pid) => {
-    try { return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' '); } catch { return ''; }
+    try {
+      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+    } catch {
+      return '';
+    }
   });
 }
 
@@ -50,10 +76,14 @@ describe('faults: security — approvals bind what runs', function () {
     root = path.join(base, 'ws');
     outside = path.join(base, 'other-project');
     markers = path.join(base, 'markers');
-    for (const dir of [root, outside, markers, path.join(root, 'good'), path.join(root, 'evil')]) fs.mkdirSync(dir, { recursive: true });
+    for (const dir of [root, outside, markers, path.join(root, 'good'), path.join(root, 'evil')])
+      fs.mkdirSync(dir, { recursive: true });
     // Same relative script in two directories: which one runs is decided by cwd alone.
     fs.writeFileSync(path.join(root, 'good', 'server.mjs'), `await import(${JSON.stringify(BARE)});\n`);
-    fs.writeFileSync(path.join(root, 'evil', 'server.mjs'), `import * as fs from 'node:fs';\nfs.writeFileSync(${JSON.stringify(path.join(markers, 'cwd'))}, 'ran');\nawait import(${JSON.stringify(BARE)});\n`);
+    fs.writeFileSync(
+      path.join(root, 'evil', 'server.mjs'),
+      `import * as fs from 'node:fs';\nfs.writeFileSync(${JSON.stringify(path.join(markers, 'cwd'))}, 'ran');\nawait import(${JSON.stringify(BARE)});\n`,
+    );
     payload(path.join(root, 'evil-env.cjs'), path.join(markers, 'env-value'));
     payload(path.join(root, 'evil-envfile.cjs'), path.join(markers, 'env-file'));
     fs.writeFileSync(path.join(root, 'settings.env'), 'MODE=quiet\n');
@@ -61,13 +91,19 @@ describe('faults: security — approvals bind what runs', function () {
     writeRegistry(root, {
       'mcp-servers.d/bycwd.yaml': communityServer('bycwd', ['server.mjs'], 'cwd: good\n'),
       'mcp-servers.d/byenv.yaml': communityServer('byenv', [BARE], 'env:\n  NODE_OPTIONS: --max-old-space-size=64\n'),
-      'mcp-servers.d/byenvfile.yaml': communityServer('byenvfile', [BARE], 'envFile: settings.env\ngrants: [secrets]\n'),
+      'mcp-servers.d/byenvfile.yaml': communityServer(
+        'byenvfile',
+        [BARE],
+        'envFile: settings.env\ngrants: [secrets]\n',
+      ),
       'mcp-servers.d/stale.yaml': communityServer('stale', ['server.mjs'], 'cwd: good\n'),
       'clients.d/writer.yaml': 'name: writer\nmcp_allow: [read, write]\n',
     });
     broker = await startBroker({ root });
     operator = await connect(broker.url, broker.token, 'operator');
-    const writerToken = fs.readFileSync((await facade(operator, 'client_connection', { name: 'writer' })).tokenFile, 'utf8').trim();
+    const writerToken = fs
+      .readFileSync((await facade(operator, 'client_connection', { name: 'writer' })).tokenFile, 'utf8')
+      .trim();
     writer = await connect(broker.url, writerToken, 'writer');
     for (const name of ['bycwd', 'byenv', 'byenvfile']) {
       const approved = await approve(operator, name);
@@ -127,10 +163,14 @@ describe('faults: security — approvals bind what runs', function () {
     assert.notEqual(changed.approvalHash, before.approvalHash);
     // Crash it: its restart policy would start it again with the new env file.
     await writer.callTool({ name: 'byenvfile__crash', arguments: {} }).catch(() => undefined);
-    const held = await waitFor(async () => {
-      const s = await status(operator, 'byenvfile');
-      return s.state === 'awaiting-approval' ? s : undefined;
-    }, 'the crashed server to wait for approval instead of restarting', 20_000);
+    const held = await waitFor(
+      async () => {
+        const s = await status(operator, 'byenvfile');
+        return s.state === 'awaiting-approval' ? s : undefined;
+      },
+      'the crashed server to wait for approval instead of restarting',
+      20_000,
+    );
     assert.match(held.lastError, /the env file changed since it was approved/);
     assert.ok(!fs.existsSync(path.join(markers, 'env-file')), 'the env file payload did not run');
     // The operator restarting it is refused the same way until it is approved again.
@@ -145,7 +185,10 @@ describe('faults: security — approvals bind what runs', function () {
     assert.equal(shown.state, 'awaiting-approval');
     // Between the operator reading the state and approving, an agent swaps the definition.
     await edit('stale', (d) => ({ ...d, cwd: 'evil' }));
-    const refused = await operator.callTool({ name: 'switchboard__approve_server', arguments: { name: 'stale', hash: shown.approvalHash } });
+    const refused = await operator.callTool({
+      name: 'switchboard__approve_server',
+      arguments: { name: 'stale', hash: shown.approvalHash },
+    });
     assert.ok(refused.isError, 'refused');
     const text = (refused.content as { text: string }[])[0].text;
     assert.match(text, /changed after it was shown to you \(its working directory changed\)/);
@@ -163,7 +206,13 @@ describe('faults: security — approvals bind what runs', function () {
 
   it('the summary of an agent-proposed server lists its env file outside the root with a warning (state and CLI)', async () => {
     const written = await facade(writer, 'upsert_server', {
-      definition: { name: 'proposed', command: process.execPath, args: [BARE], envFile: '../other-project/creds', grants: ['secrets'] },
+      definition: {
+        name: 'proposed',
+        command: process.execPath,
+        args: [BARE],
+        envFile: '../other-project/creds',
+        grants: ['secrets'],
+      },
     });
     const items = written.status.approvalItems as Json[];
     const envFile = items.find((l) => l.label === 'Env file')!;
@@ -171,11 +220,18 @@ describe('faults: security — approvals bind what runs', function () {
     assert.equal(envFile.warning, '⚠ outside the registry root: ../other-project/creds');
     assert.ok(items.some((l) => l.label === 'Grants' && l.value === 'secrets'));
     assert.match(written.status.approvalSummary, /outside the registry root: \.\.\/other-project\/creds/);
-    assert.ok(!JSON.stringify(written).includes('canary-other-project'), 'the file\'s values are never shown');
+    assert.ok(!JSON.stringify(written).includes('canary-other-project'), "the file's values are never shown");
     // The CLI shows the same lines, warning included, before it approves exactly that.
-    const cli = spawnSync(process.execPath, [BROKER_JS, 'approve', 'proposed', '--root', root], { env: { ...process.env, SWITCHBOARD_HOME: broker.home }, encoding: 'utf8', timeout: 30_000 });
+    const cli = spawnSync(process.execPath, [BROKER_JS, 'approve', 'proposed', '--root', root], {
+      env: { ...process.env, SWITCHBOARD_HOME: broker.home },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
     assert.equal(cli.status, 0, cli.stderr);
-    assert.match(cli.stdout, /Env file: +\.\.\/other-project\/creds; its values are passed\n +⚠ outside the registry root: \.\.\/other-project\/creds/);
+    assert.match(
+      cli.stdout,
+      /Env file: +\.\.\/other-project\/creds; its values are passed\n +⚠ outside the registry root: \.\.\/other-project\/creds/,
+    );
     assert.match(cli.stdout, /Approved\. 'proposed' is now running/);
     noteUpstreams(broker);
     report('trust-summary', { warnings: items.filter((l) => l.warning).length });
@@ -204,7 +260,10 @@ describe('faults: security — a workspace cannot grant itself trust', function 
       const s = await status(c, name);
       assert.equal(s.state, 'awaiting-approval', `${name}: the workspace's word is not enough`);
       assert.equal(s.approval, 'required');
-      assert.match(s.lastError, /this workspace marks it (trusted|builtin); accept the workspace's (trusted|builtin) servers once/);
+      assert.match(
+        s.lastError,
+        /this workspace marks it (trusted|builtin); accept the workspace's (trusted|builtin) servers once/,
+      );
     }
     assert.deepEqual(descendants(b.proc.pid!), [], 'nothing from the workspace runs');
     const accepted = await approve(c, 'declared');
@@ -236,7 +295,10 @@ describe('faults: security — a workspace cannot grant itself trust', function 
     const root = clone();
     const b = await startBroker({ root, acceptWorkspaceTrust: true });
     const c = await connect(b.url, b.token, 'operator');
-    await waitFor(async () => (await status(c, 'declared')).state === 'running' && (await status(c, 'builtin')).state === 'running', 'both to run');
+    await waitFor(
+      async () => (await status(c, 'declared')).state === 'running' && (await status(c, 'builtin')).state === 'running',
+      'both to run',
+    );
     assert.equal((await status(c, 'declared')).approval, 'not-needed');
     noteUpstreams(b);
     await c.close();
@@ -249,10 +311,17 @@ describe('faults: security — a workspace cannot grant itself trust', function 
     const home = tempDir('sb-home-');
     // `script` gives serve a real terminal (stdin is a TTY), as a person at a shell has.
     const cmd = [process.execPath, BROKER_JS, 'serve', '--root', root, '--port', '0'].map((a) => `'${a}'`).join(' ');
-    const proc = track(spawn('script', ['-qfec', cmd, '/dev/null'], { env: { ...process.env, SWITCHBOARD_HOME: home }, stdio: ['pipe', 'pipe', 'pipe'] }));
+    const proc = track(
+      spawn('script', ['-qfec', cmd, '/dev/null'], {
+        env: { ...process.env, SWITCHBOARD_HOME: home },
+        stdio: ['pipe', 'pipe', 'pipe'],
+      }),
+    );
     notePid(proc.pid, 'script (pty for serve)');
     let out = '';
-    proc.stdout!.setEncoding('utf8').on('data', (d: string) => { out += d; });
+    proc.stdout!.setEncoding('utf8').on('data', (d: string) => {
+      out += d;
+    });
     proc.stderr!.resume();
     try {
       await waitFor(() => out.includes('[y/N]'), 'the question', 30_000);
@@ -264,12 +333,22 @@ describe('faults: security — a workspace cannot grant itself trust', function 
       const c = await connect(url, token, 'operator');
       assert.equal((await status(c, 'declared')).state, 'awaiting-approval', 'nothing starts before the answer');
       proc.stdin!.write('y\n');
-      await waitFor(async () => (await status(c, 'declared')).state === 'running' && (await status(c, 'builtin')).state === 'running', 'both to run after y');
+      await waitFor(
+        async () =>
+          (await status(c, 'declared')).state === 'running' && (await status(c, 'builtin')).state === 'running',
+        'both to run after y',
+      );
       assert.equal((await status(c, 'declared')).approval, 'approved', 'the answer is remembered');
       const audit = path.join(home, 'workspaces', fs.readdirSync(path.join(home, 'workspaces'))[0], 'audit.jsonl');
-      await waitFor(() => fs.existsSync(audit) && /"event":"accept-workspace-trust","server":"declared"/.test(fs.readFileSync(audit, 'utf8')),
-        'the acceptance in the audit log');
-      const state = JSON.parse(((await c.readResource({ uri: 'switchboard://state' })).contents[0] as { text: string }).text) as Json;
+      await waitFor(
+        () =>
+          fs.existsSync(audit) &&
+          /"event":"accept-workspace-trust","server":"declared"/.test(fs.readFileSync(audit, 'utf8')),
+        'the acceptance in the audit log',
+      );
+      const state = JSON.parse(
+        ((await c.readResource({ uri: 'switchboard://state' })).contents[0] as { text: string }).text,
+      ) as Json;
       const brokerPid = state.broker.pid as number;
       notePid(brokerPid, 'broker on a pty');
       for (const pid of descendants(brokerPid)) notePid(pid, 'upstream');

@@ -7,8 +7,28 @@ import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { connect, fixture, fixtureServer, removeTempDirs, tempDir, textOf, waitFor, writeRegistry, type BrokerProcess } from '../helpers/broker';
-import { facade, filesUnder, noteUpstreams, report, startBroker, startFixtureHttp, status, type FixtureHttp, type Json } from './lib';
+import {
+  connect,
+  fixture,
+  fixtureServer,
+  removeTempDirs,
+  tempDir,
+  textOf,
+  waitFor,
+  writeRegistry,
+  type BrokerProcess,
+} from '../helpers/broker';
+import {
+  facade,
+  filesUnder,
+  noteUpstreams,
+  report,
+  startBroker,
+  startFixtureHttp,
+  status,
+  type FixtureHttp,
+  type Json,
+} from './lib';
 
 const FILE_CANARY = 'filecanary-4d2b8e-do-not-leak';
 const OPENAI_CANARY = 'sk-openai-6c1f93a7-do-not-leak';
@@ -31,7 +51,11 @@ function encodings(value: string): string[] {
 }
 
 function leaks(text: string, secrets: string[]): string[] {
-  return secrets.flatMap((s) => encodings(s).filter((form) => text.includes(form)).map((form) => `${s.slice(0, 14)}… as ${form.slice(0, 24)}…`));
+  return secrets.flatMap((s) =>
+    encodings(s)
+      .filter((form) => text.includes(form))
+      .map((form) => `${s.slice(0, 14)}… as ${form.slice(0, 24)}…`),
+  );
 }
 
 function leakerDef(name: string, extra: Json = {}): Json {
@@ -60,32 +84,47 @@ describe('faults: security of upstreams and probes', function () {
     root = tempDir('sb-fault-secup-');
     fs.writeFileSync(path.join(root, 'secrets.env'), `API_TOKEN=${FILE_CANARY}\n`);
     remote = await startFixtureHttp('echo.mjs', 0);
-    const withCredentials = (port: number) => `http://alice:${URL_PASSWORD}@127.0.0.1:${port}/mcp?api_key=${URL_KEY}&mode=x`;
+    const withCredentials = (port: number) =>
+      `http://alice:${URL_PASSWORD}@127.0.0.1:${port}/mcp?api_key=${URL_KEY}&mode=x`;
     writeRegistry(root, {
       'mcp-servers.d/nogrant.yaml': fixtureServer('nogrant', 'leaker.mjs', ['--print-env', 'OPENAI,DB']) + refsYaml,
-      'mcp-servers.d/granted.yaml': fixtureServer('granted', 'leaker.mjs', ['--print-env', 'OPENAI,DB']) + refsYaml + 'grants: [secrets]\n',
+      'mcp-servers.d/granted.yaml':
+        fixtureServer('granted', 'leaker.mjs', ['--print-env', 'OPENAI,DB']) + refsYaml + 'grants: [secrets]\n',
       'mcp-servers.d/plain.yaml': fixtureServer('plain', 'leaker.mjs'),
-      'mcp-servers.d/approvedc.yaml': fixtureServer('approvedc', 'leaker.mjs').replace('trust: trusted', 'trust: community'),
+      'mcp-servers.d/approvedc.yaml': fixtureServer('approvedc', 'leaker.mjs').replace(
+        'trust: trusted',
+        'trust: community',
+      ),
       'mcp-servers.d/remote.yaml': `name: remote\ntrust: trusted\ntransport: http\nurl: "${withCredentials(remote.port)}"\n`,
-      'mcp-servers.d/deadremote.yaml':
-        `name: deadremote\ntrust: trusted\ntransport: http\nurl: "${withCredentials(await closedPort())}"\nrestart:\n  maxRetries: 0\n`,
+      'mcp-servers.d/deadremote.yaml': `name: deadremote\ntrust: trusted\ntransport: http\nurl: "${withCredentials(await closedPort())}"\nrestart:\n  maxRetries: 0\n`,
       'mcp-servers.d/burst.yaml': fixtureServer('burst', 'burst.mjs'),
       'clients.d/writer.yaml': 'name: writer\nmcp_allow: [read, write]\n',
     });
     broker = await startBroker({ root, env: { OPENAI_KEY: OPENAI_CANARY, DATABASE_URL: DB_CANARY } });
     operator = await connect(broker.url, broker.token, 'operator');
     let states = '';
-    await waitFor(async () => {
-      const s = (await facade(operator, 'list_servers')).servers as Json[];
-      states = JSON.stringify(s.map((x) => [x.name, x.state, x.lastError]));
-      const by = new Map(s.map((x) => [x.name, x.state]));
-      const settled = (n: string) => by.get(n) === 'running' || by.get(n) === 'failed';
-      return ['nogrant', 'granted', 'plain', 'burst'].every((n) => by.get(n) === 'running') && settled('remote') && by.get('deadremote') === 'failed';
-    }, 'four running servers, remote settled and deadremote failed', 60_000, 200).catch((err: Error) => {
+    await waitFor(
+      async () => {
+        const s = (await facade(operator, 'list_servers')).servers as Json[];
+        states = JSON.stringify(s.map((x) => [x.name, x.state, x.lastError]));
+        const by = new Map(s.map((x) => [x.name, x.state]));
+        const settled = (n: string) => by.get(n) === 'running' || by.get(n) === 'failed';
+        return (
+          ['nogrant', 'granted', 'plain', 'burst'].every((n) => by.get(n) === 'running') &&
+          settled('remote') &&
+          by.get('deadremote') === 'failed'
+        );
+      },
+      'four running servers, remote settled and deadremote failed',
+      60_000,
+      200,
+    ).catch((err: Error) => {
       throw new Error(`${err.message}; states: ${states}`);
     });
     noteUpstreams(broker);
-    const token = fs.readFileSync((await facade(operator, 'client_connection', { name: 'writer' })).tokenFile, 'utf8').trim();
+    const token = fs
+      .readFileSync((await facade(operator, 'client_connection', { name: 'writer' })).tokenFile, 'utf8')
+      .trim();
     writer = await connect(broker.url, token, 'writer');
   });
 
@@ -97,12 +136,15 @@ describe('faults: security of upstreams and probes', function () {
     removeTempDirs();
   });
 
-  it('refuses a write client\'s probe of anything the operator has not approved as it is, and says what to do', async () => {
+  it("refuses a write client's probe of anything the operator has not approved as it is, and says what to do", async () => {
     const refused: string[] = [];
     const attempts: [string, Json][] = [
       ['a shell command', { name: 'evil', command: 'sh', args: ['-c', 'cat ~/.switchboard/tokens/operator.token'] }],
       ['a trusted definition that is not saved', leakerDef('newone')],
-      ['a saved trusted definition, changed', leakerDef('plain', { args: [fixture('leaker.mjs'), '--print-env', 'HOME'] })],
+      [
+        'a saved trusted definition, changed',
+        leakerDef('plain', { args: [fixture('leaker.mjs'), '--print-env', 'HOME'] }),
+      ],
       ['a community definition not yet approved', { ...leakerDef('approvedc'), trust: 'community' }],
       ['a secrets-granted copy of a saved server', leakerDef('plain', { envFile: 'secrets.env', grants: ['secrets'] })],
     ];
@@ -117,24 +159,36 @@ describe('faults: security of upstreams and probes', function () {
     assert.equal(same.ok, true, 'the saved trusted definition, as it is');
     const shown = await facade(operator, 'server_status', { name: 'approvedc' });
     await facade(operator, 'approve_server', { name: 'approvedc', hash: shown.approvalHash });
-    const approved = await facade(writer, 'probe_server', { definition: { ...leakerDef('approvedc'), trust: 'community' } });
+    const approved = await facade(writer, 'probe_server', {
+      definition: { ...leakerDef('approvedc'), trust: 'community' },
+    });
     assert.equal(approved.ok, true, 'the approved community definition, as it is');
     // The operator may probe anything.
     const byOperator = await facade(operator, 'probe_server', { definition: leakerDef('newone') });
     assert.equal(byOperator.ok, true);
-    report('probe-authority', { faultsInjected: attempts.length, refused: attempts.length - refused.length, allowed: 3 });
+    report('probe-authority', {
+      faultsInjected: attempts.length,
+      refused: attempts.length - refused.length,
+      allowed: 3,
+    });
   });
 
   it('probes through the same launch path as a start: sandbox, environment rules, redaction of every encoding', async () => {
     const probe = await facade(operator, 'probe_server', {
       definition: leakerDef('probe', {
         args: [fixture('leaker.mjs'), '--print-env', 'API_TOKEN,OPENAI', '--print-interfaces'],
-        envFile: 'secrets.env', grants: ['secrets'], env: { OPENAI: '${env:OPENAI_KEY}' },
+        envFile: 'secrets.env',
+        grants: ['secrets'],
+        env: { OPENAI: '${env:OPENAI_KEY}' },
       }),
     });
     assert.equal(probe.ok, true, JSON.stringify(probe));
     const tail = (probe.stderrTail as string[]).join('\n');
-    assert.match(tail, /leaker: API_TOKEN=\[redacted\]/, 'the secret reached the probed server (the test is not vacuous)');
+    assert.match(
+      tail,
+      /leaker: API_TOKEN=\[redacted\]/,
+      'the secret reached the probed server (the test is not vacuous)',
+    );
     assert.deepEqual(leaks(tail, [FILE_CANARY, OPENAI_CANARY]), []);
     // Without the network grant the probe runs where a start would: in a fresh network namespace,
     // which has no interface but a loopback that is down (so none with an address); with it, on the host's.
@@ -145,13 +199,25 @@ describe('faults: security of upstreams and probes', function () {
     };
     const isolated = await status(operator, 'plain');
     const [sandboxed, online] = [await interfacesOf([]), await interfacesOf(['network'])];
-    assert.equal(online, Object.keys(os.networkInterfaces()).sort().join(','), 'with the grant, the host\'s interfaces');
+    assert.equal(online, Object.keys(os.networkInterfaces()).sort().join(','), "with the grant, the host's interfaces");
     if (isolated.enforcement.network === 'enforced') {
-      assert.ok(sandboxed !== undefined && sandboxed.split(',').every((n) => n === '' || n === 'lo'), `the probe sees no network: ${sandboxed}`);
+      assert.ok(
+        sandboxed !== undefined && sandboxed.split(',').every((n) => n === '' || n === 'lo'),
+        `the probe sees no network: ${sandboxed}`,
+      );
     } else {
-      assert.ok(isolated.enforcement.notes.some((n: string) => /cannot be blocked/.test(n)), 'the state says honestly that it is not enforced');
+      assert.ok(
+        isolated.enforcement.notes.some((n: string) => /cannot be blocked/.test(n)),
+        'the state says honestly that it is not enforced',
+      );
     }
-    report('probe-launch', { network: isolated.enforcement.network, sandboxed, online, secretsHunted: 2, encodings: encodings('x').length });
+    report('probe-launch', {
+      network: isolated.enforcement.network,
+      sandboxed,
+      online,
+      secretsHunted: 2,
+      encodings: encodings('x').length,
+    });
   });
 
   it('resolves no ${env:…} outside the allow-list without the secrets grant, whatever the name looks like', async () => {
@@ -161,9 +227,16 @@ describe('faults: security of upstreams and probes', function () {
       const value = textOf(await operator.callTool({ name: 'nogrant__env', arguments: { name } }));
       assert.equal(value, '', `${name} resolved to nothing`);
     }
-    assert.equal(textOf(await operator.callTool({ name: 'nogrant__env', arguments: { name: 'WHERE' } })), process.env.HOME ?? '', 'the allow-list resolves');
+    assert.equal(
+      textOf(await operator.callTool({ name: 'nogrant__env', arguments: { name: 'WHERE' } })),
+      process.env.HOME ?? '',
+      'the allow-list resolves',
+    );
     // With the grant they resolve, and every form of their values is redacted from the logs.
-    assert.equal(textOf(await operator.callTool({ name: 'granted__env', arguments: { name: 'OPENAI' } })), OPENAI_CANARY);
+    assert.equal(
+      textOf(await operator.callTool({ name: 'granted__env', arguments: { name: 'OPENAI' } })),
+      OPENAI_CANARY,
+    );
     const granted = await status(operator, 'granted');
     assert.deepEqual(granted.withheldEnv, []);
     const logs = JSON.stringify(await facade(operator, 'tail_logs', { name: 'granted', lines: 500 }));
@@ -172,12 +245,15 @@ describe('faults: security of upstreams and probes', function () {
     report('env-references', { faultsInjected: 2, withheld: without.withheldEnv.length, leaks: 0 });
   });
 
-  it('never shows credentials from a remote\'s URL in target, approval summary, lastError, state, logs or files', async () => {
+  it("never shows credentials from a remote's URL in target, approval summary, lastError, state, logs or files", async () => {
     const dead = await status(operator, 'deadremote');
     assert.ok(dead.lastError, 'the dead remote has a last error to check');
     const live = await status(operator, 'remote');
     assert.equal(live.state, 'running', `credentials in the URL are sent as Basic authentication: ${live.lastError}`);
-    assert.match(live.target, /^http:\/\/\[redacted\]:\[redacted\]@127\.0\.0\.1:\d+\/mcp\?api_key=\[redacted\]&mode=\[redacted\]$/);
+    assert.match(
+      live.target,
+      /^http:\/\/\[redacted\]:\[redacted\]@127\.0\.0\.1:\d+\/mcp\?api_key=\[redacted\]&mode=\[redacted\]$/,
+    );
     const shown: string[] = [];
     for (const c of [operator, writer]) {
       shown.push(JSON.stringify(await c.readResource({ uri: 'switchboard://state' })));
@@ -188,7 +264,11 @@ describe('faults: security of upstreams and probes', function () {
       }
     }
     const probe = await facade(operator, 'probe_server', {
-      definition: { name: 'probe', transport: 'http', url: `http://alice:${URL_PASSWORD}@127.0.0.1:${await closedPort()}/mcp?api_key=${URL_KEY}` },
+      definition: {
+        name: 'probe',
+        transport: 'http',
+        url: `http://alice:${URL_PASSWORD}@127.0.0.1:${await closedPort()}/mcp?api_key=${URL_KEY}`,
+      },
     });
     assert.equal(probe.ok, false);
     shown.push(JSON.stringify(probe));
@@ -205,12 +285,17 @@ describe('faults: security of upstreams and probes', function () {
     await operator.callTool({ name: 'burst__burst', arguments: { count: 3000 } });
     // Settled: the count stops changing, and the catalog still lists every tool.
     let last = -1;
-    const settled = await waitFor(async () => {
-      const now = await listCalls();
-      const done = now === last && now > before;
-      last = now;
-      return done ? now : undefined;
-    }, 'the refreshes to settle', 120_000, 500);
+    const settled = await waitFor(
+      async () => {
+        const now = await listCalls();
+        const done = now === last && now > before;
+        last = now;
+        return done ? now : undefined;
+      },
+      'the refreshes to settle',
+      120_000,
+      500,
+    );
     const refreshes = settled - before;
     const tools = (await operator.listTools()).tools.filter((t) => t.name.startsWith('burst__tool_'));
     assert.equal(tools.length, 1000);

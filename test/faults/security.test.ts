@@ -11,9 +11,30 @@ import * as net from 'node:net';
 import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { connect, fixtureServer, removeTempDirs, tempDir, textOf, waitFor, writeRegistry, type BrokerProcess } from '../helpers/broker';
 import {
-  FAULT_FIXTURES, RawHttp, descendants, facade, faultServer, filesUnder, listeningAddresses, noteUpstreams, report, running, startBroker, status, type Json,
+  connect,
+  fixtureServer,
+  removeTempDirs,
+  tempDir,
+  textOf,
+  waitFor,
+  writeRegistry,
+  type BrokerProcess,
+} from '../helpers/broker';
+import {
+  FAULT_FIXTURES,
+  RawHttp,
+  descendants,
+  facade,
+  faultServer,
+  filesUnder,
+  listeningAddresses,
+  noteUpstreams,
+  report,
+  running,
+  startBroker,
+  status,
+  type Json,
 } from './lib';
 
 const CANARY = 'canary-5e1f0c2a-do-not-leak';
@@ -33,10 +54,25 @@ describe('faults: security', function () {
     writeRegistry(root, {
       'mcp-servers.d/echo.yaml': faultServer('echo', 'bare.mjs'),
       // Prints its secret to stderr (so into the broker's log ring) and keeps running.
-      'mcp-servers.d/granted.yaml': faultServer('granted', 'bare.mjs', ['--print-env', 'API_TOKEN'], 'envFile: secrets.env\ngrants: [secrets]\n'),
+      'mcp-servers.d/granted.yaml': faultServer(
+        'granted',
+        'bare.mjs',
+        ['--print-env', 'API_TOKEN'],
+        'envFile: secrets.env\ngrants: [secrets]\n',
+      ),
       // Prints its secret and crashes, in a loop: the secret is in its last output, so in lastError.
-      'mcp-servers.d/leaky.yaml': faultServer('leaky', 'bare.mjs', ['--print-env', 'API_TOKEN', '--exit-after-ms', '1'], 'envFile: secrets.env\ngrants: [secrets]\nrestart:\n  maxRetries: 3\n  backoffMs: 50\n'),
-      'mcp-servers.d/ungranted.yaml': faultServer('ungranted', 'bare.mjs', ['--print-env', 'API_TOKEN'], 'envFile: secrets.env\n'),
+      'mcp-servers.d/leaky.yaml': faultServer(
+        'leaky',
+        'bare.mjs',
+        ['--print-env', 'API_TOKEN', '--exit-after-ms', '1'],
+        'envFile: secrets.env\ngrants: [secrets]\nrestart:\n  maxRetries: 3\n  backoffMs: 50\n',
+      ),
+      'mcp-servers.d/ungranted.yaml': faultServer(
+        'ungranted',
+        'bare.mjs',
+        ['--print-env', 'API_TOKEN'],
+        'envFile: secrets.env\n',
+      ),
       'mcp-servers.d/shadow.yaml': fixtureServer('shadow', 'shadow.mjs'),
       'mcp-servers.d/changing.yaml': fixtureServer('changing', 'changing.mjs'),
       'clients.d/reader.yaml': 'name: reader\nmcp_allow: [read]\n',
@@ -44,12 +80,22 @@ describe('faults: security', function () {
       'clients.d/victim.yaml': 'name: victim\nmcp_allow: [read]\n',
       'clients.d/gone.yaml': 'name: gone\nmcp_allow: [read]\n',
     });
-    broker = await startBroker({ root, env: { API_TOKEN: ENV_CANARY, GITHUB_TOKEN: ENV_CANARY, AWS_SECRET_ACCESS_KEY: ENV_CANARY } });
+    broker = await startBroker({
+      root,
+      env: { API_TOKEN: ENV_CANARY, GITHUB_TOKEN: ENV_CANARY, AWS_SECRET_ACCESS_KEY: ENV_CANARY },
+    });
     operator = await connect(broker.url, broker.token, 'operator');
-    await waitFor(async () => {
-      const s = (await facade(operator, 'list_servers')).servers as Json[];
-      return s.filter((x) => x.state === 'running').length === 5 && s.find((x) => x.name === 'leaky')?.state === 'failed';
-    }, 'five running servers and leaky failed', 60_000, 200);
+    await waitFor(
+      async () => {
+        const s = (await facade(operator, 'list_servers')).servers as Json[];
+        return (
+          s.filter((x) => x.state === 'running').length === 5 && s.find((x) => x.name === 'leaky')?.state === 'failed'
+        );
+      },
+      'five running servers and leaky failed',
+      60_000,
+      200,
+    );
     noteUpstreams(broker);
     for (const name of ['reader', 'writer', 'victim', 'gone']) {
       tokens[name] = fs.readFileSync((await facade(operator, 'client_connection', { name })).tokenFile, 'utf8').trim();
@@ -62,7 +108,7 @@ describe('faults: security', function () {
     removeTempDirs();
   });
 
-  it('refuses requests without a token, with bad tokens, and with revoked or removed clients\' tokens (401)', async () => {
+  it("refuses requests without a token, with bad tokens, and with revoked or removed clients' tokens (401)", async () => {
     const anon = new RawHttp(broker.port);
     let requests = 0;
     const bad: string[] = [];
@@ -72,17 +118,33 @@ describe('faults: security', function () {
       if (res.status !== 401) bad.push(`${what}: HTTP ${res.status}`);
       else if (!/Bearer/.test(String(res.headers['www-authenticate']))) bad.push(`${what}: no www-authenticate`);
     };
-    const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } });
+    const init = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } },
+    });
     for (const p of ['/mcp', '/servers/echo/mcp']) {
-      for (const method of ['POST', 'GET', 'DELETE']) await expect401(anon, `no token ${method} ${p}`, { method, path: p, body: method === 'POST' ? init : undefined, headers: { accept: 'application/json, text/event-stream' } });
+      for (const method of ['POST', 'GET', 'DELETE'])
+        await expect401(anon, `no token ${method} ${p}`, {
+          method,
+          path: p,
+          body: method === 'POST' ? init : undefined,
+          headers: { accept: 'application/json, text/event-stream' },
+        });
     }
     // 300 wrong tokens: random, near misses of real ones, other schemes.
-    const near = (t: string, i: number) => t.slice(0, i % t.length) + (t[i % t.length] === 'A' ? 'B' : 'A') + t.slice((i % t.length) + 1);
+    const near = (t: string, i: number) =>
+      t.slice(0, i % t.length) + (t[i % t.length] === 'A' ? 'B' : 'A') + t.slice((i % t.length) + 1);
     for (let i = 0; i < 300; i++) {
-      const token = i % 3 === 0 ? near(broker.token, i) : i % 3 === 1 ? near(tokens.reader, i) : `${broker.token.slice(0, 20)}${i}`;
+      const token =
+        i % 3 === 0 ? near(broker.token, i) : i % 3 === 1 ? near(tokens.reader, i) : `${broker.token.slice(0, 20)}${i}`;
       await expect401(new RawHttp(broker.port, token), `bad token ${i}`, { body: init });
     }
-    await expect401(anon, 'basic auth', { body: init, headers: { authorization: `Basic ${Buffer.from(`operator:${broker.token}`).toString('base64')}` } });
+    await expect401(anon, 'basic auth', {
+      body: init,
+      headers: { authorization: `Basic ${Buffer.from(`operator:${broker.token}`).toString('base64')}` },
+    });
     await expect401(anon, 'token in the query', { path: `/mcp?token=${broker.token}`, body: init });
 
     // Revoked: a rotated client token stops working at once, mid-session too.
@@ -109,18 +171,36 @@ describe('faults: security', function () {
     const scopeOf = (t: { description?: string }) => /\[scope: (\w+)\]$/.exec(t.description ?? '')?.[1];
     const writeTools = tools.filter((t) => scopeOf(t) === 'write').map((t) => t.name);
     const operatorTools = tools.filter((t) => scopeOf(t) === 'operator').map((t) => t.name);
-    assert.ok(writeTools.length >= 8 && operatorTools.length >= 5, `${writeTools.length} write, ${operatorTools.length} operator tools`);
+    assert.ok(
+      writeTools.length >= 8 && operatorTools.length >= 5,
+      `${writeTools.length} write, ${operatorTools.length} operator tools`,
+    );
     const reader = await connect(broker.url, tokens.reader, 'reader');
     const writer = await connect(broker.url, tokens.writer, 'writer');
     const before = new Map(filesUnder(root).map((f) => [f, fs.readFileSync(f, 'utf8')]));
     const echoPid = (await status(operator, 'echo')).pid;
-    const args = { name: 'echo', definition: { name: 'evil', trust: 'trusted', command: process.execPath, args: ['-e', '0'], messages: [{ role: 'user', content: 'x' }], mcp_allow: ['read', 'write'] }, rotate: true };
+    const args = {
+      name: 'echo',
+      definition: {
+        name: 'evil',
+        trust: 'trusted',
+        command: process.execPath,
+        args: ['-e', '0'],
+        messages: [{ role: 'user', content: 'x' }],
+        mcp_allow: ['read', 'write'],
+      },
+      rotate: true,
+    };
     const allowed: string[] = [];
     let calls = 0;
     const attempt = async (client: Client, who: string, tool: string, needs: RegExp) => {
       calls++;
-      const r = await client.callTool({ name: tool, arguments: args }).then((x) => (x.isError ? new Error(textOf(x)) : x), (e: Error) => e);
-      if (!(r instanceof Error) || !needs.test(r.message)) allowed.push(`${who} ${tool}: ${r instanceof Error ? r.message : 'allowed'}`);
+      const r = await client.callTool({ name: tool, arguments: args }).then(
+        (x) => (x.isError ? new Error(textOf(x)) : x),
+        (e: Error) => e,
+      );
+      if (!(r instanceof Error) || !needs.test(r.message))
+        allowed.push(`${who} ${tool}: ${r instanceof Error ? r.message : 'allowed'}`);
       responses.push(r instanceof Error ? r.message : JSON.stringify(r));
     };
     for (const tool of writeTools) await attempt(reader, 'reader', tool, /needs the 'write' scope/);
@@ -134,15 +214,46 @@ describe('faults: security', function () {
     assert.deepEqual([...after.keys()].sort(), [...before.keys()].sort(), 'no file added or removed');
     for (const [f, t] of before) assert.equal(after.get(f), t, `${f} unchanged`);
     assert.equal((await status(operator, 'echo')).pid, echoPid, 'nothing was restarted');
-    report('scopes', { writeTools: writeTools.length, operatorTools: operatorTools.length, calls, faultsInjected: calls, wronglyAllowed: allowed.length });
+    report('scopes', {
+      writeTools: writeTools.length,
+      operatorTools: operatorTools.length,
+      calls,
+      faultsInjected: calls,
+      wronglyAllowed: allowed.length,
+    });
     assert.deepEqual(allowed, []);
   });
 
   it('refuses foreign Host and Origin headers on every method (DNS rebinding, 403) and allows loopback ones', async () => {
     const http = new RawHttp(broker.port, broker.token);
     const p = broker.port;
-    const hosts = ['evil.example', `evil.example:${p}`, `127.0.0.1.evil.example:${p}`, `localhost.evil.example:${p}`, '127.0.0.1', 'localhost', `127.0.0.1:${p + 1}`, `0.0.0.0:${p}`, `[::2]:${p}`, `127.0.0.2:${p}`, `10.0.0.1:${p}`, `LOCALHOST.:${p}`, ''];
-    const origins = ['http://evil.example', `http://evil.example:${p}`, 'null', 'https://127.0.0.1.evil.example', `http://localhost.evil.example:${p}`, 'file://', 'chrome-extension://abcdef', `ftp://127.0.0.1:${p}`, 'http://[::2]', 'javascript:alert(1)'];
+    const hosts = [
+      'evil.example',
+      `evil.example:${p}`,
+      `127.0.0.1.evil.example:${p}`,
+      `localhost.evil.example:${p}`,
+      '127.0.0.1',
+      'localhost',
+      `127.0.0.1:${p + 1}`,
+      `0.0.0.0:${p}`,
+      `[::2]:${p}`,
+      `127.0.0.2:${p}`,
+      `10.0.0.1:${p}`,
+      `LOCALHOST.:${p}`,
+      '',
+    ];
+    const origins = [
+      'http://evil.example',
+      `http://evil.example:${p}`,
+      'null',
+      'https://127.0.0.1.evil.example',
+      `http://localhost.evil.example:${p}`,
+      'file://',
+      'chrome-extension://abcdef',
+      `ftp://127.0.0.1:${p}`,
+      'http://[::2]',
+      'javascript:alert(1)',
+    ];
     const bad: string[] = [];
     let requests = 0;
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' });
@@ -150,19 +261,32 @@ describe('faults: security', function () {
       for (const path of ['/mcp', '/servers/echo/mcp', '/health']) {
         for (const host of hosts) {
           requests++;
-          const res = await http.request({ method, path, headers: { host }, body: method === 'POST' ? body : undefined }).catch((e: Error) => ({ status: -1, body: e.message, headers: {} }));
+          const res = await http
+            .request({ method, path, headers: { host }, body: method === 'POST' ? body : undefined })
+            .catch((e: Error) => ({ status: -1, body: e.message, headers: {} }));
           // An empty Host is refused by Node's HTTP parser itself (400) before the broker sees it.
-          if (res.status !== 403 && !(host === '' && res.status === 400)) bad.push(`${method} ${path} Host ${JSON.stringify(host)}: ${res.status}`);
+          if (res.status !== 403 && !(host === '' && res.status === 400))
+            bad.push(`${method} ${path} Host ${JSON.stringify(host)}: ${res.status}`);
         }
         for (const origin of origins) {
           requests++;
-          const res = await http.request({ method, path, headers: { origin }, body: method === 'POST' ? body : undefined });
+          const res = await http.request({
+            method,
+            path,
+            headers: { origin },
+            body: method === 'POST' ? body : undefined,
+          });
           if (res.status !== 403) bad.push(`${method} ${path} Origin ${origin}: ${res.status}`);
         }
       }
     }
     // The loopback spellings are allowed (a 400 for the missing session is fine: not 403).
-    for (const headers of [{ host: `127.0.0.1:${p}` }, { host: `localhost:${p}` }, { origin: `http://localhost:${p}` }, { origin: `http://127.0.0.1:${p}` }]) {
+    for (const headers of [
+      { host: `127.0.0.1:${p}` },
+      { host: `localhost:${p}` },
+      { origin: `http://localhost:${p}` },
+      { origin: `http://127.0.0.1:${p}` },
+    ]) {
       const res = await http.request({ headers, body });
       if (res.status === 403) bad.push(`loopback ${JSON.stringify(headers)} refused`);
     }
@@ -175,7 +299,10 @@ describe('faults: security', function () {
     const addresses = listeningAddresses(broker.proc.pid!);
     assert.deepEqual(addresses, [`127.0.0.1:${broker.port}`]);
     const err = await new Promise<string>((resolve) => {
-      const s = net.connect({ host: '127.0.0.2', port: broker.port }, () => { s.destroy(); resolve('connected'); });
+      const s = net.connect({ host: '127.0.0.2', port: broker.port }, () => {
+        s.destroy();
+        resolve('connected');
+      });
       s.on('error', (e: NodeJS.ErrnoException) => resolve(e.code ?? e.message));
     });
     assert.equal(err, 'ECONNREFUSED');
@@ -186,8 +313,14 @@ describe('faults: security', function () {
 
   it('never lets an upstream shadow a facade tool, at start or when its tool list changes', async () => {
     let changed = 0;
-    operator.setNotificationHandler(ToolListChangedNotificationSchema, () => { changed++; });
-    for (const name of ['switchboard__restart_server', 'switchboard__client_connection', 'switchboard__approve_server']) {
+    operator.setNotificationHandler(ToolListChangedNotificationSchema, () => {
+      changed++;
+    });
+    for (const name of [
+      'switchboard__restart_server',
+      'switchboard__client_connection',
+      'switchboard__approve_server',
+    ]) {
       await operator.callTool({ name: 'changing__add_tool', arguments: { name } });
     }
     await waitFor(() => changed > 0, 'list_changed');
@@ -198,18 +331,29 @@ describe('faults: security', function () {
     const names = tools.map((t) => t.name);
     const facadeNames = names.filter((n) => n.startsWith('switchboard__'));
     assert.equal(new Set(facadeNames).size, facadeNames.length, 'each facade name listed once');
-    for (const t of tools.filter((x) => x.name.startsWith('switchboard__'))) assert.match(t.description ?? '', /\[scope: \w+\]$/, `${t.name} is the broker's own`);
-    assert.ok(names.includes('shadow__switchboard__list_servers') && names.includes('changing__switchboard__restart_server'));
+    for (const t of tools.filter((x) => x.name.startsWith('switchboard__')))
+      assert.match(t.description ?? '', /\[scope: \w+\]$/, `${t.name} is the broker's own`);
+    assert.ok(
+      names.includes('shadow__switchboard__list_servers') && names.includes('changing__switchboard__restart_server'),
+    );
     const real = await operator.callTool({ name: 'switchboard__list_servers', arguments: {} });
     assert.doesNotMatch(textOf(real), /SHADOWED/);
     assert.ok((real.structuredContent as Json).servers.length >= 6);
     const restart = await operator.callTool({ name: 'switchboard__restart_server', arguments: { name: 'echo' } });
     assert.equal((restart.structuredContent as Json).state, 'running', 'the real restart_server ran');
     noteUpstreams(broker);
-    assert.equal(textOf(await operator.callTool({ name: 'changing__switchboard__restart_server', arguments: {} })), 'switchboard__restart_server called');
+    assert.equal(
+      textOf(await operator.callTool({ name: 'changing__switchboard__restart_server', arguments: {} })),
+      'switchboard__restart_server called',
+    );
     const prompts = (await operator.listPrompts()).prompts.map((p) => p.name);
     assert.ok(prompts.includes('shadow__switchboard__x') && !prompts.includes('switchboard__x'));
-    report('shadowing', { faultsInjected: 5, upstreamToolsNamedLikeFacade: 3 + 2, facadeToolsListed: facadeNames.length, shadowed: 0 });
+    report('shadowing', {
+      faultsInjected: 5,
+      upstreamToolsNamedLikeFacade: 3 + 2,
+      facadeToolsListed: facadeNames.length,
+      shadowed: 0,
+    });
   });
 
   it('never shows a canary secret or a token in any file, log, response, state or command line', async () => {
@@ -227,15 +371,34 @@ describe('faults: security', function () {
       responses.push(JSON.stringify(await c.listTools()));
     }
     // An error path: a probe of a definition that prints its secret and exits.
-    responses.push(JSON.stringify(await facade(operator, 'probe_server', { definition: { name: 'probe', trust: 'trusted', command: process.execPath, args: [path.join(FAULT_FIXTURES, 'bare.mjs'), '--print-env', 'API_TOKEN', '--exit-after-ms', '50'], envFile: 'secrets.env', grants: ['secrets'] } })));
+    responses.push(
+      JSON.stringify(
+        await facade(operator, 'probe_server', {
+          definition: {
+            name: 'probe',
+            trust: 'trusted',
+            command: process.execPath,
+            args: [path.join(FAULT_FIXTURES, 'bare.mjs'), '--print-env', 'API_TOKEN', '--exit-after-ms', '50'],
+            envFile: 'secrets.env',
+            grants: ['secrets'],
+          },
+        }),
+      ),
+    );
     responses.push(JSON.stringify(await facade(operator, 'client_connection', { name: 'reader' })));
     responses.push(textOf(await operator.callTool({ name: 'ungranted__echo', arguments: { text: 'x' } })));
     await readerC.close();
     // The secret did reach the granted server (so the test is not vacuous) and its log ring.
     const grantedPid = (await status(operator, 'granted')).pid as number;
-    assert.ok(fs.readFileSync(`/proc/${grantedPid}/environ`, 'utf8').includes(CANARY), 'the granted server has the secret');
+    assert.ok(
+      fs.readFileSync(`/proc/${grantedPid}/environ`, 'utf8').includes(CANARY),
+      'the granted server has the secret',
+    );
     const ungrantedPid = (await status(operator, 'ungranted')).pid as number;
-    assert.ok(!fs.readFileSync(`/proc/${ungrantedPid}/environ`, 'utf8').includes(CANARY), 'the ungranted server does not');
+    assert.ok(
+      !fs.readFileSync(`/proc/${ungrantedPid}/environ`, 'utf8').includes(CANARY),
+      'the ungranted server does not',
+    );
     const leaky = await status(operator, 'leaky');
     assert.equal(leaky.state, 'failed');
     if (process.env.FAULTS_DEBUG) console.log('leaky lastError:', leaky.lastError);
@@ -243,7 +406,11 @@ describe('faults: security', function () {
 
     await new Promise((r) => setTimeout(r, 300)); // the audit log writes in batches
     const operatorToken = broker.token;
-    const allTokens = [operatorToken, ...Object.values(tokens), fs.readFileSync((await facade(operator, 'client_connection', { name: 'victim' })).tokenFile, 'utf8').trim()];
+    const allTokens = [
+      operatorToken,
+      ...Object.values(tokens),
+      fs.readFileSync((await facade(operator, 'client_connection', { name: 'victim' })).tokenFile, 'utf8').trim(),
+    ];
     const secrets = [CANARY, ENV_CANARY, ...allTokens];
     const leaks: string[] = [];
     const files = [...filesUnder(broker.home), ...filesUnder(root)].filter((f) => f !== path.join(root, 'secrets.env'));
@@ -253,18 +420,29 @@ describe('faults: security', function () {
         if (!text.includes(s)) continue;
         // A token file holds its own token, nothing else.
         if (file.endsWith('.token') && text.trim() === s) continue;
-        leaks.push(`${path.relative(path.dirname(root), file)} contains ${s === CANARY || s === ENV_CANARY ? 'a canary' : 'a token'}`);
+        leaks.push(
+          `${path.relative(path.dirname(root), file)} contains ${s === CANARY || s === ENV_CANARY ? 'a canary' : 'a token'}`,
+        );
       }
     }
     const logs = broker.stderr.join('\n');
     for (const s of secrets) if (logs.includes(s)) leaks.push(`broker log contains ${s.slice(0, 12)}…`);
-    for (const [i, r] of responses.entries()) for (const s of secrets) if (r.includes(s)) leaks.push(`response ${i} contains ${s.slice(0, 12)}…: ${r.slice(0, 100)}`);
+    for (const [i, r] of responses.entries())
+      for (const s of secrets)
+        if (r.includes(s)) leaks.push(`response ${i} contains ${s.slice(0, 12)}…: ${r.slice(0, 100)}`);
     for (const pid of [broker.proc.pid!, ...descendants(broker.proc.pid!)]) {
       if (!running(pid)) continue;
       const cmdline = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-      for (const s of secrets) if (cmdline.includes(s)) leaks.push(`command line of ${pid} contains ${s.slice(0, 12)}…`);
+      for (const s of secrets)
+        if (cmdline.includes(s)) leaks.push(`command line of ${pid} contains ${s.slice(0, 12)}…`);
     }
-    report('canary-secrets', { secretsHunted: secrets.length, filesSearched: files.length, responsesSearched: responses.length, logLines: broker.stderr.length, leaks: leaks.length });
+    report('canary-secrets', {
+      secretsHunted: secrets.length,
+      filesSearched: files.length,
+      responsesSearched: responses.length,
+      logLines: broker.stderr.length,
+      leaks: leaks.length,
+    });
     assert.deepEqual(leaks, []);
   });
 });
@@ -274,14 +452,26 @@ describe('faults: community server in a freshly cloned registry', function () {
   after(() => removeTempDirs());
 
   function git(cwd: string, ...args: string[]): void {
-    const r = spawnSync('git', args, { cwd, encoding: 'utf8', env: { ...process.env, GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t', GIT_CONFIG_NOSYSTEM: '1' } });
+    const r = spawnSync('git', args, {
+      cwd,
+      encoding: 'utf8',
+      env: {
+        ...process.env,
+        GIT_AUTHOR_NAME: 't',
+        GIT_AUTHOR_EMAIL: 't@t',
+        GIT_COMMITTER_NAME: 't',
+        GIT_COMMITTER_EMAIL: 't@t',
+        GIT_CONFIG_NOSYSTEM: '1',
+      },
+    });
     assert.equal(r.status, 0, `git ${args.join(' ')}: ${r.stderr}`);
   }
 
   it('does not start an enabled community server without approval, even when another clone of it is approved', async () => {
     const upstreamRepo = tempDir('sb-fault-origin-');
     writeRegistry(upstreamRepo, {
-      'mcp-servers.d/community.yaml': faultServer('community', 'bare.mjs').replace('trust: trusted', 'trust: community') + 'enabled: true\n',
+      'mcp-servers.d/community.yaml':
+        faultServer('community', 'bare.mjs').replace('trust: trusted', 'trust: community') + 'enabled: true\n',
       'mcp-servers.d/builtin.yaml': faultServer('builtin', 'bare.mjs'),
     });
     git(upstreamRepo, 'init', '-q');

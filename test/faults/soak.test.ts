@@ -8,10 +8,34 @@
 import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { connect, fixtureServer, removeTempDirs, tempDir, waitFor, writeRegistry, type BrokerProcess } from '../helpers/broker';
 import {
-  RawHttp, RawSession, added, describeFds, descendants, facade, faultServer, fdCount, noteUpstreams, notePid, report, rssMb, sessionCount, startBroker, startFixtureHttp, status,
-  type FixtureHttp, type Json,
+  connect,
+  fixtureServer,
+  removeTempDirs,
+  tempDir,
+  waitFor,
+  writeRegistry,
+  type BrokerProcess,
+} from '../helpers/broker';
+import {
+  RawHttp,
+  RawSession,
+  added,
+  describeFds,
+  descendants,
+  facade,
+  faultServer,
+  fdCount,
+  noteUpstreams,
+  notePid,
+  report,
+  rssMb,
+  sessionCount,
+  startBroker,
+  startFixtureHttp,
+  status,
+  type FixtureHttp,
+  type Json,
 } from './lib';
 
 const SOAK_SECONDS = Number(process.env.FAULTS_SOAK_SECONDS ?? 60);
@@ -33,15 +57,83 @@ function prng(seed: number): () => number {
 
 type Op = { message: (id: string) => Json; victim?: boolean; kind: string };
 const OPS: Op[] = [
-  { kind: 'echo', message: (id) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo__echo', arguments: { text: id } } }) },
-  { kind: 'add', message: (id) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo__add', arguments: { a: 2, b: 3 } } }) },
-  { kind: 'payload', message: (id) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'echo__payload', arguments: { bytes: 20_000 } } }) },
-  { kind: 'sleep', message: (id) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'bare__sleep', arguments: { ms: 20 } } }) },
-  { kind: 'progress', message: (id) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'slow__slow', arguments: { steps: 3, delayMs: 10 }, _meta: { progressToken: `p-${id}` } } }) },
-  { kind: 'victim', victim: true, message: (id) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'victim__echo', arguments: { text: id } } }) },
-  { kind: 'remote', message: (id) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'remote__echo', arguments: { text: id } } }) },
-  { kind: 'prompt', message: (id) => ({ jsonrpc: '2.0', id, method: 'prompts/get', params: { name: 'echo__greet', arguments: { name: id } } }) },
-  { kind: 'resource', message: (id) => ({ jsonrpc: '2.0', id, method: 'resources/read', params: { uri: 'fixture://readme' } }) },
+  {
+    kind: 'echo',
+    message: (id) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'echo__echo', arguments: { text: id } },
+    }),
+  },
+  {
+    kind: 'add',
+    message: (id) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'echo__add', arguments: { a: 2, b: 3 } },
+    }),
+  },
+  {
+    kind: 'payload',
+    message: (id) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'echo__payload', arguments: { bytes: 20_000 } },
+    }),
+  },
+  {
+    kind: 'sleep',
+    message: (id) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'bare__sleep', arguments: { ms: 20 } },
+    }),
+  },
+  {
+    kind: 'progress',
+    message: (id) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'slow__slow', arguments: { steps: 3, delayMs: 10 }, _meta: { progressToken: `p-${id}` } },
+    }),
+  },
+  {
+    kind: 'victim',
+    victim: true,
+    message: (id) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'victim__echo', arguments: { text: id } },
+    }),
+  },
+  {
+    kind: 'remote',
+    message: (id) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'tools/call',
+      params: { name: 'remote__echo', arguments: { text: id } },
+    }),
+  },
+  {
+    kind: 'prompt',
+    message: (id) => ({
+      jsonrpc: '2.0',
+      id,
+      method: 'prompts/get',
+      params: { name: 'echo__greet', arguments: { name: id } },
+    }),
+  },
+  {
+    kind: 'resource',
+    message: (id) => ({ jsonrpc: '2.0', id, method: 'resources/read', params: { uri: 'fixture://readme' } }),
+  },
   { kind: 'list', message: (id) => ({ jsonrpc: '2.0', id, method: 'tools/list' }) },
   { kind: 'ping', message: (id) => ({ jsonrpc: '2.0', id, method: 'ping' }) },
 ];
@@ -59,13 +151,22 @@ describe('faults: soak', function () {
       'mcp-servers.d/echo.yaml': fixtureServer('echo', 'echo.mjs'),
       'mcp-servers.d/bare.yaml': faultServer('bare', 'bare.mjs'),
       'mcp-servers.d/slow.yaml': fixtureServer('slow', 'slow.mjs'),
-      'mcp-servers.d/victim.yaml': faultServer('victim', 'bare.mjs', [], 'restart:\n  maxRetries: 5\n  backoffMs: 100\n  resetAfterMs: 1000\n'),
+      'mcp-servers.d/victim.yaml': faultServer(
+        'victim',
+        'bare.mjs',
+        [],
+        'restart:\n  maxRetries: 5\n  backoffMs: 100\n  resetAfterMs: 1000\n',
+      ),
       'mcp-servers.d/remote.yaml': `name: remote\ntrust: trusted\ntransport: http\nurl: ${remote.url}\n`,
     });
     // A capped heap: a leak would end the soak with an out-of-memory crash, not a slow drift.
     broker = await startBroker({ root, env: { NODE_OPTIONS: `--max-old-space-size=${HEAP_MB}` } });
     operator = await connect(broker.url, broker.token, 'operator');
-    await waitFor(async () => ((await facade(operator, 'list_servers')).servers as Json[]).every((s) => s.state === 'running'), 'all upstreams', 30_000);
+    await waitFor(
+      async () => ((await facade(operator, 'list_servers')).servers as Json[]).every((s) => s.state === 'running'),
+      'all upstreams',
+      30_000,
+    );
     noteUpstreams(broker);
   });
 
@@ -84,7 +185,8 @@ describe('faults: soak', function () {
     const warm = new RawHttp(broker.port, broker.token);
     const w = new RawSession(warm, 'warm');
     await w.initialize();
-    for (let i = 0; i < 200; i++) await w.post(OPS[i % OPS.length].victim ? OPS[0].message(w.newId()) : OPS[i % OPS.length].message(w.newId()));
+    for (let i = 0; i < 200; i++)
+      await w.post(OPS[i % OPS.length].victim ? OPS[0].message(w.newId()) : OPS[i % OPS.length].message(w.newId()));
     await w.close();
     warm.close();
     await new Promise((r) => setTimeout(r, 500));
@@ -94,7 +196,18 @@ describe('faults: soak', function () {
 
     const sent = new Map<string, { kind: string; answers: number }>();
     const failures: string[] = [];
-    const counts = { requests: 0, posts: 0, batches: 0, sseAnswers: 0, progressEvents: 0, victimErrors: 0, otherErrors: 0, stray: 0, onGetStream: 0, listChanged: 0 };
+    const counts = {
+      requests: 0,
+      posts: 0,
+      batches: 0,
+      sseAnswers: 0,
+      progressEvents: 0,
+      victimErrors: 0,
+      otherErrors: 0,
+      stray: 0,
+      onGetStream: 0,
+      listChanged: 0,
+    };
     const rss: number[] = [];
     const faults: string[] = [];
     const deadline = Date.now() + SOAK_SECONDS * 1000;
@@ -106,23 +219,41 @@ describe('faults: soak', function () {
     // Standalone GET streams on a quarter of the sessions: notifications only, never a response.
     const streams: http.ClientRequest[] = [];
     for (const s of sessions.slice(0, SESSIONS / 4)) {
-      const req = http.request({ host: '127.0.0.1', port: broker.port, path: '/mcp', method: 'GET', headers: { authorization: `Bearer ${broker.token}`, accept: 'text/event-stream', 'mcp-session-id': s.sessionId!, 'mcp-protocol-version': '2025-06-18' } }, (res) => {
-        let buf = '';
-        res.setEncoding('utf8');
-        res.on('data', (chunk: string) => {
-          buf += chunk;
-          let i: number;
-          while ((i = buf.indexOf('\n\n')) >= 0) {
-            const event = buf.slice(0, i);
-            buf = buf.slice(i + 2);
-            const data = event.split('\n').filter((l) => l.startsWith('data:')).map((l) => l.slice(5).trim()).join('');
-            if (!data) continue;
-            const m = JSON.parse(data) as Json;
-            if ('id' in m && !('method' in m)) counts.onGetStream++;
-            else if (m.method === 'notifications/tools/list_changed') counts.listChanged++;
-          }
-        });
-      });
+      const req = http.request(
+        {
+          host: '127.0.0.1',
+          port: broker.port,
+          path: '/mcp',
+          method: 'GET',
+          headers: {
+            authorization: `Bearer ${broker.token}`,
+            accept: 'text/event-stream',
+            'mcp-session-id': s.sessionId!,
+            'mcp-protocol-version': '2025-06-18',
+          },
+        },
+        (res) => {
+          let buf = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk: string) => {
+            buf += chunk;
+            let i: number;
+            while ((i = buf.indexOf('\n\n')) >= 0) {
+              const event = buf.slice(0, i);
+              buf = buf.slice(i + 2);
+              const data = event
+                .split('\n')
+                .filter((l) => l.startsWith('data:'))
+                .map((l) => l.slice(5).trim())
+                .join('');
+              if (!data) continue;
+              const m = JSON.parse(data) as Json;
+              if ('id' in m && !('method' in m)) counts.onGetStream++;
+              else if (m.method === 'notifications/tools/list_changed') counts.listChanged++;
+            }
+          });
+        },
+      );
       req.on('error', () => undefined);
       req.end();
       streams.push(req);
@@ -130,13 +261,23 @@ describe('faults: soak', function () {
 
     const record = (messages: Json[], expected: string[]) => {
       for (const m of messages) {
-        if ('method' in m) { if (m.method === 'notifications/progress') counts.progressEvents++; continue; }
+        if ('method' in m) {
+          if (m.method === 'notifications/progress') counts.progressEvents++;
+          continue;
+        }
         const entry = sent.get(String(m.id));
-        if (!entry || !expected.includes(String(m.id))) { counts.stray++; failures.push(`stray answer ${JSON.stringify(m).slice(0, 100)}`); continue; }
+        if (!entry || !expected.includes(String(m.id))) {
+          counts.stray++;
+          failures.push(`stray answer ${JSON.stringify(m).slice(0, 100)}`);
+          continue;
+        }
         entry.answers++;
         if (m.error) {
           if (entry.kind === 'victim' && /Server 'victim' /.test(m.error.message)) counts.victimErrors++;
-          else { counts.otherErrors++; failures.push(`${entry.kind} ${m.id}: ${m.error.message}`); }
+          else {
+            counts.otherErrors++;
+            failures.push(`${entry.kind} ${m.id}: ${m.error.message}`);
+          }
         }
       }
     };
@@ -157,7 +298,10 @@ describe('faults: soak', function () {
         if (n > 1) counts.batches++;
         try {
           const res = await session.post(n > 1 ? batch : batch[0], { timeoutMs: 30_000 });
-          if (res.status !== 200) { failures.push(`HTTP ${res.status} for ${ids.join(',')}: ${res.body.slice(0, 100)}`); continue; }
+          if (res.status !== 200) {
+            failures.push(`HTTP ${res.status} for ${ids.join(',')}: ${res.body.slice(0, 100)}`);
+            continue;
+          }
           if (String(res.headers['content-type']).startsWith('text/event-stream')) counts.sseAnswers++;
           record(res.messages, ids);
         } catch (err) {
@@ -178,7 +322,15 @@ describe('faults: soak', function () {
         if (how === 'SIGKILL' && before.pid) process.kill(before.pid, 'SIGKILL');
         else await facade(operator, 'restart_server', { name: 'victim' });
         faults.push(how);
-        const after = await waitFor(async () => { const s = await status(operator, 'victim'); return s.state === 'running' && s.pid !== before.pid ? s : undefined; }, 'victim back', 20_000, 50);
+        const after = await waitFor(
+          async () => {
+            const s = await status(operator, 'victim');
+            return s.state === 'running' && s.pid !== before.pid ? s : undefined;
+          },
+          'victim back',
+          20_000,
+          50,
+        );
         notePid(after.pid, 'upstream victim');
       });
     }, RESTART_EVERY_MS);
@@ -192,10 +344,25 @@ describe('faults: soak', function () {
     const deleted = await Promise.all(sessions.map((s) => s.close()));
     for (const r of streams) r.destroy();
     httpClient.close();
-    const sessionsEnd = await waitFor(async () => { const n = await sessionCount(operator); return n === sessionsStart ? n : undefined; }, 'the soak sessions to be gone', 10_000).catch(async () => sessionCount(operator));
+    const sessionsEnd = await waitFor(
+      async () => {
+        const n = await sessionCount(operator);
+        return n === sessionsStart ? n : undefined;
+      },
+      'the soak sessions to be gone',
+      10_000,
+    ).catch(async () => sessionCount(operator));
     // Keep-alive sockets to the remote upstream close on their idle timeout (undici: 4 s), so a
     // leak is a descriptor still open well after that, not one open the moment the load stops.
-    const fdEnd = await waitFor(async () => { const n = fdCount(pid); return n <= fdStart ? n : undefined; }, 'descriptors back to the start', 12_000, 250).catch(() => fdCount(pid));
+    const fdEnd = await waitFor(
+      async () => {
+        const n = fdCount(pid);
+        return n <= fdStart ? n : undefined;
+      },
+      'descriptors back to the start',
+      12_000,
+      250,
+    ).catch(() => fdCount(pid));
     const fdsLeft = added(fdsAtStart, describeFds(pid));
     const rssEnd = rssMb(pid);
     const childrenEnd = descendants(pid).length;
@@ -203,16 +370,47 @@ describe('faults: soak', function () {
     let lost = 0;
     let duplicated = 0;
     for (const [id, e] of sent) {
-      if (e.answers === 0) { lost++; if (lost < 5) failures.push(`lost ${id} (${e.kind})`); }
-      if (e.answers > 1) { duplicated++; if (duplicated < 5) failures.push(`duplicated ${id} (${e.kind}) ×${e.answers}`); }
+      if (e.answers === 0) {
+        lost++;
+        if (lost < 5) failures.push(`lost ${id} (${e.kind})`);
+      }
+      if (e.answers > 1) {
+        duplicated++;
+        if (duplicated < 5) failures.push(`duplicated ${id} (${e.kind}) ×${e.answers}`);
+      }
     }
     const warnings = broker.stderr.filter((l) => /Warning|MaxListeners/.test(l));
     report('soak', {
-      seconds: SOAK_SECONDS, sessions: SESSIONS, brokerHeapCapMb: HEAP_MB, requests: counts.requests, posts: counts.posts, batches: counts.batches, sseAnswers: counts.sseAnswers,
-      progressEvents: counts.progressEvents, faultsInjected: faults.length, faults, victimErrors: counts.victimErrors, otherErrors: counts.otherErrors,
-      lost, duplicated, stray: counts.stray, answersOnGetStream: counts.onGetStream, listChangedSeen: counts.listChanged, failures: failures.length,
-      brokerRssMbStart: rssStart, brokerRssMbSamples: rss, brokerRssMbEnd: rssEnd, sessionsStart, sessionsEnd, deletes: deleted.filter((s) => s === 200).length,
-      childrenStart, childrenEnd, fdStart, fdEnd, fdsLeft, brokerWarnings: warnings.length,
+      seconds: SOAK_SECONDS,
+      sessions: SESSIONS,
+      brokerHeapCapMb: HEAP_MB,
+      requests: counts.requests,
+      posts: counts.posts,
+      batches: counts.batches,
+      sseAnswers: counts.sseAnswers,
+      progressEvents: counts.progressEvents,
+      faultsInjected: faults.length,
+      faults,
+      victimErrors: counts.victimErrors,
+      otherErrors: counts.otherErrors,
+      lost,
+      duplicated,
+      stray: counts.stray,
+      answersOnGetStream: counts.onGetStream,
+      listChangedSeen: counts.listChanged,
+      failures: failures.length,
+      brokerRssMbStart: rssStart,
+      brokerRssMbSamples: rss,
+      brokerRssMbEnd: rssEnd,
+      sessionsStart,
+      sessionsEnd,
+      deletes: deleted.filter((s) => s === 200).length,
+      childrenStart,
+      childrenEnd,
+      fdStart,
+      fdEnd,
+      fdsLeft,
+      brokerWarnings: warnings.length,
     });
     assert.deepEqual(failures.slice(0, 20), []);
     assert.equal(lost, 0);

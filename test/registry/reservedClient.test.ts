@@ -27,7 +27,10 @@ describe('registry: the reserved client name', () => {
   it('the writer refuses to create it and writes nothing', async () => {
     const root = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-reserved-'));
     try {
-      await assert.rejects(new RegistryWriter(root).upsert('client', { name: 'operator', mcp_allow: ['read'] }), RESERVED);
+      await assert.rejects(
+        new RegistryWriter(root).upsert('client', { name: 'operator', mcp_allow: ['read'] }),
+        RESERVED,
+      );
       assert.ok(!fs.existsSync(path.join(root, 'clients.d', 'operator.yaml')));
     } finally {
       fs.rmSync(root, { recursive: true, force: true });

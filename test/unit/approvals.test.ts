@@ -10,7 +10,13 @@ import { ServerDefSchema, type ServerDef } from '../../src/registry/schema';
 
 type ServerDefInput = z.input<typeof ServerDefSchema>;
 import {
-  changedFields, describeChange, fieldDigests, hashMaterial, normalizeForApproval, readEnvFileDigest, type EnvFileDigest,
+  changedFields,
+  describeChange,
+  fieldDigests,
+  hashMaterial,
+  normalizeForApproval,
+  readEnvFileDigest,
+  type EnvFileDigest,
 } from '../../src/broker/approvalMaterial';
 import { approvalLines, approvalSummaryText, maskUrl } from '../../src/broker/approvalSummary';
 import { Approvals, ApprovalMismatch, awaitingReason } from '../../src/broker/approvals';
@@ -26,8 +32,13 @@ const hashOf = (d: ServerDef, envFile: EnvFileDigest = null, root = ROOT): strin
 
 describe('approval hash: the normalised definition', () => {
   const base = def({
-    env: { PORT: '3000' }, envFile: '.env', headers: {}, cwd: 'tools', grants: ['network'],
-    allowedTools: ['read_*'], excludeTools: ['write_*'],
+    env: { PORT: '3000' },
+    envFile: '.env',
+    headers: {},
+    cwd: 'tools',
+    grants: ['network'],
+    allowedTools: ['read_*'],
+    excludeTools: ['write_*'],
   });
   const baseHash = hashOf(base, 'sha256:aa');
 
@@ -59,11 +70,20 @@ describe('approval hash: the normalised definition', () => {
   });
 
   it('covers remote servers: url, header keys and header values, transport', () => {
-    const remote = def({ transport: 'http', command: undefined, args: [], url: 'https://mcp.example.com/mcp', headers: { Authorization: 'Bearer a' } });
+    const remote = def({
+      transport: 'http',
+      command: undefined,
+      args: [],
+      url: 'https://mcp.example.com/mcp',
+      headers: { Authorization: 'Bearer a' },
+    });
     const h = hashOf(remote);
     assert.notEqual(hashOf(def({ ...remote, url: 'https://evil.example.com/mcp' } as ServerDefInput)), h);
     assert.notEqual(hashOf(def({ ...remote, headers: { Authorization: 'Bearer b' } } as ServerDefInput)), h);
-    assert.notEqual(hashOf(def({ ...remote, headers: { Authorization: 'Bearer a', 'X-Extra': '1' } } as ServerDefInput)), h);
+    assert.notEqual(
+      hashOf(def({ ...remote, headers: { Authorization: 'Bearer a', 'X-Extra': '1' } } as ServerDefInput)),
+      h,
+    );
     assert.notEqual(hashOf(def({ ...remote, transport: 'sse' } as ServerDefInput)), h);
   });
 
@@ -80,7 +100,13 @@ describe('approval hash: the normalised definition', () => {
   }
 
   it('does not change with key order or an equivalent spelling of a path', () => {
-    const reordered = def({ ...base, env: { PORT: '3000' }, grants: ['network'], cwd: './tools/', envFile: './.env' } as ServerDefInput);
+    const reordered = def({
+      ...base,
+      env: { PORT: '3000' },
+      grants: ['network'],
+      cwd: './tools/',
+      envFile: './.env',
+    } as ServerDefInput);
     assert.equal(hashOf(reordered, 'sha256:aa'), baseHash);
     const a = def({ env: { A: '1', B: '2' }, headers: {} });
     const b = def({ env: { B: '2', A: '1' }, headers: {} });
@@ -102,19 +128,30 @@ describe('approval hash: the normalised definition', () => {
 
   it('names the changed fields, and says "the env file changed" for the contents alone', () => {
     const before = fieldDigests(normalizeForApproval(base, ROOT, 'sha256:aa'));
-    const cwdChanged = fieldDigests(normalizeForApproval(def({ ...base, cwd: 'x' } as ServerDefInput), ROOT, 'sha256:aa'));
+    const cwdChanged = fieldDigests(
+      normalizeForApproval(def({ ...base, cwd: 'x' } as ServerDefInput), ROOT, 'sha256:aa'),
+    );
     assert.deepEqual(changedFields(before, cwdChanged), ['cwd']);
     assert.equal(describeChange(['cwd']), 'its working directory changed');
-    assert.equal(describeChange(['cwd', 'env', 'args']), 'its working directory, environment variables and arguments changed');
+    assert.equal(
+      describeChange(['cwd', 'env', 'args']),
+      'its working directory, environment variables and arguments changed',
+    );
     const fileChanged = fieldDigests(normalizeForApproval(base, ROOT, 'sha256:bb'));
     assert.equal(describeChange(changedFields(before, fileChanged)), 'the env file changed');
-    assert.equal(changedFields(undefined, before).length, Object.keys(before).length, 'unknown old digests: every field');
+    assert.equal(
+      changedFields(undefined, before).length,
+      Object.keys(before).length,
+      'unknown old digests: every field',
+    );
   });
 });
 
 describe('env file digest', () => {
   let dir: string;
-  before(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-unit-envfile-')); });
+  before(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-unit-envfile-'));
+  });
   after(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it('digests the bytes, marks a missing file, and never opens what is not a regular file', () => {
@@ -134,10 +171,18 @@ describe('approval lines: what the operator is shown', () => {
   const text = (d: ServerDef, envFile: EnvFileDigest = null) => approvalSummaryText(approvalLines(d, ROOT, envFile));
 
   it('shows command, cwd, env, env file, header keys, grants and tool filters', () => {
-    const lines = approvalLines(def({
-      cwd: 'tools', env: { PORT: '3000', NODE_OPTIONS: '--require evil.cjs' }, envFile: 'creds.env', grants: ['secrets'],
-      allowedTools: ['read_*'], excludeTools: ['rm'],
-    }), ROOT, 'sha256:aa');
+    const lines = approvalLines(
+      def({
+        cwd: 'tools',
+        env: { PORT: '3000', NODE_OPTIONS: '--require evil.cjs' },
+        envFile: 'creds.env',
+        grants: ['secrets'],
+        allowedTools: ['read_*'],
+        excludeTools: ['rm'],
+      }),
+      ROOT,
+      'sha256:aa',
+    );
     const byLabel = new Map(lines.map((l) => [l.label, l]));
     assert.equal(byLabel.get('Runs')!.value, 'node server.js');
     assert.equal(byLabel.get('Working directory')!.value, 'tools');
@@ -152,9 +197,19 @@ describe('approval lines: what the operator is shown', () => {
   });
 
   it('flags paths outside the registry root', () => {
-    const lines = approvalLines(def({ envFile: '../other-project/creds', cwd: '../../elsewhere', grants: ['secrets'] }), ROOT, 'sha256:aa');
-    assert.equal(lines.find((l) => l.label === 'Env file')!.warning, '⚠ outside the registry root: ../other-project/creds');
-    assert.equal(lines.find((l) => l.label === 'Working directory')!.warning, '⚠ outside the registry root: ../../elsewhere');
+    const lines = approvalLines(
+      def({ envFile: '../other-project/creds', cwd: '../../elsewhere', grants: ['secrets'] }),
+      ROOT,
+      'sha256:aa',
+    );
+    assert.equal(
+      lines.find((l) => l.label === 'Env file')!.warning,
+      '⚠ outside the registry root: ../other-project/creds',
+    );
+    assert.equal(
+      lines.find((l) => l.label === 'Working directory')!.warning,
+      '⚠ outside the registry root: ../../elsewhere',
+    );
   });
 
   it('masks secret-looking values, values from ${env:…}, header values and URL credentials', () => {
@@ -166,10 +221,15 @@ describe('approval lines: what the operator is shown', () => {
     const db = text(def({ env: { DATABASE_URL: 'postgres://app:hunter2@db.internal/app' } }));
     assert.ok(!db.includes('hunter2'), db);
     assert.match(db, /postgres:\/\/•+:•+@db\.internal\/app/);
-    const remote = text(def({
-      transport: 'http', command: undefined, args: [], url: 'https://user:pw@mcp.example.com/mcp?api_key=k3y&x=1',
-      headers: { Authorization: 'Bearer abcdefgh' },
-    }));
+    const remote = text(
+      def({
+        transport: 'http',
+        command: undefined,
+        args: [],
+        url: 'https://user:pw@mcp.example.com/mcp?api_key=k3y&x=1',
+        headers: { Authorization: 'Bearer abcdefgh' },
+      }),
+    );
     assert.ok(!remote.includes('abcdefgh') && !remote.includes('k3y') && !remote.includes(':pw@'), remote);
     assert.match(remote, /HTTP headers: Authorization \(values hidden\)/);
     assert.equal(maskUrl('not a url'), 'not a url');
@@ -195,7 +255,10 @@ describe('Approvals: the per-user record', () => {
     const shown = def({ trust: 'community', cwd: 'a' });
     const shownHash = approvals.check(shown).hash;
     const swapped = def({ trust: 'community', cwd: 'b' });
-    assert.throws(() => approvals.approve(swapped, shownHash), (e: Error) => e instanceof ApprovalMismatch && /working directory changed/.test(e.message));
+    assert.throws(
+      () => approvals.approve(swapped, shownHash),
+      (e: Error) => e instanceof ApprovalMismatch && /working directory changed/.test(e.message),
+    );
     assert.equal(approvals.status(swapped), 'required');
     approvals.approve(shown, shownHash);
     assert.equal(approvals.status(shown), 'approved');
@@ -231,10 +294,21 @@ describe('Approvals: the per-user record', () => {
     const asking = new Approvals(path.join(dir, 'ws-trust.json'), root);
     const check = asking.check(trusted);
     assert.equal(check.status, 'required');
-    assert.match(awaitingReason(trusted, check)!, /this workspace marks it trusted; accept the workspace's trusted servers once/);
+    assert.match(
+      awaitingReason(trusted, check)!,
+      /this workspace marks it trusted; accept the workspace's trusted servers once/,
+    );
     asking.approve(trusted, check.hash);
     assert.equal(asking.status(trusted), 'approved');
-    assert.equal(new Approvals(path.join(dir, 'other.json'), root, { acceptWorkspaceTrust: true }).status(trusted), 'not-needed');
-    assert.equal(new Approvals(path.join(dir, 'other.json'), root, { acceptWorkspaceTrust: true }).status(def({ trust: 'community' })), 'required');
+    assert.equal(
+      new Approvals(path.join(dir, 'other.json'), root, { acceptWorkspaceTrust: true }).status(trusted),
+      'not-needed',
+    );
+    assert.equal(
+      new Approvals(path.join(dir, 'other.json'), root, { acceptWorkspaceTrust: true }).status(
+        def({ trust: 'community' }),
+      ),
+      'required',
+    );
   });
 });

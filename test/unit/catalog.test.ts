@@ -29,12 +29,15 @@ export function memoryServer(name: string, lists: ServerLists = {}): ServedServe
     kind: lists.kind ?? 'upstream',
     available: lists.available ?? true,
     tools: (lists.tools ?? []).map((t): Tool => ({
-      name: t, description: `${t} of ${name}`, inputSchema: { type: 'object' },
+      name: t,
+      description: `${t} of ${name}`,
+      inputSchema: { type: 'object' },
     })),
     prompts: (lists.prompts ?? []).map((p): Prompt => ({ name: p })),
     resources: (lists.resources ?? []).map((uri, i): Resource => ({ uri, name: `r${i}` })),
     resourceTemplates: (lists.templates ?? []).map((uriTemplate, i): ResourceTemplate => ({
-      uriTemplate, name: `t${i}`,
+      uriTemplate,
+      name: `t${i}`,
     })),
     toolFilter: { allow: lists.allow, deny: lists.deny },
     calls,
@@ -91,7 +94,7 @@ describe('catalog', () => {
     assert.equal(catalog.resolveTool('evil__switchboard__list_servers')?.name, 'switchboard__list_servers');
   });
 
-  it('applies a server definition\'s allowedTools/excludeTools and skips servers that are not available', () => {
+  it("applies a server definition's allowedTools/excludeTools and skips servers that are not available", () => {
     const catalog = new Catalog();
     catalog.rebuild([
       memoryServer('fs', { tools: ['read_a', 'read_b', 'write_a'], allow: ['read_*'], deny: ['read_b'] }),

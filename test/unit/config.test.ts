@@ -26,10 +26,22 @@ describe('unit: extension settings', () => {
   });
 
   it('reads what is set, by its declared key', () => {
-    const set = readSettings(reader({
-      registryRoot: 'workspace', editorClient: 'vscode', 'mcpProvider.perServer': true, 'broker.autoStart': false, 'broker.idleExitSeconds': 42,
-    }));
-    assert.deepEqual(set, { registryRoot: 'workspace', editorClient: 'vscode', perServer: true, autoStart: false, idleExitSeconds: 42 });
+    const set = readSettings(
+      reader({
+        registryRoot: 'workspace',
+        editorClient: 'vscode',
+        'mcpProvider.perServer': true,
+        'broker.autoStart': false,
+        'broker.idleExitSeconds': 42,
+      }),
+    );
+    assert.deepEqual(set, {
+      registryRoot: 'workspace',
+      editorClient: 'vscode',
+      perServer: true,
+      autoStart: false,
+      idleExitSeconds: 42,
+    });
   });
 
   it('an emptied registry root is the folder itself; an emptied editor client asks for per-server definitions', () => {
@@ -40,7 +52,9 @@ describe('unit: extension settings', () => {
   });
 
   it('a value of the wrong type falls back to the default', () => {
-    const s = readSettings(reader({ 'broker.autoStart': 'yes', 'broker.idleExitSeconds': 'soon', 'mcpProvider.perServer': 1 }));
+    const s = readSettings(
+      reader({ 'broker.autoStart': 'yes', 'broker.idleExitSeconds': 'soon', 'mcpProvider.perServer': 1 }),
+    );
     assert.equal(s.autoStart, DEFAULTS.autoStart);
     assert.equal(s.idleExitSeconds, DEFAULTS.idleExitSeconds);
     assert.equal(s.perServer, DEFAULTS.perServer);

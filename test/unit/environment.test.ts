@@ -6,8 +6,12 @@ import * as path from 'node:path';
 import { buildEnvironment, looksSecret, parseEnvFile } from '../../src/broker/environment';
 
 const parentEnv = {
-  PATH: '/usr/bin', HOME: '/home/op', LANG: 'C.UTF-8',
-  GITHUB_TOKEN: 'ghp_parent_token_value', NODE_EXTRA_CA_CERTS: '/etc/ca.pem', UNRELATED: 'not passed',
+  PATH: '/usr/bin',
+  HOME: '/home/op',
+  LANG: 'C.UTF-8',
+  GITHUB_TOKEN: 'ghp_parent_token_value',
+  NODE_EXTRA_CA_CERTS: '/etc/ca.pem',
+  UNRELATED: 'not passed',
 };
 
 function withEnvFile<T>(text: string, fn: (root: string) => T): T {
@@ -55,21 +59,44 @@ describe('environment', () => {
 
   it('says what to fix when the envFile cannot be read', () => {
     assert.throws(
-      () => buildEnvironment({ root: os.tmpdir(), env: {}, envFile: 'no-such-file.env', grants: ['secrets'], parentEnv }),
+      () =>
+        buildEnvironment({ root: os.tmpdir(), env: {}, envFile: 'no-such-file.env', grants: ['secrets'], parentEnv }),
       /cannot read envFile no-such-file\.env: ENOENT; fix the path/,
     );
   });
 
   it('parses env files as Node does: quotes, comments, export, multi-line values', () => {
-    const parsed = parseEnvFile([
-      '# a comment', 'A=1', 'export B=2', 'C="x\\ny"', "D='single'", 'E=v # trailing comment',
-      'F=  spaced  ', 'G="multi', 'line"', 'H=a=b', 'not a line', '',
-    ].join('\n'));
-    assert.deepEqual(parsed, { A: '1', B: '2', C: 'x\ny', D: 'single', E: 'v', F: 'spaced', G: 'multi\nline', H: 'a=b' });
+    const parsed = parseEnvFile(
+      [
+        '# a comment',
+        'A=1',
+        'export B=2',
+        'C="x\\ny"',
+        "D='single'",
+        'E=v # trailing comment',
+        'F=  spaced  ',
+        'G="multi',
+        'line"',
+        'H=a=b',
+        'not a line',
+        '',
+      ].join('\n'),
+    );
+    assert.deepEqual(parsed, {
+      A: '1',
+      B: '2',
+      C: 'x\ny',
+      D: 'single',
+      E: 'v',
+      F: 'spaced',
+      G: 'multi\nline',
+      H: 'a=b',
+    });
   });
 
   it('tells secret-looking names from others', () => {
-    for (const name of ['GITHUB_TOKEN', 'api_key', 'DB_PASSWORD', 'AWS_SECRET_ACCESS_KEY', 'SESSION_ID']) assert.ok(looksSecret(name), name);
+    for (const name of ['GITHUB_TOKEN', 'api_key', 'DB_PASSWORD', 'AWS_SECRET_ACCESS_KEY', 'SESSION_ID'])
+      assert.ok(looksSecret(name), name);
     for (const name of ['PATH', 'HOME', 'LOG_LEVEL', 'PORT']) assert.ok(!looksSecret(name), name);
   });
 });

@@ -5,7 +5,14 @@ import { ErrorCodes } from '../../src/broker/mcpTypes';
 
 describe('error codes', () => {
   it('uses the SDK values for the codes the SDK defines', () => {
-    for (const name of ['ParseError', 'InvalidRequest', 'MethodNotFound', 'InvalidParams', 'InternalError', 'ConnectionClosed'] as const) {
+    for (const name of [
+      'ParseError',
+      'InvalidRequest',
+      'MethodNotFound',
+      'InvalidParams',
+      'InternalError',
+      'ConnectionClosed',
+    ] as const) {
       assert.equal(ErrorCodes[name], ErrorCode[name], name);
     }
   });

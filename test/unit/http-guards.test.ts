@@ -24,8 +24,17 @@ describe('http guards', () => {
       assert.equal(checkHost(host, PORT), undefined, host);
     }
     const foreign = [
-      undefined, '', '127.0.0.1', 'localhost', `127.0.0.1:${PORT + 1}`, `evil.example:${PORT}`, `0.0.0.0:${PORT}`,
-      `127.0.0.2:${PORT}`, `127.0.0.1.evil.example:${PORT}`, `[::2]:${PORT}`, `LOCALHOST.:${PORT}`,
+      undefined,
+      '',
+      '127.0.0.1',
+      'localhost',
+      `127.0.0.1:${PORT + 1}`,
+      `evil.example:${PORT}`,
+      `0.0.0.0:${PORT}`,
+      `127.0.0.2:${PORT}`,
+      `127.0.0.1.evil.example:${PORT}`,
+      `[::2]:${PORT}`,
+      `LOCALHOST.:${PORT}`,
       `localhost:${PORT}x`,
     ];
     for (const host of foreign) assert.equal(checkHost(host, PORT)?.status, 403, String(host));
@@ -36,8 +45,17 @@ describe('http guards', () => {
     for (const origin of loopback) {
       assert.equal(checkOrigin(origin), undefined, String(origin));
     }
-    for (const origin of ['null', 'http://evil.example', 'https://127.0.0.1.evil.example', 'file://', 'ftp://127.0.0.1',
-      'chrome-extension://abc', 'javascript:alert(1)', 'http://[::2]', '']) {
+    for (const origin of [
+      'null',
+      'http://evil.example',
+      'https://127.0.0.1.evil.example',
+      'file://',
+      'ftp://127.0.0.1',
+      'chrome-extension://abc',
+      'javascript:alert(1)',
+      'http://[::2]',
+      '',
+    ]) {
       const r = checkOrigin(origin);
       assert.equal(r?.status, 403, origin);
       assert.match(r!.message, /Origin/);
@@ -49,8 +67,15 @@ describe('http guards', () => {
     assert.deepEqual(routeOf('/mcp?x=1', 'GET'), { kind: 'mcp' });
     assert.deepEqual(routeOf('/servers/echo/mcp', 'POST'), { kind: 'mcp', server: 'echo' });
     assert.deepEqual(routeOf('/health', 'GET'), { kind: 'health' });
-    const elsewhere = [['/health', 'POST'], ['/', 'GET'], ['/servers/Echo/mcp', 'POST'], ['/servers/../mcp', 'POST'],
-      ['/servers/a__b/mcp/x', 'POST'], [undefined, 'GET'], ['/mcp/', 'POST']] as const;
+    const elsewhere = [
+      ['/health', 'POST'],
+      ['/', 'GET'],
+      ['/servers/Echo/mcp', 'POST'],
+      ['/servers/../mcp', 'POST'],
+      ['/servers/a__b/mcp/x', 'POST'],
+      [undefined, 'GET'],
+      ['/mcp/', 'POST'],
+    ] as const;
     for (const [url, method] of elsewhere) {
       const r = routeOf(url, method);
       assert.ok('status' in r && r.status === 404, `${method} ${url}`);
@@ -73,7 +98,7 @@ describe('http guards', () => {
     assert.match(String(bad.headers?.['www-authenticate']), /^Bearer /);
   });
 
-  it('checks a POST\'s Content-Type and Accept, and a GET\'s Accept', () => {
+  it("checks a POST's Content-Type and Accept, and a GET's Accept", () => {
     assert.equal(checkPostHeaders('application/json', 'application/json, text/event-stream'), undefined);
     assert.equal(checkPostHeaders('application/json; charset=utf-8', undefined), undefined);
     assert.equal(checkPostHeaders('Application/JSON', '*/*'), undefined);

@@ -9,7 +9,10 @@ interface Slot extends SessionSlot {
 }
 
 const slot = (name: string, client: string, lastSeen: number, busy = false, operator = false): Slot => ({
-  name, ctx: { identity: { client, operator } }, transport: { busy }, lastSeen,
+  name,
+  ctx: { identity: { client, operator } },
+  transport: { busy },
+  lastSeen,
 });
 const reader = { client: 'reader', operator: false };
 const names = (r: Slot[] | { status: number }) => (Array.isArray(r) ? r.map((s) => s.name) : r.status);
@@ -19,9 +22,12 @@ describe('http session limits', () => {
     assert.deepEqual(names(makeRoom([slot('a', 'reader', 1)], reader, { perClient: 2, total: 3 })), []);
   });
 
-  it('closes the client\'s oldest idle session at its cap, and refuses (429) when all are in use', () => {
+  it("closes the client's oldest idle session at its cap, and refuses (429) when all are in use", () => {
     const sessions = [
-      slot('busy', 'reader', 1, true), slot('new', 'reader', 5), slot('old', 'reader', 3), slot('x', 'w', 0),
+      slot('busy', 'reader', 1, true),
+      slot('new', 'reader', 5),
+      slot('old', 'reader', 3),
+      slot('x', 'w', 0),
     ];
     assert.deepEqual(names(makeRoom(sessions, reader, { perClient: 3, total: 10 })), ['old']);
     const allBusy = [slot('a', 'reader', 1, true), slot('b', 'reader', 2, true), slot('idle', 'writer', 0)];
@@ -40,7 +46,7 @@ describe('http session limits', () => {
     assert.match(refused.message, /limit of 2 open sessions/);
   });
 
-  it('frees one slot for both caps when the client\'s oldest idle session is the one to go', () => {
+  it("frees one slot for both caps when the client's oldest idle session is the one to go", () => {
     const sessions = [slot('r0', 'reader', 1), slot('r1', 'reader', 2), slot('w', 'writer', 0, true)];
     assert.deepEqual(names(makeRoom(sessions, reader, { perClient: 2, total: 3 })), ['r0']);
     const twoNeeded = [slot('r0', 'reader', 5), slot('r1', 'reader', 6), slot('w', 'writer', 0)];

@@ -5,10 +5,20 @@ import assert from 'node:assert/strict';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { rawResult, rememberJson } from '../../src/broker/rawJson';
 import {
-  isBodyError, MAX_BATCH, parseMessages, type BodyError, type ParsedBody,
+  isBodyError,
+  MAX_BATCH,
+  parseMessages,
+  type BodyError,
+  type ParsedBody,
 } from '../../src/broker/http/requestBody';
 import {
-  cachedListResult, errorBody, eventData, idKey, joinBatch, serialize, toJsonRpcError,
+  cachedListResult,
+  errorBody,
+  eventData,
+  idKey,
+  joinBatch,
+  serialize,
+  toJsonRpcError,
 } from '../../src/broker/http/wire';
 import { McpFailure } from '../../src/broker/mcpTypes';
 
@@ -21,14 +31,14 @@ describe('http wire encoding', () => {
     assert.equal(serialize(m), JSON.stringify(m));
   });
 
-  it('splices a remembered result\'s text or bytes in unchanged, with the id last', () => {
+  it("splices a remembered result's text or bytes in unchanged, with the id last", () => {
     const remembered = {};
     rememberJson(remembered, '{"tools":[]}');
     assert.equal(serialize(response('x', remembered)), '{"jsonrpc":"2.0","result":{"tools":[]},"id":"x"}');
     const bytes = Buffer.from('{"content":[{"type":"text","text":"héllo"}],"id":"forged"}');
     const out = serialize(response(7, rawResult(bytes)));
     assert.ok(Buffer.isBuffer(out));
-    assert.equal(JSON.parse(text(out)).id, 7, 'the id a client reads is the broker\'s');
+    assert.equal(JSON.parse(text(out)).id, 7, "the id a client reads is the broker's");
     assert.equal(JSON.parse(text(out)).result.content[0].text, 'héllo');
   });
 
@@ -39,7 +49,7 @@ describe('http wire encoding', () => {
     assert.deepEqual(JSON.parse(text(mixed)), [{ a: 1 }, { b: 2 }, { c: 3 }]);
   });
 
-  it('writes SSE data as one line of JSON, re-encoding an upstream\'s bytes and refusing broken ones', () => {
+  it("writes SSE data as one line of JSON, re-encoding an upstream's bytes and refusing broken ones", () => {
     // CR and LF are JSON whitespace between tokens, and would end an SSE line.
     const withCr = rawResult(Buffer.from('{"text":\r\n"a\\rb"}'));
     const data = eventData(response(3, withCr));
@@ -54,7 +64,9 @@ describe('http wire encoding', () => {
 
   it('turns errors into JSON-RPC error objects', () => {
     assert.deepEqual(toJsonRpcError(new McpFailure(-32602, 'bad name', { field: 'name' })), {
-      code: -32602, message: 'bad name', data: { field: 'name' },
+      code: -32602,
+      message: 'bad name',
+      data: { field: 'name' },
     });
     assert.deepEqual(toJsonRpcError(new Error('boom')), { code: -32603, message: 'boom' });
     assert.deepEqual(toJsonRpcError(undefined), { code: -32603, message: 'Internal error' });
@@ -68,7 +80,7 @@ describe('http wire encoding', () => {
     assert.notEqual(idKey(1), idKey('1'));
   });
 
-  it('computes a list result\'s JSON once per list object', () => {
+  it("computes a list result's JSON once per list object", () => {
     const list = [{ name: 'a' }];
     const first = cachedListResult('tools', list);
     assert.equal(cachedListResult('tools', list), first);

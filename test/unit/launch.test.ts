@@ -45,26 +45,43 @@ describe('launch plan', () => {
 
   it('reaches a remote server with its headers, whose values are redacted', () => {
     const plan = planLaunch(
-      ServerDefSchema.parse({ name: 'r', transport: 'http', url: 'https://mcp.example/mcp', headers: { authorization: 'Bearer abcdef123456' } }),
+      ServerDefSchema.parse({
+        name: 'r',
+        transport: 'http',
+        url: 'https://mcp.example/mcp',
+        headers: { authorization: 'Bearer abcdef123456' },
+      }),
       '/ws',
     );
-    assert.deepEqual(plan.launch, { transport: 'http', url: 'https://mcp.example/mcp', headers: { authorization: 'Bearer abcdef123456' } });
+    assert.deepEqual(plan.launch, {
+      transport: 'http',
+      url: 'https://mcp.example/mcp',
+      headers: { authorization: 'Bearer abcdef123456' },
+    });
     assert.equal(plan.redactor.redact('sent Bearer abcdef123456'), 'sent [redacted]');
     assert.equal(plan.enforcement.network, 'not-enforced');
   });
 
   it('sends credentials in a remote URL as Basic authentication and redacts them', () => {
-    const plan = planLaunch(ServerDefSchema.parse({ name: 'r', transport: 'http', url: 'https://al%20ice:pa55word-x@mcp.example/mcp?api_key=k3y-123456' }), '/ws');
+    const plan = planLaunch(
+      ServerDefSchema.parse({
+        name: 'r',
+        transport: 'http',
+        url: 'https://al%20ice:pa55word-x@mcp.example/mcp?api_key=k3y-123456',
+      }),
+      '/ws',
+    );
     assert.deepEqual(plan.launch, {
       transport: 'http',
       url: 'https://mcp.example/mcp?api_key=k3y-123456',
       headers: { authorization: `Basic ${Buffer.from('al ice:pa55word-x').toString('base64')}` },
     });
-    const shown = plan.redactor.redact(`GET ${plan.launch.transport === 'http' ? plan.launch.url : ''} pa55word-x ${Buffer.from('al ice:pa55word-x').toString('base64')}`);
+    const shown = plan.redactor.redact(
+      `GET ${plan.launch.transport === 'http' ? plan.launch.url : ''} pa55word-x ${Buffer.from('al ice:pa55word-x').toString('base64')}`,
+    );
     assert.equal(shown, 'GET https://mcp.example/mcp?api_key=[redacted] [redacted] [redacted]');
   });
 });
-
 
 describe('who may probe what', () => {
   const saved = def({ trust: 'trusted' });
@@ -81,6 +98,9 @@ describe('who may probe what', () => {
     const community = def({ trust: 'community' });
     assert.equal(whyProbeIsRefused(community, undefined, 'approved'), undefined);
     assert.match(whyProbeIsRefused(community, undefined, 'required') ?? '', /has not been approved by the operator/);
-    assert.match(whyProbeIsRefused(community, undefined, 'changed') ?? '', /differs from the one the operator approved/);
+    assert.match(
+      whyProbeIsRefused(community, undefined, 'changed') ?? '',
+      /differs from the one the operator approved/,
+    );
   });
 });

@@ -14,7 +14,16 @@ describe('unit: broker launcher', () => {
     const plan = launchPlan({ ...base, execPath: '/usr/bin/electron', env: {} });
     assert.equal(plan.command, '/usr/bin/electron');
     assert.deepEqual(plan.args, [
-      ...BROKER_NODE_FLAGS, '/ext/dist/broker.js', 'serve', '--root', '/work/repo', '--port', '0', '--json', '--idle-exit', '300',
+      ...BROKER_NODE_FLAGS,
+      '/ext/dist/broker.js',
+      'serve',
+      '--root',
+      '/work/repo',
+      '--port',
+      '0',
+      '--json',
+      '--idle-exit',
+      '300',
     ]);
     assert.equal(plan.cwd, '/work/repo', 'relative paths in the registry resolve against the root');
   });
@@ -43,7 +52,9 @@ describe('unit: broker launcher', () => {
 
 describe('unit: broker log', () => {
   let dir: string;
-  beforeEach(() => { dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-log-')); });
+  beforeEach(() => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-log-'));
+  });
   afterEach(() => fs.rmSync(dir, { recursive: true, force: true }));
 
   it('quotes the last lines written since the launch, without the JSON ready lines', () => {

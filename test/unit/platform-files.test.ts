@@ -17,10 +17,18 @@ describe('platform: per-user files', () => {
   });
 
   it('grants the user alone full control and drops inherited entries (icacls, no shell involved)', () => {
-    assert.deepEqual(icaclsPrivateArgs('C:\\Users\\op\\AppData\\Local\\Switchboard\\t.token', 'CORP\\op'),
-      ['C:\\Users\\op\\AppData\\Local\\Switchboard\\t.token', '/inheritance:r', '/grant:r', 'CORP\\op:F']);
-    assert.deepEqual(icaclsPrivateArgs('C:\\sb\\tokens', 'op', 'directory'),
-      ['C:\\sb\\tokens', '/inheritance:r', '/grant:r', 'op:(OI)(CI)F']);
+    assert.deepEqual(icaclsPrivateArgs('C:\\Users\\op\\AppData\\Local\\Switchboard\\t.token', 'CORP\\op'), [
+      'C:\\Users\\op\\AppData\\Local\\Switchboard\\t.token',
+      '/inheritance:r',
+      '/grant:r',
+      'CORP\\op:F',
+    ]);
+    assert.deepEqual(icaclsPrivateArgs('C:\\sb\\tokens', 'op', 'directory'), [
+      'C:\\sb\\tokens',
+      '/inheritance:r',
+      '/grant:r',
+      'op:(OI)(CI)F',
+    ]);
   });
 
   it('names the account with its domain when known, and refuses an unusable name', () => {

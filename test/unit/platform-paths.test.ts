@@ -45,10 +45,13 @@ describe('platform: file names that differ only in case', () => {
   it('is an error on each file of the pair on Windows and macOS', () => {
     for (const platform of ['win32', 'darwin'] as const) {
       const problems = caseCollisionProblems('server', files, platform);
-      assert.deepEqual(problems.map((p) => [p.file, p.severity]), [
-        ['/r/mcp-servers.d/Echo.yaml', 'error'],
-        ['/r/mcp-servers.d/echo.yaml', 'error'],
-      ]);
+      assert.deepEqual(
+        problems.map((p) => [p.file, p.severity]),
+        [
+          ['/r/mcp-servers.d/Echo.yaml', 'error'],
+          ['/r/mcp-servers.d/echo.yaml', 'error'],
+        ],
+      );
       assert.match(problems[0].message, /Echo\.yaml and echo\.yaml are the same file/);
       assert.equal(problems[0].kind, 'server');
     }
@@ -57,7 +60,10 @@ describe('platform: file names that differ only in case', () => {
   it('is nothing on Linux, or a warning when asked to warn for other systems', () => {
     assert.deepEqual(caseCollisionProblems('server', files, 'linux'), []);
     const warned = caseCollisionProblems('prompt', files, 'linux', true);
-    assert.deepEqual(warned.map((p) => p.severity), ['warning', 'warning']);
+    assert.deepEqual(
+      warned.map((p) => p.severity),
+      ['warning', 'warning'],
+    );
     assert.match(warned[1].message, /echo\.yaml and Echo\.yaml differ only in case/);
   });
 

@@ -38,7 +38,10 @@ describe('platform: stop plans', () => {
     ]);
     // Never after the leader is gone: its pid may be someone else's by then.
     assert.ok(steps.every((s) => !('always' in s && s.always)));
-    assert.ok(steps.every((s) => s.kind !== 'signal-group'), 'no process.kill(-pid) on Windows');
+    assert.ok(
+      steps.every((s) => s.kind !== 'signal-group'),
+      'no process.kill(-pid) on Windows',
+    );
   });
 
   it('names the tree, force and pid for taskkill', () => {

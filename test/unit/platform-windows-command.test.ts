@@ -56,8 +56,10 @@ describe('platform: Windows command resolution', () => {
 
   it('prefers an earlier PATHEXT extension in one directory (node.exe before node.cmd)', () => {
     const isFile = files('C:\\tools\\node.cmd', 'C:\\tools\\node.exe');
-    assertSameFile(resolveWindowsCommand('node', { pathVar: 'C:\\tools', pathExt: undefined, cwd: 'C:\\', isFile }),
-      'C:\\tools\\node.exe');
+    assertSameFile(
+      resolveWindowsCommand('node', { pathVar: 'C:\\tools', pathExt: undefined, cwd: 'C:\\', isFile }),
+      'C:\\tools\\node.exe',
+    );
   });
 
   it('takes a name with a known extension as it is, and a relative path against cwd', () => {
@@ -76,8 +78,10 @@ describe('platform: Windows command resolution', () => {
   });
 
   it('reports a missing command as not found (undefined), so the broker says "command not found"', () => {
-    assert.equal(resolveWindowsCommand('nosuch', { pathVar, pathExt: undefined, cwd: 'C:\\', isFile: () => false }),
-      undefined);
+    assert.equal(
+      resolveWindowsCommand('nosuch', { pathVar, pathExt: undefined, cwd: 'C:\\', isFile: () => false }),
+      undefined,
+    );
   });
 
   it('reads Path, PATH or path alike, as Windows does', () => {
@@ -90,21 +94,33 @@ describe('platform: Windows command resolution', () => {
 describe('platform: cmd.exe command lines', () => {
   it('escapes every hostile argument exactly as cross-spawn does, for programs and for batch files', () => {
     for (const arg of HOSTILE) {
-      assert.equal(windowsCommandLine('C:\\bin\\tool.com', [arg], false),
-        `${crossEscape.command('C:\\bin\\tool.com')} ${crossEscape.argument(arg)}`, `program argument ${arg}`);
-      assert.equal(windowsCommandLine('C:\\npm\\npx.cmd', [arg], true),
-        `${crossEscape.batchCommand('C:\\npm\\npx.cmd')} ${crossEscape.batchArgument(arg)}`, `batch argument ${arg}`);
+      assert.equal(
+        windowsCommandLine('C:\\bin\\tool.com', [arg], false),
+        `${crossEscape.command('C:\\bin\\tool.com')} ${crossEscape.argument(arg)}`,
+        `program argument ${arg}`,
+      );
+      assert.equal(
+        windowsCommandLine('C:\\npm\\npx.cmd', [arg], true),
+        `${crossEscape.batchCommand('C:\\npm\\npx.cmd')} ${crossEscape.batchArgument(arg)}`,
+        `batch argument ${arg}`,
+      );
     }
   });
 
   it('agrees with cross-spawn on any printable argument list (property)', () => {
     fc.assert(
-      fc.property(fc.array(fc.string({ unit: 'binary' }).filter((s) => !/[\r\n]/.test(s)), { maxLength: 5 }),
-        fc.boolean(), (args, batch) => {
+      fc.property(
+        fc.array(
+          fc.string({ unit: 'binary' }).filter((s) => !/[\r\n]/.test(s)),
+          { maxLength: 5 },
+        ),
+        fc.boolean(),
+        (args, batch) => {
           const expected = args.map((a) => (batch ? crossEscape.batchArgument(a) : crossEscape.argument(a)));
           const line = windowsCommandLine('C:\\x\\y.cmd', args, batch);
           assert.equal(line, [crossEscape.batchCommand('C:\\x\\y.cmd'), ...expected].join(' '));
-        }),
+        },
+      ),
       { numRuns: 300 },
     );
   });
@@ -127,8 +143,11 @@ describe('platform: cmd.exe command lines', () => {
 
 describe('platform: what is spawned on Windows', () => {
   it('runs an .exe directly, with its arguments as they are', () => {
-    assert.deepEqual(windowsSpawn('C:\\nodejs\\node.exe', ['server.js', 'a b']),
-      { file: 'C:\\nodejs\\node.exe', args: ['server.js', 'a b'], windowsVerbatimArguments: false });
+    assert.deepEqual(windowsSpawn('C:\\nodejs\\node.exe', ['server.js', 'a b']), {
+      file: 'C:\\nodejs\\node.exe',
+      args: ['server.js', 'a b'],
+      windowsVerbatimArguments: false,
+    });
   });
 
   it('runs a .cmd shim through cmd.exe (no AutoRun, no delayed expansion) with a verbatim, quoted line', () => {
@@ -142,10 +161,16 @@ describe('platform: what is spawned on Windows', () => {
 
   it('puts the sandbox wrapper in front on POSIX and never on Windows', () => {
     const wrapper = ['unshare', '--net', '--'];
-    assert.deepEqual(spawnTarget('linux', { command: 'npx', args: ['-y', 'x'], wrapper }),
-      { file: 'unshare', args: ['--net', '--', 'npx', '-y', 'x'], windowsVerbatimArguments: false });
-    assert.deepEqual(spawnTarget('linux', { command: 'node', args: ['s.js'] }),
-      { file: 'node', args: ['s.js'], windowsVerbatimArguments: false });
+    assert.deepEqual(spawnTarget('linux', { command: 'npx', args: ['-y', 'x'], wrapper }), {
+      file: 'unshare',
+      args: ['--net', '--', 'npx', '-y', 'x'],
+      windowsVerbatimArguments: false,
+    });
+    assert.deepEqual(spawnTarget('linux', { command: 'node', args: ['s.js'] }), {
+      file: 'node',
+      args: ['s.js'],
+      windowsVerbatimArguments: false,
+    });
     const resolved = 'C:\\n\\npx.cmd';
     const win = spawnTarget('win32', { command: 'npx', args: ['x'], resolved, comspec: 'C:\\cmd.exe' });
     assert.equal(win.file, 'C:\\cmd.exe');

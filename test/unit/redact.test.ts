@@ -58,7 +58,10 @@ describe('redaction of encoded values and URLs', () => {
   });
 
   it('lists the credentials a URL carries, raw and decoded', () => {
-    assert.deepEqual(new Set(urlSecretValues('https://user:pa%20ss@h.example/mcp?api_key=K1')), new Set(['user', 'pa%20ss', 'pa ss', 'user:pa ss', 'K1']));
+    assert.deepEqual(
+      new Set(urlSecretValues('https://user:pa%20ss@h.example/mcp?api_key=K1')),
+      new Set(['user', 'pa%20ss', 'pa ss', 'user:pa ss', 'K1']),
+    );
     assert.deepEqual(urlSecretValues('https://h.example/mcp'), []);
     assert.deepEqual(urlSecretValues('https://h.example/cb#access_token=t0k3n'), ['t0k3n']);
   });

@@ -19,10 +19,15 @@ function client(name: string, def: Partial<ClientDef> = {}): ClientDef {
 function setup(clients: ClientDef[]) {
   const declared = new Map(clients.map((c) => [c.name, c] as const));
   const tokens = new Map([
-    ['tok-reader', 'reader'], ['tok-writer', 'writer'], ['tok-operator-named', 'operator'], ['tok-gone', 'gone'],
+    ['tok-reader', 'reader'],
+    ['tok-writer', 'writer'],
+    ['tok-operator-named', 'operator'],
+    ['tok-gone', 'gone'],
   ]);
   const access = new AccessPolicy({
-    operatorToken: 'tok-the-operator', clientOf: (t) => tokens.get(t), clients: () => declared,
+    operatorToken: 'tok-the-operator',
+    clientOf: (t) => tokens.get(t),
+    clients: () => declared,
   });
   const servers: ServedServer[] = [
     memoryServer(FACADE_NAMESPACE, { tools: ['list_servers'], kind: 'control' }),
@@ -44,7 +49,9 @@ function setup(clients: ClientDef[]) {
 
 let sessions = 0;
 const session = (identity: Identity, server?: string): SessionContext => ({
-  sessionId: `s${++sessions}`, identity, server,
+  sessionId: `s${++sessions}`,
+  identity,
+  server,
 });
 const names = (tools: { name: string }[]): string[] => tools.map((t) => t.name);
 
@@ -53,8 +60,11 @@ describe('access policy', () => {
     const { access, declared } = setup([client('reader'), client('operator')]);
     assert.equal(access.authenticate('tok-the-operator'), OPERATOR);
     assert.deepEqual(access.authenticate('tok-reader'), { client: 'reader', operator: false });
-    assert.deepEqual(access.authenticate('tok-operator-named'), { client: 'operator', operator: false },
-      'a client that calls itself operator is still a client');
+    assert.deepEqual(
+      access.authenticate('tok-operator-named'),
+      { client: 'operator', operator: false },
+      'a client that calls itself operator is still a client',
+    );
     assert.equal(access.authenticate('tok-gone'), undefined, 'a token of an undeclared client counts for nothing');
     assert.equal(access.authenticate('nonsense'), undefined);
     declared.delete('reader');
@@ -110,7 +120,7 @@ describe('router', () => {
     assert.deepEqual(names(router.listTools(session(OPERATOR, 'echo'))), ['echo', 'add']);
   });
 
-  it('routes per-server sessions under the server\'s own names and serves no endpoint for the facade', async () => {
+  it("routes per-server sessions under the server's own names and serves no endpoint for the facade", async () => {
     const { router } = setup([client('reader')]);
     const ctx = session(reader, 'echo');
     assert.ok(router.hasServer('echo'));
@@ -133,12 +143,29 @@ describe('router', () => {
     await router.callTool(session(OPERATOR), 'switchboard__list_servers', {}, undefined, extra);
     await router.callTool(session(reader), 'echo__add', {}, undefined, extra).catch(() => undefined);
     assert.equal(audit.length, 3);
-    assert.deepEqual({ ...audit[0], ms: 0 }, {
-      client: 'reader', operator: false, event: 'call', server: 'echo', tool: 'echo', ms: 0, outcome: 'ok',
-    });
-    assert.deepEqual({ ...audit[1], ms: 0 }, {
-      client: 'operator', operator: true, event: 'facade', tool: 'switchboard__list_servers', ms: 0, outcome: 'ok',
-    });
+    assert.deepEqual(
+      { ...audit[0], ms: 0 },
+      {
+        client: 'reader',
+        operator: false,
+        event: 'call',
+        server: 'echo',
+        tool: 'echo',
+        ms: 0,
+        outcome: 'ok',
+      },
+    );
+    assert.deepEqual(
+      { ...audit[1], ms: 0 },
+      {
+        client: 'operator',
+        operator: true,
+        event: 'facade',
+        tool: 'switchboard__list_servers',
+        ms: 0,
+        outcome: 'ok',
+      },
+    );
     assert.equal(audit[2].outcome, 'error');
     assert.match(String(audit[2].error), /tool profile/);
     assert.ok(!JSON.stringify(audit).includes('hunter2'));

@@ -9,7 +9,17 @@
 //
 // Every wait is bounded; close() kills code-server and Chromium with all their descendants.
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync, createWriteStream } from 'node:fs';
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  writeFileSync,
+  createWriteStream,
+} from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -56,8 +66,14 @@ export const DEFAULT_SETTINGS = {
 };
 
 export const CHROMIUM_ARGS = [
-  '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-  '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
   '--disable-dev-shm-usage',
 ];
 
@@ -70,21 +86,29 @@ export function prepareTestWorkspace() {
   const tempRoot = mkdtempSync(join(tmpdir(), 'switchboard-ws-'));
   const folder = join(tempRoot, 'workspace');
   const src = join(REPO_ROOT, 'workspace');
-  if (existsSync(src)) cpSync(src, folder, { recursive: true, filter: (s) => !/[\\/](node_modules|\.git)([\\/]|$)/.test(s.slice(src.length)) });
+  if (existsSync(src))
+    cpSync(src, folder, {
+      recursive: true,
+      filter: (s) => !/[\\/](node_modules|\.git)([\\/]|$)/.test(s.slice(src.length)),
+    });
   else mkdirSync(folder, { recursive: true });
   const regDir = join(folder, 'mcp-servers.d');
   const hasYaml = existsSync(regDir) && readdirSync(regDir).some((n) => n.endsWith('.yaml'));
   if (!hasYaml) {
     mkdirSync(regDir, { recursive: true });
-    writeFileSync(join(regDir, 'example.yaml'),
-      '# Written by test/vscode (prepareTestWorkspace) so that the extension\'s activation event\n' +
-      '# (workspaceContains:**/mcp-servers.d/*.yaml) fires in the test workspace.\n');
+    writeFileSync(
+      join(regDir, 'example.yaml'),
+      "# Written by test/vscode (prepareTestWorkspace) so that the extension's activation event\n" +
+        '# (workspaceContains:**/mcp-servers.d/*.yaml) fires in the test workspace.\n',
+    );
   }
   return { folder, tempRoot };
 }
 
 export function toolsReady() {
-  return existsSync(join(TOOLS_DIR, '.ready')) && existsSync(NODE24) && existsSync(CODE_SERVER_ENTRY) && existsSync(CHROMIUM);
+  return (
+    existsSync(join(TOOLS_DIR, '.ready')) && existsSync(NODE24) && existsSync(CODE_SERVER_ENTRY) && existsSync(CHROMIUM)
+  );
 }
 
 /** Runs scripts/install-vscode-tools.sh (fast when already done). Throws if it fails. */
@@ -123,7 +147,9 @@ function procTable() {
       const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
       const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       out.set(Number(d), { ppid: Number(rest[1]), start: rest[19] });
-    } catch { /* gone */ }
+    } catch {
+      /* gone */
+    }
   }
   return out;
 }
@@ -156,7 +182,9 @@ export function processesMatching(needle) {
     if (pid === process.pid) continue;
     try {
       if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(needle)) out.push({ pid, start });
-    } catch { /* gone */ }
+    } catch {
+      /* gone */
+    }
   }
   return out;
 }
@@ -166,17 +194,31 @@ function alive({ pid, start }) {
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
     const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
     return rest[19] === start && rest[0] !== 'Z';
-  } catch { return false; }
+  } catch {
+    return false;
+  }
 }
 
 /** SIGTERM a set of processes, wait up to graceMs, then SIGKILL what is left. */
 export async function killProcesses(procs, graceMs = 3000) {
   const list = procs.filter(alive);
-  for (const p of list) { try { process.kill(p.pid, 'SIGTERM'); } catch { /* gone */ } }
+  for (const p of list) {
+    try {
+      process.kill(p.pid, 'SIGTERM');
+    } catch {
+      /* gone */
+    }
+  }
   const deadline = Date.now() + graceMs;
   while (Date.now() < deadline && list.some(alive)) await sleep(100);
   const left = list.filter(alive);
-  for (const p of left) { try { process.kill(p.pid, 'SIGKILL'); } catch { /* gone */ } }
+  for (const p of left) {
+    try {
+      process.kill(p.pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
+  }
   const deadline2 = Date.now() + 2000;
   while (Date.now() < deadline2 && left.some(alive)) await sleep(50);
   return { terminated: list.length, killed: left.length, survivors: left.filter(alive).map((p) => p.pid) };
@@ -188,12 +230,15 @@ async function waitHttpOk(url, { timeoutMs, child, what }) {
   const deadline = Date.now() + timeoutMs;
   let lastErr = '';
   while (Date.now() < deadline) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`${what} exited (${child.exitCode ?? child.signalCode}) before answering ${url}`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(`${what} exited (${child.exitCode ?? child.signalCode}) before answering ${url}`);
     try {
       const r = await fetch(url, { signal: AbortSignal.timeout(2000) });
       if (r.ok) return;
       lastErr = `HTTP ${r.status}`;
-    } catch (e) { lastErr = e.cause?.code || e.message; }
+    } catch (e) {
+      lastErr = e.cause?.code || e.message;
+    }
     await sleep(200);
   }
   throw new Error(`${what} did not answer ${url} within ${timeoutMs} ms (last: ${lastErr})`);
@@ -224,9 +269,22 @@ async function waitHttpOk(url, { timeoutMs, child, what }) {
  */
 export async function launchCodeServer(opts) {
   const {
-    folder, workspace, trusted = true, extensionDevelopmentPath, extensionTestsPath, extensionEnvironment,
-    settings = {}, onLog = () => {}, onServerLog = () => {}, extraArgs = [], viewport = { width: 1400, height: 900 },
-    startTimeoutMs = 60_000, pageTimeoutMs = 60_000, keepTemp = false, killMatching = [], abortCleanupDirs = [],
+    folder,
+    workspace,
+    trusted = true,
+    extensionDevelopmentPath,
+    extensionTestsPath,
+    extensionEnvironment,
+    settings = {},
+    onLog = () => {},
+    onServerLog = () => {},
+    extraArgs = [],
+    viewport = { width: 1400, height: 900 },
+    startTimeoutMs = 60_000,
+    pageTimeoutMs = 60_000,
+    keepTemp = false,
+    killMatching = [],
+    abortCleanupDirs = [],
   } = opts;
   if (!folder && !workspace) throw new Error('launchCodeServer: a folder (or a .code-workspace file) is required');
   if (!toolsReady()) throw new Error(`code-server tools missing in ${TOOLS_DIR}: run \`npm run vscode:tools\``);
@@ -244,12 +302,21 @@ export async function launchCodeServer(opts) {
   const authority = `127.0.0.1:${port}`;
   const args = [
     CODE_SERVER_ENTRY,
-    '--auth', 'none', '--bind-addr', authority,
-    '--disable-telemetry', '--disable-update-check', '--disable-getting-started-override',
+    '--auth',
+    'none',
+    '--bind-addr',
+    authority,
+    '--disable-telemetry',
+    '--disable-update-check',
+    '--disable-getting-started-override',
     ...(trusted ? ['--disable-workspace-trust'] : []),
-    '--user-data-dir', userData, '--extensions-dir', extensionsDir,
+    '--user-data-dir',
+    userData,
+    '--extensions-dir',
+    extensionsDir,
     // Without it the built workbench silently ignores the development payload.
-    '--vscode-option', 'enable-smoke-test-driver',
+    '--vscode-option',
+    'enable-smoke-test-driver',
     ...extraArgs,
     workspace ?? folder,
   ];
@@ -257,7 +324,8 @@ export async function launchCodeServer(opts) {
   const serverLogStream = createWriteStream(serverLog);
   const env = { ...process.env };
   // Never let the host's Node or npm settings leak into VS Code's processes.
-  for (const k of Object.keys(env)) if (/^(npm_|NODE_OPTIONS$|NODE_PATH$|ELECTRON_RUN_AS_NODE$|VSCODE_)/.test(k)) delete env[k];
+  for (const k of Object.keys(env))
+    if (/^(npm_|NODE_OPTIONS$|NODE_PATH$|ELECTRON_RUN_AS_NODE$|VSCODE_)/.test(k)) delete env[k];
   env.PATH = `${dirname(NODE24)}:${env.PATH ?? ''}`;
   const child = spawn(NODE24, args, { env, stdio: ['ignore', 'pipe', 'pipe'], detached: true });
   const pipeLines = (stream) => {
@@ -266,7 +334,10 @@ export async function launchCodeServer(opts) {
       serverLogStream.write(d);
       buf += d.toString();
       let i;
-      while ((i = buf.indexOf('\n')) >= 0) { onServerLog(buf.slice(0, i)); buf = buf.slice(i + 1); }
+      while ((i = buf.indexOf('\n')) >= 0) {
+        onServerLog(buf.slice(0, i));
+        buf = buf.slice(i + 1);
+      }
     });
   };
   pipeLines(child.stdout);
@@ -274,9 +345,23 @@ export async function launchCodeServer(opts) {
 
   // If this process dies without close() (SIGKILL, CI timeout), a detached watchdog kills what we
   // started: code-server's process group and anything naming our temp dir, then removes the dir.
-  const watchdog = spawn(process.execPath, ['-e', WATCHDOG_SRC, String(process.pid), String(child.pid), tmp, JSON.stringify(killMatching), keepTemp ? '1' : '', JSON.stringify(abortCleanupDirs)], {
-    detached: true, stdio: 'ignore',
-  });
+  const watchdog = spawn(
+    process.execPath,
+    [
+      '-e',
+      WATCHDOG_SRC,
+      String(process.pid),
+      String(child.pid),
+      tmp,
+      JSON.stringify(killMatching),
+      keepTemp ? '1' : '',
+      JSON.stringify(abortCleanupDirs),
+    ],
+    {
+      detached: true,
+      stdio: 'ignore',
+    },
+  );
   watchdog.unref();
 
   let context;
@@ -291,18 +376,46 @@ export async function launchCodeServer(opts) {
     // tree, and anything else naming our temp dir (crashpad handler, re-parented helpers).
     const mains = processesMatching(browserDir).filter((p) => procTable().get(p.pid)?.ppid === process.pid);
     const seen = new Set(serverTree.map((p) => p.pid));
-    browserProcs = [...mains.flatMap((m) => processTree(m.pid)), ...processesMatching(tmp)].filter((p) => !seen.has(p.pid) && (seen.add(p.pid), true));
+    browserProcs = [...mains.flatMap((m) => processTree(m.pid)), ...processesMatching(tmp)].filter(
+      (p) => !seen.has(p.pid) && (seen.add(p.pid), true),
+    );
     if (context) {
       const tc = Date.now();
-      const how = await Promise.race([context.close().then(() => 'closed', () => 'close failed'), sleep(10_000).then(() => 'timed out')]);
-      if (process.env.SWITCHBOARD_HARNESS_DEBUG) console.error(`[harness] browser context ${how} after ${Date.now() - tc} ms; chromium alive: ${browserProcs.filter(alive).map((p) => p.pid).join(' ') || 'none'}`);
+      const how = await Promise.race([
+        context.close().then(
+          () => 'closed',
+          () => 'close failed',
+        ),
+        sleep(10_000).then(() => 'timed out'),
+      ]);
+      if (process.env.SWITCHBOARD_HARNESS_DEBUG)
+        console.error(
+          `[harness] browser context ${how} after ${Date.now() - tc} ms; chromium alive: ${
+            browserProcs
+              .filter(alive)
+              .map((p) => p.pid)
+              .join(' ') || 'none'
+          }`,
+        );
     }
-    try { if (child.pid) process.kill(-child.pid, 'SIGTERM'); } catch { /* group gone */ }
+    try {
+      if (child.pid) process.kill(-child.pid, 'SIGTERM');
+    } catch {
+      /* group gone */
+    }
     const r1 = await killProcesses(serverTree, 4000);
     const stragglers = [tmp, ...killMatching].flatMap((n) => processesMatching(n));
     const r2 = await killProcesses([...browserProcs, ...stragglers].filter(alive), 2000);
-    try { if (child.pid) process.kill(-child.pid, 'SIGKILL'); } catch { /* group gone */ }
-    try { process.kill(watchdog.pid, 'SIGKILL'); } catch { /* gone */ }
+    try {
+      if (child.pid) process.kill(-child.pid, 'SIGKILL');
+    } catch {
+      /* group gone */
+    }
+    try {
+      process.kill(watchdog.pid, 'SIGKILL');
+    } catch {
+      /* gone */
+    }
     serverLogStream.end();
     const survivors = [...r1.survivors, ...r2.survivors];
     if (survivors.length) console.error(`[harness] WARNING: processes survived SIGKILL: ${survivors.join(' ')}`);
@@ -316,22 +429,39 @@ export async function launchCodeServer(opts) {
 
     const { chromium } = await import('playwright-core');
     context = await chromium.launchPersistentContext(browserDir, {
-      executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport, timeout: 60_000,
+      executablePath: CHROMIUM,
+      headless: true,
+      args: CHROMIUM_ARGS,
+      viewport,
+      timeout: 60_000,
       // Playwright's own signal handlers would kill only the browser and exit 130 before close() runs.
-      handleSIGINT: false, handleSIGTERM: false, handleSIGHUP: false,
+      handleSIGINT: false,
+      handleSIGTERM: false,
+      handleSIGHUP: false,
     });
     const page = context.pages()[0] ?? (await context.newPage());
 
     let resolveExit;
-    const exitCode = new Promise((r) => { resolveExit = r; });
-    await page.exposeFunction('codeAutomationLog', (level, parts) => {
-      const line = Array.isArray(parts) ? parts.map((p) => (typeof p === 'string' ? p : safeJson(p))).join(' ') : String(parts ?? '');
-      try { onLog(String(level), line); } catch { /* never break the page */ }
+    const exitCode = new Promise((r) => {
+      resolveExit = r;
     });
-    await page.exposeFunction('codeAutomationExit', (code) => { resolveExit(Number(code) || 0); });
+    await page.exposeFunction('codeAutomationLog', (level, parts) => {
+      const line = Array.isArray(parts)
+        ? parts.map((p) => (typeof p === 'string' ? p : safeJson(p))).join(' ')
+        : String(parts ?? '');
+      try {
+        onLog(String(level), line);
+      } catch {
+        /* never break the page */
+      }
+    });
+    await page.exposeFunction('codeAutomationExit', (code) => {
+      resolveExit(Number(code) || 0);
+    });
 
     const payload = [];
-    if (extensionDevelopmentPath) payload.push(['extensionDevelopmentPath', remoteUri(authority, extensionDevelopmentPath)]);
+    if (extensionDevelopmentPath)
+      payload.push(['extensionDevelopmentPath', remoteUri(authority, extensionDevelopmentPath)]);
     if (extensionTestsPath) payload.push(['extensionTestsPath', remoteUri(authority, extensionTestsPath)]);
     if (extensionEnvironment) payload.push(['extensionEnvironment', JSON.stringify(extensionEnvironment)]);
     payload.push(['skipWelcome', 'true']);
@@ -340,7 +470,20 @@ export async function launchCodeServer(opts) {
     const url = `http://${authority}/?${target}&payload=${encodeURIComponent(JSON.stringify(payload))}`;
     await page.goto(url, { waitUntil: 'domcontentloaded', timeout: pageTimeoutMs });
 
-    return { url, port, authority, page, browser: context, context, tmp, serverLog, serverReadyMs, exitCode, close, child };
+    return {
+      url,
+      port,
+      authority,
+      page,
+      browser: context,
+      context,
+      tmp,
+      serverLog,
+      serverReadyMs,
+      exitCode,
+      close,
+      child,
+    };
   } catch (e) {
     await close();
     throw e;
@@ -365,5 +508,9 @@ const timer = setInterval(() => {
 `;
 
 function safeJson(v) {
-  try { return JSON.stringify(v); } catch { return String(v); }
+  try {
+    return JSON.stringify(v);
+  } catch {
+    return String(v);
+  }
 }

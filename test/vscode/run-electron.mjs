@@ -12,18 +12,25 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { DEFAULT_SETTINGS, REPO_ROOT, prepareTestWorkspace } from './codeServer.mjs';
 
-const fail = (msg, code = 2) => { console.error(`[electron] ERROR: ${msg}`); process.exit(code); };
+const fail = (msg, code = 2) => {
+  console.error(`[electron] ERROR: ${msg}`);
+  process.exit(code);
+};
 
 let args;
 try {
   ({ values: args } = parseArgs({
     options: {
-      folder: { type: 'string' }, grep: { type: 'string' }, untrusted: { type: 'boolean', default: false },
+      folder: { type: 'string' },
+      grep: { type: 'string' },
+      untrusted: { type: 'boolean', default: false },
       'vscode-version': { type: 'string', default: process.env.VSCODE_TEST_VERSION || 'stable' },
       env: { type: 'string', multiple: true, default: [] },
     },
   }));
-} catch (e) { fail(e.message); }
+} catch (e) {
+  fail(e.message);
+}
 
 const distMain = join(REPO_ROOT, 'dist', 'extension.js');
 if (!existsSync(distMain)) fail(`${distMain} is missing: run \`npm run build\` first`);
@@ -74,10 +81,18 @@ try {
   let vscodeExecutablePath;
   try {
     console.log(`[electron] getting VS Code ${args['vscode-version']} (cached in ${cachePath})`);
-    vscodeExecutablePath = await downloadAndUnzipVSCode({ version: args['vscode-version'], cachePath, timeout: 30_000 });
+    vscodeExecutablePath = await downloadAndUnzipVSCode({
+      version: args['vscode-version'],
+      cachePath,
+      timeout: 30_000,
+    });
   } catch (e) {
-    console.error(`[electron] could not download VS Code ${args['vscode-version']}: ${String(e?.message ?? e).split('\n')[0]}`);
-    console.error('[electron] This machine cannot reach the VS Code download servers (only the npm registry and Debian');
+    console.error(
+      `[electron] could not download VS Code ${args['vscode-version']}: ${String(e?.message ?? e).split('\n')[0]}`,
+    );
+    console.error(
+      '[electron] This machine cannot reach the VS Code download servers (only the npm registry and Debian',
+    );
     console.error('[electron] packages are reachable here). Run the same suite in a real VS Code through code-server:');
     console.error('[electron]     npm run build && npx tsc -p tsconfig.test.json && npm run test:vscode');
     cleanup();
@@ -91,8 +106,11 @@ try {
     launchArgs: [
       folder,
       ...(args.untrusted ? [] : ['--disable-workspace-trust']),
-      `--user-data-dir=${userData}`, `--extensions-dir=${extensionsDir}`,
-      '--skip-welcome', '--skip-release-notes', '--disable-gpu',
+      `--user-data-dir=${userData}`,
+      `--extensions-dir=${extensionsDir}`,
+      '--skip-welcome',
+      '--skip-release-notes',
+      '--disable-gpu',
       // The other extensions installed on this machine must not interfere.
       '--disable-extensions',
     ],
@@ -105,6 +123,9 @@ try {
   const r = JSON.parse(readFileSync(resultFile, 'utf8'));
   console.log(`electron: ${r.passed} passed, ${r.failed} failed${r.pending ? `, ${r.pending} skipped` : ''}`);
   if (code === 0 && (r.failed > 0 || r.error)) code = 1;
-} catch { console.error('[electron] the test entry wrote no result file'); if (code === 0) code = 1; }
+} catch {
+  console.error('[electron] the test entry wrote no result file');
+  if (code === 0) code = 1;
+}
 cleanup();
 process.exit(code);

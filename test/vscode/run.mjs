@@ -9,7 +9,16 @@
 // (out/test/vscode/suite/*.js). The tools (code-server, Node 24, chromium) are installed on demand by
 // scripts/install-vscode-tools.sh. Exit code: the tests' exit code (0 = all passed); 2 for a harness
 // error (missing build, code-server not starting); 124 on the overall timeout.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -32,23 +41,34 @@ let args;
 try {
   ({ values: args } = parseArgs({
     options: {
-      folder: { type: 'string' }, grep: { type: 'string' }, untrusted: { type: 'boolean', default: false },
+      folder: { type: 'string' },
+      grep: { type: 'string' },
+      untrusted: { type: 'boolean', default: false },
       multiroot: { type: 'boolean', default: false },
-      screenshots: { type: 'string' }, env: { type: 'string', multiple: true, default: [] },
-      timeout: { type: 'string', default: '600' }, verbose: { type: 'boolean', default: false },
-      keep: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false },
+      screenshots: { type: 'string' },
+      env: { type: 'string', multiple: true, default: [] },
+      timeout: { type: 'string', default: '600' },
+      verbose: { type: 'boolean', default: false },
+      keep: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
     },
   }));
 } catch (e) {
   console.error(`${e.message}\n${USAGE}`);
   process.exit(2);
 }
-if (args.help) { console.log(USAGE); process.exit(0); }
+if (args.help) {
+  console.log(USAGE);
+  process.exit(0);
+}
 
 const T0 = Date.now();
 const stamp = () => `+${((Date.now() - T0) / 1000).toFixed(1).padStart(5)}s`;
 const say = (msg) => console.log(`[harness ${stamp()}] ${msg}`);
-const fail = (msg, code = 2) => { console.error(`[harness ${stamp()}] ERROR: ${msg}`); process.exit(code); };
+const fail = (msg, code = 2) => {
+  console.error(`[harness ${stamp()}] ERROR: ${msg}`);
+  process.exit(code);
+};
 
 const overallMs = Math.round(Number(args.timeout) * 1000);
 if (!(overallMs > 0)) fail(`bad --timeout ${args.timeout}`);
@@ -69,10 +89,15 @@ const suiteSrc = join(REPO_ROOT, 'test', 'vscode', 'suite');
 for (const f of readdirSync(suiteSrc).filter((n) => n.endsWith('.ts'))) {
   const js = join(suiteOut, f.replace(/\.ts$/, '.js'));
   if (!existsSync(js)) say(`WARNING: ${f} has no compiled ${js}: run \`npx tsc -p tsconfig.test.json\``);
-  else if (statSync(js).mtimeMs + 1000 < statSync(join(suiteSrc, f)).mtimeMs) say(`WARNING: ${js} is older than ${f}: run \`npx tsc -p tsconfig.test.json\``);
+  else if (statSync(js).mtimeMs + 1000 < statSync(join(suiteSrc, f)).mtimeMs)
+    say(`WARNING: ${js} is older than ${f}: run \`npx tsc -p tsconfig.test.json\``);
 }
 
-try { ensureTools({ log: null }); } catch (e) { fail(e.message); }
+try {
+  ensureTools({ log: null });
+} catch (e) {
+  fail(e.message);
+}
 
 // ---------------------------------------------------------------- workspace folder
 let folder;
@@ -80,20 +105,37 @@ let tempFolder;
 let workspaceFile;
 const extraTemp = [];
 if (args.multiroot) {
-  if (args.folder || args.untrusted) fail('--multiroot opens its own two folders, trusted; it takes neither --folder nor --untrusted');
+  if (args.folder || args.untrusted)
+    fail('--multiroot opens its own two folders, trusted; it takes neither --folder nor --untrusted');
   const alpha = prepareTestWorkspace();
   const beta = prepareTestWorkspace();
   ({ folder, tempRoot: tempFolder } = alpha);
   extraTemp.push(beta.tempRoot);
   workspaceFile = join(alpha.tempRoot, 'two-folders.code-workspace');
-  writeFileSync(workspaceFile, JSON.stringify({ folders: [{ path: alpha.folder, name: 'alpha' }, { path: beta.folder, name: 'beta' }] }, null, 2));
+  writeFileSync(
+    workspaceFile,
+    JSON.stringify(
+      {
+        folders: [
+          { path: alpha.folder, name: 'alpha' },
+          { path: beta.folder, name: 'beta' },
+        ],
+      },
+      null,
+      2,
+    ),
+  );
 } else if (args.folder) {
   folder = resolve(args.folder);
   if (!existsSync(folder) || !statSync(folder).isDirectory()) fail(`--folder ${folder} is not a directory`);
 } else {
   ({ folder, tempRoot: tempFolder } = prepareTestWorkspace());
 }
-say(workspaceFile ? `multi-root workspace: ${workspaceFile}` : `workspace folder: ${folder}${tempFolder ? ' (temp copy)' : ''}`);
+say(
+  workspaceFile
+    ? `multi-root workspace: ${workspaceFile}`
+    : `workspace folder: ${folder}${tempFolder ? ' (temp copy)' : ''}`,
+);
 
 const resultDir = mkdtempSync(join(tmpdir(), 'switchboard-result-'));
 const resultFile = join(resultDir, 'result.json');
@@ -118,17 +160,27 @@ const extensionEnvironment = {
 // prints it too.
 const NOISE = [
   /^\[(AgentHost[^\]]*|ChatModelSelection|Service Worker|reconnection-grace-time|AccountPolicyGate|ChatSessions?[^\]]*|Copilot[^\]]*)\]/,
-  /^(Resolving|Resolved) connection token/, /^Creating a socket/, /^Updating additional builtin extensions cache/,
-  /open-vsx\.org|getaddrinfo ENOTFOUND|ENOTFOUND/, /^Canceled: Canceled/, /github.*(auth|session)|auth.*provider.*timed? ?out/i,
+  /^(Resolving|Resolved) connection token/,
+  /^Creating a socket/,
+  /^Updating additional builtin extensions cache/,
+  /open-vsx\.org|getaddrinfo ENOTFOUND|ENOTFOUND/,
+  /^Canceled: Canceled/,
+  /github.*(auth|session)|auth.*provider.*timed? ?out/i,
   /^Creation of workbench contribution .* took \d+ms/,
   /^Started local extension host|^\[?Extension Host\]? ?(started|exited)/i,
 ];
 const MAX_LINES = 20; // of one multi-line message (stack traces), unless --verbose
 const printLogLine = (level, text) => {
-  if (args.verbose) { console.log(`[${level}] ${text}`); return; }
+  if (args.verbose) {
+    console.log(`[${level}] ${text}`);
+    return;
+  }
   if (NOISE.some((re) => re.test(text))) return;
   const lines = text.split('\n');
-  const shown = lines.length > MAX_LINES ? [...lines.slice(0, MAX_LINES), `    ... ${lines.length - MAX_LINES} more lines (--verbose)`] : lines;
+  const shown =
+    lines.length > MAX_LINES
+      ? [...lines.slice(0, MAX_LINES), `    ... ${lines.length - MAX_LINES} more lines (--verbose)`]
+      : lines;
   const prefix = level === 'error' || level === 'warn' ? `[${level}] ` : '';
   (level === 'error' ? console.error : console.log)(prefix + shown.join('\n'));
 };
@@ -142,7 +194,8 @@ const cleanup = async () => {
   const t = Date.now();
   await cs?.close().catch((e) => console.error(`[harness] close: ${e.message}`));
   if (!args.keep) {
-    for (const dir of [tempFolder, ...extraTemp].filter(Boolean)) rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
+    for (const dir of [tempFolder, ...extraTemp].filter(Boolean))
+      rmSync(dir, { recursive: true, force: true, maxRetries: 3 });
     rmSync(resultDir, { recursive: true, force: true });
   }
   say(`stopped code-server and chromium (${Date.now() - t} ms)`);
@@ -169,9 +222,11 @@ const screenshotOnFailure = async (why) => {
 };
 
 const overall = setTimeout(async () => {
-  console.error(`[harness ${stamp()}] TIMEOUT: the tests did not finish within ${overallMs / 1000} s ` +
-    '(no codeAutomationExit and no result file). Last screenshot and the code-server log show where it hung; ' +
-    'raise the bound with --timeout <seconds>.');
+  console.error(
+    `[harness ${stamp()}] TIMEOUT: the tests did not finish within ${overallMs / 1000} s ` +
+      '(no codeAutomationExit and no result file). Last screenshot and the code-server log show where it hung; ' +
+      'raise the bound with --timeout <seconds>.',
+  );
   await screenshotOnFailure('timeout');
   if (cs?.serverLog && args.keep) say(`code-server log: ${cs.serverLog}`);
   await cleanup();
@@ -179,7 +234,9 @@ const overall = setTimeout(async () => {
 }, overallMs);
 
 try {
-  say(`starting code-server${args.untrusted ? ' (untrusted: Restricted Mode)' : ''}${args.multiroot ? ' (multi-root: alpha, beta)' : ''}`);
+  say(
+    `starting code-server${args.untrusted ? ' (untrusted: Restricted Mode)' : ''}${args.multiroot ? ' (multi-root: alpha, beta)' : ''}`,
+  );
   cs = await launchCodeServer({
     folder,
     workspace: workspaceFile,
@@ -191,7 +248,9 @@ try {
     killMatching: [tempFolder, ...extraTemp].filter(Boolean),
     abortCleanupDirs: args.keep ? [] : [resultDir, tempFolder, ...extraTemp].filter(Boolean),
     onLog: printLogLine,
-    onServerLog: (line) => { if (args.verbose) console.log(`[code-server] ${line}`); },
+    onServerLog: (line) => {
+      if (args.verbose) console.log(`[code-server] ${line}`);
+    },
   });
   say(`code-server answered in ${cs.serverReadyMs} ms on ${cs.authority}; page opened`);
   if (args.keep) say(`temp dir (user data, code-server.log): ${cs.tmp}`);
@@ -200,7 +259,10 @@ try {
   // The result file alone is trusted after a grace period (the exit call can be lost on teardown).
   const fromResultFile = (async () => {
     for (;;) {
-      if (existsSync(resultFile)) { await sleep(15_000); return 'file'; }
+      if (existsSync(resultFile)) {
+        await sleep(15_000);
+        return 'file';
+      }
       await sleep(250);
     }
   })();
@@ -208,7 +270,11 @@ try {
   clearTimeout(overall);
 
   let result;
-  try { result = JSON.parse(readFileSync(resultFile, 'utf8')); } catch { /* missing */ }
+  try {
+    result = JSON.parse(readFileSync(resultFile, 'utf8'));
+  } catch {
+    /* missing */
+  }
   if (how.code !== null) exitCode = how.code;
   else exitCode = result && !result.error && result.failed === 0 && result.passed > 0 ? 0 : 1;
   if (!result) say('WARNING: the test entry wrote no result file (it did not load, or crashed before the end)');
@@ -217,9 +283,13 @@ try {
   if (exitCode !== 0) await screenshotOnFailure('failed');
   const took = ((Date.now() - T0) / 1000).toFixed(1);
   if (result) {
-    say(`done in ${took} s: exit code ${exitCode}${how.code === null ? ' (from the result file)' : ''}; ` +
-      `node ${result.nodeVersion}, remoteName=${result.remoteName}`);
-    console.log(`vscode: ${result.passed} passed, ${result.failed} failed${result.pending ? `, ${result.pending} skipped` : ''}`);
+    say(
+      `done in ${took} s: exit code ${exitCode}${how.code === null ? ' (from the result file)' : ''}; ` +
+        `node ${result.nodeVersion}, remoteName=${result.remoteName}`,
+    );
+    console.log(
+      `vscode: ${result.passed} passed, ${result.failed} failed${result.pending ? `, ${result.pending} skipped` : ''}`,
+    );
   } else {
     say(`done in ${took} s: exit code ${exitCode}`);
   }

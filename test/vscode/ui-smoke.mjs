@@ -46,12 +46,20 @@ let extensionsDir;
 let installedPath;
 if (args.vsix) {
   const vsix = resolve(args.vsix);
-  if (!existsSync(vsix)) { console.error(`[ui-smoke] ${vsix} does not exist (npm run package)`); process.exit(2); }
+  if (!existsSync(vsix)) {
+    console.error(`[ui-smoke] ${vsix} does not exist (npm run package)`);
+    process.exit(2);
+  }
   extensionsDir = mkdtempSync(join(tmpdir(), 'switchboard-ui-exts-'));
-  const r = spawnSync(NODE24, [CODE_SERVER_ENTRY, '--extensions-dir', extensionsDir, '--install-extension', vsix], { encoding: 'utf8' });
+  const r = spawnSync(NODE24, [CODE_SERVER_ENTRY, '--extensions-dir', extensionsDir, '--install-extension', vsix], {
+    encoding: 'utf8',
+  });
   say(`code-server --install-extension ${vsix}: ${(r.stdout + r.stderr).trim().split('\n').pop()}`);
   const dir = readdirSync(extensionsDir).find((d) => d.startsWith('switchboard.mcp-switchboard-'));
-  if (r.status !== 0 || !dir) { console.error('[ui-smoke] the .vsix did not install'); process.exit(1); }
+  if (r.status !== 0 || !dir) {
+    console.error('[ui-smoke] the .vsix did not install');
+    process.exit(1);
+  }
   installedPath = join(extensionsDir, dir);
 }
 
@@ -63,19 +71,24 @@ function processesMentioning(needle) {
     try {
       const cmd = readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0').join(' ');
       if (cmd.includes(needle)) out.push(cmd);
-    } catch { /* gone */ }
+    } catch {
+      /* gone */
+    }
   }
   return out;
 }
 
 let cs;
 let failed = false;
-const overall = setTimeout(async () => {
-  console.error(`[ui-smoke] TIMEOUT after ${args.timeout} s`);
-  await shot('timeout').catch(() => {});
-  await cs?.close();
-  process.exit(124);
-}, Number(args.timeout) * 1000);
+const overall = setTimeout(
+  async () => {
+    console.error(`[ui-smoke] TIMEOUT after ${args.timeout} s`);
+    await shot('timeout').catch(() => {});
+    await cs?.close();
+    process.exit(124);
+  },
+  Number(args.timeout) * 1000,
+);
 
 async function shot(name) {
   const file = join(outDir, `${name}.png`);
@@ -126,7 +139,8 @@ function launch({ trusted, home, folder = REPO_ROOT, settings }) {
     killMatching: [home, emptyFolder, ...(extensionsDir ? [extensionsDir] : [])],
     abortCleanupDirs: args.keep ? [] : [home, homeUntrusted, homeEmpty, emptyFolder],
     onLog: (level, line) => {
-      if (args.verbose || /\[mocha\]|Switchboard|switchboard/.test(line) || level === 'error') console.log(`[${level}] ${line.split('\n')[0]}`);
+      if (args.verbose || /\[mocha\]|Switchboard|switchboard/.test(line) || level === 'error')
+        console.log(`[${level}] ${line.split('\n')[0]}`);
     },
   });
 }
@@ -136,7 +150,11 @@ function stopBrokers(dir) {
   const brokers = join(dir, 'brokers');
   if (!existsSync(brokers)) return;
   for (const f of readdirSync(brokers).filter((n) => n.endsWith('.json'))) {
-    try { process.kill(JSON.parse(readFileSync(join(brokers, f), 'utf8')).pid, 'SIGTERM'); } catch { /* gone */ }
+    try {
+      process.kill(JSON.parse(readFileSync(join(brokers, f), 'utf8')).pid, 'SIGTERM');
+    } catch {
+      /* gone */
+    }
   }
 }
 
@@ -155,7 +173,8 @@ try {
     await tab.waitFor({ timeout: 30_000 });
     await tab.click();
     const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Servers' }) });
-    const row = (name) => pane.locator('.monaco-list-row', { has: page.locator('.label-name', { hasText: new RegExp(`^${name}$`) }) });
+    const row = (name) =>
+      pane.locator('.monaco-list-row', { has: page.locator('.label-name', { hasText: new RegExp(`^${name}$`) }) });
     await row('echo').locator('text=/builtin · running/').waitFor({ timeout: 60_000 });
     await row('everything').locator('text=/trusted · running/').waitFor({ timeout: 60_000 });
     await row('memory').locator('text=/community · awaiting approval/').waitFor({ timeout: 30_000 });
@@ -181,7 +200,11 @@ try {
     }
     // The tooltip of the community server says what it waits for.
     await row('memory').locator('.label-name').hover();
-    await page.locator('.monaco-hover, .workbench-hover', { hasText: /approval/i }).first().waitFor({ timeout: 10_000 }).catch(() => {});
+    await page
+      .locator('.monaco-hover, .workbench-hover', { hasText: /approval/i })
+      .first()
+      .waitFor({ timeout: 10_000 })
+      .catch(() => {});
     await page.waitForTimeout(300);
     await shot('servers-view');
     await page.mouse.move(900, 600);
@@ -209,7 +232,10 @@ try {
     await page.waitForTimeout(200);
     await page.keyboard.press('Enter');
     // The restart reports back in the status bar ("Restarted 'echo'") or as a notification.
-    await page.locator('.statusbar-item, .notification-toast', { hasText: /Restart(ed|ing) 'echo'/ }).first().waitFor({ timeout: 30_000 });
+    await page
+      .locator('.statusbar-item, .notification-toast', { hasText: /Restart(ed|ing) 'echo'/ })
+      .first()
+      .waitFor({ timeout: 30_000 });
   });
 
   let frame;
@@ -252,7 +278,8 @@ try {
     await f.locator('.probe-summary.ok').waitFor({ timeout: 15_000 });
     const name = await f.locator('#name').inputValue();
     if (name !== 'reference') throw new Error(`${how}: the restored form has name '${name}'`);
-    if ((await f.locator('#args').inputValue()) !== '--no-install\nmcp-server-everything\nstdio') throw new Error(`${how}: the restored form lost its arguments`);
+    if ((await f.locator('#args').inputValue()) !== '--no-install\nmcp-server-everything\nstdio')
+      throw new Error(`${how}: the restored form lost its arguments`);
   };
 
   await step('hide and show the console: form and probe result are restored', async () => {
@@ -284,7 +311,12 @@ try {
     // The browser workbench saves its editor layout on an interval, so a reload right after a change
     // may come back without the console tab; the extension's copy of the draft is there either way.
     const tab = page.locator('.tab', { hasText: 'Switchboard: New Server' });
-    if (await tab.waitFor({ timeout: 8000 }).then(() => true, () => false)) {
+    if (
+      await tab.waitFor({ timeout: 8000 }).then(
+        () => true,
+        () => false,
+      )
+    ) {
       await tab.click();
       await expectRestored('reload');
       say('  the workbench restored the console tab');
@@ -308,7 +340,10 @@ try {
     await tab.waitFor({ timeout: 30_000 });
     await tab.click();
     const pane = page2.locator('.pane', { has: page2.locator('.pane-header', { hasText: 'Servers' }) });
-    await pane.locator('.monaco-list-row', { hasText: 'blocked (Restricted Mode)' }).first().waitFor({ timeout: 60_000 });
+    await pane
+      .locator('.monaco-list-row', { hasText: 'blocked (Restricted Mode)' })
+      .first()
+      .waitFor({ timeout: 60_000 });
     await pane.locator('text=/Restricted Mode: Switchboard shows this registry/').waitFor({ timeout: 10_000 });
     await page2.mouse.move(900, 600);
     await shot('restricted-mode');
@@ -320,7 +355,10 @@ try {
     await trustButton.waitFor({ timeout: 15_000 });
     await trustButton.click();
     const pane = page2.locator('.pane', { has: page2.locator('.pane-header', { hasText: 'Servers' }) });
-    await pane.locator('.monaco-list-row', { hasText: /builtin · running/ }).first().waitFor({ timeout: 60_000 });
+    await pane
+      .locator('.monaco-list-row', { hasText: /builtin · running/ })
+      .first()
+      .waitFor({ timeout: 60_000 });
   });
   await cs.close();
   stopBrokers(homeUntrusted);
@@ -334,32 +372,43 @@ try {
     const tab = page3.locator('.activitybar .action-item a[aria-label^="Switchboard"]').first();
     await tab.waitFor({ timeout: 30_000 });
     await tab.click();
-    await page3.locator('.welcome-view-content .monaco-button', { hasText: 'Import from .vscode/mcp.json' }).waitFor({ timeout: 30_000 });
+    await page3
+      .locator('.welcome-view-content .monaco-button', { hasText: 'Import from .vscode/mcp.json' })
+      .waitFor({ timeout: 30_000 });
     await page3.mouse.move(900, 600);
     await shot('welcome');
   });
-  await step('Add Server → fill the form → Save writes the file through the broker and the tree shows it running', async () => {
-    await page3.locator('.welcome-view-content .monaco-button', { hasText: 'Add Server' }).click();
-    const f = page3.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
-    await f.locator('#name').waitFor({ timeout: 30_000 });
-    await f.locator('#name').fill('hello');
-    await f.locator('#description').fill('Saved from the console');
-    await f.locator('input[name=trust][value=trusted]').check();
-    await f.locator('#command').fill('node');
-    await f.locator('#args').fill(`${join(REPO_ROOT, 'test', 'fixtures', 'echo.mjs')}\n--name\nhello`);
-    await f.locator('#save').click();
-    const banner = f.locator('#banner');
-    await banner.waitFor({ timeout: 60_000 });
-    await f.locator('#open-file').waitFor({ timeout: 60_000 });
-    const said = await banner.textContent();
-    if (!/Saved to mcp-servers\.d\/hello\.yaml/.test(said ?? '')) throw new Error(`the console said: ${said}`);
-    if (!existsSync(join(emptyFolder, 'mcp-servers.d', 'hello.yaml'))) throw new Error('mcp-servers.d/hello.yaml was not written');
-    const pane = page3.locator('.pane', { has: page3.locator('.pane-header', { hasText: 'Servers' }) });
-    await pane.locator('.monaco-list-row', { hasText: /hello.*trusted · running/ }).waitFor({ timeout: 60_000 });
-    await page3.mouse.move(900, 880);
-    await shot('console-saved');
-    await f.locator('#live', { hasText: 'running' }).waitFor({ timeout: 10_000 }).catch(async () => { throw new Error(`the console's live status says: ${await f.locator('#live').textContent()}`); });
-  });
+  await step(
+    'Add Server → fill the form → Save writes the file through the broker and the tree shows it running',
+    async () => {
+      await page3.locator('.welcome-view-content .monaco-button', { hasText: 'Add Server' }).click();
+      const f = page3.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
+      await f.locator('#name').waitFor({ timeout: 30_000 });
+      await f.locator('#name').fill('hello');
+      await f.locator('#description').fill('Saved from the console');
+      await f.locator('input[name=trust][value=trusted]').check();
+      await f.locator('#command').fill('node');
+      await f.locator('#args').fill(`${join(REPO_ROOT, 'test', 'fixtures', 'echo.mjs')}\n--name\nhello`);
+      await f.locator('#save').click();
+      const banner = f.locator('#banner');
+      await banner.waitFor({ timeout: 60_000 });
+      await f.locator('#open-file').waitFor({ timeout: 60_000 });
+      const said = await banner.textContent();
+      if (!/Saved to mcp-servers\.d\/hello\.yaml/.test(said ?? '')) throw new Error(`the console said: ${said}`);
+      if (!existsSync(join(emptyFolder, 'mcp-servers.d', 'hello.yaml')))
+        throw new Error('mcp-servers.d/hello.yaml was not written');
+      const pane = page3.locator('.pane', { has: page3.locator('.pane-header', { hasText: 'Servers' }) });
+      await pane.locator('.monaco-list-row', { hasText: /hello.*trusted · running/ }).waitFor({ timeout: 60_000 });
+      await page3.mouse.move(900, 880);
+      await shot('console-saved');
+      await f
+        .locator('#live', { hasText: 'running' })
+        .waitFor({ timeout: 10_000 })
+        .catch(async () => {
+          throw new Error(`the console's live status says: ${await f.locator('#live').textContent()}`);
+        });
+    },
+  );
 } catch (e) {
   failed = true;
   if (!/FAIL/.test(e.message)) console.error(`[ui-smoke] ${e.stack ?? e.message}`);

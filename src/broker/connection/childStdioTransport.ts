@@ -62,7 +62,10 @@ export class ChildStdioTransport implements Transport {
   private readonly calls = new Map<number, DirectCall>();
   private nextId = DIRECT_ID_BASE;
 
-  constructor(private readonly launch: StdioLaunch, private readonly logs: LogRing) {}
+  constructor(
+    private readonly launch: StdioLaunch,
+    private readonly logs: LogRing,
+  ) {}
 
   start(): Promise<void> {
     // Behind a wrapper (or cmd.exe on Windows), ENOENT would only show up as its exit code: look first.
@@ -104,7 +107,9 @@ export class ChildStdioTransport implements Transport {
       child.stdout!.on('data', (chunk: Buffer) => this.onStdout(chunk));
       child.stderr!.setEncoding('utf8');
       child.stderr!.on('data', (chunk: string) => this.logs.appendChunk(chunk, 'stderr'));
-      child.stdin!.on('error', () => { /* EPIPE when the child died; reported through exit */ });
+      child.stdin!.on('error', () => {
+        /* EPIPE when the child died; reported through exit */
+      });
     });
   }
 
@@ -169,11 +174,13 @@ export class ChildStdioTransport implements Transport {
    */
   call(method: string, params: JsonObject, opts: CallOptions): Promise<JsonObject> {
     const stdin = this.child?.stdin;
-    if (!stdin || this.closed || stdin.destroyed) return Promise.reject(new ConnectionError('connection-lost', 'upstream process is not running'));
+    if (!stdin || this.closed || stdin.destroyed)
+      return Promise.reject(new ConnectionError('connection-lost', 'upstream process is not running'));
     if (opts.signal?.aborted) return Promise.reject(opts.signal.reason ?? new Error('cancelled'));
     const id = this.nextId++;
     let sent = params;
-    if (opts.onprogress) sent = { ...params, _meta: { ...(params._meta as JsonObject | undefined), progressToken: id } };
+    if (opts.onprogress)
+      sent = { ...params, _meta: { ...(params._meta as JsonObject | undefined), progressToken: id } };
     return new Promise<JsonObject>((resolve, reject) => {
       const call: DirectCall = {
         resolve,
@@ -220,7 +227,9 @@ export class ChildStdioTransport implements Transport {
   private cancelUpstream(id: number, reason: string): void {
     const stdin = this.child?.stdin;
     if (!stdin || this.closed || stdin.destroyed) return;
-    stdin.write(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } }) + '\n');
+    stdin.write(
+      JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason } }) + '\n',
+    );
   }
 
   /** A large answer to a call that only forwards its result: passed on as bytes, never decoded. */
@@ -263,7 +272,8 @@ export class ChildStdioTransport implements Transport {
   send(message: JSONRPCMessage): Promise<void> {
     const stdin = this.child?.stdin;
     // Marked as a lost connection: the process died and its exit is not processed yet.
-    if (!stdin || this.closed || stdin.destroyed) return Promise.reject(new ConnectionError('connection-lost', 'upstream process is not running'));
+    if (!stdin || this.closed || stdin.destroyed)
+      return Promise.reject(new ConnectionError('connection-lost', 'upstream process is not running'));
     const ok = stdin.write(JSON.stringify(message) + '\n');
     return ok ? Promise.resolve() : new Promise((resolve) => stdin.once('drain', () => resolve()));
   }

@@ -19,7 +19,9 @@ export function explainStdioStartFailure(err: unknown, transport: ChildStdioTran
 
 export async function explainRemoteConnectFailure(err: unknown, launch: RemoteLaunch): Promise<ConnectionError> {
   const message = err instanceof Error ? err.message : String(err);
-  const explained = isSdkTimeout(err) ? `no answer to the MCP handshake in time (${message})` : `could not connect: ${message}`;
+  const explained = isSdkTimeout(err)
+    ? `no answer to the MCP handshake in time (${message})`
+    : `could not connect: ${message}`;
   const status = await httpStatusOf(launch);
   return new ConnectionError('start-failed', explained + (status ? ` (${status})` : ''));
 }

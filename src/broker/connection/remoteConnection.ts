@@ -49,11 +49,20 @@ export class RemoteConnection extends SdkSession implements UpstreamConnection {
   /** The callers of the calls in flight (one entry per call). */
   private readonly inFlight = new Set<{ caller: ServerRequestCaller }>();
 
-  private constructor(client: Client, private readonly transport: Transport, info: ConnectedInfo) {
+  private constructor(
+    client: Client,
+    private readonly transport: Transport,
+    info: ConnectedInfo,
+  ) {
     super(client, info);
   }
 
-  static async connect(launch: RemoteLaunch, events: ConnectionEvents, logs: LogRing, timeoutMs: number): Promise<RemoteConnection> {
+  static async connect(
+    launch: RemoteLaunch,
+    events: ConnectionEvents,
+    logs: LogRing,
+    timeoutMs: number,
+  ): Promise<RemoteConnection> {
     let connection: RemoteConnection | undefined;
     const client = createSdkClient(events, () => connection?.callersInFlight() ?? []);
     const { transport, isStreamEnd } = await remoteTransport(launch);
@@ -84,12 +93,14 @@ export class RemoteConnection extends SdkSession implements UpstreamConnection {
     if (entry) this.inFlight.add(entry);
     try {
       // In the caller's context: the SDK reads this call's response stream in it (serverRequests.ts).
-      return (await withRelatedCaller(opts.caller, () => this.client.request({ method, params } as never, AnyResult, {
-        signal: opts.signal,
-        timeout: opts.timeoutMs,
-        resetTimeoutOnProgress: opts.onprogress !== undefined,
-        onprogress: opts.onprogress,
-      }))) as JsonObject;
+      return (await withRelatedCaller(opts.caller, () =>
+        this.client.request({ method, params } as never, AnyResult, {
+          signal: opts.signal,
+          timeout: opts.timeoutMs,
+          resetTimeoutOnProgress: opts.onprogress !== undefined,
+          onprogress: opts.onprogress,
+        }),
+      )) as JsonObject;
     } catch (err) {
       throw await this.classify(err, opts);
     } finally {
@@ -109,7 +120,9 @@ export class RemoteConnection extends SdkSession implements UpstreamConnection {
     if (isSdkTimeout(err)) return new ConnectionError('timeout', message);
     if (err instanceof McpError) {
       // The SDK prefixes the upstream's own message with "MCP error <code>: ".
-      const own = message.startsWith(`MCP error ${err.code}: `) ? message.slice(`MCP error ${err.code}: `.length) : message;
+      const own = message.startsWith(`MCP error ${err.code}: `)
+        ? message.slice(`MCP error ${err.code}: `.length)
+        : message;
       return new ConnectionError('upstream-error', own, err.code, err.data);
     }
     // Not an answer from the server (an HTTP 404 for a forgotten session, a refused connection):

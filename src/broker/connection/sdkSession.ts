@@ -54,18 +54,19 @@ export function connectedInfo(client: Client): ConnectedInfo {
 
 /** The list methods of a connection, over its SDK client; a server lists only what it declared. */
 export abstract class SdkSession {
-  protected constructor(protected readonly client: Client, readonly info: ConnectedInfo) {}
+  protected constructor(
+    protected readonly client: Client,
+    readonly info: ConnectedInfo,
+  ) {}
 
   private async listAll<T>(method: string, key: string, timeoutMs: number): Promise<T[]> {
     const items: T[] = [];
     let cursor: string | undefined;
     const seen = new Set<string>();
     do {
-      const page = (await this.client.request(
-        { method, params: cursor ? { cursor } : {} } as never,
-        AnyResult,
-        { timeout: timeoutMs },
-      )) as Record<string, unknown>;
+      const page = (await this.client.request({ method, params: cursor ? { cursor } : {} } as never, AnyResult, {
+        timeout: timeoutMs,
+      })) as Record<string, unknown>;
       const list = page[key];
       if (Array.isArray(list)) items.push(...(list as T[]));
       cursor = typeof page.nextCursor === 'string' && page.nextCursor ? page.nextCursor : undefined;

@@ -11,11 +11,20 @@ import { connectedInfo, createSdkClient, SdkSession } from './sdkSession';
 export class StdioConnection extends SdkSession implements UpstreamConnection {
   private closing = false;
 
-  private constructor(client: Client, private readonly transport: ChildStdioTransport, info: ConnectedInfo) {
+  private constructor(
+    client: Client,
+    private readonly transport: ChildStdioTransport,
+    info: ConnectedInfo,
+  ) {
     super(client, info);
   }
 
-  static async connect(launch: StdioLaunch, events: ConnectionEvents, logs: LogRing, timeoutMs: number): Promise<StdioConnection> {
+  static async connect(
+    launch: StdioLaunch,
+    events: ConnectionEvents,
+    logs: LogRing,
+    timeoutMs: number,
+  ): Promise<StdioConnection> {
     const transport = new ChildStdioTransport(launch, logs);
     const client = createSdkClient(events, () => transport.callersInFlight());
     let connection: StdioConnection | undefined;

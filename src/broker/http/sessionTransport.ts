@@ -91,9 +91,7 @@ export class SessionTransport implements Transport {
 
   /** Delivers one POST's messages; the response is written once every request in it is answered. */
   deliver(messages: JSONRPCMessage[], res: http.ServerResponse, headers: Record<string, string>): void {
-    const requestIds = messages
-      .filter((m) => 'method' in m && 'id' in m)
-      .map((m) => idKey((m as { id: Id }).id));
+    const requestIds = messages.filter((m) => 'method' in m && 'id' in m).map((m) => idKey((m as { id: Id }).id));
     // An id still waiting for its answer (or twice in one batch) would be answered once, to one
     // POST, and leave the other waiting forever: refuse the reuse instead.
     if (new Set(requestIds).size !== requestIds.length || requestIds.some((key) => this.pending.has(key))) {
@@ -200,19 +198,23 @@ export class SessionTransport implements Transport {
         this.writeToClient(cancelled as JSONRPCMessage, relatedId);
         reject(error);
       };
-      const settle = <T>(done: (value: T) => void) => (value: T): void => {
-        signal.removeEventListener('abort', onAbort);
-        done(value);
-      };
+      const settle =
+        <T>(done: (value: T) => void) =>
+        (value: T): void => {
+          signal.removeEventListener('abort', onAbort);
+          done(value);
+        };
       this.outgoing.set(key, { resolve: settle(resolve), reject: settle(reject) });
       signal.addEventListener('abort', onAbort, { once: true });
       if (!this.writeToClient({ jsonrpc: '2.0', id, method, params } as JSONRPCMessage, relatedId)) {
-        this.outgoing.get(key)?.reject(
-          new McpFailure(
-            ErrorCodes.InternalError,
-            `The ${method} request could not reach the client: its call ended and it has no open GET stream.`,
-          ),
-        );
+        this.outgoing
+          .get(key)
+          ?.reject(
+            new McpFailure(
+              ErrorCodes.InternalError,
+              `The ${method} request could not reach the client: its call ended and it has no open GET stream.`,
+            ),
+          );
         this.outgoing.delete(key);
       }
     });
@@ -329,4 +331,3 @@ export class SessionTransport implements Transport {
     this.onclose?.();
   }
 }
-

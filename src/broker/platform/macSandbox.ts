@@ -11,11 +11,7 @@ export const SANDBOX_EXEC = '/usr/bin/sandbox-exec';
 export function sandboxProfile(grants: { network: boolean }): string {
   const lines = ['(version 1)', '(allow default)'];
   if (!grants.network) {
-    lines.push(
-      '(deny network*)',
-      '(allow network* (local unix-socket))',
-      '(allow network* (remote unix-socket))',
-    );
+    lines.push('(deny network*)', '(allow network* (local unix-socket))', '(allow network* (remote unix-socket))');
   }
   return lines.join('\n');
 }
@@ -33,8 +29,10 @@ export function networkNotEnforcedReason(platform: NodeJS.Platform): string {
     case 'darwin':
       return `${SANDBOX_EXEC} is missing or refused to run`;
     case 'win32':
-      return 'Windows has no per-process network block an ordinary user can set up (a firewall rule per ' +
-        'program needs administrator rights)';
+      return (
+        'Windows has no per-process network block an ordinary user can set up (a firewall rule per ' +
+        'program needs administrator rights)'
+      );
     default:
       return `no network sandbox is implemented for ${platform}`;
   }

@@ -9,7 +9,11 @@ export async function runStopPlan(child: ChildProcess, steps: readonly StopStep[
   let exited = child.exitCode !== null || child.signalCode !== null;
   const exit = new Promise<void>((resolve) => {
     if (exited) resolve();
-    else child.once('exit', () => { exited = true; resolve(); });
+    else
+      child.once('exit', () => {
+        exited = true;
+        resolve();
+      });
   });
   for (const step of steps) {
     const always = 'always' in step && step.always === true;
@@ -28,7 +32,11 @@ export async function runStopPlan(child: ChildProcess, steps: readonly StopStep[
         await runQuietly(step.file, step.args);
         break;
       case 'kill-leader':
-        try { child.kill('SIGKILL'); } catch { /* already gone */ }
+        try {
+          child.kill('SIGKILL');
+        } catch {
+          /* already gone */
+        }
         break;
     }
   }
@@ -38,7 +46,12 @@ function waitForExit(exit: Promise<void>, ms: number): Promise<void> {
   if (ms === Number.POSITIVE_INFINITY) return exit;
   if (ms <= 0) return Promise.resolve();
   let timer: NodeJS.Timeout | undefined;
-  return Promise.race([exit, new Promise<void>((resolve) => { timer = setTimeout(resolve, ms); })]).finally(() => {
+  return Promise.race([
+    exit,
+    new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, ms);
+    }),
+  ]).finally(() => {
     clearTimeout(timer);
   });
 }
@@ -47,7 +60,11 @@ function signalGroup(pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pid, signal);
   } catch {
-    try { process.kill(pid, signal); } catch { /* already gone */ }
+    try {
+      process.kill(pid, signal);
+    } catch {
+      /* already gone */
+    }
   }
 }
 

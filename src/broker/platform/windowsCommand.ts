@@ -46,9 +46,13 @@ export function resolveWindowsCommand(command: string, lookup: WindowsLookup): s
   // A name that already ends in a known extension is tried as it is first; `node` tries node.COM, node.EXE, ...
   const hasKnownExt = exts.slice(1).some((ext) => name.toLowerCase().endsWith(ext.toLowerCase()));
   const tries = hasKnownExt ? [''] : exts.slice(1);
-  const dirs = /[\\/]/.test(name) || path.win32.isAbsolute(name)
-    ? ['']
-    : (lookup.pathVar ?? '').split(';').map((d) => d.trim().replace(/^"(.*)"$/, '$1')).filter(Boolean);
+  const dirs =
+    /[\\/]/.test(name) || path.win32.isAbsolute(name)
+      ? ['']
+      : (lookup.pathVar ?? '')
+          .split(';')
+          .map((d) => d.trim().replace(/^"(.*)"$/, '$1'))
+          .filter(Boolean);
   for (const dir of dirs) {
     const base = dir ? path.win32.resolve(lookup.cwd, dir, name) : path.win32.resolve(lookup.cwd, name);
     for (const ext of tries) if (lookup.isFile(base + ext)) return base + ext;

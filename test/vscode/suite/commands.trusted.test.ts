@@ -9,18 +9,37 @@ import type { ProbeResult } from '../../../src/broker/probe';
 import type { ServerNode } from '../../../src/extension/servers';
 import { api, connectedEntry, ECHO_FIXTURE, folder, NODE, waitFor } from './switchboard.helpers';
 
-const run = <T = unknown>(id: string, ...args: unknown[]): Promise<T> => vscode.commands.executeCommand<T>(`switchboard.${id}`, ...args) as Promise<T>;
+const run = <T = unknown>(id: string, ...args: unknown[]): Promise<T> =>
+  vscode.commands.executeCommand<T>(`switchboard.${id}`, ...args) as Promise<T>;
 
 function treeNames(a: Awaited<ReturnType<typeof api>>): string[] {
-  return (a.servers.getChildren() as ServerNode[]).filter((n) => n.kind === 'server').map((n) => (n as { status: ServerStatus }).status.name);
+  return (a.servers.getChildren() as ServerNode[])
+    .filter((n) => n.kind === 'server')
+    .map((n) => (n as { status: ServerStatus }).status.name);
 }
 
 describe('commands (end to end)', function () {
   it('contributes every command under the Switchboard category', async () => {
     await api();
     const all = await vscode.commands.getCommands(true);
-    for (const id of ['addServer', 'editServer', 'removeServer', 'enableServer', 'disableServer', 'restartServer', 'approveServer', 'probeServer',
-      'showServerLogs', 'openRegistryFolder', 'importServers', 'copyConnection', 'startBroker', 'stopBroker', 'restartBroker', 'openConsole']) {
+    for (const id of [
+      'addServer',
+      'editServer',
+      'removeServer',
+      'enableServer',
+      'disableServer',
+      'restartServer',
+      'approveServer',
+      'probeServer',
+      'showServerLogs',
+      'openRegistryFolder',
+      'importServers',
+      'copyConnection',
+      'startBroker',
+      'stopBroker',
+      'restartBroker',
+      'openConsole',
+    ]) {
       assert.ok(all.includes(`switchboard.${id}`), `switchboard.${id} registered`);
     }
   });
@@ -32,7 +51,14 @@ describe('commands (end to end)', function () {
     if (fs.existsSync(file)) fs.unlinkSync(file);
 
     const written = await run<{ file: string; name: string }>('addServer', {
-      definition: { name: 'added', description: 'Added by the VS Code test', trust: 'trusted', command: NODE, args: [ECHO_FIXTURE, '--name', 'added'], enabled: false },
+      definition: {
+        name: 'added',
+        description: 'Added by the VS Code test',
+        trust: 'trusted',
+        command: NODE,
+        args: [ECHO_FIXTURE, '--name', 'added'],
+        enabled: false,
+      },
     });
     assert.strictEqual(written.file, file);
     const text = fs.readFileSync(file, 'utf8');
@@ -44,7 +70,9 @@ describe('commands (end to end)', function () {
     const enabled = await run<ServerStatus>('enableServer', 'added');
     assert.ok(enabled, 'enableServer returned a status');
     await waitFor(a, () => entry.server('added')?.state === 'running', 'added to run');
-    const node = (a.servers.getChildren() as ServerNode[]).find((n) => n.kind === 'server' && n.status.name === 'added')!;
+    const node = (a.servers.getChildren() as ServerNode[]).find(
+      (n) => n.kind === 'server' && n.status.name === 'added',
+    )!;
     const toolsNode = a.servers.getChildren(node).find((c) => c.kind === 'tools')!;
     const tools = a.servers.getChildren(toolsNode).map((t) => String(a.servers.getTreeItem(t).label));
     assert.ok(tools.includes('echo') && tools.includes('add'), `tools: ${tools.join(', ')}`);
@@ -61,7 +89,11 @@ describe('commands (end to end)', function () {
 
     const pid = entry.server('added')!.pid;
     await run('restartServer', 'added');
-    await waitFor(a, () => entry.server('added')?.state === 'running' && entry.server('added')?.pid !== pid, 'added to run with a new pid');
+    await waitFor(
+      a,
+      () => entry.server('added')?.state === 'running' && entry.server('added')?.pid !== pid,
+      'added to run with a new pid',
+    );
 
     await run('disableServer', 'added');
     await waitFor(a, () => entry.server('added')?.state === 'disabled', 'added disabled');
@@ -74,15 +106,32 @@ describe('commands (end to end)', function () {
   it('a community server waits for approval; approve starts it; revoke stops it', async () => {
     const a = await api();
     const entry = await connectedEntry(a);
-    await run('addServer', { definition: { name: 'third-party', trust: 'community', command: NODE, args: [ECHO_FIXTURE, '--name', 'third-party'] } });
+    await run('addServer', {
+      definition: {
+        name: 'third-party',
+        trust: 'community',
+        command: NODE,
+        args: [ECHO_FIXTURE, '--name', 'third-party'],
+      },
+    });
     try {
-      await waitFor(a, () => entry.server('third-party')?.state === 'awaiting-approval', 'third-party awaiting approval');
+      await waitFor(
+        a,
+        () => entry.server('third-party')?.state === 'awaiting-approval',
+        'third-party awaiting approval',
+      );
       assert.strictEqual(entry.server('third-party')!.pid, undefined, 'nothing runs before approval');
-      const approved = await run<ServerStatus & { approved: string }>('approveServer', 'third-party', { skipConfirmation: true });
+      const approved = await run<ServerStatus & { approved: string }>('approveServer', 'third-party', {
+        skipConfirmation: true,
+      });
       assert.match(approved.approved, /Runs: .*echo\.mjs --name third-party \| Working directory: \. \| Grants: none/);
       await waitFor(a, () => entry.server('third-party')?.state === 'running', 'third-party running after approval');
       await run('revokeApproval', 'third-party', { skipConfirmation: true });
-      await waitFor(a, () => entry.server('third-party')?.state === 'awaiting-approval', 'third-party stopped after revoke');
+      await waitFor(
+        a,
+        () => entry.server('third-party')?.state === 'awaiting-approval',
+        'third-party stopped after revoke',
+      );
     } finally {
       await run('removeServer', 'third-party', { skipConfirmation: true });
     }
@@ -94,14 +143,21 @@ describe('commands (end to end)', function () {
     const dir = path.join(folder().uri.fsPath, '.vscode');
     fs.mkdirSync(dir, { recursive: true });
     const mcpJson = path.join(dir, 'mcp.json');
-    fs.writeFileSync(mcpJson, `{
+    fs.writeFileSync(
+      mcpJson,
+      `{
   // a comment, as VS Code allows
   "servers": {
     "Imported Echo": { "type": "stdio", "command": ${JSON.stringify(NODE)}, "args": [${JSON.stringify(ECHO_FIXTURE)}, "--name", "imported"], "env": { "GREETING_TOKEN": "do-not-copy-me" } },
   },
-}`);
+}`,
+    );
     try {
-      const result = await run<{ written: string[] }>('importServers', 'vscode', { file: mcpJson, trust: 'trusted', names: ['Imported Echo'] });
+      const result = await run<{ written: string[] }>('importServers', 'vscode', {
+        file: mcpJson,
+        trust: 'trusted',
+        names: ['Imported Echo'],
+      });
       assert.deepStrictEqual(result.written, ['imported-echo']);
       const yaml = fs.readFileSync(path.join(entry.root, 'mcp-servers.d', 'imported-echo.yaml'), 'utf8');
       assert.ok(!yaml.includes('do-not-copy-me'), 'a secret is never copied into the workspace');

@@ -10,12 +10,17 @@ import type { FolderEntry } from '../../../src/extension/ctx';
 import { api, echoServerYaml, waitFor } from './switchboard.helpers';
 
 async function connectedPair(a: SwitchboardApi): Promise<[FolderEntry, FolderEntry]> {
-  return waitFor(a, () => {
-    const byName = (n: string) => a.ctx.entries().find((e) => e.name === n && e.phase === 'connected' && e.state);
-    const alpha = byName('alpha');
-    const beta = byName('beta');
-    return alpha && beta ? [alpha, beta] as [FolderEntry, FolderEntry] : undefined;
-  }, 'both folders to have a connected broker', 60_000);
+  return waitFor(
+    a,
+    () => {
+      const byName = (n: string) => a.ctx.entries().find((e) => e.name === n && e.phase === 'connected' && e.state);
+      const alpha = byName('alpha');
+      const beta = byName('beta');
+      return alpha && beta ? ([alpha, beta] as [FolderEntry, FolderEntry]) : undefined;
+    },
+    'both folders to have a connected broker',
+    60_000,
+  );
 }
 
 describe('multi-root workspace', function () {
@@ -23,7 +28,10 @@ describe('multi-root workspace', function () {
 
   it('opens two folders, and starts one broker per folder, each serving its own root', async () => {
     const folders = vscode.workspace.workspaceFolders ?? [];
-    assert.deepStrictEqual(folders.map((f) => f.name), ['alpha', 'beta']);
+    assert.deepStrictEqual(
+      folders.map((f) => f.name),
+      ['alpha', 'beta'],
+    );
     const a = await api();
     const [alpha, beta] = await connectedPair(a);
     assert.strictEqual(alpha.root, folders[0].uri.fsPath);
@@ -40,8 +48,15 @@ describe('multi-root workspace', function () {
     fs.writeFileSync(path.join(beta.root, 'mcp-servers.d', 'only-beta.yaml'), echoServerYaml('only-beta'));
     await waitFor(a, () => beta.server('only-beta')?.state === 'running', 'only-beta to run in beta', 45_000);
     assert.strictEqual(alpha.server('only-beta'), undefined, "alpha's broker does not see beta's server");
-    const running = await waitFor(a, () => beta.state!.servers.find((s) => s.name === 'only-beta' && s.tools.length > 0), 'only-beta tools');
-    assert.ok(running.tools.some((t) => t.name === 'echo'), running.tools.map((t) => t.name).join(', '));
+    const running = await waitFor(
+      a,
+      () => beta.state!.servers.find((s) => s.name === 'only-beta' && s.tools.length > 0),
+      'only-beta tools',
+    );
+    assert.ok(
+      running.tools.some((t) => t.name === 'echo'),
+      running.tools.map((t) => t.name).join(', '),
+    );
   });
 
   it("offers both brokers to VS Code's MCP client, labelled by folder", async () => {
@@ -59,7 +74,10 @@ describe('multi-root workspace', function () {
     const [, beta] = await connectedPair(a);
     await waitFor(a, () => beta.server('only-beta'), 'only-beta in the state');
     const top = a.servers.getChildren();
-    assert.deepStrictEqual(top.map((n) => n.kind), ['folder', 'folder']);
+    assert.deepStrictEqual(
+      top.map((n) => n.kind),
+      ['folder', 'folder'],
+    );
     const labels = top.map((n) => a.servers.getTreeItem(n).label);
     assert.deepStrictEqual(labels.map(String), ['alpha', 'beta']);
     const betaServers = a.servers.getChildren(top[1]).map((n) => ('status' in n ? n.status.name : ''));

@@ -31,7 +31,8 @@ export interface RunResult {
   error?: string;
 }
 
-const { EVENT_RUN_END, EVENT_TEST_PASS, EVENT_TEST_FAIL, EVENT_TEST_PENDING, EVENT_SUITE_BEGIN } = Mocha.Runner.constants;
+const { EVENT_RUN_END, EVENT_TEST_PASS, EVENT_TEST_FAIL, EVENT_TEST_PENDING, EVENT_SUITE_BEGIN } =
+  Mocha.Runner.constants;
 
 // Every line goes through console.log: the extension host forwards it to the workbench, which hands
 // it to window.codeAutomationLog (process.stdout of the remote extension host reaches nobody). The
@@ -47,7 +48,13 @@ function makeReporter(records: TestRecord[]) {
         if (s.title) console.log(`[mocha] ${indent(s)}${s.title}`);
       });
       runner.on(EVENT_TEST_PASS, (t: Mocha.Test) => {
-        records.push({ title: t.title, fullTitle: t.fullTitle(), file: t.file, state: 'passed', durationMs: t.duration });
+        records.push({
+          title: t.title,
+          fullTitle: t.fullTitle(),
+          file: t.file,
+          state: 'passed',
+          durationMs: t.duration,
+        });
         console.log(`[mocha] ${indent(t.parent!)}  ✔ ${t.title} (${t.duration ?? 0} ms)`);
       });
       runner.on(EVENT_TEST_PENDING, (t: Mocha.Test) => {
@@ -56,10 +63,16 @@ function makeReporter(records: TestRecord[]) {
       });
       runner.on(EVENT_TEST_FAIL, (t: Mocha.Test | Mocha.Hook, err: Error) => {
         records.push({
-          title: t.title, fullTitle: t.fullTitle(), file: t.file, state: 'failed', durationMs: t.duration,
+          title: t.title,
+          fullTitle: t.fullTitle(),
+          file: t.file,
+          state: 'failed',
+          durationMs: t.duration,
           error: { message: String(err?.message ?? err), stack: err?.stack },
         });
-        console.log(`[mocha] ${t.parent ? indent(t.parent) : ''}  ✘ ${t.title}: ${String(err?.message ?? err).split('\n')[0]}`);
+        console.log(
+          `[mocha] ${t.parent ? indent(t.parent) : ''}  ✘ ${t.title}: ${String(err?.message ?? err).split('\n')[0]}`,
+        );
       });
       runner.once(EVENT_RUN_END, () => {
         const failed = records.filter((r) => r.state === 'failed');
@@ -91,7 +104,13 @@ export async function run(): Promise<void> {
   const records: TestRecord[] = [];
   const base = {
     nodeVersion: process.version,
-    remoteName: (() => { try { return (require('vscode') as typeof import('vscode')).env.remoteName; } catch { return undefined; } })(),
+    remoteName: (() => {
+      try {
+        return (require('vscode') as typeof import('vscode')).env.remoteName;
+      } catch {
+        return undefined;
+      }
+    })(),
   };
   try {
     const mocha = new Mocha({
@@ -109,7 +128,8 @@ export async function run(): Promise<void> {
     // other suites are written for one folder.
     const untrusted = process.env.SWITCHBOARD_EXPECT_TRUSTED === 'false';
     const multiroot = process.env.SWITCHBOARD_EXPECT_MULTIROOT === 'true';
-    const files = fs.readdirSync(dir)
+    const files = fs
+      .readdirSync(dir)
       .filter((f) => f.endsWith('.test.js'))
       .filter((f) => multiroot === f.endsWith('.multiroot.test.js'))
       .filter((f) => !f.endsWith(untrusted ? '.trusted.test.js' : '.untrusted.test.js'))
@@ -119,7 +139,11 @@ export async function run(): Promise<void> {
     for (const f of files) mocha.addFile(path.join(dir, f));
 
     const failures = await new Promise<number>((resolve, reject) => {
-      try { mocha.run((n) => resolve(n)); } catch (e) { reject(e); }
+      try {
+        mocha.run((n) => resolve(n));
+      } catch (e) {
+        reject(e);
+      }
     });
     const passed = records.filter((r) => r.state === 'passed').length;
     const pending = records.filter((r) => r.state === 'pending').length;
@@ -129,7 +153,15 @@ export async function run(): Promise<void> {
   } catch (e) {
     const err = e as Error;
     if (!fs.existsSync(process.env.SWITCHBOARD_TEST_RESULT ?? '\0')) {
-      writeResult({ ...base, passed: 0, failed: 0, pending: 0, durationMs: Date.now() - started, tests: records, error: err.stack ?? String(err) });
+      writeResult({
+        ...base,
+        passed: 0,
+        failed: 0,
+        pending: 0,
+        durationMs: Date.now() - started,
+        tests: records,
+        error: err.stack ?? String(err),
+      });
     }
     console.error(`[mocha] run failed: ${err.message}`);
     throw err;

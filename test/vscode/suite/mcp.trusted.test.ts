@@ -5,19 +5,30 @@ import * as vscode from 'vscode';
 import { api, connectedEntry, useAbsoluteEcho, waitFor } from './switchboard.helpers';
 
 function textOf(result: vscode.LanguageModelToolResult): string {
-  return result.content.map((p) => (p instanceof vscode.LanguageModelTextPart ? p.value : JSON.stringify(p))).join('\n');
+  return result.content
+    .map((p) => (p instanceof vscode.LanguageModelTextPart ? p.value : JSON.stringify(p)))
+    .join('\n');
 }
 
 /** Starts every MCP server VS Code knows (ours among them) until `pred` finds the tool; VS Code needs a few seconds to see a new provider. */
-async function startUntil(pred: () => vscode.LanguageModelToolInformation | undefined, timeoutMs = 45_000): Promise<vscode.LanguageModelToolInformation> {
+async function startUntil(
+  pred: () => vscode.LanguageModelToolInformation | undefined,
+  timeoutMs = 45_000,
+): Promise<vscode.LanguageModelToolInformation> {
   const deadline = Date.now() + timeoutMs;
   let lastError = '';
   for (;;) {
     const found = pred();
     if (found) return found;
-    if (Date.now() > deadline) throw new Error(`no such tool in vscode.lm.tools after ${timeoutMs} ms (${lastError}); tools: ${vscode.lm.tools.map((t) => t.name).join(', ') || 'none'}`);
+    if (Date.now() > deadline)
+      throw new Error(
+        `no such tool in vscode.lm.tools after ${timeoutMs} ms (${lastError}); tools: ${vscode.lm.tools.map((t) => t.name).join(', ') || 'none'}`,
+      );
     try {
-      await vscode.commands.executeCommand('workbench.mcp.startServer', '*', { waitForLiveTools: true, autoTrustChanges: true });
+      await vscode.commands.executeCommand('workbench.mcp.startServer', '*', {
+        waitForLiveTools: true,
+        autoTrustChanges: true,
+      });
     } catch (e) {
       lastError = (e as Error).message;
     }
@@ -43,28 +54,44 @@ describe("VS Code's MCP client through the provider", function () {
     const entry = await connectedEntry(a);
     const before = entry.state!.broker.sessions;
     const tool = await startUntil(() => vscode.lm.tools.find((t) => t.name.endsWith('echo__echo')));
-    console.log(`[mcp] VS Code lists ${vscode.lm.tools.filter((t) => t.name.startsWith('mcp_')).length} MCP tools; echo as ${tool.name}`);
+    console.log(
+      `[mcp] VS Code lists ${vscode.lm.tools.filter((t) => t.name.startsWith('mcp_')).length} MCP tools; echo as ${tool.name}`,
+    );
 
     // The copilot client's tool profile denies everything__*: VS Code must not see those tools.
     assert.ok(!vscode.lm.tools.some((t) => /everything__/.test(t.name)), 'the client profile of copilot applies');
     // Control tools are there for the client's scopes (read, write)...
-    assert.ok(vscode.lm.tools.some((t) => t.name.endsWith('switchboard__list_servers')), 'facade read tools are offered');
+    assert.ok(
+      vscode.lm.tools.some((t) => t.name.endsWith('switchboard__list_servers')),
+      'facade read tools are offered',
+    );
 
-    const result = await vscode.lm.invokeTool(tool.name, { input: { text: 'hello from VS Code' }, toolInvocationToken: undefined });
+    const result = await vscode.lm.invokeTool(tool.name, {
+      input: { text: 'hello from VS Code' },
+      toolInvocationToken: undefined,
+    });
     assert.match(textOf(result), /hello from VS Code/);
     // A result only the upstream can compute: echo's add tool, through the broker, by VS Code's client.
     const add = vscode.lm.tools.find((t) => t.name.endsWith('echo__add'));
     assert.ok(add, 'echo__add listed');
-    const sum = textOf(await vscode.lm.invokeTool(add.name, { input: { a: 20, b: 22 }, toolInvocationToken: undefined }));
+    const sum = textOf(
+      await vscode.lm.invokeTool(add.name, { input: { a: 20, b: 22 }, toolInvocationToken: undefined }),
+    );
     assert.match(sum, /\b42\b/);
-    await waitFor(a, () => (entry.state?.broker.sessions ?? 0) > before || (entry.state?.broker.sessions ?? 0) >= 2, 'a second session (VS Code\'s client) on the broker');
+    await waitFor(
+      a,
+      () => (entry.state?.broker.sessions ?? 0) > before || (entry.state?.broker.sessions ?? 0) >= 2,
+      "a second session (VS Code's client) on the broker",
+    );
 
     // ... but operator-only tools (approvals) are refused to an agent, whatever it asks.
     const approve = vscode.lm.tools.find((t) => t.name.endsWith('switchboard__approve_server'));
     if (approve) {
       let text = '';
       try {
-        text = textOf(await vscode.lm.invokeTool(approve.name, { input: { name: 'memory' }, toolInvocationToken: undefined }));
+        text = textOf(
+          await vscode.lm.invokeTool(approve.name, { input: { name: 'memory' }, toolInvocationToken: undefined }),
+        );
       } catch (e) {
         text = (e as Error).message;
       }

@@ -14,7 +14,11 @@ describe('Problems panel', () => {
     fs.writeFileSync(file, 'name: broken\ntrust: trusted\ncomand: node\n');
     const uri = vscode.Uri.file(file);
     try {
-      const diag = await waitFor(a, () => vscode.languages.getDiagnostics(uri).find((d) => /comand/.test(d.message)), 'a diagnostic for broken.yaml');
+      const diag = await waitFor(
+        a,
+        () => vscode.languages.getDiagnostics(uri).find((d) => /comand/.test(d.message)),
+        'a diagnostic for broken.yaml',
+      );
       assert.strictEqual(diag.severity, vscode.DiagnosticSeverity.Error);
       assert.strictEqual(diag.range.start.line, 2, 'line 3 (0-based 2)');
       assert.match(diag.message, /unknown key 'comand'.*did you mean 'command'/);
@@ -28,7 +32,11 @@ describe('Problems panel', () => {
       await waitFor(a, () => vscode.languages.getDiagnostics(uri).length === 0, 'the live diagnostics to clear');
       // ... and comes back while typing a new mistake.
       await editor.edit((e) => e.insert(new vscode.Position(3, 0), 'enabled: maybe\n'));
-      const live = await waitFor(a, () => vscode.languages.getDiagnostics(uri).find((d) => d.range.start.line === 3), 'a live diagnostic on line 4');
+      const live = await waitFor(
+        a,
+        () => vscode.languages.getDiagnostics(uri).find((d) => d.range.start.line === 3),
+        'a live diagnostic on line 4',
+      );
       assert.match(live.message, /enabled/);
       await vscode.commands.executeCommand('workbench.action.revertAndCloseActiveEditor');
     } finally {

@@ -15,7 +15,9 @@ function childrenOf(pid: number): string[] {
       const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
       const ppid = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
       if (ppid === pid) out.push(`${d}: ${fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').split('\0').join(' ')}`);
-    } catch { /* gone */ }
+    } catch {
+      /* gone */
+    }
   }
   return out;
 }
@@ -38,11 +40,14 @@ describe('Restricted Mode (untrusted workspace)', function () {
     assert.match(String(item.description), /blocked \(Restricted Mode\)/);
   });
 
-  it('offers VS Code\'s MCP client nothing and refuses to probe', async () => {
+  it("offers VS Code's MCP client nothing and refuses to probe", async () => {
     const a = await api();
     const entry = await connectedEntry(a);
     const defs = await a.mcp.provideMcpServerDefinitions(new vscode.CancellationTokenSource().token);
     assert.deepStrictEqual(defs, []);
-    await assert.rejects(entry.conn.call('probe_server', { definition: { name: 'x', command: 'node', args: ['-e', '1'] } }), /not trusted/);
+    await assert.rejects(
+      entry.conn.call('probe_server', { definition: { name: 'x', command: 'node', args: ['-e', '1'] } }),
+      /not trusted/,
+    );
   });
 });

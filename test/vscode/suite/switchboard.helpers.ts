@@ -26,7 +26,12 @@ export function folder(): vscode.WorkspaceFolder {
 }
 
 /** Waits until `pred` holds, re-checking on every broker change and diagnostics change (no sleeps in between). */
-export async function waitFor<T>(a: SwitchboardApi, pred: () => T | undefined | false | null, what: string, timeoutMs = 30_000): Promise<T> {
+export async function waitFor<T>(
+  a: SwitchboardApi,
+  pred: () => T | undefined | false | null,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<T> {
   const first = pred();
   if (first) return first;
   return new Promise<T>((resolve, reject) => {
@@ -51,13 +56,22 @@ export async function waitFor<T>(a: SwitchboardApi, pred: () => T | undefined | 
     const tick = setInterval(check, 500);
     const timer = setTimeout(() => {
       const e = a.ctx.entries()[0];
-      done(new Error(`timed out after ${timeoutMs} ms waiting for ${what} (broker ${e?.phase}, ${e?.conn.lastError ?? 'no error'}; servers: ${e?.state?.servers.map((s) => `${s.name}=${s.state}`).join(', ') ?? 'none'})`));
+      done(
+        new Error(
+          `timed out after ${timeoutMs} ms waiting for ${what} (broker ${e?.phase}, ${e?.conn.lastError ?? 'no error'}; servers: ${e?.state?.servers.map((s) => `${s.name}=${s.state}`).join(', ') ?? 'none'})`,
+        ),
+      );
     }, timeoutMs);
   });
 }
 
 export async function connectedEntry(a: SwitchboardApi): Promise<FolderEntry> {
-  return waitFor(a, () => a.ctx.entries().find((e) => e.phase === 'connected' && e.state), 'the broker to be connected', 45_000);
+  return waitFor(
+    a,
+    () => a.ctx.entries().find((e) => e.phase === 'connected' && e.state),
+    'the broker to be connected',
+    45_000,
+  );
 }
 
 /** A builtin server definition running this repository's echo fixture, with absolute paths. */
@@ -77,7 +91,10 @@ args: [${JSON.stringify(ECHO_FIXTURE)}, --name, ${name}]
 export async function useAbsoluteEcho(a: SwitchboardApi): Promise<void> {
   const entry = await connectedEntry(a);
   const file = path.join(entry.root, 'mcp-servers.d', 'echo.yaml');
-  const wanted = echoServerYaml('echo', 'Echo fixture from this repository — handy to see a call go through the broker.');
+  const wanted = echoServerYaml(
+    'echo',
+    'Echo fixture from this repository — handy to see a call go through the broker.',
+  );
   if (!fs.existsSync(file) || fs.readFileSync(file, 'utf8') !== wanted) fs.writeFileSync(file, wanted);
   await waitFor(a, () => entry.server('echo')?.state === 'running', 'echo to run', 45_000);
 }

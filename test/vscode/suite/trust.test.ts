@@ -7,7 +7,11 @@ describe('workspace trust', () => {
   it('matches SWITCHBOARD_EXPECT_TRUSTED', function () {
     const expected = process.env.SWITCHBOARD_EXPECT_TRUSTED;
     assert.ok(expected === 'true' || expected === 'false', 'the launcher sets SWITCHBOARD_EXPECT_TRUSTED');
-    assert.strictEqual(vscode.workspace.isTrusted, expected === 'true', `vscode.workspace.isTrusted=${vscode.workspace.isTrusted}`);
+    assert.strictEqual(
+      vscode.workspace.isTrusted,
+      expected === 'true',
+      `vscode.workspace.isTrusted=${vscode.workspace.isTrusted}`,
+    );
   });
 
   it('has the workspace folder open', () => {

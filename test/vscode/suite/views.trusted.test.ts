@@ -10,9 +10,11 @@ describe('views (sample registry)', function () {
     await useAbsoluteEcho(a);
     const roots = a.servers.getChildren() as ServerNode[];
     const names = roots.map((n) => (n.kind === 'server' ? n.status.name : '?'));
-    for (const n of ['echo', 'everything', 'files', 'memory']) assert.ok(names.includes(n), `${n} in ${names.join(', ')}`);
+    for (const n of ['echo', 'everything', 'files', 'memory'])
+      assert.ok(names.includes(n), `${n} in ${names.join(', ')}`);
 
-    const item = (name: string): vscode.TreeItem => a.servers.getTreeItem(roots.find((n) => n.kind === 'server' && n.status.name === name)!);
+    const item = (name: string): vscode.TreeItem =>
+      a.servers.getTreeItem(roots.find((n) => n.kind === 'server' && n.status.name === name)!);
     const echo = item('echo');
     assert.match(String(echo.description), /builtin · running · \d+ tools/);
     assert.strictEqual((echo.iconPath as vscode.ThemeIcon).id, 'pass-filled');
@@ -28,7 +30,9 @@ describe('views (sample registry)', function () {
   it('a server node has its tools (with descriptions), grants and details as children', async () => {
     const a = await api();
     await useAbsoluteEcho(a);
-    const echoNode = (a.servers.getChildren() as ServerNode[]).find((n) => n.kind === 'server' && n.status.name === 'echo')!;
+    const echoNode = (a.servers.getChildren() as ServerNode[]).find(
+      (n) => n.kind === 'server' && n.status.name === 'echo',
+    )!;
     const children = a.servers.getChildren(echoNode);
     const toolsNode = children.find((c) => c.kind === 'tools')!;
     assert.ok(toolsNode, `children: ${children.map((c) => c.kind).join(', ')}`);
@@ -41,9 +45,14 @@ describe('views (sample registry)', function () {
     const denied = a.servers.getChildren(grants).map((g) => String(a.servers.getTreeItem(g).label));
     assert.ok(denied.includes('no secrets'), denied.join(', '));
 
-    const memoryNode = (a.servers.getChildren() as ServerNode[]).find((n) => n.kind === 'server' && n.status.name === 'memory')!;
+    const memoryNode = (a.servers.getChildren() as ServerNode[]).find(
+      (n) => n.kind === 'server' && n.status.name === 'memory',
+    )!;
     const memoryKids = a.servers.getChildren(memoryNode).map((c) => a.servers.getTreeItem(c));
-    assert.ok(memoryKids.some((k) => k.label === 'Needs your approval to run'), memoryKids.map((k) => k.label).join(', '));
+    assert.ok(
+      memoryKids.some((k) => k.label === 'Needs your approval to run'),
+      memoryKids.map((k) => k.label).join(', '),
+    );
   });
 
   it('Prompts and Clients show the fleet prompt and the declared clients', async () => {
@@ -52,7 +61,10 @@ describe('views (sample registry)', function () {
     const prompts = a.prompts.getChildren();
     const review = prompts.find((p) => p.kind === 'prompt' && p.prompt.name === 'review');
     assert.ok(review, 'review prompt');
-    assert.deepStrictEqual(a.prompts.getChildren(review).map((c) => a.prompts.getTreeItem(c).label), ['file', 'focus']);
+    assert.deepStrictEqual(
+      a.prompts.getChildren(review).map((c) => a.prompts.getTreeItem(c).label),
+      ['file', 'focus'],
+    );
     const clients = a.clients.getChildren().map((c) => a.clients.getTreeItem(c));
     assert.deepStrictEqual(clients.map((c) => c.label).sort(), ['copilot', 'terminal']);
     assert.match(String(clients.find((c) => c.label === 'copilot')!.description), /scopes: read, write/);
@@ -77,7 +89,9 @@ describe('views (sample registry)', function () {
       await vscode.commands.executeCommand('switchboard.disableServer', 'echo');
       const entry = await connectedEntry(a);
       await waitFor(a, () => entry.server('echo')?.state === 'disabled', 'echo disabled');
-      const echo = (a.servers.getChildren() as ServerNode[]).find((n) => n.kind === 'server' && n.status.name === 'echo')!;
+      const echo = (a.servers.getChildren() as ServerNode[]).find(
+        (n) => n.kind === 'server' && n.status.name === 'echo',
+      )!;
       assert.match(String(a.servers.getTreeItem(echo).description), /disabled/);
       assert.ok(fired > 0, 'the tree was told to refresh');
     } finally {
@@ -97,7 +111,12 @@ describe('views (sample registry)', function () {
     const sub = a.ctx.onDidChange(() => phases.push(entry.phase));
     try {
       process.kill(pid, 'SIGKILL');
-      await waitFor(a, () => entry.phase === 'connected' && entry.state && entry.state.broker.pid !== pid, 'a new broker', 45_000);
+      await waitFor(
+        a,
+        () => entry.phase === 'connected' && entry.state && entry.state.broker.pid !== pid,
+        'a new broker',
+        45_000,
+      );
     } finally {
       sub.dispose();
     }
@@ -105,6 +124,10 @@ describe('views (sample registry)', function () {
     await waitFor(a, () => entry.server('echo')?.state === 'running', 'echo running under the new broker', 45_000);
     const names = (a.servers.getChildren() as ServerNode[]).map((n) => (n.kind === 'server' ? n.status.name : '?'));
     assert.ok(names.includes('memory'), names.join(', '));
-    assert.strictEqual(a.ctx.extension.environmentVariableCollection.get('SWITCHBOARD_URL')?.value, entry.state!.broker.url, 'terminals get the new URL');
+    assert.strictEqual(
+      a.ctx.extension.environmentVariableCollection.get('SWITCHBOARD_URL')?.value,
+      entry.state!.broker.url,
+      'terminals get the new URL',
+    );
   });
 });
