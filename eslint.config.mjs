@@ -54,7 +54,6 @@ const WEBVIEW_OWN_AND_SHARED_ONLY = {
 
 /** Files that may import the SDK: the upstream connection code and the endpoint. */
 const SDK_ALLOWED = [
-  'src/broker/upstreamClient.ts',
   'src/broker/connection/**',
   'src/broker/endpoint.ts',
   'src/broker/http/**',

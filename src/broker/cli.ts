@@ -109,6 +109,7 @@ If a broker already serves <dir>, prints its endpoint and exits (one broker per 
           }) + '\n',
         );
       } else {
+        const cliPath = path.relative(process.cwd(), process.argv[1]) || process.argv[1];
         process.stdout.write(
           [
             `MCP Switchboard is serving ${root}`,
@@ -116,9 +117,10 @@ If a broker already serves <dir>, prints its endpoint and exits (one broker per 
             `  token file  ${paths.operatorTokenFile}  (operator token; keep it private)`,
             '',
             'Connect any MCP client over Streamable HTTP with the token as a bearer header, e.g.:',
-            `  npx @modelcontextprotocol/inspector --transport http --server-url ${url} --header "Authorization: Bearer $(cat ${paths.operatorTokenFile})"`,
-            `or bridge a stdio-only agent:  node ${path.relative(process.cwd(), process.argv[1]) || process.argv[1]} connect --root ${root} --client terminal`,
-            `Status of the servers:         node ${path.relative(process.cwd(), process.argv[1]) || process.argv[1]} status --root ${root}`,
+            `  npx @modelcontextprotocol/inspector --transport http --server-url ${url} ` +
+              `--header "Authorization: Bearer $(cat ${paths.operatorTokenFile})"`,
+            `or bridge a stdio-only agent:  node ${cliPath} connect --root ${root} --client terminal`,
+            `Status of the servers:         node ${cliPath} status --root ${root}`,
             '',
             'Press Ctrl+C to stop.',
             '',

@@ -2,7 +2,7 @@
 // VS Code extension (which reach it through the facade as the operator).
 import * as path from 'node:path';
 import type { RegistrySnapshot } from '../registry/loader';
-import { formatProblem, type Problem } from '../registry/problems';
+import { formatProblem } from '../registry/problems';
 import { definitionPath, ServerDefSchema, type Kind, type ServerDef } from '../registry/schema';
 import { RegistryWriter } from '../registry/writer';
 import { ApprovalMismatch, type Approvals } from './approvals';

@@ -41,8 +41,8 @@ export function tryLock(paths: RuntimePaths): StartLock | undefined {
       };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      let holder = NaN;
-      let age = 0;
+      let holder: number;
+      let age: number;
       try {
         holder = Number(fs.readFileSync(paths.lockFile, 'utf8').trim());
         age = Date.now() - fs.statSync(paths.lockFile).mtimeMs;

@@ -111,13 +111,13 @@ export function buildEnvironment(input: EnvironmentInput): BuiltEnvironment {
   }
   if (input.envFile) {
     const file = path.resolve(input.root, input.envFile);
-    let values: Record<string, string> = {};
+    let values: Record<string, string>;
     try {
       values = parseEnvFile(fs.readFileSync(file, 'utf8'));
     } catch (err) {
       const why = (err as NodeJS.ErrnoException).code ?? (err as Error).message;
       const fix = 'fix the path in the server definition or create the file';
-      throw new Error(`cannot read envFile ${input.envFile}: ${why}; ${fix}`);
+      throw new Error(`cannot read envFile ${input.envFile}: ${why}; ${fix}`, { cause: err });
     }
     for (const [name, value] of Object.entries(values)) {
       if (secretsGranted) {

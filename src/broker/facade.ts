@@ -85,7 +85,8 @@ function definitions(): RegisteredTool[] {
     list_servers: {
       scope: 'read',
       description:
-        'List every server in the registry with its state (running, stopped, failed, awaiting-approval...), pid, uptime, restarts, last error, trust tier, grants and tools.',
+        'List every server in the registry with its state (running, stopped, failed, awaiting-approval...), ' +
+        'pid, uptime, restarts, last error, trust tier, grants and tools.',
       input: none,
       params: noParams,
       run: (ops) => ({ servers: ops.listServers() }),
@@ -160,7 +161,8 @@ function definitions(): RegisteredTool[] {
       scope: 'write',
       idempotent: true,
       description:
-        'Create or replace a server definition (written to mcp-servers.d/<name>.yaml). Definitions written by agents are always the community tier: they start only after the operator approves them.',
+        'Create or replace a server definition (written to mcp-servers.d/<name>.yaml). ' +
+        'Definitions written by agents are always the community tier: they start only after the operator approves them.',
       input: definitionArg(serverSchema),
       params: withDefinition,
       run: async (ops, p, identity) => {
@@ -188,7 +190,9 @@ function definitions(): RegisteredTool[] {
     probe_server: {
       scope: 'write',
       description:
-        'Start a server definition that is not saved yet, list its tools, prompts and resources with their schemas, measure connect and list latency, then stop it. Explains failures (command not found, exit code and stderr, HTTP status, timeout).',
+        'Start a server definition that is not saved yet, list its tools, prompts and resources with their schemas, ' +
+        'measure connect and list latency, then stop it. ' +
+        'Explains failures (command not found, exit code and stderr, HTTP status, timeout).',
       input: definitionArg(serverSchema),
       params: withDefinition,
       run: (ops, p, identity) => ops.probe(p.definition, identity),
@@ -255,7 +259,8 @@ function definitions(): RegisteredTool[] {
     client_connection: {
       scope: 'operator',
       description:
-        'Operator only: the URL and token file for a client (the token is created on first use; it is never returned in a result). rotate: true replaces the token.',
+        'Operator only: the URL and token file for a client ' +
+        '(the token is created on first use; it is never returned in a result). rotate: true replaces the token.',
       input: {
         type: 'object',
         properties: { name: { type: 'string' }, rotate: { type: 'boolean', default: false } },
@@ -315,7 +320,8 @@ export class Facade {
     if (tool.scope !== 'operator' && !identity.operator && !allowed.includes(tool.scope)) {
       throw new McpFailure(
         ErrorCodes.Forbidden,
-        `'${name}' needs the '${tool.scope}' scope; client '${identity.client}' has mcp_allow: [${allowed.join(', ')}]. Add '${tool.scope}' to clients.d/${identity.client}.yaml to allow it.`,
+        `'${name}' needs the '${tool.scope}' scope; client '${identity.client}' has mcp_allow: [${allowed.join(', ')}]. ` +
+          `Add '${tool.scope}' to clients.d/${identity.client}.yaml to allow it.`,
       );
     }
     let result: unknown;

@@ -250,7 +250,8 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     this.startedAt = Date.now();
     this.lastError = undefined;
     this.logs.push(
-      `running${client.pid ? ` (pid ${client.pid})` : ''} with ${this.tools.length} tools, ${this.prompts.length} prompts, ${this.resources.length} resources`,
+      `running${client.pid ? ` (pid ${client.pid})` : ''} with ${this.tools.length} tools, ` +
+        `${this.prompts.length} prompts, ${this.resources.length} resources`,
     );
     this.setState('running');
     this.emit('lists');

@@ -6,7 +6,6 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { ServerStatus } from '../broker/controlApi';
-import type { ProbeResult } from '../broker/probe';
 import { parseDefinition } from '../registry/parse';
 import type { Kind } from '../registry/schema';
 import { toMinimalObject } from '../registry/serialize';
@@ -15,7 +14,14 @@ import type { Ctx, FolderEntry } from './ctx';
 import { candidateFiles, describeTarget, parseMcpConfig, SOURCE_LABELS, type ImportSource } from './importConfig';
 import { approvalDetail, stateLabel } from './presentation';
 
-export type Cmd = (ctx: Ctx) => (...args: any[]) => unknown;
+/**
+ * A command handler: VS Code passes it whatever the caller gave `executeCommand`, and each handler
+ * declares the arguments it understands. Declared as a method so its parameters are compared
+ * bivariantly, which lets `(arg?: unknown, opts?: NoPrompt) => ...` be a handler without `any`.
+ */
+type Handler = { handle(...args: unknown[]): unknown }['handle'];
+
+export type Cmd = (ctx: Ctx) => Handler;
 
 interface ServerRef {
   entry: FolderEntry;
@@ -379,7 +385,8 @@ export const showServerLogs: Cmd = (ctx) => async (arg?: unknown) => {
   channel.clear();
   const s = ref.entry.server(ref.name);
   channel.appendLine(
-    `# ${ref.name}: ${s ? stateLabel(s.state) : 'unknown'}${s?.pid ? `, pid ${s.pid}` : ''} — last ${logs.lines.length} lines of stderr and lifecycle events (secrets redacted). Run the command again to refresh.`,
+    `# ${ref.name}: ${s ? stateLabel(s.state) : 'unknown'}${s?.pid ? `, pid ${s.pid}` : ''} — ` +
+      `last ${logs.lines.length} lines of stderr and lifecycle events (secrets redacted). Run the command again to refresh.`,
   );
   for (const l of logs.lines) channel.appendLine(`${l.at} [${l.stream}] ${l.text}`);
   if (logs.lines.length === 0) channel.appendLine('(nothing logged yet)');
@@ -447,7 +454,8 @@ export const importServers: Cmd =
       };
       if (existing.length === 0 && source === 'vscode') {
         void vscode.window.showInformationMessage(
-          `There is no .vscode/mcp.json in ${entry.name}. Servers from Claude Desktop, Cursor or another file can be imported with "Switchboard: Import Servers from Other Tools…".`,
+          `There is no .vscode/mcp.json in ${entry.name}. ` +
+            'Servers from Claude Desktop, Cursor or another file can be imported with "Switchboard: Import Servers from Other Tools…".',
         );
         return;
       }
@@ -498,7 +506,8 @@ export const importServers: Cmd =
     for (const s of parsed.skipped) ctx.output.warn(`Import: skipped '${s.name}': ${s.reason}`);
     if (parsed.servers.length === 0) {
       void vscode.window.showWarningMessage(
-        `No server in ${path.basename(file)} could be imported${parsed.skipped.length ? `: ${parsed.skipped.map((s) => `${s.name} (${s.reason})`).join('; ')}` : ''}.`,
+        `No server in ${path.basename(file)} could be imported` +
+          `${parsed.skipped.length ? `: ${parsed.skipped.map((s) => `${s.name} (${s.reason})`).join('; ')}` : ''}.`,
       );
       return;
     }
@@ -560,7 +569,10 @@ export const importServers: Cmd =
       },
     );
     const noted = chosen.filter((s) => s.notes.length && written.includes(s.name)).length;
-    const msg = `Imported ${written.length} server${written.length === 1 ? '' : 's'} into ${path.relative(entry.folder.uri.fsPath, path.join(entry.root, 'mcp-servers.d')) || 'mcp-servers.d'}${trust === 'community' ? ' as community servers (approve each one to run it)' : ''}.`;
+    const into = path.relative(entry.folder.uri.fsPath, path.join(entry.root, 'mcp-servers.d')) || 'mcp-servers.d';
+    const msg =
+      `Imported ${written.length} server${written.length === 1 ? '' : 's'} into ${into}` +
+      `${trust === 'community' ? ' as community servers (approve each one to run it)' : ''}.`;
     if (failed.length) void vscode.window.showErrorMessage(`${msg} ${failed.length} failed: ${failed.join('; ')}`);
     else
       void vscode.window
@@ -605,7 +617,8 @@ async function resolveClient(
   );
   if (items.length === 0) {
     void vscode.window.showInformationMessage(
-      'No clients are declared. Add a file to clients.d/ (for example terminal.yaml with "mcp_allow: [read]") to give an agent its own token.',
+      'No clients are declared. ' +
+        'Add a file to clients.d/ (for example terminal.yaml with "mcp_allow: [read]") to give an agent its own token.',
     );
     return undefined;
   }
@@ -719,7 +732,13 @@ export const stopBroker: Cmd = (ctx) => async (arg?: unknown, opts?: NoPrompt) =
       `Stop the Switchboard broker for ${entry.name}?`,
       {
         modal: true,
-        detail: `All of its MCP servers stop${others ? `, and ${others} other session${others === 1 ? '' : 's'} (other windows, terminal agents, VS Code's MCP client) lose their connection` : ''}. Nothing starts again until you run "Switchboard: Start Broker".`,
+        detail:
+          'All of its MCP servers stop' +
+          (others
+            ? `, and ${others} other session${others === 1 ? '' : 's'} ` +
+              "(other windows, terminal agents, VS Code's MCP client) lose their connection"
+            : '') +
+          '. Nothing starts again until you run "Switchboard: Start Broker".',
       },
       'Stop Broker',
     );

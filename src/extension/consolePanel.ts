@@ -185,7 +185,10 @@ export class ConsolePanel {
       );
       this.post({ type: 'probeResult', result, definition });
       this.ctx.output.info(
-        `Probe of '${name}': ${result.ok ? `reachable, ${result.tools.length} tools, connect ${result.connectMs} ms, list ${result.listMs} ms` : `failed: ${result.error}`}`,
+        `Probe of '${name}': ` +
+          (result.ok
+            ? `reachable, ${result.tools.length} tools, connect ${result.connectMs} ms, list ${result.listMs} ms`
+            : `failed: ${result.error}`),
       );
     } catch (err) {
       this.post({ type: 'probeError', message: (err as Error).message });

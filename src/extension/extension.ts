@@ -53,7 +53,8 @@ export function activate(context: vscode.ExtensionContext): SwitchboardApi {
   const ctx = new Ctx(context);
   current = ctx;
   ctx.output.info(
-    `MCP Switchboard ${context.extension.packageJSON.version as string} activated${vscode.workspace.isTrusted ? '' : ' in Restricted Mode: nothing from the registry will be started'}.`,
+    `MCP Switchboard ${context.extension.packageJSON.version as string} activated` +
+      `${vscode.workspace.isTrusted ? '' : ' in Restricted Mode: nothing from the registry will be started'}.`,
   );
 
   for (const [name, factory] of Object.entries(COMMANDS)) {
@@ -111,7 +112,12 @@ export function activate(context: vscode.ExtensionContext): SwitchboardApi {
           tooltip: attention
             .map(
               (s) =>
-                `${s.name}: ${s.state === 'awaiting-approval' ? 'awaiting approval' : s.state === 'backoff' ? 'crashed, restarting' : 'failed'}`,
+                `${s.name}: ` +
+                (s.state === 'awaiting-approval'
+                  ? 'awaiting approval'
+                  : s.state === 'backoff'
+                    ? 'crashed, restarting'
+                    : 'failed'),
             )
             .join('\n'),
         }
@@ -159,7 +165,8 @@ function serversMessage(ctx: Ctx): string | undefined {
     if (problems.length) {
       const files = new Set(problems.map((p) => p.file)).size;
       parts.push(
-        `${label}${files} registry file${files === 1 ? ' has' : 's have'} errors (see the Problems panel); the last good version stays live.`,
+        `${label}${files} registry file${files === 1 ? ' has' : 's have'} errors (see the Problems panel); ` +
+          'the last good version stays live.',
       );
     }
   }

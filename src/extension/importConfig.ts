@@ -146,7 +146,7 @@ export function parseMcpConfig(text: string, ctx: ImportContext): ImportResult {
   try {
     doc = parseJsonc(text);
   } catch (err) {
-    throw new Error(`the file is not valid JSON: ${(err as Error).message}`);
+    throw new Error(`the file is not valid JSON: ${(err as Error).message}`, { cause: err });
   }
   const map = serverMap(doc);
   if (!map)
@@ -237,7 +237,8 @@ function convert(key: string, raw: Json, ctx: ImportContext, taken: ReadonlySet<
       const value = subst(v, 'header');
       if (looksSecret(k) || /^bearer\s/i.test(value)) {
         notes.push(
-          `header '${k}' holds a credential: it is written to the registry file as it was; keep that file out of version control or replace the value`,
+          `header '${k}' holds a credential: it is written to the registry file as it was; ` +
+            'keep that file out of version control or replace the value',
         );
       }
       outHeaders[k] = value;

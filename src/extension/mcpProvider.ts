@@ -94,7 +94,8 @@ export class McpProvider
     def.uri = vscode.Uri.parse(`${base.origin}${plan.path}`);
     def.headers = { ...def.headers, Authorization: `Bearer ${token}` };
     this.ctx.output.info(
-      `VS Code's MCP client connects to ${def.uri.toString()} as ${plan.client ? `the client '${plan.client}'` : 'a per-server endpoint (no control tools)'}.`,
+      `VS Code's MCP client connects to ${def.uri.toString()} as ` +
+        `${plan.client ? `the client '${plan.client}'` : 'a per-server endpoint (no control tools)'}.`,
     );
     return def;
   }

@@ -140,7 +140,8 @@ export function serverContextValue(s: ServerStatus): string {
 export function serverTooltip(s: ServerStatus): string {
   const out: string[] = [];
   out.push(
-    `**${s.name}** — ${stateLabel(s.state)}${s.pid ? ` (pid ${s.pid}${s.uptimeMs !== undefined ? `, up ${formatUptime(s.uptimeMs)}` : ''})` : ''}`,
+    `**${s.name}** — ${stateLabel(s.state)}` +
+      `${s.pid ? ` (pid ${s.pid}${s.uptimeMs !== undefined ? `, up ${formatUptime(s.uptimeMs)}` : ''})` : ''}`,
   );
   if (s.description) out.push('', escapeMarkdown(s.description));
   out.push('', `- Trust: ${trustExplanation(s.trust)}`);
@@ -245,14 +246,17 @@ export function statusSummary(folders: FolderSummaryInput[]): Summary {
       case 'connected':
         line += f.state?.broker.untrusted
           ? 'Restricted Mode — nothing is started until you trust the workspace'
-          : `${r} of ${plural(servers.length, 'server')} running${bad ? `, ${bad} failing` : ''}${approval ? `, ${approval} awaiting approval` : ''} — ${f.state?.broker.url ?? ''}`;
+          : `${r} of ${plural(servers.length, 'server')} running${bad ? `, ${bad} failing` : ''}` +
+            `${approval ? `, ${approval} awaiting approval` : ''} — ${f.state?.broker.url ?? ''}`;
         break;
       case 'starting':
         line += 'starting the broker…';
         phaseText ??= '$(sync~spin) Switchboard';
         break;
       case 'reconnecting':
-        line += `broker lost (${f.lastError ?? 'unknown reason'}); retrying${f.retryInMs !== undefined ? ` in ${Math.ceil(f.retryInMs / 1000)} s` : ''}`;
+        line +=
+          `broker lost (${f.lastError ?? 'unknown reason'}); retrying` +
+          `${f.retryInMs !== undefined ? ` in ${Math.ceil(f.retryInMs / 1000)} s` : ''}`;
         phaseText = '$(debug-disconnect) Switchboard: reconnecting';
         severity = 'warning';
         break;

@@ -1,6 +1,6 @@
 // Integrated terminals get SWITCHBOARD_URL (and where the registry and the CLI are), so a terminal
 // agent finds the workspace's broker: `node "$SWITCHBOARD_CLI" connect --root "$SWITCHBOARD_ROOT"`.
-import * as vscode from 'vscode';
+import type * as vscode from 'vscode';
 import type { Ctx } from './ctx';
 
 export class TerminalEnvironment implements vscode.Disposable {

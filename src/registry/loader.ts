@@ -7,6 +7,7 @@
 
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { caseCollisionProblems } from './caseCollisions';
 import { escapeOf, realRootOf } from './containment';
 import { MAX_FILE_BYTES, parseDefinition, stemOf, YAML_EXTENSIONS, type ParseResult } from './parse';
 import { compareProblems, type Problem } from './problems';
@@ -219,6 +220,8 @@ export class RegistryLoader {
       }
     }
     const files = names.map((n) => path.join(dir, n));
+    // On Windows and macOS `Echo.yaml` and `echo.yaml` are one file: which one a checkout keeps is chance.
+    problems.push(...caseCollisionProblems(kind, files, process.platform));
     this.listings.set(kind, files);
     return files;
   }

@@ -74,7 +74,8 @@ describe('control plane', function () {
         fixtureServer('community', 'echo.mjs', ['--name', 'community']).replace('trust: trusted', 'trust: community') +
         'enabled: true\n',
       'prompts.d/review.yaml':
-        'name: review\ndescription: Review a file\narguments:\n  - name: file\n    required: true\nmessages:\n  - role: user\n    content: "Please review {{file}} carefully."\n',
+        'name: review\ndescription: Review a file\narguments:\n  - name: file\n    required: true\n' +
+        'messages:\n  - role: user\n    content: "Please review {{file}} carefully."\n',
       'clients.d/reader.yaml': 'name: reader\nmcp_allow: [read]\ntools:\n  deny: ["echo__add"]\n',
       'clients.d/writer.yaml': 'name: writer\nmcp_allow: [read, write]\n',
     });

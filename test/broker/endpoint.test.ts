@@ -169,7 +169,9 @@ describe('endpoint', function () {
         });
         socket.on('error', (e) => (text ? undefined : reject(e)));
       });
-    const base = `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${broker.port}\r\nAuthorization: Bearer ${broker.token}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n`;
+    const base =
+      `POST /mcp HTTP/1.1\r\nHost: 127.0.0.1:${broker.port}\r\nAuthorization: Bearer ${broker.token}\r\n` +
+      'Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n';
     assert.equal(await statusOf(`${base}Content-Length: ${5 * 1024 * 1024}\r\n\r\n`, () => undefined), 413);
     const sid = await session();
     const chunked = `${base}Mcp-Session-Id: ${sid}\r\nTransfer-Encoding: chunked\r\n\r\n`;

@@ -144,7 +144,9 @@ describe('supervision', function () {
   it('kills npx and its node grandchild when the broker stops', async () => {
     const own = tempDir('sb-npx-');
     writeRegistry(own, {
-      'mcp-servers.d/everything.yaml': `name: everything\ntrust: trusted\ncommand: npx\nargs: [--no-install, mcp-server-everything, stdio]\ncwd: ${JSON.stringify(path.resolve(__dirname, '../../..'))}\n`,
+      'mcp-servers.d/everything.yaml':
+        'name: everything\ntrust: trusted\ncommand: npx\nargs: [--no-install, mcp-server-everything, stdio]\n' +
+        `cwd: ${JSON.stringify(path.resolve(__dirname, '../../..'))}\n`,
     });
     const b = await startBrokerProcess({ root: own });
     const c = await connect(b.url, b.token);

@@ -21,7 +21,10 @@ describe('extension: import from other tools', () => {
       "servers": {
         "GitHub": { "type": "http", "url": "https://api.githubcopilot.com/mcp/", "headers": { "Authorization": "Bearer \${input:gh-token}" } },
         "files": { "type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "\${workspaceFolder}"], },
-        "db": { "command": "node", "args": ["server.js"], "cwd": "\${workspaceFolder}/tools", "env": { "API_KEY": "\${input:key}", "MODE": "dev" } },
+        "db": {
+          "command": "node", "args": ["server.js"], "cwd": "\${workspaceFolder}/tools",
+          "env": { "API_KEY": "\${input:key}", "MODE": "dev" }
+        },
       },
     }`;
     const r = parseMcpConfig(text, ctx);

@@ -102,7 +102,7 @@ describe('extension: presentation', () => {
     assert.match(text, /^Grants: network$/m);
     assert.match(text, /secrets: withheld/);
     assert.match(text, /^Env MEMORY_FILE_PATH: mem\.json$/m);
-    assert.match(text, /^Env file: \.\.\/other\/creds\n  ⚠ outside the registry root/m);
+    assert.match(text, /^Env file: \.\.\/other\/creds\n {2}⚠ outside the registry root/m);
   });
 
   it('writes tooltips with the last error and honest enforcement', () => {

@@ -282,7 +282,8 @@ const deepNesting: fc.Arbitrary<Case> = fc
           : where === 'meta'
             ? `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo__echo","arguments":{"text":"x"},"_meta":{"deep":${d}}}}`
             : where === 'facade'
-              ? `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"switchboard__probe_server","arguments":{"definition":${d}}}}`
+              ? '{"jsonrpc":"2.0","id":7,"method":"tools/call",' +
+                `"params":{"name":"switchboard__probe_server","arguments":{"definition":${d}}}}`
               : `{"jsonrpc":"2.0","id":${d},"method":"ping"}`;
     const tooBig = Buffer.byteLength(text) > MAX_BODY;
     // The endpoint refuses JSON nested deeper than 512 levels (the wrapper adds up to 3).
@@ -851,7 +852,8 @@ describe('faults: endpoint fuzzing', function () {
             JSON.stringify({ ...c, request: { ...c.request, body: String(c.request.body ?? '') }, headers }),
           );
         failures.push(
-          `${c.kind}: no answer: ${(err as Error).message} | sent ${String(c.request.body ?? '').slice(0, 120)} (${String(c.request.body ?? '').length} bytes)`,
+          `${c.kind}: no answer: ${(err as Error).message} | ` +
+            `sent ${String(c.request.body ?? '').slice(0, 120)} (${String(c.request.body ?? '').length} bytes)`,
         );
         return;
       }

@@ -303,7 +303,6 @@ describe('faults: registry fuzzing', function () {
       let next = 0;
       let written = 0;
       let reported = 0;
-      let logged = 0;
       const failures: string[] = [];
       for (let round = 0; round < LIVE_ROUNDS; round++) {
         const files: { rel: string; abs: string }[] = [];
@@ -368,7 +367,7 @@ describe('faults: registry fuzzing', function () {
           100,
         );
       }
-      logged = broker.stderr.filter((l) => /fz-\d+-\d+\.yaml:\d+:\d+: /.test(l)).length;
+      const logged = broker.stderr.filter((l) => /fz-\d+-\d+\.yaml:\d+:\d+: /.test(l)).length;
       assert.equal(broker.proc.exitCode, null, 'the broker is alive');
       assert.equal((await status(client, 'alpha')).pid, alphaPid);
       assert.equal((await status(client, 'beta')).pid, betaPid);

@@ -95,7 +95,6 @@ describe('faults: upstream SIGKILL under 100 concurrent calls', function () {
       const pid = victim.pid as number;
       notePid(pid, 'upstream victim');
 
-      let killedAt = 0;
       const inFlight = Array.from({ length: IN_FLIGHT }, (_, i) =>
         clients[i % clients.length].callTool({ name: 'victim__hang', arguments: {} }).then(
           () => ({ ok: true, at: Date.now(), message: '' }),
@@ -114,7 +113,7 @@ describe('faults: upstream SIGKILL under 100 concurrent calls', function () {
       };
       fireOthers(OTHER_CALLS / 2);
       await new Promise((r) => setTimeout(r, 60));
-      killedAt = Date.now();
+      const killedAt = Date.now();
       process.kill(pid, 'SIGKILL');
       fireOthers(OTHER_CALLS / 2);
 
@@ -151,7 +150,8 @@ describe('faults: upstream SIGKILL under 100 concurrent calls', function () {
       restartMs.push(Date.now() - killedAt);
       if (process.env.FAULTS_DEBUG)
         console.log(
-          `rep ${rep}: first fail ${Math.min(...results.map((r) => r.at)) - killedAt} ms, last fail ${Math.max(...results.map((r) => r.at)) - killedAt} ms, running again ${Date.now() - killedAt} ms`,
+          `rep ${rep}: first fail ${Math.min(...results.map((r) => r.at)) - killedAt} ms, ` +
+            `last fail ${Math.max(...results.map((r) => r.at)) - killedAt} ms, running again ${Date.now() - killedAt} ms`,
         );
       notePid(back.pid, 'upstream victim');
       assert.equal(broker.proc.exitCode, null, `rep ${rep}: the broker is alive`);

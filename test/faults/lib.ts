@@ -122,7 +122,7 @@ export function fdCount(pid: number): number {
 export function describeFds(pid: number): string[] {
   const tcp = new Map<string, string>();
   for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    let text = '';
+    let text: string;
     try {
       text = fs.readFileSync(table, 'utf8');
     } catch {
@@ -142,14 +142,14 @@ export function describeFds(pid: number): string[] {
     }
   }
   const out: string[] = [];
-  let names: string[] = [];
+  let names: string[];
   try {
     names = fs.readdirSync(`/proc/${pid}/fd`);
   } catch {
     return out;
   }
   for (const fd of names) {
-    let link = '';
+    let link: string;
     try {
       link = fs.readlinkSync(`/proc/${pid}/fd/${fd}`);
     } catch {
@@ -193,7 +193,7 @@ export function listeningAddresses(pid: number): string[] {
   }
   const out: string[] = [];
   for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
-    let text = '';
+    let text: string;
     try {
       text = fs.readFileSync(table, 'utf8');
     } catch {
@@ -585,7 +585,7 @@ export class RawSession {
       ...extra,
       headers: this.headers(extra.headers),
     });
-    let messages: Json[] = [];
+    let messages: Json[];
     try {
       messages = res.status === 202 ? [] : messagesOf(res);
     } catch {

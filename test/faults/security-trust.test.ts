@@ -38,7 +38,10 @@ const BARE = path.join(FAULT_FIXTURES, 'bare.mjs');
 
 /** A community server running `node <args>` (the tier every agent-written server gets). */
 function communityServer(name: string, args: string[], more = ''): string {
-  return `name: ${name}\ntrust: community\ncommand: ${JSON.stringify(process.execPath)}\nargs: [${args.map((a) => JSON.stringify(a)).join(', ')}]\n${more}`;
+  return (
+    `name: ${name}\ntrust: community\ncommand: ${JSON.stringify(process.execPath)}\n` +
+    `args: [${args.map((a) => JSON.stringify(a)).join(', ')}]\n${more}`
+  );
 }
 
 /** A script that leaves `marker` behind when it runs, then serves MCP like bare.mjs. */
@@ -82,7 +85,8 @@ describe('faults: security — approvals bind what runs', function () {
     fs.writeFileSync(path.join(root, 'good', 'server.mjs'), `await import(${JSON.stringify(BARE)});\n`);
     fs.writeFileSync(
       path.join(root, 'evil', 'server.mjs'),
-      `import * as fs from 'node:fs';\nfs.writeFileSync(${JSON.stringify(path.join(markers, 'cwd'))}, 'ran');\nawait import(${JSON.stringify(BARE)});\n`,
+      `import * as fs from 'node:fs';\nfs.writeFileSync(${JSON.stringify(path.join(markers, 'cwd'))}, 'ran');\n` +
+        `await import(${JSON.stringify(BARE)});\n`,
     );
     payload(path.join(root, 'evil-env.cjs'), path.join(markers, 'env-value'));
     payload(path.join(root, 'evil-envfile.cjs'), path.join(markers, 'env-file'));
@@ -251,45 +255,49 @@ describe('faults: security — a workspace cannot grant itself trust', function 
     return root;
   }
 
-  it('trusted and builtin servers from the workspace wait for the operator until accepted; the acceptance is remembered per definition', async () => {
-    const root = clone();
-    const home = tempDir('sb-home-');
-    let b = await startBroker({ root, home, acceptWorkspaceTrust: false });
-    let c = await connect(b.url, b.token, 'operator');
-    for (const name of ['declared', 'builtin']) {
-      const s = await status(c, name);
-      assert.equal(s.state, 'awaiting-approval', `${name}: the workspace's word is not enough`);
-      assert.equal(s.approval, 'required');
-      assert.match(
-        s.lastError,
-        /this workspace marks it (trusted|builtin); accept the workspace's (trusted|builtin) servers once/,
-      );
-    }
-    assert.deepEqual(descendants(b.proc.pid!), [], 'nothing from the workspace runs');
-    const accepted = await approve(c, 'declared');
-    assert.equal(accepted.state, 'running');
-    noteUpstreams(b);
-    await c.close();
-    await b.stop();
+  it(
+    'trusted and builtin servers from the workspace wait for the operator until accepted; ' +
+      'the acceptance is remembered per definition',
+    async () => {
+      const root = clone();
+      const home = tempDir('sb-home-');
+      let b = await startBroker({ root, home, acceptWorkspaceTrust: false });
+      let c = await connect(b.url, b.token, 'operator');
+      for (const name of ['declared', 'builtin']) {
+        const s = await status(c, name);
+        assert.equal(s.state, 'awaiting-approval', `${name}: the workspace's word is not enough`);
+        assert.equal(s.approval, 'required');
+        assert.match(
+          s.lastError,
+          /this workspace marks it (trusted|builtin); accept the workspace's (trusted|builtin) servers once/,
+        );
+      }
+      assert.deepEqual(descendants(b.proc.pid!), [], 'nothing from the workspace runs');
+      const accepted = await approve(c, 'declared');
+      assert.equal(accepted.state, 'running');
+      noteUpstreams(b);
+      await c.close();
+      await b.stop();
 
-    // Remembered for this user: the next broker starts it at once; the one not accepted still waits.
-    b = await startBroker({ root, home, acceptWorkspaceTrust: false });
-    c = await connect(b.url, b.token, 'operator');
-    await waitFor(async () => (await status(c, 'declared')).state === 'running', 'the accepted server to start');
-    assert.equal((await status(c, 'builtin')).state, 'awaiting-approval');
-    noteUpstreams(b);
-    // A changed definition is a new request.
-    const file = path.join(root, 'mcp-servers.d', 'declared.yaml');
-    fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(']', ', "--print-env", "HOME"]'));
-    const changed = await waitFor(async () => {
-      const s = await status(c, 'declared');
-      return s.state === 'awaiting-approval' ? s : undefined;
-    }, 'the changed workspace server to wait again');
-    assert.match(changed.lastError, /its arguments changed since you accepted this workspace's trusted servers/);
-    await c.close();
-    await b.stop();
-    report('workspace-trust', { faultsInjected: 3, startedWithoutAcceptance: 0 });
-  });
+      // Remembered for this user: the next broker starts it at once; the one not accepted still waits.
+      b = await startBroker({ root, home, acceptWorkspaceTrust: false });
+      c = await connect(b.url, b.token, 'operator');
+      await waitFor(async () => (await status(c, 'declared')).state === 'running', 'the accepted server to start');
+      assert.equal((await status(c, 'builtin')).state, 'awaiting-approval');
+      noteUpstreams(b);
+      // A changed definition is a new request.
+      const file = path.join(root, 'mcp-servers.d', 'declared.yaml');
+      fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace(']', ', "--print-env", "HOME"]'));
+      const changed = await waitFor(async () => {
+        const s = await status(c, 'declared');
+        return s.state === 'awaiting-approval' ? s : undefined;
+      }, 'the changed workspace server to wait again');
+      assert.match(changed.lastError, /its arguments changed since you accepted this workspace's trusted servers/);
+      await c.close();
+      await b.stop();
+      report('workspace-trust', { faultsInjected: 3, startedWithoutAcceptance: 0 });
+    },
+  );
 
   it('--accept-workspace-trust starts them at once, without recording anything', async () => {
     const root = clone();

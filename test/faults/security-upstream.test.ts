@@ -77,7 +77,6 @@ describe('faults: security of upstreams and probes', function () {
   let operator: Client;
   let writer: Client;
   let remote: FixtureHttp;
-  const refs = { OPENAI: '${env:OPENAI_KEY}', DB: '${env:DATABASE_URL}', WHERE: '${env:HOME}' };
   const refsYaml = 'env:\n  OPENAI: "${env:OPENAI_KEY}"\n  DB: "${env:DATABASE_URL}"\n  WHERE: "${env:HOME}"\n';
 
   before(async () => {
@@ -96,7 +95,9 @@ describe('faults: security of upstreams and probes', function () {
         'trust: community',
       ),
       'mcp-servers.d/remote.yaml': `name: remote\ntrust: trusted\ntransport: http\nurl: "${withCredentials(remote.port)}"\n`,
-      'mcp-servers.d/deadremote.yaml': `name: deadremote\ntrust: trusted\ntransport: http\nurl: "${withCredentials(await closedPort())}"\nrestart:\n  maxRetries: 0\n`,
+      'mcp-servers.d/deadremote.yaml':
+        `name: deadremote\ntrust: trusted\ntransport: http\nurl: "${withCredentials(await closedPort())}"\n` +
+        'restart:\n  maxRetries: 0\n',
       'mcp-servers.d/burst.yaml': fixtureServer('burst', 'burst.mjs'),
       'clients.d/writer.yaml': 'name: writer\nmcp_allow: [read, write]\n',
     });

@@ -311,10 +311,9 @@ describe('faults: soak', function () {
     };
 
     const sampler = setInterval(() => rss.push(rssMb(pid)), 2000);
-    let restarter: NodeJS.Timeout | undefined;
     let restarting = Promise.resolve();
     let faultNo = 0;
-    restarter = setInterval(() => {
+    const restarter = setInterval(() => {
       if (Date.now() > deadline - 2000) return;
       restarting = restarting.then(async () => {
         const how = faultNo++ % 2 === 0 ? 'restart_server' : 'SIGKILL';

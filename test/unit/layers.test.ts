@@ -92,7 +92,6 @@ describe('layer rules (eslint.config.mjs)', function () {
   it('the MCP SDK is imported only by the upstream connection code, the endpoint and schemaValidator.ts', async () => {
     const sdk = "import { Client } from '@modelcontextprotocol/sdk/client/index.js';\nexport { Client };\n";
     for (const file of [
-      'src/broker/upstreamClient.ts',
       'src/broker/connection/stdio.ts',
       'src/broker/endpoint.ts',
       'src/broker/http/session.ts',
@@ -102,6 +101,7 @@ describe('layer rules (eslint.config.mjs)', function () {
       await expectAllowed(file, sdk);
     }
     await expectRefused('src/broker/catalog.ts', sdk, SDK);
+    await expectRefused('src/broker/upstreamClient.ts', sdk, SDK);
     await expectRefused(
       'src/broker/router/probe.ts',
       "import type { Tool } from '@modelcontextprotocol/sdk/types.js';\n",
@@ -115,7 +115,7 @@ describe('layer rules (eslint.config.mjs)', function () {
       SDK,
     );
     await expectAllowed(
-      'src/broker/upstreamClient.ts',
+      'src/broker/connection/remoteConnection.ts',
       "export const load = () => import('@modelcontextprotocol/sdk/client/sse.js');\n",
     );
   });

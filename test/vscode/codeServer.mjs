@@ -495,15 +495,27 @@ const fs = require('fs');
 const [parent, group, tmp, matchJson, keep, dirsJson] = process.argv.slice(1);
 const needles = [tmp, ...JSON.parse(matchJson)];
 const alive = (pid) => { try { process.kill(pid, 0); return true; } catch { return false; } };
-const matching = () => fs.readdirSync('/proc').filter((d) => /^\\d+$/.test(d) && Number(d) !== process.pid).filter((d) => {
-  try { const c = fs.readFileSync('/proc/' + d + '/cmdline', 'utf8'); return needles.some((n) => n && c.includes(n)); } catch { return false; }
-}).map(Number);
-const kill = (sig) => { try { process.kill(-Number(group), sig); } catch {} for (const p of matching()) { try { process.kill(p, sig); } catch {} } };
+const matching = () => fs.readdirSync('/proc')
+  .filter((d) => /^\\d+$/.test(d) && Number(d) !== process.pid)
+  .filter((d) => {
+    try { const c = fs.readFileSync('/proc/' + d + '/cmdline', 'utf8'); return needles.some((n) => n && c.includes(n)); }
+    catch { return false; }
+  }).map(Number);
+const kill = (sig) => {
+  try { process.kill(-Number(group), sig); } catch {}
+  for (const p of matching()) { try { process.kill(p, sig); } catch {} }
+};
 const timer = setInterval(() => {
   if (alive(Number(parent))) return;
   clearInterval(timer);
   kill('SIGTERM');
-  setTimeout(() => { kill('SIGKILL'); if (!keep) { for (const d of [tmp, ...JSON.parse(dirsJson)]) { try { fs.rmSync(d, { recursive: true, force: true }); } catch {} } } process.exit(0); }, 3000);
+  setTimeout(() => {
+    kill('SIGKILL');
+    if (!keep) {
+      for (const d of [tmp, ...JSON.parse(dirsJson)]) { try { fs.rmSync(d, { recursive: true, force: true }); } catch {} }
+    }
+    process.exit(0);
+  }, 3000);
 }, 1000);
 `;
 

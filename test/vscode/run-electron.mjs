@@ -76,7 +76,7 @@ const cleanup = () => {
 };
 
 const { runTests, downloadAndUnzipVSCode } = await import('@vscode/test-electron');
-let code = 1;
+let code;
 try {
   let vscodeExecutablePath;
   try {

@@ -186,7 +186,7 @@ const printLogLine = (level, text) => {
 };
 
 let cs;
-let exitCode = 2;
+let exitCode;
 let cleaning = false;
 const cleanup = async () => {
   if (cleaning) return;

@@ -63,6 +63,7 @@ export class RemoteConnection extends SdkSession implements UpstreamConnection {
     logs: LogRing,
     timeoutMs: number,
   ): Promise<RemoteConnection> {
+    // eslint-disable-next-line prefer-const -- the callbacks below may run before it is assigned; const would throw (TDZ)
     let connection: RemoteConnection | undefined;
     const client = createSdkClient(events, () => connection?.callersInFlight() ?? []);
     const { transport, isStreamEnd } = await remoteTransport(launch);

@@ -27,6 +27,7 @@ export class StdioConnection extends SdkSession implements UpstreamConnection {
   ): Promise<StdioConnection> {
     const transport = new ChildStdioTransport(launch, logs);
     const client = createSdkClient(events, () => transport.callersInFlight());
+    // eslint-disable-next-line prefer-const -- the callbacks below may run before it is assigned; const would throw (TDZ)
     let connection: StdioConnection | undefined;
     client.onclose = () => {
       if (connection && !connection.closing) events.lost(`process ${transport.exitDescription ?? 'ended'}`);

@@ -36,7 +36,8 @@ describe('activation', () => {
     }
     assert.ok(vscode.version, 'vscode.version');
     console.log(
-      `[activation] VS Code ${vscode.version}, remoteName=${vscode.env.remoteName}, node ${process.version}, uiKind=${vscode.UIKind[vscode.env.uiKind]}`,
+      `[activation] VS Code ${vscode.version}, remoteName=${vscode.env.remoteName}, ` +
+        `node ${process.version}, uiKind=${vscode.UIKind[vscode.env.uiKind]}`,
     );
   });
 });

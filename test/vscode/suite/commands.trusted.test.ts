@@ -148,7 +148,10 @@ describe('commands (end to end)', function () {
       `{
   // a comment, as VS Code allows
   "servers": {
-    "Imported Echo": { "type": "stdio", "command": ${JSON.stringify(NODE)}, "args": [${JSON.stringify(ECHO_FIXTURE)}, "--name", "imported"], "env": { "GREETING_TOKEN": "do-not-copy-me" } },
+    "Imported Echo": {
+      "type": "stdio", "command": ${JSON.stringify(NODE)}, "args": [${JSON.stringify(ECHO_FIXTURE)}, "--name", "imported"],
+      "env": { "GREETING_TOKEN": "do-not-copy-me" }
+    },
   },
 }`,
     );

@@ -10,6 +10,7 @@
 import * as fs from 'fs';
 import * as path from 'path';
 import Mocha = require('mocha');
+import type * as vscodeApi from 'vscode';
 
 interface TestRecord {
   title: string;
@@ -106,7 +107,8 @@ export async function run(): Promise<void> {
     nodeVersion: process.version,
     remoteName: (() => {
       try {
-        return (require('vscode') as typeof import('vscode')).env.remoteName;
+        // eslint-disable-next-line @typescript-eslint/no-require-imports -- guarded: 'vscode' may be absent
+        return (require('vscode') as typeof vscodeApi).env.remoteName;
       } catch {
         return undefined;
       }

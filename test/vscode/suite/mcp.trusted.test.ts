@@ -10,7 +10,10 @@ function textOf(result: vscode.LanguageModelToolResult): string {
     .join('\n');
 }
 
-/** Starts every MCP server VS Code knows (ours among them) until `pred` finds the tool; VS Code needs a few seconds to see a new provider. */
+/**
+ * Starts every MCP server VS Code knows (ours among them) until `pred` finds the tool; VS Code needs a
+ * few seconds to see a new provider.
+ */
 async function startUntil(
   pred: () => vscode.LanguageModelToolInformation | undefined,
   timeoutMs = 45_000,
@@ -22,7 +25,8 @@ async function startUntil(
     if (found) return found;
     if (Date.now() > deadline)
       throw new Error(
-        `no such tool in vscode.lm.tools after ${timeoutMs} ms (${lastError}); tools: ${vscode.lm.tools.map((t) => t.name).join(', ') || 'none'}`,
+        `no such tool in vscode.lm.tools after ${timeoutMs} ms (${lastError}); ` +
+          `tools: ${vscode.lm.tools.map((t) => t.name).join(', ') || 'none'}`,
       );
     try {
       await vscode.commands.executeCommand('workbench.mcp.startServer', '*', {
@@ -87,7 +91,7 @@ describe("VS Code's MCP client through the provider", function () {
     // ... but operator-only tools (approvals) are refused to an agent, whatever it asks.
     const approve = vscode.lm.tools.find((t) => t.name.endsWith('switchboard__approve_server'));
     if (approve) {
-      let text = '';
+      let text: string;
       try {
         text = textOf(
           await vscode.lm.invokeTool(approve.name, { input: { name: 'memory' }, toolInvocationToken: undefined }),

@@ -58,7 +58,8 @@ export async function waitFor<T>(
       const e = a.ctx.entries()[0];
       done(
         new Error(
-          `timed out after ${timeoutMs} ms waiting for ${what} (broker ${e?.phase}, ${e?.conn.lastError ?? 'no error'}; servers: ${e?.state?.servers.map((s) => `${s.name}=${s.state}`).join(', ') ?? 'none'})`,
+          `timed out after ${timeoutMs} ms waiting for ${what} (broker ${e?.phase}, ${e?.conn.lastError ?? 'no error'}; ` +
+            `servers: ${e?.state?.servers.map((s) => `${s.name}=${s.state}`).join(', ') ?? 'none'})`,
         ),
       );
     }, timeoutMs);
