@@ -1,0 +1,165 @@
+// Import Servers from Other Tools: pick a configuration (VS Code, Claude Desktop, Cursor, or any file),
+// the servers in it and a trust tier, then write each one to the registry through the broker.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import { candidateFiles, describeTarget, parseMcpConfig, SOURCE_LABELS, type ImportSource } from '../importConfig';
+import { errorText, type Cmd } from './shared';
+
+export const importServers: Cmd =
+  (ctx) =>
+  async (
+    source?: ImportSource | string,
+    opts?: { file?: string; names?: string[]; trust?: 'community' | 'trusted' },
+  ) => {
+    const entry = await ctx.pickEntry("Import into which folder's registry?", false);
+    if (!entry) return;
+    const folders = (vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath);
+    let file = opts?.file;
+    if (!file) {
+      const all = candidateFiles({
+        platform: process.platform,
+        home: os.homedir(),
+        appData: process.env.APPDATA,
+        folders: [entry.folder.uri.fsPath, ...folders.filter((f) => f !== entry.folder.uri.fsPath)],
+      });
+      const existing = all.filter((c) => (!source || source === c.source) && fs.existsSync(c.file));
+      const browse = {
+        label: '$(folder-opened) Choose a file…',
+        description: 'any JSON file with "servers" or "mcpServers"',
+        file: '',
+      };
+      if (existing.length === 0 && source === 'vscode') {
+        void vscode.window.showInformationMessage(
+          `There is no .vscode/mcp.json in ${entry.name}. ` +
+            'Servers from Claude Desktop, Cursor or another file can be imported with "Switchboard: Import Servers from Other Tools…".',
+        );
+        return;
+      }
+      const picked =
+        existing.length === 1 && source
+          ? { file: existing[0].file }
+          : await vscode.window.showQuickPick(
+              [
+                ...existing.map((c) => ({
+                  label: SOURCE_LABELS[c.source],
+                  description: c.scope === 'user' ? 'your user configuration' : c.scope,
+                  detail: c.file,
+                  file: c.file,
+                })),
+                browse,
+              ],
+              {
+                placeHolder: existing.length
+                  ? 'Import MCP servers from which configuration?'
+                  : 'No known MCP configuration found; choose a file',
+              },
+            );
+      if (!picked) return;
+      file = picked.file;
+      if (!file) {
+        const uris = await vscode.window.showOpenDialog({
+          canSelectMany: false,
+          filters: { 'MCP configuration': ['json', 'jsonc'] },
+          openLabel: 'Import',
+        });
+        if (!uris?.length) return;
+        file = uris[0].fsPath;
+      }
+    }
+    await ctx.ensureConnected(entry);
+    let parsed;
+    try {
+      parsed = parseMcpConfig(await fs.promises.readFile(file, 'utf8'), {
+        workspaceFolder: entry.folder.uri.fsPath,
+        registryRoot: entry.root,
+        home: os.homedir(),
+        existing: new Set(entry.state?.servers.map((s) => s.name) ?? []),
+      });
+    } catch (err) {
+      void vscode.window.showErrorMessage(`Cannot import ${file}: ${errorText(err)}`);
+      return;
+    }
+    for (const s of parsed.skipped) ctx.output.warn(`Import: skipped '${s.name}': ${s.reason}`);
+    if (parsed.servers.length === 0) {
+      void vscode.window.showWarningMessage(
+        `No server in ${path.basename(file)} could be imported` +
+          `${parsed.skipped.length ? `: ${parsed.skipped.map((s) => `${s.name} (${s.reason})`).join('; ')}` : ''}.`,
+      );
+      return;
+    }
+    let chosen = parsed.servers;
+    if (opts?.names)
+      chosen = chosen.filter((s) => opts.names!.includes(s.originalName) || opts.names!.includes(s.name));
+    else {
+      const picks = await vscode.window.showQuickPick(
+        parsed.servers.map((s) => ({
+          label: s.name,
+          description: describeTarget(s.definition),
+          detail: s.notes.length ? s.notes.join('; ') : undefined,
+          picked: true,
+          server: s,
+        })),
+        { canPickMany: true, placeHolder: `Import which servers from ${path.basename(file)}?` },
+      );
+      if (!picks?.length) return;
+      chosen = picks.map((p) => p.server);
+    }
+    let trust = opts?.trust;
+    if (!trust) {
+      const t = await vscode.window.showQuickPick(
+        [
+          {
+            label: 'community',
+            description: 'recommended',
+            detail: 'Each server runs only after you approve exactly what it runs (command, arguments, grants).',
+            trust: 'community' as const,
+          },
+          {
+            label: 'trusted',
+            detail: 'They start right away, as they did in the other tool.',
+            trust: 'trusted' as const,
+          },
+        ],
+        { placeHolder: 'Trust tier for the imported servers' },
+      );
+      if (!t) return;
+      trust = t.trust;
+    }
+    const written: string[] = [];
+    const failed: string[] = [];
+    await vscode.window.withProgress(
+      { location: vscode.ProgressLocation.Notification, title: 'Switchboard: importing servers', cancellable: true },
+      async (progress, token) => {
+        for (const s of chosen) {
+          if (token.isCancellationRequested) break;
+          progress.report({ message: s.name, increment: 100 / chosen.length });
+          try {
+            await entry.conn.call('upsert_server', { definition: { ...s.definition, trust } });
+            written.push(s.name);
+            for (const note of s.notes) ctx.output.info(`Import '${s.name}': ${note}`);
+          } catch (err) {
+            failed.push(`${s.name}: ${errorText(err)}`);
+            ctx.output.error(`Import '${s.name}' failed: ${errorText(err)}`);
+          }
+        }
+      },
+    );
+    const noted = chosen.filter((s) => s.notes.length && written.includes(s.name)).length;
+    const into = path.relative(entry.folder.uri.fsPath, path.join(entry.root, 'mcp-servers.d')) || 'mcp-servers.d';
+    const msg =
+      `Imported ${written.length} server${written.length === 1 ? '' : 's'} into ${into}` +
+      `${trust === 'community' ? ' as community servers (approve each one to run it)' : ''}.`;
+    if (failed.length) void vscode.window.showErrorMessage(`${msg} ${failed.length} failed: ${failed.join('; ')}`);
+    else
+      void vscode.window
+        .showInformationMessage(
+          msg + (noted ? ` ${noted} of them need attention: see the Switchboard log.` : ''),
+          ...(noted ? ['Show Log'] : []),
+        )
+        .then((p) => {
+          if (p) ctx.output.show();
+        });
+    return { written, failed, skipped: parsed.skipped };
+  };
