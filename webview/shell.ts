@@ -38,35 +38,38 @@ function textarea(placeholder: string, rows = 3): HTMLTextAreaElement {
   return h('textarea', { placeholder, rows: String(rows), spellcheck: 'false' });
 }
 
+/** A fieldset of radios or checkboxes, one per value, each with its help text; errors under it. */
+function choiceGroup(
+  name: string,
+  legend: string,
+  type: 'radio' | 'checkbox',
+  values: string[],
+  help: Record<string, string>,
+): HTMLElement {
+  return h(
+    'fieldset',
+    {
+      class: type === 'radio' ? 'field radios' : 'field checks',
+      'data-field': name,
+      id: name,
+      'aria-describedby': `${name}-error`,
+    },
+    h('legend', {}, legend),
+    ...values.map((v) =>
+      h(
+        'label',
+        { class: 'choice' },
+        h('input', { type, name, value: v }),
+        h('span', {}, h('strong', {}, v), ' — ', help[v]),
+      ),
+    ),
+    h('div', { class: 'error', id: `${name}-error`, role: 'alert' }),
+  );
+}
+
 export function renderShell(): void {
-  const trust = h(
-    'fieldset',
-    { class: 'field radios', 'data-field': 'trust', id: 'trust', 'aria-describedby': 'trust-error' },
-    h('legend', {}, 'Trust tier'),
-    ...['builtin', 'trusted', 'community'].map((t) =>
-      h(
-        'label',
-        { class: 'choice' },
-        h('input', { type: 'radio', name: 'trust', value: t }),
-        h('span', {}, h('strong', {}, t), ' — ', TRUST_HELP[t]),
-      ),
-    ),
-    h('div', { class: 'error', id: 'trust-error', role: 'alert' }),
-  );
-  const grants = h(
-    'fieldset',
-    { class: 'field checks', 'data-field': 'grants', id: 'grants', 'aria-describedby': 'grants-error' },
-    h('legend', {}, 'Grants'),
-    ...['network', 'secrets', 'filesystem'].map((g) =>
-      h(
-        'label',
-        { class: 'choice' },
-        h('input', { type: 'checkbox', name: 'grants', value: g }),
-        h('span', {}, h('strong', {}, g), ' — ', GRANT_HELP[g]),
-      ),
-    ),
-    h('div', { class: 'error', id: 'grants-error', role: 'alert' }),
-  );
+  const trust = choiceGroup('trust', 'Trust tier', 'radio', ['builtin', 'trusted', 'community'], TRUST_HELP);
+  const grants = choiceGroup('grants', 'Grants', 'checkbox', ['network', 'secrets', 'filesystem'], GRANT_HELP);
   const transport = h(
     'select',
     {},
