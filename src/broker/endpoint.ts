@@ -384,6 +384,7 @@ export class Endpoint {
     const session = createMcpSession(ctx, this.opts.router, this.opts.version);
     session.server.onclose = () => {
       if (this.sessions.get(ctx.sessionId) === session) this.sessions.delete(ctx.sessionId);
+      this.opts.router.sessionClosed?.(ctx);
     };
     this.sessions.set(ctx.sessionId, session);
     void session.server.connect(session.transport);

@@ -14,6 +14,7 @@ import {
 import type { RequestExtra, Router, SessionContext } from './routing';
 import { noCompletions, noSuchServer, type ServedCall, type ServedServer } from './servedServer';
 import { AggregatedScope, ServerScope, type SessionScope } from './sessionScope';
+import { TaskRoutes, type TaskCaller } from './taskRoutes';
 
 const AGGREGATED_INSTRUCTIONS =
   'MCP Switchboard: tools, prompts and resources of every server in this workspace, named <server>__<name>. ' +
@@ -38,8 +39,11 @@ export class BrokerRouter implements Router {
   private readonly scopes = new WeakMap<SessionContext, SessionScope>();
   /** Tool lists narrowed by a profile, per listed array and profile object (both replaced on change). */
   private readonly profiled = new WeakMap<Tool[], WeakMap<ToolProfile, Tool[]>>();
+  private readonly tasks: TaskRoutes;
 
-  constructor(private readonly deps: RouterDeps) {}
+  constructor(private readonly deps: RouterDeps) {
+    this.tasks = new TaskRoutes({ servedServer: (name) => deps.servedServer(name), audit: (entry) => deps.audit(entry) });
+  }
 
   hasServer(name: string): boolean {
     return this.deps.access.servesServerEndpoint(name, this.deps.isUpstream(name));
@@ -73,21 +77,44 @@ export class BrokerRouter implements Router {
     args: JsonObject,
     meta: JsonObject | undefined,
     extra: RequestExtra,
+    task?: JsonObject,
   ): Promise<JsonObject> {
     const scope = this.scopeOf(ctx);
     const route = this.resolve(() => scope.resolveTool(name)) ?? this.fail(scope.unknownTool(name));
     const server = this.target(route.server);
-    const entry =
+    const entry: JsonObject =
       server.kind === 'control'
         ? { event: 'facade', tool: route.exposed }
         : { event: 'call', server: route.server, tool: route.name };
+    if (task) entry.task = true;
     return this.forward(ctx, entry, async () => {
       if (!this.deps.access.allowsTool(ctx.identity, route.server, route.exposed)) {
         const who = ctx.identity.client;
         throw new McpFailure(ErrorCodes.Forbidden, `Tool '${name}' is not in client '${who}''s tool profile.`);
       }
-      return server.callTool(route.name, args, meta, this.call(ctx, extra));
+      if (!task) return server.callTool(route.name, args, meta, this.call(ctx, extra));
+      if (!server.toolTasks) {
+        throw new McpFailure(
+          ErrorCodes.MethodNotFound,
+          `Tool '${name}' cannot run as a task: server '${route.server}' does not support task-augmented ` +
+            'tool calls. Call it without "task".',
+        );
+      }
+      const result = await server.callTool(route.name, args, meta, { ...this.call(ctx, extra), task });
+      return this.tasks.created(this.taskCaller(ctx), server, route.name, result, entry);
     });
+  }
+
+  taskRequest(ctx: SessionContext, method: string, params: JsonObject, extra: RequestExtra): Promise<JsonObject> {
+    return this.tasks.request(this.taskCaller(ctx), method, params, this.call(ctx, extra));
+  }
+
+  sessionOpened(ctx: SessionContext, notify: (method: string, params: JsonObject) => void): void {
+    this.tasks.sessionOpened(ctx.sessionId, notify);
+  }
+
+  sessionClosed(ctx: SessionContext): void {
+    this.tasks.sessionClosed(ctx.sessionId);
   }
 
   listPrompts(ctx: SessionContext): Prompt[] {
@@ -178,6 +205,10 @@ export class BrokerRouter implements Router {
     const server = this.deps.servedServer(name);
     if (!server) throw noSuchServer(name);
     return server;
+  }
+
+  private taskCaller(ctx: SessionContext): TaskCaller {
+    return { session: ctx.sessionId, client: ctx.identity.client, endpointServer: ctx.server };
   }
 
   private call(ctx: SessionContext, extra: RequestExtra): ServedCall {

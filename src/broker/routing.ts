@@ -30,13 +30,21 @@ export interface Router {
   hasServer(name: string): boolean;
   instructions(server?: string): string | undefined;
   listTools(ctx: SessionContext): Tool[];
+  /** `task`: the request's `task` param (2025-11-25 tasks); the answer is then a CreateTaskResult. */
   callTool(
     ctx: SessionContext,
     name: string,
     args: JsonObject,
     meta: JsonObject | undefined,
     extra: RequestExtra,
+    task?: JsonObject,
   ): Promise<JsonObject>;
+  /** tasks/get, tasks/result, tasks/list, tasks/cancel: the session's own tasks only. */
+  taskRequest?(ctx: SessionContext, method: string, params: JsonObject, extra: RequestExtra): Promise<JsonObject>;
+  /** A session began: `notify` sends a notification on its GET stream (task status changes). */
+  sessionOpened?(ctx: SessionContext, notify: (method: string, params: JsonObject) => void): void;
+  /** A session ended: what the router kept for it (its tasks) is forgotten. */
+  sessionClosed?(ctx: SessionContext): void;
   listPrompts(ctx: SessionContext): Prompt[];
   getPrompt(ctx: SessionContext, name: string, args: Record<string, string>, extra: RequestExtra): Promise<JsonObject>;
   listResources(ctx: SessionContext): Resource[];

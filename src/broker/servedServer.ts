@@ -12,11 +12,14 @@ import {
 import type { Identity, RequestExtra } from './routing';
 import type { CallOptions } from './connection/connection';
 import type { Upstream } from './upstream';
+import { declaresToolTasks, routableTools, type TaskEvents } from './taskRoutes';
 
 /** Who asked, and the request's cancellation and progress. */
 export interface ServedCall {
   identity: Identity;
   extra: RequestExtra;
+  /** A tools/call's `task` param (2025-11-25 tasks): run it as a task, answer with a CreateTaskResult. */
+  task?: JsonObject;
 }
 
 export interface ServedServer {
@@ -39,6 +42,12 @@ export interface ServedServer {
   subscribe(uri: string): Promise<void>;
   unsubscribe(uri: string): Promise<void>;
   complete(params: JsonObject, call: ServedCall): Promise<JsonObject>;
+  /** Whether it takes task-augmented tools/call (it declared `tasks.requests.tools.call`). */
+  readonly toolTasks?: boolean;
+  /** tasks/get, tasks/result or tasks/cancel about one of its tasks, under its own task id. */
+  taskRequest?(method: string, params: JsonObject, call: ServedCall): Promise<JsonObject>;
+  /** Tells `events` its task status notifications and the end of its connection. */
+  onTaskEvents?(events: TaskEvents): void;
 }
 
 /** An empty completion result (fresh each time: the endpoint may decorate what it sends). */
@@ -64,6 +73,9 @@ export class UpstreamServer implements ServedServer {
   readonly kind = 'upstream';
   /** Sessions subscribed per URI: the upstream hears one subscribe and one unsubscribe. */
   private readonly subscriptions = new Map<string, number>();
+  /** The upstream's tool list, and the same as listed (task support only where it takes tasks). */
+  private listedFrom?: readonly Tool[];
+  private listed: readonly Tool[] = [];
 
   constructor(private readonly upstream: Upstream) {}
 
@@ -76,7 +88,17 @@ export class UpstreamServer implements ServedServer {
   }
 
   get tools(): readonly Tool[] {
-    return this.upstream.tools;
+    const tools = this.upstream.tools;
+    // A new connection brings a new list, so its capabilities are read with it.
+    if (tools !== this.listedFrom) {
+      this.listedFrom = tools;
+      this.listed = routableTools(tools, this.toolTasks);
+    }
+    return this.listed;
+  }
+
+  get toolTasks(): boolean {
+    return declaresToolTasks(this.upstream.capabilities);
   }
 
   get prompts(): readonly Prompt[] {
@@ -107,7 +129,23 @@ export class UpstreamServer implements ServedServer {
     const params: JsonObject = { name, arguments: args };
     const fwd = forwardMeta(meta);
     if (fwd) params._meta = fwd;
-    return this.upstream.request('tools/call', params, { ...progressOptions(call.extra), forward: true });
+    if (call.task) params.task = call.task;
+    // A CreateTaskResult is read (its task id is mapped), so it must not come back as raw bytes.
+    return this.upstream.request('tools/call', params, { ...progressOptions(call.extra), forward: !call.task });
+  }
+
+  taskRequest(method: string, params: JsonObject, call: ServedCall): Promise<JsonObject> {
+    return this.upstream.request(method, params, progressOptions(call.extra));
+  }
+
+  onTaskEvents(events: TaskEvents): void {
+    this.upstream.on('taskStatus', (task) => events.status(task));
+    let running = this.upstream.state === 'running';
+    this.upstream.on('state', () => {
+      const now = this.upstream.state === 'running';
+      if (running && !now) events.lost(this.upstream.unavailable().message);
+      running = now;
+    });
   }
 
   getPrompt(name: string, args: Record<string, string>, call: ServedCall): Promise<JsonObject> {

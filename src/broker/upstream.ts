@@ -56,6 +56,8 @@ export interface UpstreamEventMap {
   resourceUpdated: [string];
   /** An audit entry (a server→client request was answered or refused). */
   audit: [JsonObject];
+  /** A notifications/tasks/status from the server: its Task, under its own id. */
+  taskStatus: [JsonObject];
 }
 
 export class Upstream extends EventEmitter<UpstreamEventMap> {
@@ -109,6 +111,11 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
 
   get instructions(): string | undefined {
     return this.client?.info.instructions;
+  }
+
+  /** What the connected server declared at initialize (undefined while not connected). */
+  get capabilities(): JsonObject | undefined {
+    return this.client?.info.capabilities;
   }
 
   snapshot(): UpstreamSnapshot {
@@ -220,6 +227,9 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
           resourceUpdated: (uri) => this.emit('resourceUpdated', uri),
           log: (params) => this.emit('log', params),
           lost: (reason) => this.onLost(generation, reason),
+          taskStatus: (task) => {
+            if (generation === this.generation) this.emit('taskStatus', task);
+          },
           serverRequest: this.serverRequests.handle,
         },
         this.logs,

@@ -30,6 +30,8 @@ export interface ConnectionEvents {
   log(params: JsonObject): void;
   /** The connection ended without `close()` being called: a crash or a dropped remote. */
   lost(reason: string): void;
+  /** A notifications/tasks/status (2025-11-25 tasks): the server's Task, under its own id. */
+  taskStatus?(task: JsonObject): void;
   /**
    * Answers the requests the server sends its client (sampling, elicitation, roots); without it
    * they are refused as unknown methods.

@@ -8,6 +8,7 @@ import {
   PromptListChangedNotificationSchema,
   ResourceListChangedNotificationSchema,
   ResourceUpdatedNotificationSchema,
+  TaskStatusNotificationSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
@@ -39,6 +40,7 @@ export function createSdkClient(events: ConnectionEvents, inFlight: () => Server
   client.setNotificationHandler(ResourceListChangedNotificationSchema, () => events.resourcesChanged());
   client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => events.resourceUpdated(n.params.uri));
   client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => events.log(n.params as JsonObject));
+  client.setNotificationHandler(TaskStatusNotificationSchema, (n) => events.taskStatus?.(n.params as JsonObject));
   return client;
 }
 

@@ -15,6 +15,7 @@ import {
 import { ErrorCodes, McpFailure, type JsonObject } from '../mcpTypes';
 import type { Router, SessionContext } from '../routing';
 import { sharedSchemaValidator } from '../schemaValidator';
+import { BROKER_TASKS_CAPABILITY, TASK_METHODS } from '../taskRoutes';
 import { SessionTransport, type DirectHandler } from './sessionTransport';
 import { cachedListResult } from './wire';
 
@@ -34,6 +35,7 @@ const CAPABILITIES = {
   resources: { subscribe: true, listChanged: true },
   logging: {},
   completions: {},
+  tasks: BROKER_TASKS_CAPABILITY,
 };
 
 /**
@@ -52,7 +54,12 @@ function directHandler(router: Router, ctx: SessionContext): DirectHandler {
         if (typeof args !== 'object' || args === null || Array.isArray(args)) {
           throw new McpFailure(ErrorCodes.InvalidParams, 'tools/call "arguments" must be an object');
         }
-        return router.callTool(ctx, params.name, args as JsonObject, params._meta as JsonObject | undefined, extra);
+        const task = params.task;
+        if (task !== undefined && (typeof task !== 'object' || task === null || Array.isArray(task))) {
+          throw new McpFailure(ErrorCodes.InvalidParams, 'tools/call "task" must be an object');
+        }
+        const meta = params._meta as JsonObject | undefined;
+        return router.callTool(ctx, params.name, args as JsonObject, meta, extra, task as JsonObject | undefined);
       }
       case 'prompts/get': {
         if (typeof params.name !== 'string') {
@@ -73,6 +80,8 @@ function directHandler(router: Router, ctx: SessionContext): DirectHandler {
       case 'completion/complete':
         return router.complete(ctx, params, extra);
       default:
+        // tasks/* come through the SDK server's fallback handler (they are not on the direct path).
+        if (TASK_METHODS.has(request.method) && router.taskRequest) return router.taskRequest(ctx, request.method, params, extra);
         throw new McpFailure(ErrorCodes.MethodNotFound, `Method not found: ${request.method.slice(0, 100)}`);
     }
   };
@@ -94,6 +103,8 @@ export function createMcpSession(ctx: SessionContext, router: Router, version: s
     capabilities: () => server.getClientCapabilities() as JsonObject | undefined,
   });
   const session: McpSession = { ctx, server, transport, lastSeen: Date.now(), subscriptions: new Set() };
+  // Notifications for this session alone (its tasks' status) go on its GET stream.
+  router.sessionOpened?.(ctx, (method, params) => void transport.send({ jsonrpc: '2.0', method, params }));
 
   // Lists are served whole from the catalog's cache: one page, no upstream round trip.
   server.setRequestHandler(ListToolsRequestSchema, () => cachedListResult('tools', router.listTools(ctx)) as never);
