@@ -42,7 +42,10 @@ export class BrokerRouter implements Router {
   private readonly tasks: TaskRoutes;
 
   constructor(private readonly deps: RouterDeps) {
-    this.tasks = new TaskRoutes({ servedServer: (name) => deps.servedServer(name), audit: (entry) => deps.audit(entry) });
+    this.tasks = new TaskRoutes({
+      servedServer: (name) => deps.servedServer(name),
+      audit: (entry) => deps.audit(entry),
+    });
   }
 
   hasServer(name: string): boolean {

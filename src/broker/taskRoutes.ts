@@ -288,7 +288,8 @@ export class TaskRoutes {
     try {
       if (task.lost !== undefined) {
         const status = String(task.last.status);
-        throw new McpFailure(ErrorCodes.InvalidParams, `Cannot cancel task: already in terminal status '${status}'. ${task.lost}`);
+        const refusal = `Cannot cancel task: already in terminal status '${status}'. ${task.lost}`;
+        throw new McpFailure(ErrorCodes.InvalidParams, refusal);
       }
       const state = underId(await this.forward(task, 'tasks/cancel', call), task.id);
       task.last = state;
@@ -306,18 +307,21 @@ export class TaskRoutes {
       throw new McpFailure(ErrorCodes.InvalidParams, 'Invalid cursor: tasks/list through the broker has one page.');
     }
     const owned = this.table.owned(caller.session, this.now());
-    const states = await Promise.all(
-      owned.map((task) =>
-        this.get(task, call).catch((err: { code?: unknown }) => (err.code === ErrorCodes.InvalidParams ? undefined : task.last)),
-      ),
-    );
+    // One the server no longer has is left out; one it cannot answer for now shows its last state.
+    const state = (task: RoutedTask): Promise<JsonObject | undefined> =>
+      this.get(task, call).catch((err: { code?: unknown }) =>
+        err.code === ErrorCodes.InvalidParams ? undefined : task.last,
+      );
+    const states = await Promise.all(owned.map(state));
     return { tasks: states.filter((state): state is JsonObject => state !== undefined) };
   }
 
   /** A request about one task, to its server under the server's own id. */
   private async forward(task: RoutedTask, method: string, call: ServedCall): Promise<JsonObject> {
     const server = this.deps.servedServer(task.server);
-    if (!server?.taskRequest) throw new McpFailure(ErrorCodes.UpstreamUnavailable, `No server named '${task.server}' now.`);
+    if (!server?.taskRequest) {
+      throw new McpFailure(ErrorCodes.UpstreamUnavailable, `No server named '${task.server}' is in the registry now.`);
+    }
     try {
       return await server.taskRequest(method, { taskId: task.upstreamId }, call);
     } catch (err) {

@@ -12,7 +12,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import {
   CallToolResultSchema,
   CreateTaskResultSchema,
-  McpError,
+  type McpError,
   TaskStatusNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import {
@@ -310,7 +310,8 @@ describe('tasks through the broker', function () {
       () => a.statuses.find((s) => s.taskId === task.taskId && s.status === 'failed'),
       'the failed status notification',
     );
-    assert.match(notified.statusMessage, /Server 'tasks' stopped, and task 'tasks__[0-9a-f]+' and its result are lost/);
+    const lost = /Server 'tasks' stopped, and task 'tasks__[0-9a-f]+' and its result are lost/;
+    assert.match(notified.statusMessage, lost);
     const state = await a.client.experimental.tasks.getTask(task.taskId);
     assert.equal(state.status, 'failed');
     const result = await rejection(() => a.client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema));

@@ -81,7 +81,9 @@ function directHandler(router: Router, ctx: SessionContext): DirectHandler {
         return router.complete(ctx, params, extra);
       default:
         // tasks/* come through the SDK server's fallback handler (they are not on the direct path).
-        if (TASK_METHODS.has(request.method) && router.taskRequest) return router.taskRequest(ctx, request.method, params, extra);
+        if (TASK_METHODS.has(request.method) && router.taskRequest) {
+          return router.taskRequest(ctx, request.method, params, extra);
+        }
         throw new McpFailure(ErrorCodes.MethodNotFound, `Method not found: ${request.method.slice(0, 100)}`);
     }
   };
