@@ -323,7 +323,7 @@ export class TaskRoutes {
       throw new McpFailure(ErrorCodes.UpstreamUnavailable, `No server named '${task.server}' is in the registry now.`);
     }
     try {
-      return await server.taskRequest(method, { taskId: task.upstreamId }, call);
+      return await server.taskRequest(method, { taskId: task.upstreamId }, askingUnderId(call, task));
     } catch (err) {
       // The server no longer knows it (expired, or never heard of it after a restart): neither does the broker.
       if ((err as { code?: unknown }).code === ErrorCodes.InvalidParams && method !== 'tasks/cancel') {
@@ -375,6 +375,23 @@ export class TaskRoutes {
       ...(error ? { error: (error as Error).message } : {}),
     });
   }
+}
+
+/**
+ * The call, with the requests its server sends the caller about this task (elicitation during
+ * tasks/result, for an input_required task) naming the task by the caller's id.
+ */
+function askingUnderId(call: ServedCall, task: RoutedTask): ServedCall {
+  const caller = call.extra.caller;
+  if (!caller) return call;
+  const ask: typeof caller.ask = (request) => {
+    const meta = request.params._meta as JsonObject | undefined;
+    const related = meta?.[RELATED_TASK_META] as JsonObject | undefined;
+    if (related?.taskId !== task.upstreamId) return caller.ask(request);
+    const params = { ...request.params, _meta: { ...meta, [RELATED_TASK_META]: { taskId: task.id } } };
+    return caller.ask({ ...request, params });
+  };
+  return { ...call, extra: { ...call.extra, caller: { ...caller, ask } } };
 }
 
 function throwing(error: McpFailure): never {

@@ -12,6 +12,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import {
   CallToolResultSchema,
   CreateTaskResultSchema,
+  ElicitRequestSchema,
   type McpError,
   TaskStatusNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -290,6 +291,35 @@ describe('tasks through the broker', function () {
     assert.match(textOf(result), /# Research Report: switchboards/);
   });
 
+  it('input_required: the elicitation a task needs reaches its caller during tasks/result, under its id', async () => {
+    const asked: Json[] = [];
+    const client = new Client({ name: 'gina', version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
+    client.setRequestHandler(ElicitRequestSchema, (request) => {
+      asked.push(request.params);
+      return { action: 'accept', content: { interpretation: 'programming' } };
+    });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(broker.url), {
+        requestInit: { headers: { Authorization: `Bearer ${broker.token}` } },
+      }),
+    );
+    try {
+      const args = { topic: 'python', ambiguous: true };
+      const task = await createTask(client, 'everything__simulate-research-query', args);
+      await waitFor(
+        async () => (await client.experimental.tasks.getTask(task.taskId)).status === 'input_required',
+        'the task to ask for input',
+        20_000,
+      );
+      const result = await client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+      assert.equal(asked.length, 1);
+      assert.deepEqual(asked[0]._meta?.[RELATED], { taskId: task.taskId });
+      assert.match(textOf(result), /# Research Report: python \(programming\)/);
+    } finally {
+      await client.close();
+    }
+  });
+
   it('task creation and cancellation are audited: server, tool, client, namespaced task id, outcome', async () => {
     const created = auditEntries(broker, (e) => e.event === 'call' && e.task === true && e.server === 'tasks');
     const slow = created.find((e) => e.tool === 'slow-task');
@@ -302,7 +332,7 @@ describe('tasks through the broker', function () {
     assert.ok(cancels.some((e) => e.outcome === 'error'), 'the refused second cancel');
   });
 
-  it('an upstream killed mid-task: its task turns failed (notified), its result is a clear error, no hang', async () => {
+  it('an upstream killed mid-task: its task turns failed (notified), its result is a clear error', async () => {
     const pid = Number(textOf(await a.client.callTool({ name: 'tasks__pid', arguments: {} })));
     const task = await createTask(a.client, 'tasks__hold-task');
     process.kill(pid, 'SIGKILL');

@@ -80,7 +80,7 @@ function directHandler(router: Router, ctx: SessionContext): DirectHandler {
       case 'completion/complete':
         return router.complete(ctx, params, extra);
       default:
-        // tasks/* come through the SDK server's fallback handler (they are not on the direct path).
+        // tasks/*: on the direct path too, so that requests a server sends during tasks/result reach this caller.
         if (TASK_METHODS.has(request.method) && router.taskRequest) {
           return router.taskRequest(ctx, request.method, params, extra);
         }

@@ -23,7 +23,17 @@ import {
  * the per-call path. Everything else (initialize, ping, lists, subscriptions, logging) goes
  * through the SDK server.
  */
-export const DIRECT_METHODS = new Set(['tools/call', 'prompts/get', 'resources/read', 'completion/complete']);
+export const DIRECT_METHODS = new Set([
+  'tools/call',
+  'prompts/get',
+  'resources/read',
+  'completion/complete',
+  // A task's tasks/result may carry the server's requests for it (input_required): they need its caller.
+  'tasks/get',
+  'tasks/result',
+  'tasks/list',
+  'tasks/cancel',
+]);
 
 export type DirectHandler = (
   request: { method: string; params?: JsonObject },
