@@ -21,6 +21,9 @@ export const MAX_TASKS_PER_SESSION = 256;
 
 const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
 
+/** Status notifications kept for tasks not recorded yet (see TaskRoutes.early). */
+const EARLY_STATUSES = 64;
+
 export function isTerminal(status: unknown): boolean {
   return typeof status === 'string' && TERMINAL.has(status);
 }
@@ -211,6 +214,11 @@ export class TaskRoutes {
   readonly table = new TaskTable();
   private readonly sinks = new Map<string, Notify>();
   private readonly listening = new WeakSet<ServedServer>();
+  /**
+   * Status notifications that came before their task was recorded: a quick task's can overtake its
+   * CreateTaskResult on the way through the broker. A few are kept, for the task they belong to.
+   */
+  private readonly early = new Map<string, JsonObject>();
 
   constructor(private readonly deps: TaskRouteDeps) {}
 
@@ -251,6 +259,12 @@ export class TaskRoutes {
       expiresAt: ttl === undefined ? undefined : this.now() + ttl,
     });
     audit.taskId = id;
+    const early = this.early.get(upstreamKey(server.name, task.taskId as string));
+    if (early) {
+      this.early.delete(upstreamKey(server.name, task.taskId as string));
+      // After the CreateTaskResult is on its way: the caller learns of the task before its change.
+      setImmediate(() => this.onStatus(server.name, early));
+    }
     return { ...result, task: last };
   }
 
@@ -349,7 +363,12 @@ export class TaskRoutes {
   private onStatus(server: string, state: JsonObject): void {
     if (typeof state.taskId !== 'string') return;
     const task = this.table.ofUpstream(server, state.taskId);
-    if (!task) return; // not a task the broker created for a session (or one it forgot)
+    if (!task) {
+      // Not recorded yet (or forgotten): kept a while in case its CreateTaskResult is still on the way.
+      this.early.set(upstreamKey(server, state.taskId), state);
+      if (this.early.size > EARLY_STATUSES) this.early.delete(this.early.keys().next().value!);
+      return;
+    }
     const { _meta: _drop, ...fields } = state;
     task.last = underId(fields, task.id);
     this.sinks.get(task.session)?.('notifications/tasks/status', task.last);

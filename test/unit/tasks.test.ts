@@ -178,6 +178,16 @@ describe('task routes: routing over a served server', () => {
     assert.deepEqual(notified.s2, []);
   });
 
+  it("a status that overtook its task's CreateTaskResult reaches the owner after the task is recorded", async () => {
+    const { upstream, notified, create } = setup();
+    await create('s1');
+    upstream.events().status({ taskId: 'u2', status: 'completed' });
+    await create('s1');
+    assert.deepEqual(notified.s1, []);
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(notified.s1, [{ taskId: 'slow__u2', status: 'completed' }]);
+  });
+
   it('a stopped server fails its unfinished tasks, tells their owners, and answers for them itself', async () => {
     const { upstream, routes, notified, create } = setup();
     await create('s1');
