@@ -223,11 +223,14 @@ Example (Claude Code):  claude mcp add switchboard -- npx switchboard connect --
           s.pid ? String(s.pid) : '-',
           String(s.tools.length),
           String(s.restarts),
-          s.lastError ?? '',
+          firstLine(s.lastError ?? ''),
         ]);
         process.stdout.write(
           table([['SERVER', 'STATE', 'TRUST', 'PID', 'TOOLS', 'RESTARTS', 'LAST ERROR'], ...rows]) + '\n',
         );
+        // A table cell holds one line; an error with more (a process's last output) follows in full.
+        const long = servers.filter((s) => s.lastError && firstLine(s.lastError) !== s.lastError);
+        for (const s of long) process.stdout.write(`\n${s.name}: ${s.lastError!.replace(/\n/g, '\n    ')}\n`);
         if (problems.length)
           process.stdout.write(`\nRegistry problems:\n${problems.map((p) => `  ${p.text}`).join('\n')}\n`);
         return 0;
@@ -377,6 +380,13 @@ async function withOperator(
   } finally {
     await client.close();
   }
+}
+
+/** The first line of `text`, cut to a width a terminal row can hold; '…' says there is more. */
+function firstLine(text: string, width = 80): string {
+  const line = text.split(/\r?\n/, 1)[0].replace(/[;:]\s*$/, '');
+  if (line === text && line.length <= width) return text;
+  return line.length > width - 2 ? `${line.slice(0, width - 1)}…` : `${line} …`;
 }
 
 function table(rows: string[][]): string {

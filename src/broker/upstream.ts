@@ -139,6 +139,9 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     this.consecutiveFailures = 0;
     this.clearRestartTimer();
     if (this.state === 'starting' || this.state === 'running') return;
+    // Why it was held or failed before no longer holds once it is started again ("Approved, now
+    // starting (needs the operator's approval)" said both at once); the log keeps the history.
+    this.lastError = undefined;
     void this.launch();
   }
 
