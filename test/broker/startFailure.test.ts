@@ -38,6 +38,10 @@ describe('start failures', function () {
         `name: mute\ntrust: trusted\ncommand: ${JSON.stringify(process.execPath)}\n` +
         `args: ["-e", ${JSON.stringify(SILENT)}]\n` +
         'timeouts: { startupMs: 400 }\nrestart: { backoffMs: 10, maxBackoffMs: 20, maxRetries: 50 }\n',
+      // npx fetching a package that is not installed, without the network grant: it can only fail.
+      'mcp-servers.d/fetcher.yaml':
+        'name: fetcher\ntrust: trusted\ncommand: npx\nargs: [-y, "@switchboard-test/not-installed-anywhere"]\n' +
+        'timeouts: { startupMs: 4000 }\nrestart: { maxRetries: 0 }\n',
       'mcp-servers.d/outsider.yaml':
         `name: outsider\ntrust: community\ncommand: ${JSON.stringify(process.execPath)}\n` +
         `args: [${JSON.stringify(fixture('echo.mjs'))}]\n`,
@@ -68,6 +72,20 @@ describe('start failures', function () {
     assert.match(err, /warming up\nstill warming up$/, err);
   });
 
+  it('says why a package runner without the network grant cannot start', async () => {
+    const s = await waitFor(
+      async () => {
+        const st = await status(operator, 'fetcher');
+        return st.state === 'failed' ? st : undefined;
+      },
+      'the npx server to fail',
+      40_000,
+      200,
+    );
+    assert.match(String(s.lastError), /'npx' downloads '@switchboard-test\/not-installed-anywhere'/);
+    assert.match(String(s.lastError), /no 'network' grant.*Add 'network' to grants/s);
+  });
+
   it('prints one table row per server and the multi-line error below the table', () => {
     const out = spawnSync(process.execPath, [BROKER_JS, 'status', '--root', broker.root], {
       env: { ...process.env, SWITCHBOARD_HOME: broker.home },
@@ -80,7 +98,7 @@ describe('start failures', function () {
     assert.ok(header >= 0, out.stdout);
     const end = lines.indexOf('', header);
     const rows = lines.slice(header + 1, end);
-    assert.equal(rows.length, 2, `one row per server:\n${out.stdout}`);
+    assert.equal(rows.length, 3, `one row per server:\n${out.stdout}`);
     assert.ok(rows.some((r) => /^mute\s+(starting|backoff)\s+trusted\s/.test(r)), out.stdout);
     assert.ok(rows.some((r) => /^outsider\s+awaiting-approval\s+community\s/.test(r)), out.stdout);
     assert.match(out.stdout, /\nmute: .*last output:\n {4}warming up\n {4}still warming up\n/);
