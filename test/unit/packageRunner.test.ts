@@ -13,7 +13,7 @@ describe('registry: package runners', () => {
       ['uvx', ['--from', 'git+https://x', 'mcp-server-fetch'], 'uvx', 'mcp-server-fetch'],
       ['uv', ['tool', 'run', 'mcp-server-time'], 'uv tool run', 'mcp-server-time'],
       ['pipx', ['run', 'mcp-server-git'], 'pipx run', 'mcp-server-git'],
-      ['docker', ['run', '-i', '--rm', '-e', 'TOKEN', 'ghcr.io/github/github-mcp-server'], 'docker run', 'ghcr.io/github/github-mcp-server'],
+      ['docker', ['run', '-i', '--rm', '-e', 'TOKEN', 'ghcr.io/acme/mcp'], 'docker run', 'ghcr.io/acme/mcp'],
       ['bunx', ['some-server'], 'bunx', 'some-server'],
       ['bun', ['x', 'some-server'], 'bunx', 'some-server'],
       ['pnpm', ['dlx', 'srv'], 'pnpm dlx', 'srv'],
