@@ -12,6 +12,7 @@ import { liveRecord } from './discovery';
 import { launchBroker } from './launcher';
 import { findBroker, OperatorClient } from './operatorClient';
 import { runtimePaths, type BrokerRecord } from './runtime';
+import { KIND_DIRS } from '../registry/schema';
 
 interface Command {
   summary: string;
@@ -175,6 +176,11 @@ Example (Claude Code):  claude mcp add switchboard -- npx switchboard connect --
       };
       let token: string | undefined;
       if (client) {
+        const refused = undeclaredClient(root, client);
+        if (refused) {
+          process.stderr.write(`switchboard connect: ${refused}\n`);
+          return 2;
+        }
         const tokens = new ClientTokens(paths.tokensDir);
         token = tokens.tokenFor(client).token;
       }
@@ -188,6 +194,9 @@ Example (Claude Code):  claude mcp add switchboard -- npx switchboard connect --
             idleExitSeconds: BRIDGE_IDLE_EXIT_SECONDS,
             log: { info: log, warn: log },
           });
+          // A broker started just now has its servers still starting: give them a moment, so the
+          // agent's first tools/list has their tools rather than only the broker's own.
+          await untilServersSettle(record, STARTING_WAIT_MS, log);
         }
         if (!record) throw new Error(`no broker is running for ${root}`);
         return { url: record.url, token: token ?? fs.readFileSync(record.operatorTokenFile, 'utf8').trim() };
@@ -379,6 +388,43 @@ async function withOperator(
     return await fn(client, record);
   } finally {
     await client.close();
+  }
+}
+
+/** Why `--client name` cannot work for `root` (no clients.d/<name>.yaml), with the fix; undefined if it can. */
+export function undeclaredClient(root: string, name: string): string | undefined {
+  const dir = path.join(root, KIND_DIRS.client);
+  if (['.yaml', '.yml'].some((ext) => fs.existsSync(path.join(dir, `${name}${ext}`)))) return undefined;
+  const noRegistry = !fs.existsSync(path.join(root, KIND_DIRS.server));
+  return (
+    `client '${name}' is not declared in ${root}: there is no ${KIND_DIRS.client}/${name}.yaml. ` +
+    `Create it (for example with the line 'mcp_allow: [read]'), or leave out --client to connect as the operator.` +
+    (noRegistry ? ` ${root} has no ${KIND_DIRS.server}/ either: is --root the folder that holds the registry?` : '')
+  );
+}
+
+const STARTING_WAIT_MS = 8000;
+
+/** Waits (at most `ms`) until no server of a fresh broker is still starting. */
+async function untilServersSettle(record: BrokerRecord, ms: number, log: (line: string) => void): Promise<void> {
+  const deadline = Date.now() + ms;
+  let client: OperatorClient | undefined;
+  try {
+    client = await OperatorClient.connect(record);
+    for (;;) {
+      const { servers } = await client.call('list_servers', {});
+      const starting = servers.filter((s) => s.state === 'starting').map((s) => s.name);
+      if (starting.length === 0) return;
+      if (Date.now() > deadline) {
+        log(`still starting: ${starting.join(', ')}; their tools appear when they are up (tools/list_changed)`);
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 150));
+    }
+  } catch (err) {
+    log(`could not read the broker's state (${(err as Error).message}); continuing`);
+  } finally {
+    await client?.close().catch(() => undefined);
   }
 }
 
