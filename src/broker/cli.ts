@@ -117,9 +117,11 @@ If a broker already serves <dir>, prints its endpoint and exits (one broker per 
             `  endpoint    ${url}`,
             `  token file  ${paths.operatorTokenFile}  (operator token; keep it private)`,
             '',
-            'Connect any MCP client over Streamable HTTP with the token as a bearer header, e.g.:',
-            `  npx @modelcontextprotocol/inspector --transport http --server-url ${url} ` +
-              `--header "Authorization: Bearer $(cat ${paths.operatorTokenFile})"`,
+            'The port is picked at random on each start (--port <n> fixes it). Connect any MCP client over',
+            'Streamable HTTP with the token as a bearer header; e.g. the MCP Inspector (it needs Node >= 22.19;',
+            "'-p node@24' brings one from npm on an older Node):",
+            `  npx -y -p node@24 -p @modelcontextprotocol/inspector -- mcp-inspector --cli ${url} ` +
+              `--transport http --method tools/list --header "Authorization: Bearer $(cat ${paths.operatorTokenFile})"`,
             `or bridge a stdio-only agent:  node ${cliPath} connect --root ${root} --client terminal`,
             `Status of the servers:         node ${cliPath} status --root ${root}`,
             '',
@@ -161,7 +163,8 @@ the bridge calls as that client from clients.d/ (its scopes apply; the token is 
 first use); without it, as the operator. If no broker runs, one is started in the background
 (it exits after 10 idle minutes). Survives broker restarts; stdin EOF ends the session.
 
-Example (Claude Code):  claude mcp add switchboard -- npx switchboard connect --root . --client terminal
+Example (Claude Code):
+  claude mcp add switchboard -- node /path/to/dist/broker.js connect --root /path/to/registry --client terminal
 
   --root <dir>     registry root (default: .)
   --client <name>  call as this declared client
