@@ -22,7 +22,8 @@ export function validate(all = false): Built {
     const el = document.getElementById(`${f}-error`);
     if (!el) continue;
     const msgs = touched.has(f) ? (built.errors.get(f) ?? []) : [];
-    el.textContent = msgs.join(' · ');
+    const warnings = touched.has(f) ? (built.warnings.get(f) ?? []) : [];
+    el.textContent = [...msgs, ...warnings.map((w) => `Warning: ${w}`)].join(' · ');
     const control = document.getElementById(f);
     if (control) control.setAttribute('aria-invalid', msgs.length ? 'true' : 'false');
     el.closest('[data-field]')?.classList.toggle('invalid', msgs.length > 0);

@@ -1,6 +1,7 @@
 // The console form's model, without the DOM: form fields ⇄ a registry definition, validated by
 // the registry's zod schema. Shared by the webview and its unit tests.
 import { explainIssues } from '../src/registry/issues';
+import { lintDefinition } from '../src/registry/lint';
 import { ServerDefSchema } from '../src/registry/schema';
 import type { ConsoleState, Definition } from './protocol';
 
@@ -65,6 +66,8 @@ export function extrasOf(def: Definition | undefined): Definition {
 export interface Built {
   definition: Definition;
   errors: Map<string, string[]>;
+  /** The registry's warnings (valid, but probably not meant): shown, never blocking. */
+  warnings: Map<string, string[]>;
 }
 
 function splitLines(text: string): string[] {
@@ -142,7 +145,15 @@ export function buildDefinition(form: ConsoleState['form'], ctx: BuildContext): 
 
   // The same zod schema the broker's writer and loader use: what passes here saves.
   const parsed = ServerDefSchema.safeParse(def);
-  if (!parsed.success) {
+  const warnings = new Map<string, string[]>();
+  if (parsed.success) {
+    // The same warnings the Problems view shows for the YAML file.
+    for (const lint of lintDefinition('server', parsed.data)) {
+      const top = String(lint.path[0] ?? 'form');
+      const field = SHOWN.has(top) ? top : 'form';
+      warnings.set(field, [...(warnings.get(field) ?? []), lint.message]);
+    }
+  } else {
     for (const issue of explainIssues(parsed.error.issues, ServerDefSchema, def)) {
       const top = String(issue.path[0] ?? 'name');
       const field = SHOWN.has(top) ? top : 'form';
@@ -152,7 +163,7 @@ export function buildDefinition(form: ConsoleState['form'], ctx: BuildContext): 
   if (ctx.mode === 'new' && def.name && ctx.existingNames.includes(String(def.name))) {
     add('name', `a server named '${String(def.name)}' exists already; ${REPLACES}`);
   }
-  return { definition: def, errors };
+  return { definition: def, errors, warnings };
 }
 
 /** Whether the problems should stop a Save or a Probe (a name clash alone does not). */

@@ -27,6 +27,14 @@ type Message = {
 
 const PROTOCOL_FALLBACK = '2025-06-18';
 
+/** The broker refused the bridge's token: retrying cannot help, so every request gets this reason. */
+export class BridgeRefused extends Error {}
+
+/** Delay before reconnect attempt `n` (0-based): 250 ms doubling to 5 s, so a dead broker is not hammered. */
+export function reconnectDelayMs(n: number): number {
+  return Math.min(250 * 2 ** n, 5000);
+}
+
 export class Bridge {
   private target?: BridgeTarget;
   private sessionId?: string;
@@ -37,6 +45,7 @@ export class Bridge {
   private closing = false;
   private inFlight = 0;
   private reconnecting?: Promise<void>;
+  private refused?: BridgeRefused;
 
   constructor(private readonly opts: BridgeOptions) {}
 
@@ -70,10 +79,18 @@ export class Bridge {
   }
 
   private async handle(message: Message): Promise<void> {
+    if (this.refused) return this.fail(message, this.refused.message);
     if (message.method === 'initialize') {
       this.initialize = message;
       this.ready = this.open(message, true);
-      await this.ready;
+      try {
+        await this.ready;
+      } catch (err) {
+        if (!(err instanceof BridgeRefused)) throw err;
+        this.refused = err;
+        this.opts.log(err.message);
+        this.fail(message, err.message);
+      }
       return;
     }
     if (!this.ready) {
@@ -85,7 +102,9 @@ export class Bridge {
         });
       return;
     }
-    await this.ready;
+    await this.ready.catch(() => undefined);
+    const refused = this.refusedReason();
+    if (refused) return this.fail(message, refused);
     if (this.reconnecting) await this.reconnecting;
     this.inFlight++;
     try {
@@ -95,11 +114,17 @@ export class Bridge {
     }
   }
 
+  // A method, so the check after an await is not narrowed away by the one before it.
+  private refusedReason(): string | undefined {
+    return this.refused?.message;
+  }
+
   /** Opens a session on the broker; on a re-open the client's initialize is replayed silently. */
   private async open(init: Message, forward: boolean): Promise<void> {
     this.target = await this.opts.discover();
     this.sessionId = undefined;
     const res = await this.send(init);
+    if (res.status === 401 || res.status === 403) throw new BridgeRefused(await refusal(res));
     this.sessionId = res.headers.get('mcp-session-id') ?? undefined;
     const replies = await this.readReplies(res);
     for (const reply of replies) {
@@ -163,13 +188,18 @@ export class Bridge {
       this.opts.log(`${why}; reconnecting`);
       this.stream?.abort();
       const deadline = Date.now() + 60_000;
-      for (;;) {
+      for (let attempt = 0; ; attempt++) {
         try {
           await this.open(this.initialize!, false);
           break;
         } catch (err) {
+          if (err instanceof BridgeRefused) {
+            this.refused = err;
+            this.opts.log(err.message);
+            throw err;
+          }
           if (Date.now() > deadline) throw err;
-          await new Promise((r) => setTimeout(r, 500));
+          await new Promise((r) => setTimeout(r, reconnectDelayMs(attempt)));
         }
       }
       // What the broker serves may differ after a restart: let the client list again.
@@ -213,14 +243,13 @@ export class Bridge {
     if (this.protocolVersion) headers['mcp-protocol-version'] = this.protocolVersion ?? PROTOCOL_FALLBACK;
     void fetch(target.url, { method: 'GET', headers, signal: controller.signal })
       .then((res) => (res.ok ? readEvents(res, (m) => this.write(m)) : res.body?.cancel()))
+      .then(() => new Promise((r) => setTimeout(r, 300)))
       .catch(() => undefined)
       .finally(() => {
         // The stream ended on its own (broker stopped): the next request reconnects, or we do now.
-        if (!controller.signal.aborted && !this.closing && this.initialize) {
-          setTimeout(() => {
-            if (!this.closing && this.stream === controller && this.inFlight === 0)
-              void this.reconnect('notification stream closed').catch(() => undefined);
-          }, 300);
+        if (!controller.signal.aborted && !this.closing && !this.refused && this.initialize) {
+          if (this.stream === controller && this.inFlight === 0)
+            void this.reconnect('notification stream closed').catch(() => undefined);
         }
       });
   }
@@ -239,6 +268,18 @@ export class Bridge {
         .catch(() => undefined);
     }
   }
+}
+
+/** The broker's reason for refusing a token (its JSON-RPC error message), with what to do about it. */
+async function refusal(res: Response): Promise<string> {
+  let reason = `HTTP ${res.status}`;
+  try {
+    const body = (await res.json()) as { error?: { message?: string } };
+    if (body.error?.message) reason = body.error.message;
+  } catch {
+    /* no JSON body: the status says it */
+  }
+  return `The broker refused this bridge: ${reason}`;
 }
 
 async function readEvents(res: Response, onMessage: (m: Message) => void): Promise<void> {

@@ -153,7 +153,8 @@ export class Broker extends EventEmitter<BrokerEventMap> {
     this.snapshot = snap;
     for (const problem of snap.problems) {
       this.opts.log?.(
-        `${path.relative(this.root, problem.file)}:${problem.line}:${problem.column}: ${problem.message}`,
+        // The severity word lets a reader of the log (the editor's log channel) give the line its level.
+        `${path.relative(this.root, problem.file)}:${problem.line}:${problem.column}: ${problem.severity}: ${problem.message}`,
       );
     }
     this.retireClients(previous, snap);

@@ -12,6 +12,7 @@ import { liveRecord } from './discovery';
 import { launchBroker } from './launcher';
 import { findBroker, OperatorClient } from './operatorClient';
 import { runtimePaths, type BrokerRecord } from './runtime';
+import { KIND_DIRS } from '../registry/schema';
 
 interface Command {
   summary: string;
@@ -116,9 +117,11 @@ If a broker already serves <dir>, prints its endpoint and exits (one broker per 
             `  endpoint    ${url}`,
             `  token file  ${paths.operatorTokenFile}  (operator token; keep it private)`,
             '',
-            'Connect any MCP client over Streamable HTTP with the token as a bearer header, e.g.:',
-            `  npx @modelcontextprotocol/inspector --transport http --server-url ${url} ` +
-              `--header "Authorization: Bearer $(cat ${paths.operatorTokenFile})"`,
+            'The port is picked at random on each start (--port <n> fixes it). Connect any MCP client over',
+            'Streamable HTTP with the token as a bearer header; e.g. the MCP Inspector (it needs Node >= 22.19;',
+            "'-p node@24' brings one from npm on an older Node):",
+            `  npx -y -p node@24 -p @modelcontextprotocol/inspector -- mcp-inspector --cli ${url} ` +
+              `--transport http --method tools/list --header "Authorization: Bearer $(cat ${paths.operatorTokenFile})"`,
             `or bridge a stdio-only agent:  node ${cliPath} connect --root ${root} --client terminal`,
             `Status of the servers:         node ${cliPath} status --root ${root}`,
             '',
@@ -160,7 +163,8 @@ the bridge calls as that client from clients.d/ (its scopes apply; the token is 
 first use); without it, as the operator. If no broker runs, one is started in the background
 (it exits after 10 idle minutes). Survives broker restarts; stdin EOF ends the session.
 
-Example (Claude Code):  claude mcp add switchboard -- npx switchboard connect --root . --client terminal
+Example (Claude Code):
+  claude mcp add switchboard -- node /path/to/dist/broker.js connect --root /path/to/registry --client terminal
 
   --root <dir>     registry root (default: .)
   --client <name>  call as this declared client
@@ -175,6 +179,11 @@ Example (Claude Code):  claude mcp add switchboard -- npx switchboard connect --
       };
       let token: string | undefined;
       if (client) {
+        const refused = undeclaredClient(root, client);
+        if (refused) {
+          process.stderr.write(`switchboard connect: ${refused}\n`);
+          return 2;
+        }
         const tokens = new ClientTokens(paths.tokensDir);
         token = tokens.tokenFor(client).token;
       }
@@ -188,6 +197,9 @@ Example (Claude Code):  claude mcp add switchboard -- npx switchboard connect --
             idleExitSeconds: BRIDGE_IDLE_EXIT_SECONDS,
             log: { info: log, warn: log },
           });
+          // A broker started just now has its servers still starting: give them a moment, so the
+          // agent's first tools/list has their tools rather than only the broker's own.
+          await untilServersSettle(record, STARTING_WAIT_MS, log);
         }
         if (!record) throw new Error(`no broker is running for ${root}`);
         return { url: record.url, token: token ?? fs.readFileSync(record.operatorTokenFile, 'utf8').trim() };
@@ -223,11 +235,14 @@ Example (Claude Code):  claude mcp add switchboard -- npx switchboard connect --
           s.pid ? String(s.pid) : '-',
           String(s.tools.length),
           String(s.restarts),
-          s.lastError ?? '',
+          firstLine(s.lastError ?? ''),
         ]);
         process.stdout.write(
           table([['SERVER', 'STATE', 'TRUST', 'PID', 'TOOLS', 'RESTARTS', 'LAST ERROR'], ...rows]) + '\n',
         );
+        // A table cell holds one line; an error with more (a process's last output) follows in full.
+        const long = servers.filter((s) => s.lastError && firstLine(s.lastError) !== s.lastError);
+        for (const s of long) process.stdout.write(`\n${s.name}: ${s.lastError!.replace(/\n/g, '\n    ')}\n`);
         if (problems.length)
           process.stdout.write(`\nRegistry problems:\n${problems.map((p) => `  ${p.text}`).join('\n')}\n`);
         return 0;
@@ -377,6 +392,50 @@ async function withOperator(
   } finally {
     await client.close();
   }
+}
+
+/** Why `--client name` cannot work for `root` (no clients.d/<name>.yaml), with the fix; undefined if it can. */
+export function undeclaredClient(root: string, name: string): string | undefined {
+  const dir = path.join(root, KIND_DIRS.client);
+  if (['.yaml', '.yml'].some((ext) => fs.existsSync(path.join(dir, `${name}${ext}`)))) return undefined;
+  const noRegistry = !fs.existsSync(path.join(root, KIND_DIRS.server));
+  return (
+    `client '${name}' is not declared in ${root}: there is no ${KIND_DIRS.client}/${name}.yaml. ` +
+    `Create it (for example with the line 'mcp_allow: [read]'), or leave out --client to connect as the operator.` +
+    (noRegistry ? ` ${root} has no ${KIND_DIRS.server}/ either: is --root the folder that holds the registry?` : '')
+  );
+}
+
+const STARTING_WAIT_MS = 8000;
+
+/** Waits (at most `ms`) until no server of a fresh broker is still starting. */
+async function untilServersSettle(record: BrokerRecord, ms: number, log: (line: string) => void): Promise<void> {
+  const deadline = Date.now() + ms;
+  let client: OperatorClient | undefined;
+  try {
+    client = await OperatorClient.connect(record);
+    for (;;) {
+      const { servers } = await client.call('list_servers', {});
+      const starting = servers.filter((s) => s.state === 'starting').map((s) => s.name);
+      if (starting.length === 0) return;
+      if (Date.now() > deadline) {
+        log(`still starting: ${starting.join(', ')}; their tools appear when they are up (tools/list_changed)`);
+        return;
+      }
+      await new Promise((r) => setTimeout(r, 150));
+    }
+  } catch (err) {
+    log(`could not read the broker's state (${(err as Error).message}); continuing`);
+  } finally {
+    await client?.close().catch(() => undefined);
+  }
+}
+
+/** The first line of `text`, cut to a width a terminal row can hold; '…' says there is more. */
+function firstLine(text: string, width = 80): string {
+  const line = text.split(/\r?\n/, 1)[0].replace(/[;:]\s*$/, '');
+  if (line === text && line.length <= width) return text;
+  return line.length > width - 2 ? `${line.slice(0, width - 1)}…` : `${line} …`;
 }
 
 function table(rows: string[][]): string {

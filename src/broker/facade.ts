@@ -7,6 +7,7 @@ import type { ControlOperation, DefinitionInput, ParamsOf, ResultOf } from './co
 import type { ControlOperations } from './controlOperations';
 import type { Identity } from './routing';
 import { ErrorCodes, McpFailure, type JsonObject, type Tool } from './mcpTypes';
+import { toPortableSchema } from './portableSchema';
 
 /** `operator` tools change who may run what (approvals, client tokens): the human's, never an agent's. */
 export type Scope = 'read' | 'write' | 'operator';
@@ -288,7 +289,8 @@ export class Facade {
       name: `switchboard__${d.name}`,
       title: d.name.replace(/_/g, ' '),
       description: `${d.description} [scope: ${d.scope}]`,
-      inputSchema: d.input,
+      // Advertised in the subset strict hosts accept; calls are still checked against the full schema.
+      inputSchema: toPortableSchema(d.input),
       annotations: {
         readOnlyHint: d.scope === 'read',
         destructiveHint: d.destructive ?? false,

@@ -8,6 +8,8 @@ export interface LogLine {
 export class LogRing {
   private readonly lines: LogLine[] = [];
   private partial = '';
+  /** Lines pushed since the ring was made (not capped), so a caller can mark where a launch began. */
+  private pushed = 0;
 
   constructor(
     private readonly maxLines = 500,
@@ -29,11 +31,31 @@ export class LogRing {
   push(text: string, stream: LogLine['stream'] = 'broker'): void {
     const line = text.length > this.maxLineLength ? text.slice(0, this.maxLineLength) + ' …[truncated]' : text;
     this.lines.push({ at: Date.now(), stream, text: line });
+    this.pushed++;
     if (this.lines.length > this.maxLines) this.lines.splice(0, this.lines.length - this.maxLines);
   }
 
   tail(n = 50): LogLine[] {
     return this.lines.slice(-n);
+  }
+
+  /** A mark for stderrSince(): the count of lines pushed so far. */
+  mark(): number {
+    return this.pushed;
+  }
+
+  /**
+   * The last `n` lines the process wrote to stderr after `mark`: what one launch said, without the
+   * broker's own lifecycle lines ("stopped: …") of earlier launches, which would otherwise nest.
+   */
+  stderrSince(mark: number, n = 5): string {
+    const fresh = Math.min(this.pushed - mark, this.lines.length);
+    return this.lines
+      .slice(this.lines.length - fresh)
+      .filter((l) => l.stream === 'stderr')
+      .slice(-n)
+      .map((l) => l.text)
+      .join('\n');
   }
 
   lastLines(n = 5): string {

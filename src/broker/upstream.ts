@@ -1,6 +1,7 @@
 // One supervised upstream server: its lifecycle, restart policy and cached lists.
 import { EventEmitter } from 'node:events';
 import type { ServerDef } from '../registry/schema';
+import { packageRunnerWarning } from '../registry/packageRunner';
 import { connectUpstream, type CallOptions, type UpstreamConnection } from './connection/connection';
 import { ConnectionError } from './connection/connectionError';
 import { planLaunch } from './launch';
@@ -146,6 +147,9 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     this.consecutiveFailures = 0;
     this.clearRestartTimer();
     if (this.state === 'starting' || this.state === 'running') return;
+    // Why it was held or failed before no longer holds once it is started again ("Approved, now
+    // starting (needs the operator's approval)" said both at once); the log keeps the history.
+    this.lastError = undefined;
     void this.launch();
   }
 
@@ -239,7 +243,9 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
       if (generation !== this.generation) return;
       // A command that does not exist will not appear by restarting.
       const permanent = err instanceof ConnectionError && err.kind === 'not-found';
-      this.onFailure(this.redactText((err as Error).message), permanent);
+      // `npx -y pkg` without the network grant hangs in a download it cannot make: say so.
+      const hint = err instanceof ConnectionError && err.kind === 'start-failed' ? packageRunnerWarning(this.def) : undefined;
+      this.onFailure(this.redactText((err as Error).message) + (hint ? `. ${hint}` : ''), permanent);
       return;
     }
     if (generation !== this.generation) {

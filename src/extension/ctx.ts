@@ -6,6 +6,7 @@ import * as vscode from 'vscode';
 import type { BrokerState, ServerStatus } from '../broker/controlApi';
 import { definitionPath, KIND_DIRS, type Kind } from '../registry/schema';
 import { BrokerConnection, type Phase } from './brokerConnection';
+import { brokerLineLevel } from './brokerLogLevel';
 import { readSettings, SECTION, settingId, type Settings } from './config';
 
 /** One workspace folder and its broker. */
@@ -150,7 +151,7 @@ export class Ctx implements vscode.Disposable {
         info: (m) => log.info(prefix + m),
         warn: (m) => log.warn(prefix + m),
         error: (m) => log.error(prefix + m),
-        broker: (line) => log.info(`${prefix}[broker] ${line.replace(/^\[switchboard\] /, '')}`),
+        broker: (line) => log[brokerLineLevel(line)](`${prefix}[broker] ${line.replace(/^\[switchboard\] /, '')}`),
       },
     });
     const entry = new FolderEntry(folder, root, conn);

@@ -77,8 +77,30 @@ function plural(n: number, one: string, many = `${one}s`): string {
   return `${n} ${n === 1 ? one : many}`;
 }
 
+/**
+ * A server that keeps failing between restarts: starting or waiting to restart while the last attempt
+ * failed (a successful start clears lastError). Shown as such, not as a hopeful "starting" spinner.
+ */
+export function isCrashLooping(s: Pick<ServerStatus, 'state' | 'restarts' | 'lastError'>): boolean {
+  return (s.state === 'starting' || s.state === 'backoff') && s.restarts > 0 && !!s.lastError;
+}
+
+/** The first line of an error, short enough for a tree row. */
+export function shortReason(text: string, width = 60): string {
+  const line = text.split(/\r?\n/, 1)[0].replace(/[;:]\s*$/, '');
+  return line.length > width ? `${line.slice(0, width - 1)}…` : line;
+}
+
+/** The icon of a server node: its state's, or a warning for one that is crash-looping. */
+export function serverIcon(s: ServerStatus): IconSpec {
+  return isCrashLooping(s) ? { id: 'warning', color: 'list.warningForeground' } : stateIcon(s.state);
+}
+
 /** The description column of a server node: `◆ builtin · running · 3 tools`. */
 export function serverDescription(s: ServerStatus): string {
+  if (isCrashLooping(s)) {
+    return `${trustBadge(s.trust)} · crash-looping (${plural(s.restarts, 'restart')}): ${shortReason(s.lastError ?? '')}`;
+  }
   const parts = [trustBadge(s.trust), stateLabel(s.state)];
   if (s.state === 'running') parts.push(plural(s.tools.length, 'tool'));
   else if (s.state === 'backoff' && s.nextRestartInMs !== undefined)

@@ -10,7 +10,7 @@ import {
   serverDescription,
   serverTooltip,
   showsError,
-  stateIcon,
+  serverIcon,
   type IconSpec,
 } from './presentation';
 
@@ -153,7 +153,7 @@ export class ServersProvider implements vscode.TreeDataProvider<ServerNode> {
         const item = new vscode.TreeItem(s.name, vscode.TreeItemCollapsibleState.Collapsed);
         item.id = `${base}/server/${s.name}`;
         item.description = serverDescription(s);
-        item.iconPath = themeIcon(stateIcon(s.state));
+        item.iconPath = themeIcon(serverIcon(s));
         const tip = new vscode.MarkdownString(serverTooltip(s), true);
         tip.supportThemeIcons = true;
         item.tooltip = tip;

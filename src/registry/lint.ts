@@ -1,6 +1,7 @@
 // Warnings: definitions that are valid but probably not what the author meant. They never stop a
 // file from loading; they are shown next to it so the surprise happens in the editor, not at run time.
 
+import { packageRunnerWarning } from './packageRunner';
 import type { DataPath } from './positions';
 import type { ClientDef, DefByKind, Kind, PromptDef, ServerDef } from './schema';
 import { PLACEHOLDER_PATTERN } from './schema';
@@ -20,6 +21,8 @@ function lintServer(s: ServerDef): Lint[] {
       message: "the values in 'envFile' are withheld because this server has no 'secrets' grant",
     });
   }
+  const runner = packageRunnerWarning(s);
+  if (runner) out.push({ path: ['command'], message: runner });
   if (s.url !== undefined) {
     const u = new URL(s.url);
     if (u.protocol === 'http:' && !LOOPBACK_HOSTS.has(u.hostname)) {

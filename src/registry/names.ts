@@ -56,7 +56,11 @@ export function validateName(name: string): string | undefined {
   if (name.includes(NAMESPACE_SEPARATOR)) {
     return `the name must not contain '${NAMESPACE_SEPARATOR}' (it separates server and tool names in the catalog)`;
   }
-  if (/[A-Z]/.test(name)) return `the name must be lowercase (try '${name.toLowerCase()}')`;
+  if (/[A-Z]/.test(name)) {
+    // Suggest only a name that passes every rule: 'Sequential Thinking' → 'sequential-thinking'.
+    const suggestion = suggestName(name);
+    return `the name must be lowercase${suggestion ? ` (try '${suggestion}')` : ''}`;
+  }
   if (name === RESERVED_NAME) return `'${RESERVED_NAME}' is reserved for the broker's own tools`;
   if (!/^[a-z]/.test(name)) return `the name must start with a lowercase letter (a-z), not ${describeChar(name[0])}`;
   const bad = [...name].find((ch) => !/[a-z0-9-]/.test(ch));
@@ -64,6 +68,24 @@ export function validateName(name: string): string | undefined {
   // Defensive: the checks above should cover the pattern exactly; keep the pattern authoritative.
   if (!NAME_PATTERN.test(name)) return `the name must match ${NAME_PATTERN}`;
   return undefined;
+}
+
+/**
+ * A valid name made from `text` (a title, a package name, a name with mistakes), or undefined when
+ * nothing usable is left: lowercase ASCII, runs of anything else turned into one '-', a leading
+ * non-letter dropped, cut to the length limit, and the reserved name avoided.
+ */
+export function suggestName(text: string): string | undefined {
+  let slug = text
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^[^a-z]+/, '')
+    .slice(0, MAX_NAME_LENGTH)
+    .replace(/-+$/, '');
+  if (slug === RESERVED_NAME) slug = `${RESERVED_NAME}-server`;
+  return slug && NAME_PATTERN.test(slug) ? slug : undefined;
 }
 
 /** Throws an Error carrying validateName's reason. For code paths that build file paths. */

@@ -7,6 +7,16 @@ import { ServerDefSchema } from '../../src/registry/schema';
 const ctx = { extras: {}, mode: 'new' as const, existingNames: ['echo'] };
 
 describe('extension: console form', () => {
+  it("shows the registry's warnings under their field without blocking Save", () => {
+    const form = { ...formFromDefinition(undefined), name: 'mem', command: 'npx', args: '-y\n@acme/server\n' };
+    const built = buildDefinition(form, ctx);
+    assert.equal(built.errors.size, 0);
+    assert.match((built.warnings.get('command') ?? []).join(), /no 'network' grant/);
+    assert.equal(isBlocking(built), false);
+    const granted = buildDefinition({ ...form, grants: ['network'] }, ctx);
+    assert.equal(granted.warnings.size, 0);
+  });
+
   it('turns the form into the definition the broker writes', () => {
     const form = {
       ...formFromDefinition(undefined),

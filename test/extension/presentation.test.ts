@@ -6,6 +6,7 @@ import {
   approvalDetail,
   serverContextValue,
   serverDescription,
+  serverIcon,
   serverTooltip,
   stateIcon,
   statusSummary,
@@ -62,6 +63,23 @@ function state(servers: ServerStatus[], over: Partial<BrokerState> = {}): Broker
 }
 
 describe('extension: presentation', () => {
+  it('shows a crash-looping server as such, with its restarts and the first line of its reason', () => {
+    const looping = server({
+      state: 'starting',
+      pid: undefined,
+      restarts: 3,
+      lastError: 'process exited with code 1 before it finished the MCP handshake; last output:\nError: no token',
+    });
+    assert.equal(
+      serverDescription(looping),
+      '◆ builtin · crash-looping (3 restarts): process exited with code 1 before it finished the MCP hands…',
+    );
+    assert.equal(serverIcon(looping).id, 'warning');
+    // A first start, or a restart after a clean run (lastError cleared), is just starting.
+    assert.equal(serverIcon(server({ state: 'starting', restarts: 3 })).id, 'sync~spin');
+    assert.match(serverDescription(server({ state: 'starting', restarts: 0, lastError: 'x' })), /starting$/);
+  });
+
   it('describes a server with its trust badge, state and tool count', () => {
     assert.equal(serverDescription(server()), '◆ builtin · running · 1 tool');
     assert.equal(

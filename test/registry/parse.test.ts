@@ -208,6 +208,17 @@ describe('registry parseDefinition', () => {
     assert.match(res.problems[0].message, /'secrets' grant/);
   });
 
+  it('warns (without failing) about a package runner without the network grant, at the command', () => {
+    const res = parseDefinition('server', FILE, 'trust: community\ncommand: npx\nargs: [-y, "@acme/server"]\n');
+    assert.ok(res.def);
+    assert.equal(res.problems.length, 1);
+    assert.equal(res.problems[0].severity, 'warning');
+    assert.equal(res.problems[0].line, 2);
+    assert.match(res.problems[0].message, /'npx' downloads '@acme\/server'.*no 'network' grant/);
+    const granted = parseDefinition('server', FILE, 'command: npx\nargs: [-y, x]\ngrants: [network]\n');
+    assert.equal(granted.problems.length, 0);
+  });
+
   it('checks prompt placeholders against declared arguments', () => {
     const p = onlyError(
       'prompt',

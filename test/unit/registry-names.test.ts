@@ -10,11 +10,26 @@ import {
   NAME_PATTERN,
   NAMESPACE_SEPARATOR,
   RESERVED_NAME,
+  suggestName,
   validateName,
 } from '../../src/registry/names';
 import { jsonQuoted, MAX_QUOTED_LENGTH, quoted } from '../../src/registry/quote';
 
 describe('registry: names', () => {
+  it('suggests only names that pass every rule', () => {
+    assert.equal(validateName('Sequential Thinking'), "the name must be lowercase (try 'sequential-thinking')");
+    assert.equal(suggestName('@acme/Server-Memory'), 'acme-server-memory');
+    assert.equal(suggestName('x'.repeat(40))?.length, MAX_NAME_LENGTH);
+    assert.equal(suggestName('Café Ünïcode'), 'cafe-unicode');
+    assert.equal(suggestName('2FA Helper'), 'fa-helper');
+    assert.equal(suggestName('Switchboard'), 'switchboard-server');
+    assert.equal(suggestName('!!!'), undefined);
+    for (const raw of ['A__B', 'X'.repeat(80), 'Mixed.Case_Name', ' Leading Space', 'Ab-']) {
+      const s = suggestName(raw);
+      assert.ok(s !== undefined && validateName(s) === undefined, `${raw} → ${s}`);
+    }
+  });
+
   it('agrees with NAME_PATTERN on the length limit', () => {
     assert.ok(NAME_PATTERN.test('a'.repeat(MAX_NAME_LENGTH)));
     assert.ok(!NAME_PATTERN.test('a'.repeat(MAX_NAME_LENGTH + 1)));

@@ -25,6 +25,7 @@ export class StdioConnection extends SdkSession implements UpstreamConnection {
     logs: LogRing,
     timeoutMs: number,
   ): Promise<StdioConnection> {
+    const launchMark = logs.mark();
     const transport = new ChildStdioTransport(launch, logs);
     const client = createSdkClient(events, () => transport.callersInFlight());
     // eslint-disable-next-line prefer-const -- the callbacks below may run before it is assigned; const would throw (TDZ)
@@ -36,7 +37,7 @@ export class StdioConnection extends SdkSession implements UpstreamConnection {
     try {
       await client.connect(transport, { timeout: timeoutMs });
     } catch (err) {
-      const failure = explainStdioStartFailure(err, transport, logs);
+      const failure = explainStdioStartFailure(err, transport, logs, launchMark);
       await transport.close().catch(() => undefined);
       throw failure;
     }
