@@ -21,6 +21,8 @@ export interface ServerStatus {
   lastError?: string;
   nextRestartInMs?: number;
   tools: { name: string; exposedAs: string; description?: string }[];
+  /** Tools the server offers that its allowedTools / excludeTools keep from every client, and why. */
+  hiddenTools?: { name: string; description?: string; why: string }[];
   promptCount: number;
   resourceCount: number;
   grants: ServerDef['grants'];

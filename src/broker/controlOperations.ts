@@ -2,6 +2,7 @@
 // VS Code extension (which reach it through the facade as the operator).
 import * as path from 'node:path';
 import type { RegistrySnapshot } from '../registry/loader';
+import { whyFilteredOut } from '../registry/names';
 import { formatProblem } from '../registry/problems';
 import { definitionPath, ServerDefSchema, type Kind, type ServerDef } from '../registry/schema';
 import { RegistryWriter } from '../registry/writer';
@@ -68,14 +69,15 @@ export class ControlOperations {
     const upstream = this.broker.upstream(name);
     const snap = upstream?.snapshot();
     const approval = this.approvals.check(def);
-    const exposed = new Map(this.broker.catalog.listTools().map((t) => [t.name, t] as const));
-    const tools = (upstream ? this.broker.catalog.toolsOf(name) : []).map((t) => {
-      const exposedAs =
-        [...exposed.keys()].find(
-          (k) =>
-            this.broker.catalog.resolveTool(k)?.server === name && this.broker.catalog.resolveTool(k)?.name === t.name,
-        ) ?? t.name;
-      return { name: t.name, exposedAs, description: t.description };
+    const view = this.broker.catalog.server(name);
+    const tools = (upstream ? view.tools : []).map((t) => ({
+      name: t.name,
+      exposedAs: view.exposedTool(t.name) ?? t.name,
+      description: t.description,
+    }));
+    const hiddenTools = (upstream?.state === 'running' ? upstream.tools : []).flatMap((t) => {
+      const why = whyFilteredOut(t.name, def.allowedTools, def.excludeTools);
+      return why ? [{ name: t.name, description: t.description, why }] : [];
     });
     return {
       name,
@@ -90,6 +92,7 @@ export class ControlOperations {
       lastError: snap?.lastError,
       nextRestartInMs: snap?.nextRestartAt ? Math.max(0, snap.nextRestartAt - Date.now()) : undefined,
       tools,
+      hiddenTools,
       promptCount: upstream?.state === 'running' ? upstream.prompts.length : 0,
       resourceCount: upstream?.state === 'running' ? upstream.resources.length : 0,
       grants: def.grants,

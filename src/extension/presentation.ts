@@ -155,6 +155,8 @@ export function serverContextValue(s: ServerStatus): string {
   if (s.approval === 'approved') tokens.push('approved');
   if (s.enabled && !['awaiting-approval', 'blocked', 'disabled'].includes(s.state)) tokens.push('restartable');
   tokens.push(s.state);
+  // What the row's inline actions key on: a failing server offers Restart and Logs, nothing else.
+  if (s.state === 'failed' || s.state === 'backoff' || isCrashLooping(s)) tokens.push('failing');
   return tokens.join(' ');
 }
 

@@ -19,6 +19,7 @@ export type ServerNode =
   | { kind: 'server'; entry: FolderEntry; status: ServerStatus }
   | { kind: 'tools'; entry: FolderEntry; status: ServerStatus }
   | { kind: 'tool'; entry: FolderEntry; status: ServerStatus; tool: ServerStatus['tools'][number] }
+  | { kind: 'hiddenTool'; entry: FolderEntry; status: ServerStatus; tool: NonNullable<ServerStatus['hiddenTools']>[number] }
   | { kind: 'grants'; entry: FolderEntry; status: ServerStatus }
   | {
       kind: 'info';
@@ -60,7 +61,16 @@ export class ServersProvider implements vscode.TreeDataProvider<ServerNode> {
       case 'server':
         return this.detailsOf(node.entry, node.status);
       case 'tools':
-        return node.status.tools.map((tool) => ({ kind: 'tool', entry: node.entry, status: node.status, tool }));
+        return [
+          ...node.status.tools.map((tool) => ({ kind: 'tool' as const, entry: node.entry, status: node.status, tool })),
+          // Shown after the served ones, greyed, so a missing tool is explained rather than absent.
+          ...(node.status.hiddenTools ?? []).map((tool) => ({
+            kind: 'hiddenTool' as const,
+            entry: node.entry,
+            status: node.status,
+            tool,
+          })),
+        ];
       case 'grants':
         return this.grantsOf(node.entry, node.status);
       default:
@@ -103,7 +113,7 @@ export class ServersProvider implements vscode.TreeDataProvider<ServerNode> {
     if (s.withheldEnv.length)
       info('withheld', `Withheld: ${s.withheldEnv.join(', ')}`, { id: 'eye-closed' }, 'needs the secrets grant');
     out.push({ kind: 'grants', entry, status: s });
-    if (s.tools.length || s.state === 'running') out.push({ kind: 'tools', entry, status: s });
+    if (s.tools.length || s.hiddenTools?.length || s.state === 'running') out.push({ kind: 'tools', entry, status: s });
     return out;
   }
 
@@ -166,13 +176,15 @@ export class ServersProvider implements vscode.TreeDataProvider<ServerNode> {
       }
       case 'tools': {
         const n = node.status.tools.length;
+        const hidden = node.status.hiddenTools?.length ?? 0;
         const item = new vscode.TreeItem(
           n ? `Tools (${n})` : 'Tools',
-          n ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
+          n + hidden ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
         );
         item.id = `${base}/server/${node.status.name}/tools`;
         item.iconPath = new vscode.ThemeIcon('tools');
-        if (!n) item.description = 'none offered';
+        if (hidden) item.description = `${hidden} hidden by the definition`;
+        else if (!n) item.description = 'none offered';
         item.contextValue = 'tools';
         return item;
       }
@@ -184,6 +196,19 @@ export class ServersProvider implements vscode.TreeDataProvider<ServerNode> {
         item.tooltip = new vscode.MarkdownString(`**${t.exposedAs}**${t.description ? `\n\n${t.description}` : ''}`);
         item.iconPath = new vscode.ThemeIcon('symbol-method');
         item.contextValue = 'tool';
+        return item;
+      }
+      case 'hiddenTool': {
+        const t = node.tool;
+        const item = new vscode.TreeItem(t.name, vscode.TreeItemCollapsibleState.None);
+        item.id = `${base}/server/${node.status.name}/hidden-tool/${t.name}`;
+        item.description = t.why;
+        item.tooltip = new vscode.MarkdownString(
+          `**${t.name}** is not served to any client: ${t.why}.${t.description ? `\n\n${t.description}` : ''}`,
+        );
+        // The disabled foreground greys the icon; the description says why.
+        item.iconPath = new vscode.ThemeIcon('circle-slash', new vscode.ThemeColor('disabledForeground'));
+        item.contextValue = 'hiddenTool';
         return item;
       }
       case 'grants': {

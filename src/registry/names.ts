@@ -132,7 +132,18 @@ export function matchesGlob(name: string, glob: string): boolean {
  * - `deny` always wins over `allow`.
  */
 export function filterByGlobs(name: string, allow?: readonly string[], deny?: readonly string[]): boolean {
-  if (allow !== undefined && !allow.some((g) => matchesGlob(name, g))) return false;
-  if (deny !== undefined && deny.some((g) => matchesGlob(name, g))) return false;
-  return true;
+  return whyFilteredOut(name, allow, deny) === undefined;
+}
+
+/**
+ * Why filterByGlobs drops `name`, in the words of a server definition (`excludeTools` wins over
+ * `allowedTools`, as there), or undefined when it passes.
+ */
+export function whyFilteredOut(name: string, allow?: readonly string[], deny?: readonly string[]): string | undefined {
+  const denied = deny?.find((g) => matchesGlob(name, g));
+  if (denied !== undefined) return `hidden by excludeTools '${denied}'`;
+  if (allow !== undefined && !allow.some((g) => matchesGlob(name, g))) {
+    return allow.length ? `not matched by allowedTools (${allow.join(', ')})` : 'allowedTools is empty';
+  }
+  return undefined;
 }

@@ -1,5 +1,7 @@
 // What the tree, the approval dialog, the status bar and the MCP provider say about a state.
 import * as assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import type { BrokerState, ServerStatus } from '../../src/broker/controlApi';
 import { planDefinitions } from '../../src/extension/mcpPlan';
 import {
@@ -100,6 +102,23 @@ describe('extension: presentation', () => {
     assert.match(community, /^server\b.*\bneedsApproval\b/);
     assert.doesNotMatch(community, /\brestartable\b/);
     assert.match(serverContextValue(server({ enabled: false, state: 'disabled' })), /^server disabled/);
+  });
+
+  it('gives each server row at most two inline actions, chosen by its state', () => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '../../../package.json'), 'utf8'));
+    const inline = (pkg.contributes.menus['view/item/context'] as { command: string; when: string; group: string }[])
+      .filter((m) => m.group.startsWith('inline') && m.when.startsWith('viewItem =~ /^server'))
+      .map((m) => ({ command: m.command.replace('switchboard.', ''), re: new RegExp(/=~ \/(.*?)\/(?: |$)/.exec(m.when)![1]) }));
+    const shown = (over: Partial<ServerStatus>): string[] => {
+      const value = serverContextValue(server(over));
+      return inline.filter((m) => m.re.test(value)).map((m) => m.command);
+    };
+    assert.deepEqual(shown({}), ['showServerLogs']);
+    assert.deepEqual(shown({ state: 'failed', lastError: 'boom' }), ['restartServer', 'showServerLogs']);
+    assert.deepEqual(shown({ state: 'starting', restarts: 2, lastError: 'boom' }), ['restartServer', 'showServerLogs']);
+    assert.deepEqual(shown({ trust: 'community', state: 'awaiting-approval', approval: 'required' }), ['approveServer']);
+    assert.deepEqual(shown({ enabled: false, state: 'disabled' }), ['enableServer']);
+    assert.deepEqual(shown({ state: 'starting' }), []);
   });
 
   it('shows exactly what an approval covers', () => {

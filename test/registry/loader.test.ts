@@ -101,13 +101,13 @@ describe('registry loader', () => {
 
   it('keeps the last good definition of a broken file until it is fixed or deleted', () => {
     const loader = new RegistryLoader(ctx.root);
-    const file = put(ctx.root, 'mcp-servers.d/git.yaml', 'command: uvx\nargs: [mcp-server-git]\n');
+    const file = put(ctx.root, 'mcp-servers.d/git.yaml', 'command: python3\nargs: [mcp-server-git]\n');
     put(ctx.root, 'mcp-servers.d/other.yaml', 'command: node\n');
     const good = loader.load();
     assert.deepEqual(good.servers.get('git')?.args, ['mcp-server-git']);
     assert.deepEqual(good.problems, []);
 
-    fs.writeFileSync(file, 'command: uvx\nargs: [mcp-server-git\n');
+    fs.writeFileSync(file, 'command: python3\nargs: [mcp-server-git\n');
     const broken = loader.load();
     assert.ok(broken.generation > good.generation);
     assert.equal(broken.servers.get('git'), good.servers.get('git'), 'the previous definition stays live');
@@ -123,12 +123,12 @@ describe('registry loader', () => {
     );
 
     // Still broken in a different way: still the old definition.
-    fs.writeFileSync(file, 'command: uvx\nargz: []\n');
+    fs.writeFileSync(file, 'command: python3\nargz: []\n');
     const broken2 = loader.load();
     assert.deepEqual(broken2.servers.get('git')?.args, ['mcp-server-git']);
     assert.match(broken2.problems.find((p) => p.severity === 'error')?.message ?? '', /unknown key 'argz'/);
 
-    fs.writeFileSync(file, 'command: uvx\nargs: [mcp-server-git, --repo, .]\n');
+    fs.writeFileSync(file, 'command: python3\nargs: [mcp-server-git, --repo, .]\n');
     const fixed = loader.load();
     assert.deepEqual(fixed.servers.get('git')?.args, ['mcp-server-git', '--repo', '.']);
     assert.deepEqual(fixed.problems, []);
@@ -288,13 +288,13 @@ describe('registry loader', () => {
 
     it('never serves the outside file when a good definition is swapped for a link, keeping the last good one', () => {
       const loader = new RegistryLoader(ctx.root);
-      const file = put(ctx.root, 'mcp-servers.d/git.yaml', 'command: uvx\nargs: [mcp-server-git]\n');
-      assert.equal(loader.load().servers.get('git')?.command, 'uvx');
+      const file = put(ctx.root, 'mcp-servers.d/git.yaml', 'command: python3\nargs: [mcp-server-git]\n');
+      assert.equal(loader.load().servers.get('git')?.command, 'python3');
       const target = put(outside, 'evil.yaml', 'command: /bin/sh\n');
       fs.unlinkSync(file);
       fs.symlinkSync(target, file);
       const snap = loader.load();
-      assert.equal(snap.servers.get('git')?.command, 'uvx', 'the last good definition stays; the link is not read');
+      assert.equal(snap.servers.get('git')?.command, 'python3', 'the last good definition stays; the link is not read');
       const errors = snap.problems.filter((p) => p.severity === 'error');
       assert.equal(errors.length, 1);
       assert.match(errors[0].message, /symbolic link to .*evil\.yaml, outside the registry root/);

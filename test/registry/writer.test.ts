@@ -29,7 +29,7 @@ describe('registry writer', () => {
     const s = await w.upsert('server', {
       name: 'git',
       description: 'Git tools: status, diff & log',
-      command: 'uvx',
+      command: 'python3',
       args: ['mcp-server-git', '--repository', '.'],
       env: { GIT_PAGER: 'cat' },
       grants: ['filesystem'],
