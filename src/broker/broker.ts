@@ -17,6 +17,8 @@ import { BrokerRouter } from './router';
 import { rootId, type RuntimePaths } from './runtime';
 import { UpstreamServer, type ServedServer } from './servedServer';
 import { Supervisor, type StartDecision } from './supervisor';
+import { ToolSearch } from './toolSearch';
+import { ToolTokens } from './toolTokens';
 import type { Upstream } from './upstream';
 
 export const BROKER_VERSION = '0.1.0';
@@ -60,6 +62,9 @@ export class Broker extends EventEmitter<BrokerEventMap> {
   readonly root: string;
   readonly supervisor: Supervisor;
   readonly catalog = new Catalog();
+  /** find_tools' index, and what each server's tool definitions cost in tokens. */
+  readonly toolSearch = new ToolSearch(this.catalog, (name) => this.snapshot?.servers.get(name)?.description);
+  readonly toolTokens = new ToolTokens(this.catalog, () => this.emit('state'));
   readonly endpoint: Endpoint;
   readonly tokens: ClientTokens;
   readonly access: AccessPolicy;
@@ -93,6 +98,7 @@ export class Broker extends EventEmitter<BrokerEventMap> {
       isUpstream: (name) => this.supervisor.get(name) !== undefined,
       settleCatalog: () => this.settleCatalog(),
       audit: (entry) => this.audit.write(entry),
+      toolsChanged: (sessionId) => this.endpoint.toolListChanged(sessionId),
     });
     this.endpoint = new Endpoint({
       port: opts.port,
@@ -139,6 +145,7 @@ export class Broker extends EventEmitter<BrokerEventMap> {
     this.idleCollector.close();
     this.watcher.close();
     clearTimeout(this.catalogTimer);
+    this.toolTokens.close();
     await this.endpoint.close();
     await this.supervisor.stopAll();
     this.audit.close();
@@ -258,7 +265,10 @@ export class Broker extends EventEmitter<BrokerEventMap> {
   private refreshCatalog(): void {
     clearTimeout(this.catalogTimer);
     this.catalogTimer = undefined;
-    this.notifyChanges(this.catalog.rebuild(this.servedServers()));
+    const changes = this.catalog.rebuild(this.servedServers());
+    this.toolSearch.invalidate(changes.tools);
+    this.toolTokens.invalidate(changes.tools);
+    this.notifyChanges(changes);
     this.emit('catalog');
   }
 

@@ -29,7 +29,13 @@ export interface RouterDeps {
   /** Applies a catalog rebuild that is pending (an upstream just came back), before a name misses. */
   settleCatalog(): void;
   audit(entry: JsonObject): void;
+  /** Sends notifications/tools/list_changed to one session (its found tools grew). */
+  toolsChanged(sessionId: string): void;
 }
+
+/** The facade tools the router answers or follows up itself, by their own names. */
+const FIND_TOOLS = 'find_tools';
+const CALL_TOOL = 'call_tool';
 
 /** What goes into the audit log for a routed request; undefined: not audited. */
 type AuditEntry = JsonObject | undefined;
@@ -51,6 +57,13 @@ export class BrokerRouter implements Router {
 
   listTools(ctx: SessionContext): Tool[] {
     const scope = this.scopeOf(ctx);
+    const listed = this.profiledTools(ctx, scope);
+    // toolMode search: the facade's tools, the pinned ones and what this session found.
+    const pinned = scope instanceof AggregatedScope ? this.deps.access.pinnedTools(ctx.identity) : undefined;
+    return pinned && scope instanceof AggregatedScope ? scope.found.narrow(listed, pinned) : listed;
+  }
+
+  private profiledTools(ctx: SessionContext, scope: SessionScope): Tool[] {
     const all = scope.tools();
     const profile = this.deps.access.profileOf(ctx.identity);
     if (!profile) return all;
@@ -77,6 +90,7 @@ export class BrokerRouter implements Router {
     const scope = this.scopeOf(ctx);
     const route = this.resolve(() => scope.resolveTool(name)) ?? this.fail(scope.unknownTool(name));
     const server = this.target(route.server);
+    if (server.kind === 'control' && route.name === CALL_TOOL) return this.callThrough(ctx, args, meta, extra);
     const entry =
       server.kind === 'control'
         ? { event: 'facade', tool: route.exposed }
@@ -86,8 +100,35 @@ export class BrokerRouter implements Router {
         const who = ctx.identity.client;
         throw new McpFailure(ErrorCodes.Forbidden, `Tool '${name}' is not in client '${who}''s tool profile.`);
       }
-      return server.callTool(route.name, args, meta, this.call(ctx, extra));
+      const result = await server.callTool(route.name, args, meta, this.call(ctx, extra));
+      if (server.kind === 'control' && route.name === FIND_TOOLS) this.addFound(ctx, scope, result);
+      return result;
     });
+  }
+
+  /**
+   * switchboard__call_tool: the named tool called exactly as a direct tools/call would call it
+   * (resolution, tool profile, audit), so it can never reach a tool the caller could not call itself.
+   */
+  private callThrough(ctx: SessionContext, args: JsonObject, meta: JsonObject | undefined, extra: RequestExtra) {
+    const { name, arguments: inner = {} } = args;
+    if (typeof name !== 'string' || !name) {
+      throw new McpFailure(ErrorCodes.InvalidParams, `${FACADE_NAMESPACE}__${CALL_TOOL} needs a string 'name'.`);
+    }
+    if (typeof inner !== 'object' || inner === null || Array.isArray(inner)) {
+      throw new McpFailure(ErrorCodes.InvalidParams, `'arguments' must be an object (the tool's arguments).`);
+    }
+    if (name === `${FACADE_NAMESPACE}__${CALL_TOOL}`) {
+      throw new McpFailure(ErrorCodes.InvalidParams, `${name} cannot call itself; name the tool to call.`);
+    }
+    return this.callTool(ctx, name, inner as JsonObject, meta, extra);
+  }
+
+  /** In toolMode search, what find_tools found joins the session's list; only that session hears of it. */
+  private addFound(ctx: SessionContext, scope: SessionScope, result: JsonObject): void {
+    if (!(scope instanceof AggregatedScope) || result.isError || !this.deps.access.pinnedTools(ctx.identity)) return;
+    const found = (result.structuredContent as { tools?: { name: string }[] } | undefined)?.tools ?? [];
+    if (scope.found.add(found.map((t) => t.name))) this.deps.toolsChanged(ctx.sessionId);
   }
 
   listPrompts(ctx: SessionContext): Prompt[] {
