@@ -209,8 +209,9 @@ Example (Claude Code):  claude mcp add switchboard -- npx switchboard connect --
       return withOperator(root, async (client, record) => {
         const { servers } = await client.call('list_servers', {});
         const { problems } = await client.call('registry_problems', {});
+        const { clients } = await client.call('list_clients', {});
         if (values.json) {
-          process.stdout.write(JSON.stringify({ broker: record, servers, problems }, null, 2) + '\n');
+          process.stdout.write(JSON.stringify({ broker: record, servers, clients, problems }, null, 2) + '\n');
           return 0;
         }
         process.stdout.write(
@@ -222,12 +223,23 @@ Example (Claude Code):  claude mcp add switchboard -- npx switchboard connect --
           s.trust,
           s.pid ? String(s.pid) : '-',
           String(s.tools.length),
+          s.toolTokens === undefined ? '-' : String(s.toolTokens),
           String(s.restarts),
           s.lastError ?? '',
         ]);
         process.stdout.write(
-          table([['SERVER', 'STATE', 'TRUST', 'PID', 'TOOLS', 'RESTARTS', 'LAST ERROR'], ...rows]) + '\n',
+          table([['SERVER', 'STATE', 'TRUST', 'PID', 'TOOLS', 'TOKENS', 'RESTARTS', 'LAST ERROR'], ...rows]) + '\n',
         );
+        // What each client's profile costs per request when it lists all its tools (toolMode all).
+        const costs = clients
+          .filter((c) => c.toolTokens !== undefined)
+          .map((c) => {
+            const note = c.toolMode === 'search' ? ' if it listed them all (toolMode search)' : '';
+            return `  ${c.name}: ${c.toolTokens}${note}`;
+          });
+        if (costs.length) {
+          process.stdout.write(`\nTool-definition tokens per client profile (cl100k_base):\n${costs.join('\n')}\n`);
+        }
         if (problems.length)
           process.stdout.write(`\nRegistry problems:\n${problems.map((p) => `  ${p.text}`).join('\n')}\n`);
         return 0;

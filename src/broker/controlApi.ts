@@ -54,7 +54,7 @@ export type ClientSummary = {
   description?: string;
   mcp_allow: ClientDef['mcp_allow'];
   tools?: ClientDef['tools'];
-  toolMode?: ClientDef['toolMode'];
+  toolMode?: NonNullable<ClientDef['toolMode']>;
   pinnedTools?: ClientDef['pinnedTools'];
   /** Tokens (cl100k_base) of every tool its profile lets it see (what toolMode all sends); absent until counted. */
   toolTokens?: number;

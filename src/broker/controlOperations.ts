@@ -151,7 +151,7 @@ export class ControlOperations {
         description: c.description,
         mcp_allow: c.mcp_allow,
         tools: c.tools,
-        toolMode: c.toolMode,
+        toolMode: c.toolMode ?? 'all',
         ...(c.pinnedTools ? { pinnedTools: c.pinnedTools } : {}),
         ...this.profileTokens(c.name),
         tokenFile: this.tokens.fileOf(c.name),

@@ -281,10 +281,10 @@ export const ClientDefSchema = z
       .meta({ description: "Tool profile, e.g. to stay under a client's tool limit (VS Code: 128)." }),
     toolMode: z
       .enum(['all', 'search'])
-      .default('all')
+      .optional()
       .meta({
         description:
-          'all: every tool of the profile is listed. search: a session starts with the switchboard__ tools and ' +
+          'all (the default): every tool of the profile is listed. search: a session starts with the switchboard__ tools and ' +
           'pinnedTools, and each switchboard__find_tools call adds the tools it found to that session.',
       }),
     pinnedTools: globList(

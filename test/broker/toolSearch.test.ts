@@ -74,7 +74,8 @@ describe('tool search (find_tools, toolMode search, call_tool, tokens)', functio
         'memory',
         'server-memory',
         [],
-        `description: Knowledge graph memory\nenv:\n  MEMORY_FILE_PATH: ${JSON.stringify(path.join(files, 'memory.jsonl'))}\n`,
+        'description: Knowledge graph memory\n' +
+          `env:\n  MEMORY_FILE_PATH: ${JSON.stringify(path.join(files, 'memory.jsonl'))}\n`,
       ),
       'mcp-servers.d/filesystem.yaml': npmServer('filesystem', 'server-filesystem', [files]),
       // Read-only, in search mode, with a profile that hides writing files and half of many's tools.
@@ -183,8 +184,8 @@ describe('tool search (find_tools, toolMode search, call_tool, tokens)', functio
     const control = await facade(client, 'find_tools', { query: 'restart approve server client token', limit: 25 });
     const controlNames = control.tools.map((t: Json) => t.name);
     assert.ok(controlNames.includes('switchboard__server_status'), controlNames.join());
-    for (const hidden of ['switchboard__restart_server', 'switchboard__approve_server', 'switchboard__client_connection'])
-      assert.ok(!controlNames.includes(hidden), hidden);
+    for (const hidden of ['restart_server', 'approve_server', 'client_connection'])
+      assert.ok(!controlNames.includes(`switchboard__${hidden}`), hidden);
     assert.ok(!(await toolNames(client)).includes('filesystem__write_file'));
 
     const refused = await outcome(

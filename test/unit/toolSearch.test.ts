@@ -6,6 +6,8 @@ import type { Tool } from '../../src/broker/mcpTypes';
 import type { ServedServer } from '../../src/broker/servedServer';
 import { normalizeTerm, oneLine, ToolSearch, words } from '../../src/broker/toolSearch';
 import { countToolTokens } from '../../src/broker/toolTokens';
+import { lintDefinition } from '../../src/registry/lint';
+import { ClientDefSchema } from '../../src/registry/schema';
 
 function served(name: string, tools: Tool[]): ServedServer {
   return { name, available: true, tools, prompts: [], resources: [], resourceTemplates: [] } as unknown as ServedServer;
@@ -120,5 +122,22 @@ describe('tool tokens', () => {
     const large = countToolTokens(files[0]);
     assert.ok(small > 5 && large > small, `${small} ${large}`);
     assert.equal(countToolTokens(files[0]), large);
+  });
+});
+
+describe('toolMode in client definitions', () => {
+  const client = (extra: object) => ClientDefSchema.parse({ name: 'agent', ...extra });
+
+  it('defaults to listing every tool, and accepts search with pinned globs', () => {
+    assert.equal(client({}).toolMode, undefined);
+    assert.deepEqual(client({ toolMode: 'search', pinnedTools: ['fs__*'] }).pinnedTools, ['fs__*']);
+    assert.throws(() => client({ toolMode: 'some' }));
+  });
+
+  it('warns where search mode cannot work or pins do nothing', () => {
+    const messages = (extra: object) => lintDefinition('client', client(extra)).map((l) => l.message);
+    assert.deepEqual(messages({ toolMode: 'search' }), []);
+    assert.match(messages({ toolMode: 'search', mcp_allow: [] }).join(), /needs 'read' in mcp_allow/);
+    assert.match(messages({ pinnedTools: ['fs__*'] }).join(), /only apply with toolMode: search/);
   });
 });
