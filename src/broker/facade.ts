@@ -21,6 +21,8 @@ interface FacadeTool<K extends ControlOperation> {
   idempotent?: boolean;
   params(args: JsonObject): ParamsOf<K>;
   run(ops: ControlOperations, params: ParamsOf<K>, identity: Identity): Promise<ResultOf<K>> | ResultOf<K>;
+  /** The result as the text a model reads, where indented JSON would waste its context. */
+  text?(result: ResultOf<K>): string;
 }
 
 /** Exactly one tool per operation of the control API: a missing or an extra one does not compile. */
@@ -35,11 +37,17 @@ interface RegisteredTool {
   destructive?: boolean;
   idempotent?: boolean;
   invoke(ops: ControlOperations, args: JsonObject, identity: Identity): Promise<unknown>;
+  text?(result: unknown): string;
 }
 
 function register<K extends ControlOperation>(name: K, tool: FacadeTool<K>): RegisteredTool {
-  const { params, run, ...meta } = tool;
-  return { name, ...meta, invoke: async (ops, args, identity) => run(ops, params(args), identity) };
+  const { params, run, text, ...meta } = tool;
+  return {
+    name,
+    ...meta,
+    invoke: async (ops, args, identity) => run(ops, params(args), identity),
+    ...(text ? { text: (result: unknown) => text(result as ResultOf<K>) } : {}),
+  };
 }
 
 const nameArg = (what: string) => ({
@@ -308,6 +316,11 @@ function definitions(): RegisteredTool[] {
       params: (a) => ({ query: str(a, 'query'), limit: optionalInt(a, 'limit', 1, MAX_FOUND) }),
       run: (ops, p, identity) =>
         ops.findTools(p.query, p.limit ?? DEFAULT_FOUND, identity, (op) => scopeOf(tools, op)),
+      // One line per tool: what a model needs to pick one, at a fraction of the JSON's tokens.
+      text: (r) =>
+        r.tools.length
+          ? r.tools.map((t) => `${t.name}: ${t.description} (matched ${t.why})`).join('\n')
+          : `No tool you may call matches '${r.query}'. Try other words.`,
     },
     call_tool: {
       scope: 'read',
@@ -335,6 +348,13 @@ function definitions(): RegisteredTool[] {
 }
 
 export const STATE_URI = 'switchboard://state';
+
+let scopes: ReadonlyMap<string, Scope> | undefined;
+/** The scope a facade tool needs, by its listed name (`switchboard__restart_server`). */
+export function facadeToolScope(name: string): Scope | undefined {
+  scopes ??= new Map(definitions().map((d) => [`${FACADE_NAMESPACE}__${d.name}`, d.scope]));
+  return scopes.get(name);
+}
 
 export class Facade {
   private readonly byName: Map<string, RegisteredTool>;
@@ -393,6 +413,7 @@ export class Facade {
     const structured = (
       result && typeof result === 'object' && !Array.isArray(result) ? result : { result }
     ) as JsonObject;
-    return { content: [{ type: 'text', text: JSON.stringify(structured, null, 2) }], structuredContent: structured };
+    const text = tool.text ? tool.text(result) : JSON.stringify(structured, null, 2);
+    return { content: [{ type: 'text', text }], structuredContent: structured };
   }
 }

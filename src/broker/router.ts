@@ -2,6 +2,7 @@
 // caller may see and call (the access policy), which served server answers, and what is audited.
 import { FACADE_NAMESPACE, type Catalog, type Route } from './catalog';
 import type { AccessPolicy, ToolProfile } from './accessPolicy';
+import { facadeToolScope } from './facade';
 import {
   ErrorCodes,
   McpFailure,
@@ -58,9 +59,14 @@ export class BrokerRouter implements Router {
   listTools(ctx: SessionContext): Tool[] {
     const scope = this.scopeOf(ctx);
     const listed = this.profiledTools(ctx, scope);
-    // toolMode search: the facade's tools, the pinned ones and what this session found.
+    // toolMode search: the facade tools it may call, the pinned ones and what this session found.
     const pinned = scope instanceof AggregatedScope ? this.deps.access.pinnedTools(ctx.identity) : undefined;
-    return pinned && scope instanceof AggregatedScope ? scope.found.narrow(listed, pinned) : listed;
+    if (!pinned || !(scope instanceof AggregatedScope)) return listed;
+    const scopes = this.deps.access.scopes(ctx.identity);
+    return scope.found.narrow(listed, pinned, scopes, (name) => {
+      const needs = facadeToolScope(name);
+      return needs !== undefined && needs !== 'operator' && scopes.includes(needs);
+    });
   }
 
   private profiledTools(ctx: SessionContext, scope: SessionScope): Tool[] {

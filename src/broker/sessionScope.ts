@@ -23,11 +23,11 @@ export interface SessionScope {
 
 /**
  * The tools a `toolMode: search` session has found with switchboard__find_tools: its tools/list
- * is the facade's tools, the pinned ones and these (this session's only; others are not affected).
+ * is the facade tools its scopes allow, the pinned ones and these (this session's only).
  */
 export class FoundTools {
   private readonly names = new Set<string>();
-  private narrowed?: { from: Tool[]; pinned: readonly string[]; size: number; list: Tool[] };
+  private narrowed?: { from: Tool[]; pinned: readonly string[]; scopes: readonly string[]; size: number; list: Tool[] };
 
   /** Adds names; returns how many were new (0: the session's list is unchanged). */
   add(names: readonly string[]): number {
@@ -36,18 +36,28 @@ export class FoundTools {
     return this.names.size - before;
   }
 
-  /** `listed` (the session's profile-filtered list) cut down to facade, pinned and found tools. */
-  narrow(listed: Tool[], pinned: readonly string[]): Tool[] {
+  /**
+   * `listed` (the session's profile-filtered list) cut down to the facade tools `facadeAllowed`
+   * admits, the pinned tools and the found ones. `scopes` is only a cache key: the client's
+   * mcp_allow, a new array whenever its definition changes.
+   */
+  narrow(
+    listed: Tool[],
+    pinned: readonly string[],
+    scopes: readonly string[],
+    facadeAllowed: (name: string) => boolean,
+  ): Tool[] {
     const n = this.narrowed;
-    if (n && n.from === listed && n.pinned === pinned && n.size === this.names.size) return n.list;
+    if (n && n.from === listed && n.pinned === pinned && n.scopes === scopes && n.size === this.names.size) {
+      return n.list;
+    }
     const facade = `${FACADE_NAMESPACE}${SEPARATOR}`;
-    const list = listed.filter(
-      (t) =>
-        t.name.startsWith(facade) ||
-        this.names.has(t.name) ||
-        (pinned.length > 0 && filterByGlobs(t.name, pinned, undefined)),
+    const list = listed.filter((t) =>
+      t.name.startsWith(facade)
+        ? facadeAllowed(t.name)
+        : this.names.has(t.name) || (pinned.length > 0 && filterByGlobs(t.name, pinned, undefined)),
     );
-    this.narrowed = { from: listed, pinned, size: this.names.size, list };
+    this.narrowed = { from: listed, pinned, scopes, size: this.names.size, list };
     return list;
   }
 }

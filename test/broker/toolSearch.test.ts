@@ -122,6 +122,9 @@ describe('tool search (find_tools, toolMode search, call_tool, tokens)', functio
     assert.match(top.description, /^Read the complete contents of a file/);
     assert.ok(top.matched.name.includes('read') && top.matched.description.includes('text'), JSON.stringify(top));
     assert.match(top.why, /name: .*read/);
+    // The text a model reads is one line per tool, not indented JSON.
+    const text = textOf(await client.callTool({ name: 'switchboard__find_tools', arguments: { query: 'sum' } }));
+    assert.match(text.split('\n')[0], /^everything__get-sum: Returns the sum of two numbers \(matched /);
     const graph = await facade(client, 'find_tools', { query: 'knowledge graph relations', limit: 3 });
     assert.equal(graph.tools.length, 3);
     assert.ok(graph.tools.every((t: Json) => t.server === 'memory'), JSON.stringify(graph.tools));
@@ -136,6 +139,9 @@ describe('tool search (find_tools, toolMode search, call_tool, tokens)', functio
     const startA = await toolNames(a.client);
     assert.ok(startA.includes('switchboard__find_tools') && startA.includes('switchboard__call_tool'));
     assert.ok(startA.includes('memory__read_graph'), 'the pinned tool is listed from the start');
+    // Of the broker's own tools, only those its scopes let it call (read, not write or operator).
+    assert.ok(startA.includes('switchboard__server_status'));
+    assert.ok(!startA.includes('switchboard__restart_server') && !startA.includes('switchboard__approve_server'));
     assert.deepEqual(
       startA.filter((n) => !n.startsWith('switchboard__')),
       ['memory__read_graph'],
