@@ -18,7 +18,7 @@ import { rootId, type RuntimePaths } from './runtime';
 import { UpstreamServer, type ServedServer } from './servedServer';
 import { Supervisor, type StartDecision } from './supervisor';
 import { ToolSearch } from './toolSearch';
-import { ToolTokens } from './toolTokens';
+import { countHere, ToolTokens, workerCounter, type TokenCounter } from './toolTokens';
 import type { Upstream } from './upstream';
 
 export const BROKER_VERSION = '0.1.0';
@@ -58,13 +58,22 @@ export interface BrokerEventMap {
   catalog: [];
 }
 
+/**
+ * Counting tokens in a worker on the broker's own entry point (the bundle, or bin/switchboard.js);
+ * in this process when the broker is embedded elsewhere (there is no entry point to run).
+ */
+function tokenCounter(): TokenCounter {
+  const script = process.argv[1];
+  return script && /(broker|switchboard)\.js$/.test(script) ? workerCounter(script) : countHere;
+}
+
 export class Broker extends EventEmitter<BrokerEventMap> {
   readonly root: string;
   readonly supervisor: Supervisor;
   readonly catalog = new Catalog();
   /** find_tools' index, and what each server's tool definitions cost in tokens. */
   readonly toolSearch = new ToolSearch(this.catalog, (name) => this.snapshot?.servers.get(name)?.description);
-  readonly toolTokens = new ToolTokens(this.catalog, () => this.emit('state'));
+  readonly toolTokens = new ToolTokens(this.catalog, () => this.emit('state'), tokenCounter());
   readonly endpoint: Endpoint;
   readonly tokens: ClientTokens;
   readonly access: AccessPolicy;

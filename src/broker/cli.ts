@@ -12,6 +12,7 @@ import { liveRecord } from './discovery';
 import { launchBroker } from './launcher';
 import { findBroker, OperatorClient } from './operatorClient';
 import { runtimePaths, type BrokerRecord } from './runtime';
+import { COUNT_TOKENS_COMMAND, countTokensFromStdin } from './toolTokens';
 
 interface Command {
   summary: string;
@@ -419,6 +420,8 @@ Run 'switchboard <command> --help' for a command's options.
 
 export async function runCli(argv: string[]): Promise<number | undefined> {
   const [name, ...rest] = argv;
+  // Not a user command: the broker runs itself this way to count tokens out of its own heap.
+  if (name === COUNT_TOKENS_COMMAND) return countTokensFromStdin();
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(mainHelp());
     return name ? 0 : 1;
