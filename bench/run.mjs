@@ -41,8 +41,9 @@ import { cpuSnapshot, cpuDelta, rssOf, pssOf, killAll, leftovers, sleep } from '
 import { summarize, rotate } from './lib/stats.mjs';
 import { renderMarkdown, renderCharts, verdicts } from './lib/render.mjs';
 import { summarizeProfile, formatProfile } from './lib/profile.mjs';
+import { sectionTokens, sectionRecall } from './search.mjs';
 
-const SECTIONS = ['latency', 'throughput', 'payload', 'fanout', 'catalog', 'reload', 'coldstart'];
+const SECTIONS = ['latency', 'throughput', 'payload', 'fanout', 'catalog', 'reload', 'coldstart', 'tokens', 'recall'];
 
 // ---- arguments -------------------------------------------------------------------------------
 const argv = process.argv.slice(2);
@@ -135,8 +136,8 @@ const CFG = opt.quick
 // Time budgets: a section stops early (and says so) past its budget or the run's; the watchdog
 // kills everything if the run somehow outlives both.
 const SECTION_BUDGET_S = opt.quick
-  ? { latency: 40, throughput: 90, payload: 30, fanout: 60, catalog: 60, reload: 40, coldstart: 20 }
-  : { latency: 120, throughput: 150, payload: 50, fanout: 100, catalog: 100, reload: 80, coldstart: 30 };
+  ? { latency: 40, throughput: 90, payload: 30, fanout: 60, catalog: 60, reload: 40, coldstart: 20, tokens: 60, recall: 40 }
+  : { latency: 120, throughput: 150, payload: 50, fanout: 100, catalog: 100, reload: 80, coldstart: 30, tokens: 90, recall: 60 };
 const RUN_BUDGET_MS = (opt.quick ? 5 : 9) * 60_000;
 const WATCHDOG_MS = 15 * 60_000;
 let sectionDeadline = Infinity;
@@ -1014,6 +1015,8 @@ async function main() {
     catalog: sectionCatalog,
     reload: sectionReload,
     coldstart: sectionColdstart,
+    tokens: () => sectionTokens({ log, quick: opt.quick }),
+    recall: () => sectionRecall({ log }),
   };
   for (const name of SECTIONS) {
     if (!wanted(name)) continue;

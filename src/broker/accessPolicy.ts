@@ -10,6 +10,7 @@ import type { Identity } from './routing';
 export const OPERATOR: Identity = Object.freeze({ client: OPERATOR_NAME, operator: true });
 
 export type Scope = 'read' | 'write';
+const NO_PINS: readonly string[] = Object.freeze([]);
 export type ToolProfile = NonNullable<ClientDef['tools']>;
 
 export interface AccessPolicySources {
@@ -54,6 +55,16 @@ export class AccessPolicy {
     const profile = this.sources.clients()?.get(identity.client)?.tools;
     if (!profile || (!profile.allow?.length && !profile.deny?.length)) return undefined;
     return profile;
+  }
+
+  /**
+   * The globs of the tools a session of this identity starts with, when its client is in
+   * `toolMode: search`; `undefined` when it sees its whole profile (the operator always does).
+   */
+  pinnedTools(identity: Identity): readonly string[] | undefined {
+    if (identity.operator) return undefined;
+    const def = this.sources.clients()?.get(identity.client);
+    return def?.toolMode === 'search' ? (def.pinnedTools ?? NO_PINS) : undefined;
   }
 
   /**

@@ -17,6 +17,8 @@ import { BrokerRouter } from './router';
 import { rootId, type RuntimePaths } from './runtime';
 import { UpstreamServer, type ServedServer } from './servedServer';
 import { Supervisor, type StartDecision } from './supervisor';
+import { ToolSearch } from './toolSearch';
+import { countHere, ToolTokens, workerCounter, type TokenCounter } from './toolTokens';
 import type { Upstream } from './upstream';
 
 export const BROKER_VERSION = '0.1.0';
@@ -56,10 +58,22 @@ export interface BrokerEventMap {
   catalog: [];
 }
 
+/**
+ * Counting tokens in a worker on the broker's own entry point (the bundle, or bin/switchboard.js);
+ * in this process when the broker is embedded elsewhere (there is no entry point to run).
+ */
+function tokenCounter(): TokenCounter {
+  const script = process.argv[1];
+  return script && /(broker|switchboard)\.js$/.test(script) ? workerCounter(script) : countHere;
+}
+
 export class Broker extends EventEmitter<BrokerEventMap> {
   readonly root: string;
   readonly supervisor: Supervisor;
   readonly catalog = new Catalog();
+  /** find_tools' index, and what each server's tool definitions cost in tokens. */
+  readonly toolSearch = new ToolSearch(this.catalog, (name) => this.snapshot?.servers.get(name)?.description);
+  readonly toolTokens = new ToolTokens(this.catalog, () => this.emit('state'), tokenCounter());
   readonly endpoint: Endpoint;
   readonly tokens: ClientTokens;
   readonly access: AccessPolicy;
@@ -93,6 +107,7 @@ export class Broker extends EventEmitter<BrokerEventMap> {
       isUpstream: (name) => this.supervisor.get(name) !== undefined,
       settleCatalog: () => this.settleCatalog(),
       audit: (entry) => this.audit.write(entry),
+      toolsChanged: (sessionId) => this.endpoint.toolListChanged(sessionId),
     });
     this.endpoint = new Endpoint({
       port: opts.port,
@@ -139,6 +154,7 @@ export class Broker extends EventEmitter<BrokerEventMap> {
     this.idleCollector.close();
     this.watcher.close();
     clearTimeout(this.catalogTimer);
+    this.toolTokens.close();
     await this.endpoint.close();
     await this.supervisor.stopAll();
     this.audit.close();
@@ -259,7 +275,10 @@ export class Broker extends EventEmitter<BrokerEventMap> {
   private refreshCatalog(): void {
     clearTimeout(this.catalogTimer);
     this.catalogTimer = undefined;
-    this.notifyChanges(this.catalog.rebuild(this.servedServers()));
+    const changes = this.catalog.rebuild(this.servedServers());
+    this.toolSearch.invalidate(changes.tools);
+    this.toolTokens.invalidate(changes.tools);
+    this.notifyChanges(changes);
     this.emit('catalog');
   }
 

@@ -13,6 +13,7 @@ import { launchBroker } from './launcher';
 import { findBroker, OperatorClient } from './operatorClient';
 import { runtimePaths, type BrokerRecord } from './runtime';
 import { KIND_DIRS } from '../registry/schema';
+import { COUNT_TOKENS_COMMAND, countTokensFromStdin } from './toolTokens';
 
 interface Command {
   summary: string;
@@ -221,8 +222,9 @@ Example (Claude Code):
       return withOperator(root, async (client, record) => {
         const { servers } = await client.call('list_servers', {});
         const { problems } = await client.call('registry_problems', {});
+        const { clients } = await client.call('list_clients', {});
         if (values.json) {
-          process.stdout.write(JSON.stringify({ broker: record, servers, problems }, null, 2) + '\n');
+          process.stdout.write(JSON.stringify({ broker: record, servers, clients, problems }, null, 2) + '\n');
           return 0;
         }
         process.stdout.write(
@@ -234,15 +236,26 @@ Example (Claude Code):
           s.trust,
           s.pid ? String(s.pid) : '-',
           String(s.tools.length),
+          s.toolTokens === undefined ? '-' : String(s.toolTokens),
           String(s.restarts),
           firstLine(s.lastError ?? ''),
         ]);
         process.stdout.write(
-          table([['SERVER', 'STATE', 'TRUST', 'PID', 'TOOLS', 'RESTARTS', 'LAST ERROR'], ...rows]) + '\n',
+          table([['SERVER', 'STATE', 'TRUST', 'PID', 'TOOLS', 'TOKENS', 'RESTARTS', 'LAST ERROR'], ...rows]) + '\n',
         );
         // A table cell holds one line; an error with more (a process's last output) follows in full.
         const long = servers.filter((s) => s.lastError && firstLine(s.lastError) !== s.lastError);
         for (const s of long) process.stdout.write(`\n${s.name}: ${s.lastError!.replace(/\n/g, '\n    ')}\n`);
+        // What each client's profile costs per request when it lists all its tools (toolMode all).
+        const costs = clients
+          .filter((c) => c.toolTokens !== undefined)
+          .map((c) => {
+            const note = c.toolMode === 'search' ? ' if it listed them all (toolMode search)' : '';
+            return `  ${c.name}: ${c.toolTokens}${note}`;
+          });
+        if (costs.length) {
+          process.stdout.write(`\nTool-definition tokens per client profile (cl100k_base):\n${costs.join('\n')}\n`);
+        }
         if (problems.length)
           process.stdout.write(`\nRegistry problems:\n${problems.map((p) => `  ${p.text}`).join('\n')}\n`);
         return 0;
@@ -466,6 +479,8 @@ Run 'switchboard <command> --help' for a command's options.
 
 export async function runCli(argv: string[]): Promise<number | undefined> {
   const [name, ...rest] = argv;
+  // Not a user command: the broker runs itself this way to count tokens out of its own heap.
+  if (name === COUNT_TOKENS_COMMAND) return countTokensFromStdin();
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(mainHelp());
     return name ? 0 : 1;

@@ -23,6 +23,8 @@ export interface ServerStatus {
   tools: { name: string; exposedAs: string; description?: string }[];
   /** Tools the server offers that its allowedTools / excludeTools keep from every client, and why. */
   hiddenTools?: { name: string; description?: string; why: string }[];
+  /** Tokens (cl100k_base) of its tool definitions as tools/list sends them; absent until counted. */
+  toolTokens?: number;
   promptCount: number;
   resourceCount: number;
   grants: ServerDef['grants'];
@@ -54,7 +56,24 @@ export type ClientSummary = {
   description?: string;
   mcp_allow: ClientDef['mcp_allow'];
   tools?: ClientDef['tools'];
+  toolMode?: NonNullable<ClientDef['toolMode']>;
+  pinnedTools?: ClientDef['pinnedTools'];
+  /** Tokens (cl100k_base) of every tool its profile lets it see (what toolMode all sends); absent until counted. */
+  toolTokens?: number;
   tokenFile: string;
+};
+
+/** One tool find_tools found: what to call, where it lives, and why it matched. */
+export type FoundTool = {
+  /** The name to call (namespaced, as tools/list shows it). */
+  name: string;
+  server: string;
+  description: string;
+  score: number;
+  /** Per field searched (name, title, description, parameters, server), the words the query hit. */
+  matched: Record<string, string[]>;
+  /** The same on one line, for a person. */
+  why: string;
 };
 
 export type RegistryProblem = Problem & { text: string };
@@ -117,6 +136,13 @@ export interface ControlApi {
   upsert_client: { params: WithDefinition; result: Written };
   remove_client: { params: ByName; result: Removed };
   client_connection: { params: ByName & { rotate?: boolean }; result: ClientConnection };
+  /** In toolMode search the tools found are also added to the calling session's tools/list. */
+  find_tools: { params: { query: string; limit?: number }; result: { query: string; tools: FoundTool[] } };
+  /**
+   * Calls a tool by name for clients that do not re-list tools. Routed, not run by the facade: the
+   * router makes it the same call (profile check, audit) as a direct tools/call of `name`.
+   */
+  call_tool: { params: { name: string; arguments: Record<string, unknown> }; result: Record<string, unknown> };
 }
 
 export type ControlOperation = keyof ControlApi;

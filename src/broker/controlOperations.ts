@@ -15,6 +15,7 @@ import type {
   BrokerState,
   ClientConnection,
   ClientSummary,
+  FoundTool,
   PromptSummary,
   RegistryProblem,
   Removed,
@@ -22,6 +23,7 @@ import type {
   ServerStatus,
   Written,
 } from './controlApi';
+import { FACADE_NAMESPACE, type Route } from './catalog';
 import { ErrorCodes, McpFailure } from './mcpTypes';
 import { probeServer, whyProbeIsRefused, type ProbeResult } from './probe';
 import { redactUrl } from './redact';
@@ -79,6 +81,7 @@ export class ControlOperations {
       const why = whyFilteredOut(t.name, def.allowedTools, def.excludeTools);
       return why ? [{ name: t.name, description: t.description, why }] : [];
     });
+    const toolTokens = upstream ? this.broker.toolTokens.ofServer(name) : undefined;
     return {
       name,
       description: def.description,
@@ -93,6 +96,7 @@ export class ControlOperations {
       nextRestartInMs: snap?.nextRestartAt ? Math.max(0, snap.nextRestartAt - Date.now()) : undefined,
       tools,
       hiddenTools,
+      ...(toolTokens === undefined ? {} : { toolTokens }),
       promptCount: upstream?.state === 'running' ? upstream.prompts.length : 0,
       resourceCount: upstream?.state === 'running' ? upstream.resources.length : 0,
       grants: def.grants,
@@ -150,8 +154,56 @@ export class ControlOperations {
         description: c.description,
         mcp_allow: c.mcp_allow,
         tools: c.tools,
+        toolMode: c.toolMode ?? 'all',
+        ...(c.pinnedTools ? { pinnedTools: c.pinnedTools } : {}),
+        ...this.profileTokens(c.name),
         tokenFile: this.tokens.fileOf(c.name),
       }));
+  }
+
+  /** The tokens of the tools a client's profile lets it see (its whole list in toolMode all). */
+  private profileTokens(client: string): { toolTokens?: number } {
+    const identity: Identity = { client, operator: false };
+    const profile = this.broker.access.profileOf(identity);
+    // Keyed by the profile object too: an edited profile is a new object in a new snapshot.
+    const key = `${client}\0${profile ? JSON.stringify(profile) : ''}`;
+    const toolTokens = this.broker.toolTokens.total(key, (route) =>
+      this.broker.access.allowsTool(identity, route.server, route.exposed, profile),
+    );
+    return toolTokens === undefined ? {} : { toolTokens };
+  }
+
+  /**
+   * Tools ranked for a query, only among those the caller may call: its tool profile for upstream
+   * tools, its scopes for the broker's own (an operator-only tool is never offered to an agent).
+   */
+  findTools(
+    query: string,
+    limit: number,
+    identity: Identity,
+    facadeScope: (tool: string) => 'read' | 'write' | 'operator' | undefined,
+  ): { query: string; tools: FoundTool[] } {
+    const profile = this.broker.access.profileOf(identity);
+    const visible = (route: Route): boolean => {
+      if (route.server !== FACADE_NAMESPACE) {
+        return this.broker.access.allowsTool(identity, route.server, route.exposed, profile);
+      }
+      const scope = facadeScope(route.name);
+      if (scope === undefined) return false;
+      if (identity.operator) return true;
+      return scope !== 'operator' && this.broker.access.may(identity, scope);
+    };
+    const tools = this.broker.toolSearch.search(query, { limit, visible }).map((m) => ({
+      name: m.name,
+      server: m.server,
+      description: m.description,
+      score: m.score,
+      matched: m.matched as Record<string, string[]>,
+      why: Object.entries(m.matched)
+        .map(([field, terms]) => `${field}: ${terms.join(', ')}`)
+        .join('; '),
+    }));
+    return { query, tools };
   }
 
   problems(): RegistryProblem[] {

@@ -165,6 +165,11 @@ export class Endpoint {
     }
   }
 
+  /** Tells one session that its tool list changed (toolMode search: it found tools). */
+  toolListChanged(sessionId: string): void {
+    this.sessions.get(sessionId)?.server.sendToolListChanged().catch(() => undefined);
+  }
+
   resourceUpdated(uri: string): void {
     for (const session of this.sessions.values()) {
       if (session.subscriptions.has(uri)) session.server.sendResourceUpdated({ uri }).catch(() => undefined);

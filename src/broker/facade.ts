@@ -6,6 +6,7 @@ import { registryJsonSchemas } from '../registry/jsonSchema';
 import type { ControlOperation, DefinitionInput, ParamsOf, ResultOf } from './controlApi';
 import type { ControlOperations } from './controlOperations';
 import type { Identity } from './routing';
+import { FACADE_NAMESPACE } from './catalog';
 import { ErrorCodes, McpFailure, type JsonObject, type Tool } from './mcpTypes';
 import { toPortableSchema } from './portableSchema';
 
@@ -21,6 +22,8 @@ interface FacadeTool<K extends ControlOperation> {
   idempotent?: boolean;
   params(args: JsonObject): ParamsOf<K>;
   run(ops: ControlOperations, params: ParamsOf<K>, identity: Identity): Promise<ResultOf<K>> | ResultOf<K>;
+  /** The result as the text a model reads, where indented JSON would waste its context. */
+  text?(result: ResultOf<K>): string;
 }
 
 /** Exactly one tool per operation of the control API: a missing or an extra one does not compile. */
@@ -35,11 +38,17 @@ interface RegisteredTool {
   destructive?: boolean;
   idempotent?: boolean;
   invoke(ops: ControlOperations, args: JsonObject, identity: Identity): Promise<unknown>;
+  text?(result: unknown): string;
 }
 
 function register<K extends ControlOperation>(name: K, tool: FacadeTool<K>): RegisteredTool {
-  const { params, run, ...meta } = tool;
-  return { name, ...meta, invoke: async (ops, args, identity) => run(ops, params(args), identity) };
+  const { params, run, text, ...meta } = tool;
+  return {
+    name,
+    ...meta,
+    invoke: async (ops, args, identity) => run(ops, params(args), identity),
+    ...(text ? { text: (result: unknown) => text(result as ResultOf<K>) } : {}),
+  };
 }
 
 const nameArg = (what: string) => ({
@@ -68,6 +77,23 @@ function obj(args: JsonObject, key: string): DefinitionInput {
   if (!v || typeof v !== 'object' || Array.isArray(v))
     throw new McpFailure(ErrorCodes.InvalidParams, `'${key}' must be an object (a registry definition)`);
   return v as DefinitionInput;
+}
+
+function optionalInt(args: JsonObject, key: string, min: number, max: number): number | undefined {
+  const v = args[key];
+  if (v === undefined) return undefined;
+  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max)
+    throw new McpFailure(ErrorCodes.InvalidParams, `'${key}' must be a whole number from ${min} to ${max}`);
+  return v;
+}
+
+/** How many tools find_tools returns unless told, and at most. */
+const DEFAULT_FOUND = 5;
+const MAX_FOUND = 25;
+
+/** The scope of a facade tool by its own name (`restart_server`); undefined for no such tool. */
+function scopeOf(tools: FacadeTools, name: string): Scope | undefined {
+  return Object.prototype.hasOwnProperty.call(tools, name) ? tools[name as ControlOperation].scope : undefined;
 }
 
 const noParams = (): Record<string, never> => ({});
@@ -271,12 +297,65 @@ function definitions(): RegisteredTool[] {
       params: (a) => ({ name: str(a, 'name'), rotate: a.rotate === true }),
       run: (ops, p) => ops.clientConnection(p.name, p.rotate === true),
     },
+    find_tools: {
+      scope: 'read',
+      idempotent: true,
+      description:
+        'Find tools by what they do: ranks every tool you may call by name, title, description, parameter names ' +
+        "and its server's description, and says why each matched. If your client uses toolMode search, the tools " +
+        'found are added to your tool list (tools/list_changed follows): call them by name, or through ' +
+        `${FACADE_NAMESPACE}__call_tool if your client does not re-list tools.`,
+      input: {
+        type: 'object',
+        properties: {
+          query: { type: 'string', description: 'what you need, in a few words (e.g. "read a file", "create issue")' },
+          limit: { type: 'integer', minimum: 1, maximum: MAX_FOUND, default: DEFAULT_FOUND },
+        },
+        required: ['query'],
+        additionalProperties: false,
+      },
+      params: (a) => ({ query: str(a, 'query'), limit: optionalInt(a, 'limit', 1, MAX_FOUND) }),
+      run: (ops, p, identity) =>
+        ops.findTools(p.query, p.limit ?? DEFAULT_FOUND, identity, (op) => scopeOf(tools, op)),
+      // One line per tool: what a model needs to pick one, at a fraction of the JSON's tokens.
+      text: (r) =>
+        r.tools.length
+          ? r.tools.map((t) => `${t.name}: ${t.description} (matched ${t.why})`).join('\n')
+          : `No tool you may call matches '${r.query}'. Try other words.`,
+    },
+    call_tool: {
+      scope: 'read',
+      description:
+        'Call any tool you may call by its name (as find_tools or tools/list gives it) with its arguments: for ' +
+        'clients that do not pick up tools added to their list. The same checks apply as to a direct call.',
+      input: {
+        type: 'object',
+        properties: {
+          name: { type: 'string', description: 'the tool name, e.g. filesystem__read_file' },
+          arguments: { type: 'object', description: "the tool's arguments, per its inputSchema" },
+        },
+        required: ['name'],
+        additionalProperties: false,
+      },
+      params: (a) => ({ name: str(a, 'name'), arguments: (a.arguments ?? {}) as Record<string, unknown> }),
+      run: () => {
+        // The router answers call_tool before the facade sees it (it needs the caller's session).
+        throw new McpFailure(ErrorCodes.InternalError, `${FACADE_NAMESPACE}__call_tool is answered by the router.`);
+      },
+    },
   };
   const operations = Object.keys(tools) as ControlOperation[];
   return operations.map(<K extends ControlOperation>(name: K) => register(name, tools[name] as FacadeTool<K>));
 }
 
 export const STATE_URI = 'switchboard://state';
+
+let scopes: ReadonlyMap<string, Scope> | undefined;
+/** The scope a facade tool needs, by its listed name (`switchboard__restart_server`). */
+export function facadeToolScope(name: string): Scope | undefined {
+  scopes ??= new Map(definitions().map((d) => [`${FACADE_NAMESPACE}__${d.name}`, d.scope]));
+  return scopes.get(name);
+}
 
 export class Facade {
   private readonly byName: Map<string, RegisteredTool>;
@@ -336,6 +415,7 @@ export class Facade {
     const structured = (
       result && typeof result === 'object' && !Array.isArray(result) ? result : { result }
     ) as JsonObject;
-    return { content: [{ type: 'text', text: JSON.stringify(structured, null, 2) }], structuredContent: structured };
+    const text = tool.text ? tool.text(result) : JSON.stringify(structured, null, 2);
+    return { content: [{ type: 'text', text }], structuredContent: structured };
   }
 }

@@ -2,6 +2,7 @@
 // caller may see and call (the access policy), which served server answers, and what is audited.
 import { FACADE_NAMESPACE, type Catalog, type Route } from './catalog';
 import type { AccessPolicy, ToolProfile } from './accessPolicy';
+import { facadeToolScope } from './facade';
 import {
   ErrorCodes,
   McpFailure,
@@ -30,7 +31,13 @@ export interface RouterDeps {
   /** Applies a catalog rebuild that is pending (an upstream just came back), before a name misses. */
   settleCatalog(): void;
   audit(entry: JsonObject): void;
+  /** Sends notifications/tools/list_changed to one session (its found tools grew). */
+  toolsChanged(sessionId: string): void;
 }
+
+/** The facade tools the router answers or follows up itself, by their own names. */
+const FIND_TOOLS = 'find_tools';
+const CALL_TOOL = 'call_tool';
 
 /** What goes into the audit log for a routed request; undefined: not audited. */
 type AuditEntry = JsonObject | undefined;
@@ -58,6 +65,18 @@ export class BrokerRouter implements Router {
 
   listTools(ctx: SessionContext): Tool[] {
     const scope = this.scopeOf(ctx);
+    const listed = this.profiledTools(ctx, scope);
+    // toolMode search: the facade tools it may call, the pinned ones and what this session found.
+    const pinned = scope instanceof AggregatedScope ? this.deps.access.pinnedTools(ctx.identity) : undefined;
+    if (!pinned || !(scope instanceof AggregatedScope)) return listed;
+    const scopes = this.deps.access.scopes(ctx.identity);
+    return scope.found.narrow(listed, pinned, scopes, (name) => {
+      const needs = facadeToolScope(name);
+      return needs !== undefined && needs !== 'operator' && scopes.includes(needs);
+    });
+  }
+
+  private profiledTools(ctx: SessionContext, scope: SessionScope): Tool[] {
     const all = scope.tools();
     const profile = this.deps.access.profileOf(ctx.identity);
     if (!profile) return all;
@@ -85,6 +104,7 @@ export class BrokerRouter implements Router {
     const scope = this.scopeOf(ctx);
     const route = this.resolve(() => scope.resolveTool(name)) ?? this.fail(scope.unknownTool(name));
     const server = this.target(route.server);
+    if (server.kind === 'control' && route.name === CALL_TOOL) return this.callThrough(ctx, args, meta, extra);
     const entry: JsonObject =
       server.kind === 'control'
         ? { event: 'facade', tool: route.exposed }
@@ -95,7 +115,11 @@ export class BrokerRouter implements Router {
         const who = ctx.identity.client;
         throw new McpFailure(ErrorCodes.Forbidden, `Tool '${name}' is not in client '${who}''s tool profile.`);
       }
-      if (!task) return server.callTool(route.name, args, meta, this.call(ctx, extra));
+      if (!task) {
+        const result = await server.callTool(route.name, args, meta, this.call(ctx, extra));
+        if (server.kind === 'control' && route.name === FIND_TOOLS) this.addFound(ctx, scope, result);
+        return result;
+      }
       if (!server.toolTasks) {
         throw new McpFailure(
           ErrorCodes.MethodNotFound,
@@ -118,6 +142,31 @@ export class BrokerRouter implements Router {
 
   sessionClosed(ctx: SessionContext): void {
     this.tasks.sessionClosed(ctx.sessionId);
+  }
+
+  /**
+   * switchboard__call_tool: the named tool called exactly as a direct tools/call would call it
+   * (resolution, tool profile, audit), so it can never reach a tool the caller could not call itself.
+   */
+  private callThrough(ctx: SessionContext, args: JsonObject, meta: JsonObject | undefined, extra: RequestExtra) {
+    const { name, arguments: inner = {} } = args;
+    if (typeof name !== 'string' || !name) {
+      throw new McpFailure(ErrorCodes.InvalidParams, `${FACADE_NAMESPACE}__${CALL_TOOL} needs a string 'name'.`);
+    }
+    if (typeof inner !== 'object' || inner === null || Array.isArray(inner)) {
+      throw new McpFailure(ErrorCodes.InvalidParams, `'arguments' must be an object (the tool's arguments).`);
+    }
+    if (name === `${FACADE_NAMESPACE}__${CALL_TOOL}`) {
+      throw new McpFailure(ErrorCodes.InvalidParams, `${name} cannot call itself; name the tool to call.`);
+    }
+    return this.callTool(ctx, name, inner as JsonObject, meta, extra);
+  }
+
+  /** In toolMode search, what find_tools found joins the session's list; only that session hears of it. */
+  private addFound(ctx: SessionContext, scope: SessionScope, result: JsonObject): void {
+    if (!(scope instanceof AggregatedScope) || result.isError || !this.deps.access.pinnedTools(ctx.identity)) return;
+    const found = (result.structuredContent as { tools?: { name: string }[] } | undefined)?.tools ?? [];
+    if (scope.found.add(found.map((t) => t.name))) this.deps.toolsChanged(ctx.sessionId);
   }
 
   listPrompts(ctx: SessionContext): Prompt[] {

@@ -1,6 +1,7 @@
 // Where a session's names resolve, decided once per session: the aggregated endpoint sees the
 // whole catalog under namespaced names; `/servers/<name>/mcp` sees one server under its own names.
-import { namespacedName, SEPARATOR, type Catalog, type Route } from './catalog';
+import { filterByGlobs } from '../registry/names';
+import { FACADE_NAMESPACE, namespacedName, SEPARATOR, type Catalog, type Route } from './catalog';
 import { ErrorCodes, McpFailure, type Prompt, type Resource, type ResourceTemplate, type Tool } from './mcpTypes';
 import type { ServedServer } from './servedServer';
 
@@ -20,8 +21,51 @@ export interface SessionScope {
   resolveResource(uri: string): string | undefined;
 }
 
+/**
+ * The tools a `toolMode: search` session has found with switchboard__find_tools: its tools/list
+ * is the facade tools its scopes allow, the pinned ones and these (this session's only).
+ */
+export class FoundTools {
+  private readonly names = new Set<string>();
+  private narrowed?: { from: Tool[]; pinned: readonly string[]; scopes: readonly string[]; size: number; list: Tool[] };
+
+  /** Adds names; returns how many were new (0: the session's list is unchanged). */
+  add(names: readonly string[]): number {
+    const before = this.names.size;
+    for (const name of names) this.names.add(name);
+    return this.names.size - before;
+  }
+
+  /**
+   * `listed` (the session's profile-filtered list) cut down to the facade tools `facadeAllowed`
+   * admits, the pinned tools and the found ones. `scopes` is only a cache key: the client's
+   * mcp_allow, a new array whenever its definition changes.
+   */
+  narrow(
+    listed: Tool[],
+    pinned: readonly string[],
+    scopes: readonly string[],
+    facadeAllowed: (name: string) => boolean,
+  ): Tool[] {
+    const n = this.narrowed;
+    if (n && n.from === listed && n.pinned === pinned && n.scopes === scopes && n.size === this.names.size) {
+      return n.list;
+    }
+    const facade = `${FACADE_NAMESPACE}${SEPARATOR}`;
+    const list = listed.filter((t) =>
+      t.name.startsWith(facade)
+        ? facadeAllowed(t.name)
+        : this.names.has(t.name) || (pinned.length > 0 && filterByGlobs(t.name, pinned, undefined)),
+    );
+    this.narrowed = { from: listed, pinned, scopes, size: this.names.size, list };
+    return list;
+  }
+}
+
 export class AggregatedScope implements SessionScope {
   readonly server = undefined;
+  /** What this session found, for toolMode search. */
+  readonly found = new FoundTools();
 
   constructor(
     private readonly catalog: Catalog,

@@ -174,6 +174,9 @@ export function serverTooltip(s: ServerStatus): string {
   );
   out.push(`- Grants: ${s.grants.length ? s.grants.join(', ') : 'none'}`);
   for (const line of enforcementLines(s)) out.push(`  - ${line}`);
+  if (s.toolTokens !== undefined) {
+    out.push(`- Tool definitions: ${s.toolTokens.toLocaleString('en-US')} tokens of context per request (cl100k_base)`);
+  }
   if (s.withheldEnv.length) out.push(`- Withheld for want of the secrets grant: ${s.withheldEnv.join(', ')}`);
   if (s.restarts) out.push(`- Restarts: ${s.restarts}`);
   if (s.approval === 'required') out.push('', '$(shield) Needs your approval before it runs.');

@@ -51,15 +51,23 @@ function lintPrompt(p: PromptDef): Lint[] {
 }
 
 function lintClient(c: ClientDef): Lint[] {
+  const lints: Lint[] = [];
   if (c.mcp_allow.includes('write') && !c.mcp_allow.includes('read')) {
-    return [
-      {
-        path: ['mcp_allow'],
-        message: "'write' without 'read' lets this client change servers it cannot list; add 'read'",
-      },
-    ];
+    lints.push({
+      path: ['mcp_allow'],
+      message: "'write' without 'read' lets this client change servers it cannot list; add 'read'",
+    });
   }
-  return [];
+  if (c.toolMode === 'search' && !c.mcp_allow.includes('read')) {
+    lints.push({
+      path: ['toolMode'],
+      message: "toolMode search needs 'read' in mcp_allow: switchboard__find_tools is a read tool",
+    });
+  }
+  if (c.pinnedTools?.length && c.toolMode !== 'search') {
+    lints.push({ path: ['pinnedTools'], message: 'pinnedTools only apply with toolMode: search' });
+  }
+  return lints;
 }
 
 export function lintDefinition<K extends Kind>(kind: K, def: DefByKind[K]): Lint[] {

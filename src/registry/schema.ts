@@ -279,6 +279,18 @@ export const ClientDefSchema = z
       .strict()
       .optional()
       .meta({ description: "Tool profile, e.g. to stay under a client's tool limit (VS Code: 128)." }),
+    toolMode: z
+      .enum(['all', 'search'])
+      .optional()
+      .meta({
+        description:
+          'all (the default): every tool of the profile is listed. search: a session starts with the switchboard__ tools and ' +
+          'pinnedTools, and each switchboard__find_tools call adds the tools it found to that session.',
+      }),
+    pinnedTools: globList(
+      'In toolMode search, namespaced tools (server__tool) matching one of these globs are listed from the start ' +
+        '(still within the tool profile).',
+    ).optional(),
   })
   .strict()
   .superRefine((c, ctx) => {

@@ -43,6 +43,7 @@ function setup(clients: ClientDef[]) {
     isUpstream: (name) => name !== FACADE_NAMESPACE && servers.some((s) => s.name === name),
     settleCatalog: () => undefined,
     audit: (entry) => void audit.push(entry),
+    toolsChanged: () => undefined,
   });
   return { access, router, audit, declared };
 }
