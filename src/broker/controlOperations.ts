@@ -311,7 +311,8 @@ export class ControlOperations {
       const { url } = await this.broker.supervisor.signIns.begin(def);
       return { name, url };
     } catch (err) {
-      throw new McpFailure(ErrorCodes.InvalidParams, `Could not start signing in to '${name}': ${(err as Error).message}`);
+      const why = `Could not start signing in to '${name}': ${(err as Error).message}`;
+      throw new McpFailure(ErrorCodes.InvalidParams, why);
     }
   }
 

@@ -215,7 +215,8 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
         const why = "the server has no 'secrets' grant";
         this.logs.push(`withheld ${plan.withheld.length} variable(s) (${names}): ${why}`);
       }
-      const launch = plan.launch.transport !== 'stdio' && this.signIn ? { ...plan.launch, auth: this.signIn } : plan.launch;
+      const signedIn = plan.launch.transport !== 'stdio' && this.signIn;
+      const launch = signedIn ? { ...plan.launch, auth: this.signIn } : plan.launch;
       client = await connectUpstream(
         launch,
         {

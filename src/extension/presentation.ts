@@ -160,7 +160,8 @@ export function serverTooltip(s: ServerStatus): string {
   if (s.restarts) out.push(`- Restarts: ${s.restarts}`);
   if (s.auth) {
     const where = s.auth.tokenStore === 'keychain' ? 'the OS keychain' : 'a private file in your Switchboard folder';
-    const signed = s.auth.signedIn ? `signed in${s.auth.grantedScope ? ` (scope ${s.auth.grantedScope})` : ''}` : 'not signed in';
+    const scope = s.auth.grantedScope ? ` (scope ${s.auth.grantedScope})` : '';
+    const signed = s.auth.signedIn ? `signed in${scope}` : 'not signed in';
     out.push(`- Sign-in: ${signed}; tokens kept in ${where}`);
   }
   if (s.state === 'needs-sign-in') out.push('', '$(account) Sign in to use this server (the Sign In action).');

@@ -275,7 +275,9 @@ describe('OAuth sign-in to remote servers', function () {
     );
     assert.ok(files.some((f) => f.endsWith('audit.jsonl')), 'the audit log is among the files searched');
     const texts: [string, string][] = [
-      ...files.filter((f) => !f.startsWith(store + path.sep)).map((f): [string, string] => [f, fs.readFileSync(f, 'utf8')]),
+      ...files
+        .filter((f) => !f.startsWith(store + path.sep))
+        .map((f): [string, string] => [f, fs.readFileSync(f, 'utf8')]),
       ['broker stderr', broker.stderr.join('\n')],
       ['responses', responses.join('\n')],
     ];

@@ -147,7 +147,8 @@ describe('auth: one server sign-in', () => {
     const oauth = make();
     oauth.saveTokens({ access_token: 'a'.repeat(20), token_type: 'bearer', expires_in: 100 });
     assert.equal(oauth.refreshDue(), false, 'nothing to refresh with');
-    oauth.saveTokens({ access_token: 'b'.repeat(20), token_type: 'bearer', expires_in: 100, refresh_token: 'r'.repeat(20) });
+    const refresh_token = 'r'.repeat(20);
+    oauth.saveTokens({ access_token: 'b'.repeat(20), token_type: 'bearer', expires_in: 100, refresh_token });
     assert.equal(oauth.refreshDue(), false);
     assert.equal(oauth.refreshDue(Date.now() + 76_000), true, 'a quarter of the lifetime before expiry');
   });
@@ -180,7 +181,8 @@ describe('auth: one server sign-in', () => {
 
   it('scrubs its tokens from text', () => {
     const oauth = make();
-    oauth.saveTokens({ access_token: 'secret-access-1234', token_type: 'bearer', refresh_token: 'secret-refresh-5678' });
+    const tokens = { access_token: 'secret-access-1234', refresh_token: 'secret-refresh-5678' };
+    oauth.saveTokens({ ...tokens, token_type: 'bearer' });
     assert.equal(oauth.scrub('got secret-access-1234 and secret-refresh-5678'), 'got [redacted] and [redacted]');
   });
 });

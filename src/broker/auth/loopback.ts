@@ -35,7 +35,11 @@ function respond(res: http.ServerResponse, status: number, title: string, text: 
  * passes. Requests with another state are refused and do not end the wait: a page that guesses
  * the port cannot cancel the user's sign-in, nor inject its own code.
  */
-export async function listenForRedirect(state: string, serverName: string, timeoutMs: number): Promise<LoopbackRedirect> {
+export async function listenForRedirect(
+  state: string,
+  serverName: string,
+  timeoutMs: number,
+): Promise<LoopbackRedirect> {
   let settle!: { resolve(code: string): void; reject(err: Error): void };
   const code = new Promise<string>((resolve, reject) => (settle = { resolve, reject }));
   code.catch(() => undefined);

@@ -63,7 +63,8 @@ const PLACEHOLDER_REDIRECT = 'http://127.0.0.1/callback';
 /** The key a server's sign-in is stored under: its name and everything that decides whom it signs in to. */
 export function signInKey(def: ServerDef): string {
   const auth = def.auth!;
-  const bound = JSON.stringify([def.url, auth.type, auth.clientId ?? null, auth.scopes ?? null, auth.clientMetadataUrl]);
+  const settings = [auth.type, auth.clientId ?? null, auth.scopes ?? null, auth.clientMetadataUrl ?? null];
+  const bound = JSON.stringify([def.url, ...settings]);
   return `${def.name}/${crypto.createHash('sha256').update(bound).digest('hex').slice(0, 16)}`;
 }
 
@@ -247,7 +248,8 @@ export class ServerOAuth {
 
   /** A 403 insufficient_scope: the next sign-in asks for what was granted and what is now required. */
   requireScope(scope: string | undefined): void {
-    const wanted = new Set([...(this.grantedScope ?? this.scopeToRequest() ?? '').split(' '), ...(scope ?? '').split(' ')]);
+    const had = (this.grantedScope ?? this.scopeToRequest() ?? '').split(' ');
+    const wanted = new Set([...had, ...(scope ?? '').split(' ')]);
     wanted.delete('');
     this.stepUpScope = [...wanted].join(' ') || undefined;
   }

@@ -55,9 +55,11 @@ export function authorizedFetch(oauth: ServerOAuth, base: Fetch = fetch): Fetch 
       const { resourceMetadataUrl } = extractWWWAuthenticateParams(res);
       await res.body?.cancel();
       // Another request may have refreshed meanwhile; otherwise refresh now (once for all of them).
-      if (oauth.accessToken === used) await oauth.refreshOnce(() => refresh(oauth, resourceMetadataUrl)).catch((err) => {
-        throw scrubbed(oauth, err);
-      });
+      if (oauth.accessToken === used) {
+        await oauth.refreshOnce(() => refresh(oauth, resourceMetadataUrl)).catch((err: unknown) => {
+          throw scrubbed(oauth, err);
+        });
+      }
       res = await send(await currentToken(oauth));
       if (res.status === 401) {
         await res.body?.cancel();
@@ -106,8 +108,9 @@ export async function authorizationUrl(oauth: ServerOAuth, step: BrowserStep): P
   const scope = oauth.scopeToRequest() ?? challenge.scope;
   let result;
   try {
+    const { resourceMetadataUrl } = challenge;
     result = await oauth.withBrowserStep(step, () =>
-      auth(asProvider(oauth), { serverUrl: oauth.serverUrl, scope, resourceMetadataUrl: challenge.resourceMetadataUrl }),
+      auth(asProvider(oauth), { serverUrl: oauth.serverUrl, scope, resourceMetadataUrl }),
     );
   } catch (err) {
     throw scrubbed(oauth, err);

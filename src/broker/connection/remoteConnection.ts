@@ -32,7 +32,8 @@ async function remoteTransport(launch: RemoteLaunch): Promise<RemoteTransport> {
   const signedIn = launch.auth ? { fetch: base } : {};
   if (launch.transport === 'http') {
     const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
-    return { transport: new StreamableHTTPClientTransport(url, { requestInit, ...signedIn }), isStreamEnd: () => false };
+    const transport = new StreamableHTTPClientTransport(url, { requestInit, ...signedIn });
+    return { transport, isStreamEnd: () => false };
   }
   const { SSEClientTransport, SseError } = await import('@modelcontextprotocol/sdk/client/sse.js');
   const withHeaders: typeof fetch = (u, init) =>
