@@ -117,6 +117,21 @@ describe('auth: what an approval binds', () => {
 });
 
 describe('auth: the token file store', () => {
+  it('without a forced store: the keychain if it answers, else the files, and either keeps a value', () => {
+    // Headless Linux (no Secret Service) gets the files; a desktop with a keychain gets the keychain.
+    const dir = tempDir();
+    const store = openTokenStore(dir, {});
+    assert.ok(['keychain', 'file'].includes(store.kind));
+    const key = `unit-${crypto.randomBytes(4).toString('hex')}`;
+    store.write(key, 'kept');
+    try {
+      assert.equal(store.read(key), 'kept');
+    } finally {
+      store.remove(key);
+    }
+    assert.equal(store.read(key), undefined);
+  });
+
   it('writes one private file per key, reads it back and removes it', () => {
     const dir = tempDir();
     const store = openTokenStore(dir, { SWITCHBOARD_TOKEN_STORE: 'file' });
