@@ -31,6 +31,8 @@ export interface ApprovalMaterial {
   grants: string[];
   allowedTools: string[] | null;
   excludeTools: string[] | null;
+  /** The sign-in settings the authorization server sees (never a token, nor the secret's path). */
+  auth: { type: 'oauth'; clientId: string | null; scopes: string[] | null; clientMetadataUrl: string | null } | null;
 }
 
 export type ApprovalField = keyof ApprovalMaterial;
@@ -50,7 +52,14 @@ export const FIELD_LABELS: Record<ApprovalField, string> = {
   grants: 'grants',
   allowedTools: 'allowed tools',
   excludeTools: 'excluded tools',
+  auth: 'sign-in settings',
 };
+
+/**
+ * Fields added after approvals were first recorded: while unset they take no part in the hash, so
+ * an approval given before the field existed still holds for a definition that does not use it.
+ */
+const OPTIONAL_FIELDS: ReadonlySet<ApprovalField> = new Set(['auth']);
 
 /** A path as the registry root sees it: relative, '/'-separated, '.' for the root itself. */
 export function relativeToRoot(root: string, p: string): string {
@@ -83,6 +92,14 @@ export function normalizeForApproval(def: ServerDef, root: string, envFileConten
     grants: [...def.grants].sort(),
     allowedTools: sorted(def.allowedTools),
     excludeTools: sorted(def.excludeTools),
+    auth: def.auth
+      ? {
+          type: def.auth.type,
+          clientId: def.auth.clientId ?? null,
+          scopes: sorted(def.auth.scopes),
+          clientMetadataUrl: def.auth.clientMetadataUrl ?? null,
+        }
+      : null,
   };
 }
 
@@ -111,6 +128,10 @@ function sha256(data: string | Buffer): string {
 export function fieldDigests(material: ApprovalMaterial, key = ''): Record<ApprovalField, string> {
   const out = {} as Record<ApprovalField, string>;
   for (const field of Object.keys(FIELD_LABELS) as ApprovalField[]) {
+    if (OPTIONAL_FIELDS.has(field) && material[field] === null) {
+      out[field] = '';
+      continue;
+    }
     const text = JSON.stringify(material[field]);
     out[field] = key ? crypto.createHmac('sha256', key).update(text).digest('hex') : sha256(text);
   }
@@ -119,7 +140,8 @@ export function fieldDigests(material: ApprovalMaterial, key = ''): Record<Appro
 
 /** The approval hash: over the per-field digests in a fixed order. */
 export function hashOfDigests(digests: Record<ApprovalField, string>): string {
-  return sha256((Object.keys(FIELD_LABELS) as ApprovalField[]).map((f) => `${f}=${digests[f]}`).join('\n'));
+  const fields = (Object.keys(FIELD_LABELS) as ApprovalField[]).filter((f) => digests[f] !== '');
+  return sha256(fields.map((f) => `${f}=${digests[f]}`).join('\n'));
 }
 
 export function hashMaterial(material: ApprovalMaterial, key = ''): string {
@@ -131,7 +153,9 @@ export function changedFields(
   before: Partial<Record<ApprovalField, string>> | undefined,
   after: Record<ApprovalField, string>,
 ): ApprovalField[] {
-  return (Object.keys(FIELD_LABELS) as ApprovalField[]).filter((f) => !before || before[f] !== after[f]);
+  return (Object.keys(FIELD_LABELS) as ApprovalField[]).filter(
+    (f) => !before || (before[f] ?? (OPTIONAL_FIELDS.has(f) ? '' : undefined)) !== after[f],
+  );
 }
 
 /** "its command and env file contents changed", or with the env file alone "the env file changed". */

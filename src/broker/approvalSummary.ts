@@ -92,6 +92,11 @@ export function approvalLines(def: ServerDef, root: string, envFile: EnvFileDige
   }
   const headers = Object.keys(def.headers).sort();
   if (headers.length) lines.push({ label: 'HTTP headers', value: `${headers.join(', ')} (values hidden)` });
+  if (def.auth) {
+    const client = def.auth.clientId ? `client ${def.auth.clientId}` : 'registers itself';
+    const scopes = def.auth.scopes?.length ? `scopes ${def.auth.scopes.join(' ')}` : "the server's scopes";
+    lines.push({ label: 'Sign-in', value: `OAuth (${client}; ${scopes}); tokens kept per user` });
+  }
   lines.push({ label: 'Grants', value: def.grants.length ? [...def.grants].join(', ') : 'none' });
   if (def.allowedTools) lines.push({ label: 'Allowed tools', value: def.allowedTools.join(', ') || '(none)' });
   if (def.excludeTools) lines.push({ label: 'Excluded tools', value: def.excludeTools.join(', ') || '(none)' });

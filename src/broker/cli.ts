@@ -1,5 +1,6 @@
 // `switchboard` command line: serve, connect (the stdio bridge), and the operator's commands, which
 // run control operations on the running broker.
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
@@ -317,6 +318,65 @@ approved. A later change to any of those fields (or to the env file's contents) 
       });
     },
   },
+  login: {
+    summary: 'sign in to a remote server (OAuth): prints the URL, opens a browser, waits for it',
+    usage: `switchboard login <server> [--root <dir>] [--no-browser]
+
+Starts signing in to a remote server whose definition has 'auth: { type: oauth }'. Prints the
+authorization URL and opens it in a browser where one exists (xdg-open, open or start). The
+browser returns to the broker on 127.0.0.1; the broker keeps the tokens for this user (OS
+keychain, else a 0600 file under ~/.switchboard) and every client of the broker can use the
+server. Waits until the sign-in completes (at most 10 minutes).
+
+  --no-browser  only print the URL (open it on any machine whose browser reaches this one)`,
+    options: { ...rootOption, 'no-browser': { type: 'boolean' } },
+    async run(values, positionals) {
+      const name = positionals[0];
+      if (!name) throw new Error('name the server to sign in to: switchboard login <server>');
+      const root = path.resolve(String(values.root ?? '.'));
+      return withOperator(root, async (client) => {
+        const { url } = await client.call('begin_sign_in', { name });
+        process.stdout.write(`To sign in to '${name}', open:\n\n  ${url}\n\n`);
+        if (values['no-browser'] !== true && process.env.SWITCHBOARD_NO_BROWSER !== '1') openBrowser(url);
+        process.stdout.write('Waiting for the sign-in to complete (Ctrl+C to stop waiting)...\n');
+        const deadline = Date.now() + 10 * 60_000;
+        while (Date.now() < deadline) {
+          await new Promise((r) => setTimeout(r, 300));
+          const status = await client.call('server_status', { name });
+          if (status.auth?.url) continue;
+          if (status.auth?.lastError) {
+            process.stderr.write(`Sign-in to '${name}' failed: ${status.auth.lastError}\n`);
+            return 1;
+          }
+          if (!status.auth?.signedIn) continue;
+          const settled = await settledStatus(client, name, deadline);
+          const tools = settled.state === 'running' ? ` with ${settled.tools.length} tools` : '';
+          const error = settled.lastError && settled.state !== 'running' ? ` (${settled.lastError})` : '';
+          process.stdout.write(`Signed in. '${name}' is ${settled.state}${tools}${error}.\n`);
+          return settled.state === 'running' ? 0 : 1;
+        }
+        process.stderr.write(`The sign-in to '${name}' was not completed in time; run switchboard login again.\n`);
+        return 1;
+      });
+    },
+  },
+  logout: {
+    summary: "sign out of a remote server: delete the broker's tokens for it",
+    usage: `switchboard logout <server> [--root <dir>]
+
+Deletes the tokens the broker keeps for the server; it then waits for a new sign-in.`,
+    options: { ...rootOption },
+    async run(values, positionals) {
+      const name = positionals[0];
+      if (!name) throw new Error('name the server to sign out of: switchboard logout <server>');
+      const root = path.resolve(String(values.root ?? '.'));
+      return withOperator(root, async (client) => {
+        const status = await client.call('sign_out', { name });
+        process.stdout.write(`Signed out of '${name}'; its tokens are deleted and it is now ${status.state}.\n`);
+        return 0;
+      });
+    },
+  },
   token: {
     summary: "print where a client's token is (creating it), or rotate it",
     usage: `switchboard token <client> [--root <dir>] [--rotate]
@@ -391,6 +451,37 @@ async function askWorkspaceTrust(running: RunningBroker, interrupted: () => void
     }
   }
   process.stdout.write('\n');
+}
+
+/** The server's status once a reconnect after sign-in has settled (running, failed, ...). */
+async function settledStatus(client: OperatorClient, name: string, deadline: number) {
+  // The reconnect starts just after the tokens are stored: the old state may still show for a moment.
+  const until = Math.min(deadline, Date.now() + 30_000);
+  for (;;) {
+    const status = await client.call('server_status', { name });
+    const transient = ['starting', 'backoff', 'stopped', 'needs-sign-in'].includes(status.state);
+    if (!transient || Date.now() > until) return status;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/** Opens a URL in the desktop's browser where there is one; quietly does nothing elsewhere. */
+function openBrowser(url: string): void {
+  const desktop = process.platform !== 'linux' || !!(process.env.DISPLAY || process.env.WAYLAND_DISPLAY);
+  if (!desktop) return;
+  const [command, args] =
+    process.platform === 'darwin'
+      ? ['open', [url]]
+      : process.platform === 'win32'
+        ? ['cmd', ['/c', 'start', '""', url.replace(/&/g, '^&')]]
+        : ['xdg-open', [url]];
+  try {
+    const child = spawn(command, args, { stdio: 'ignore', detached: true, windowsHide: true });
+    child.on('error', () => undefined); // no such opener: the printed URL is enough
+    child.unref();
+  } catch {
+    /* the printed URL is enough */
+  }
 }
 
 /** Runs `fn` with an operator session on the broker serving `root`, and closes it after. */

@@ -4,6 +4,7 @@ import type { ClientDef, PromptDef, ServerDef } from '../registry/schema';
 import type { Problem } from '../registry/problems';
 import type { ApprovalStatus } from './approvals';
 import type { ApprovalLine } from './approvalSummary';
+import type { SignInStatus } from './auth/signIns';
 import type { ProbeResult } from './probe';
 import type { Enforcement } from './sandbox';
 import type { UpstreamState } from './upstream';
@@ -38,6 +39,13 @@ export interface ServerStatus {
   approvalSummary: string;
   /** Names of variables withheld for want of the secrets grant (names only, never values). */
   withheldEnv: string[];
+  /**
+   * A remote server with `auth`: whether it is signed in, where its tokens are kept (never the
+   * tokens), and the authorization URL while a sign-in is in progress.
+   */
+  auth?: SignInStatus;
+  /** Present when the state is needs-sign-in: the URL once the operator started a sign-in. */
+  signIn?: { url?: string; scope?: string };
   /** Requests this server sent a caller's client (sampling, elicitation, roots) not answered yet. */
   pendingServerRequests?: number;
   target: string;
@@ -143,6 +151,9 @@ export interface ControlApi {
    * router makes it the same call (profile check, audit) as a direct tools/call of `name`.
    */
   call_tool: { params: { name: string; arguments: Record<string, unknown> }; result: Record<string, unknown> };
+  /** Starts a server's sign-in (a loopback listener on the broker) and returns the URL to open. */
+  begin_sign_in: { params: ByName; result: { name: string; url: string } };
+  sign_out: { params: ByName; result: ServerStatus };
 }
 
 export type ControlOperation = keyof ControlApi;

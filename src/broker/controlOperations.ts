@@ -82,13 +82,16 @@ export class ControlOperations {
       return why ? [{ name: t.name, description: t.description, why }] : [];
     });
     const toolTokens = upstream ? this.broker.toolTokens.ofServer(name) : undefined;
+    const signIns = this.broker.supervisor.signIns;
+    const auth = signIns.status(def);
+    const state = snap?.state ?? 'stopped';
     return {
       name,
       description: def.description,
       trust: def.trust,
       transport: def.transport,
       enabled: def.enabled,
-      state: snap?.state ?? 'stopped',
+      state,
       pid: snap?.pid,
       uptimeMs: snap?.startedAt ? Date.now() - snap.startedAt : undefined,
       restarts: snap?.restarts ?? 0,
@@ -111,6 +114,8 @@ export class ControlOperations {
       approvalItems: approval.lines,
       approvalSummary: approvalSummaryText(approval.lines),
       withheldEnv: upstream?.withheldEnv ?? [],
+      ...(auth ? { auth } : {}),
+      ...(state === 'needs-sign-in' ? { signIn: { url: auth?.url, scope: auth?.stepUpScope } } : {}),
       pendingServerRequests: upstream?.serverRequests.pending ?? 0,
       target: def.transport === 'stdio' ? [def.command, ...def.args].join(' ') : redactUrl(def.url ?? ''),
       file: this.fileOf('server', name),
@@ -344,6 +349,41 @@ export class ControlOperations {
     this.def(name);
     this.approvals.revoke(name);
     await this.broker.reapplyPolicy();
+    return this.serverStatus(name);
+  }
+
+  /**
+   * Starts the browser step of a server's sign-in. Operator only (the facade checks): the code
+   * returns to the broker's own loopback listener and the tokens go only to its token store.
+   */
+  async beginSignIn(name: string): Promise<{ name: string; url: string }> {
+    const def = this.def(name);
+    if (this.ctx.untrusted) {
+      const why = 'Signing in connects to a server of this workspace, which is not allowed while it is not trusted.';
+      throw new McpFailure(ErrorCodes.Forbidden, why);
+    }
+    try {
+      const { url } = await this.broker.supervisor.signIns.begin(def);
+      return { name, url };
+    } catch (err) {
+      const why = `Could not start signing in to '${name}': ${(err as Error).message}`;
+      throw new McpFailure(ErrorCodes.InvalidParams, why);
+    }
+  }
+
+  /** Deletes the server's tokens; a connected server is reconnected and then needs a new sign-in. */
+  async signOut(name: string): Promise<ServerStatus> {
+    const def = this.def(name);
+    try {
+      this.broker.supervisor.signIns.signOut(def);
+    } catch (err) {
+      throw new McpFailure(ErrorCodes.InvalidParams, (err as Error).message);
+    }
+    const upstream = this.broker.upstream(name);
+    if (upstream && ['running', 'starting', 'backoff'].includes(upstream.state)) {
+      await upstream.restart();
+      await upstream.whenSettled(def.timeouts.startupMs).catch(() => undefined);
+    }
     return this.serverStatus(name);
   }
 

@@ -343,6 +343,24 @@ function definitions(): RegisteredTool[] {
         throw new McpFailure(ErrorCodes.InternalError, `${FACADE_NAMESPACE}__call_tool is answered by the router.`);
       },
     },
+    begin_sign_in: {
+      scope: 'operator',
+      description:
+        'Operator only: start signing in to a remote server with auth (OAuth). Returns the URL to open in a ' +
+        "browser; the browser returns to the broker's own loopback address and the tokens stay in the broker's " +
+        'per-user token store (never returned).',
+      input: nameArg('server name'),
+      params: byName,
+      run: (ops, p) => ops.beginSignIn(p.name),
+    },
+    sign_out: {
+      scope: 'operator',
+      destructive: true,
+      description: "Operator only: delete a remote server's sign-in tokens; it needs a new sign-in to connect.",
+      input: nameArg('server name'),
+      params: byName,
+      run: (ops, p) => ops.signOut(p.name),
+    },
   };
   const operations = Object.keys(tools) as ControlOperation[];
   return operations.map(<K extends ControlOperation>(name: K) => register(name, tools[name] as FacadeTool<K>));

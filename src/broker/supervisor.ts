@@ -2,9 +2,11 @@
 // and leave every unchanged upstream alone.
 import { EventEmitter } from 'node:events';
 import type { ServerDef } from '../registry/schema';
+import { SignIns } from './auth/signIns';
 import type { JsonObject } from './mcpTypes';
 import { Upstream } from './upstream';
 import { compareOrdinal } from './ordinal';
+import { switchboardHome } from './runtime';
 
 export type StartDecision =
   { run: true } | { run: false; state: 'disabled' | 'awaiting-approval' | 'blocked'; reason: string };
@@ -30,9 +32,21 @@ export class Supervisor extends EventEmitter<SupervisorEventMap> {
   private readonly upstreams = new Map<string, Upstream>();
   private queue: Promise<void> = Promise.resolve();
   private policy: StartPolicy = NOTHING_RUNS;
+  /** The remote servers' sign-ins: a completed one reconnects its server. */
+  readonly signIns: SignIns;
 
-  constructor(private readonly root: string) {
+  constructor(
+    private readonly root: string,
+    home = switchboardHome(),
+  ) {
     super();
+    this.signIns = new SignIns(home, root);
+    this.signIns.on('changed', () => this.emit('state'));
+    this.signIns.on('signedIn', (name) => {
+      const upstream = this.get(name);
+      if (upstream && this.policy(upstream.def).run) void upstream.restart();
+      this.emit('state');
+    });
   }
 
   get(name: string): Upstream | undefined {
@@ -58,6 +72,7 @@ export class Supervisor extends EventEmitter<SupervisorEventMap> {
         }
       }
       await Promise.all(work);
+      this.signIns.retain(new Set(servers.keys()));
       for (const [name, def] of servers) {
         if (this.upstreams.has(name)) continue;
         const upstream = this.adopt(def);
@@ -91,24 +106,26 @@ export class Supervisor extends EventEmitter<SupervisorEventMap> {
     return this.enqueue(async () => {
       await Promise.all(this.all().map((u) => this.retire(u)));
       this.upstreams.clear();
+      this.signIns.retain(new Set());
     });
   }
 
   private async apply(upstream: Upstream): Promise<void> {
     const decision = this.policy(upstream.def);
     if (decision.run) {
-      if (upstream.state !== 'running' && upstream.state !== 'starting' && upstream.state !== 'backoff')
-        upstream.start();
+      // A server waiting for sign-in starts again when the sign-in completes, not on every policy change.
+      if (!['running', 'starting', 'backoff', 'needs-sign-in'].includes(upstream.state)) upstream.start();
     } else if (upstream.state !== decision.state || upstream.lastError !== decision.reason) {
       await upstream.hold(decision.state, decision.reason);
     }
   }
 
   private adopt(def: ServerDef): Upstream {
-    const upstream = new Upstream(def, this.root, () => {
+    const mayStart = () => {
       const decision = this.policy(def);
       return decision.run ? undefined : decision;
-    });
+    };
+    const upstream = new Upstream(def, this.root, mayStart, this.signIns.forServer(def));
     upstream.on('state', () => this.emit('state'));
     upstream.on('lists', () => this.emit('lists'));
     upstream.on('log', (params) => this.emit('log', def.name, params));

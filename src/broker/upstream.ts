@@ -2,6 +2,7 @@
 import { EventEmitter } from 'node:events';
 import type { ServerDef } from '../registry/schema';
 import { packageRunnerWarning } from '../registry/packageRunner';
+import type { ServerOAuth } from './auth/serverOAuth';
 import { connectUpstream, type CallOptions, type UpstreamConnection } from './connection/connection';
 import { ConnectionError } from './connection/connectionError';
 import { planLaunch } from './launch';
@@ -27,7 +28,8 @@ export type UpstreamState =
   | 'stopped'
   | 'disabled' // enabled: false
   | 'awaiting-approval' // community tier without the operator's approval
-  | 'blocked'; // the workspace is not trusted: nothing from it may run
+  | 'blocked' // the workspace is not trusted: nothing from it may run
+  | 'needs-sign-in'; // a remote server that waits for the person to sign in (not a failure)
 
 export interface UpstreamSnapshot {
   name: string;
@@ -96,6 +98,8 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     readonly def: ServerDef,
     private readonly root: string,
     private readonly mayStart?: () => Held | undefined,
+    /** The server's sign-in, for a remote server with `auth`. */
+    readonly signIn?: ServerOAuth,
   ) {
     super();
     this.enforcement = describeEnforcement(def.transport, def.grants);
@@ -222,15 +226,17 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
         const why = "the server has no 'secrets' grant";
         this.logs.push(`withheld ${plan.withheld.length} variable(s) (${names}): ${why}`);
       }
+      const signedIn = plan.launch.transport !== 'stdio' && this.signIn;
+      const launch = signedIn ? { ...plan.launch, auth: this.signIn } : plan.launch;
       client = await connectUpstream(
-        plan.launch,
+        launch,
         {
           toolsChanged: () => this.refresh(generation, 'tools'),
           promptsChanged: () => this.refresh(generation, 'prompts'),
           resourcesChanged: () => this.refresh(generation, 'resources'),
           resourceUpdated: (uri) => this.emit('resourceUpdated', uri),
           log: (params) => this.emit('log', params),
-          lost: (reason) => this.onLost(generation, reason),
+          lost: (reason, needsSignIn) => this.onLost(generation, reason, needsSignIn),
           taskStatus: (task) => {
             if (generation === this.generation) this.emit('taskStatus', task);
           },
@@ -241,6 +247,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
       );
     } catch (err) {
       if (generation !== this.generation) return;
+      if (err instanceof ConnectionError && err.kind === 'needs-sign-in') return this.awaitSignIn(err.message);
       // A command that does not exist will not appear by restarting.
       const permanent = err instanceof ConnectionError && err.kind === 'not-found';
       // `npx -y pkg` without the network grant hangs in a download it cannot make: say so.
@@ -319,11 +326,23 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     })();
   }
 
-  private onLost(generation: number, reason: string): void {
+  /**
+   * Waits for a sign-in: no restart and no crash counted (retrying cannot help until the person
+   * acts); signing in restarts the server.
+   */
+  private awaitSignIn(reason: string): void {
+    this.lastError = reason;
+    this.logs.push(`waiting for sign-in: ${reason}`);
+    this.clearRestartTimer();
+    this.setState('needs-sign-in');
+  }
+
+  private onLost(generation: number, reason: string, needsSignIn = false): void {
     if (generation !== this.generation) return;
     this.client = undefined;
     this.clearLists();
     this.emit('lists');
+    if (needsSignIn) return this.awaitSignIn(reason);
     const ranFor = this.startedAt ? Date.now() - this.startedAt : 0;
     if (ranFor >= this.def.restart.resetAfterMs) this.consecutiveFailures = 0;
     this.onFailure(this.redactText(reason));
@@ -380,6 +399,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
       disabled: 'is disabled',
       'awaiting-approval': "is waiting for the operator's approval",
       blocked: 'cannot run because the workspace is not trusted',
+      'needs-sign-in': 'is waiting for you to sign in',
     };
     return new McpFailure(
       ErrorCodes.UpstreamUnavailable,
@@ -406,6 +426,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
       // Upstream JSON-RPC errors pass through with their own code, message and data.
       if (err.kind === 'upstream-error')
         return new McpFailure(err.code ?? ErrorCodes.InternalError, err.message, err.data);
+      if (err.kind === 'needs-sign-in') return new McpFailure(ErrorCodes.UpstreamUnavailable, err.message);
       return new McpFailure(ErrorCodes.InternalError, `Server '${this.name}': ${err.message}`);
     }
     // The caller's own cancellation (its signal's reason): passed on as it is.

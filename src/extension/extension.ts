@@ -47,6 +47,8 @@ const COMMANDS: Record<string, commands.Cmd> = {
   stopBroker: commands.stopBroker,
   restartBroker: commands.restartBroker,
   showBrokerLog: commands.showBrokerLog,
+  signIn: commands.signIn,
+  signOut: commands.signOut,
 };
 
 export function activate(context: vscode.ExtensionContext): SwitchboardApi {
@@ -91,6 +93,7 @@ export function activate(context: vscode.ExtensionContext): SwitchboardApi {
   const statusBar = new BrokerStatusBar(ctx);
   const terminalEnv = new TerminalEnvironment(ctx);
   context.subscriptions.push(diagnostics, statusBar, terminalEnv, commands.watchWorkspaceTrust(ctx));
+  context.subscriptions.push(commands.watchSignIns(ctx));
 
   context.subscriptions.push(
     vscode.window.registerWebviewPanelSerializer(CONSOLE_VIEW_TYPE, {
@@ -105,7 +108,7 @@ export function activate(context: vscode.ExtensionContext): SwitchboardApi {
     const attention = ctx
       .entries()
       .flatMap((e) => e.state?.servers ?? [])
-      .filter((s) => s.state === 'failed' || s.state === 'awaiting-approval' || s.state === 'backoff');
+      .filter((s) => ['failed', 'awaiting-approval', 'backoff', 'needs-sign-in'].includes(s.state));
     serversView.badge = attention.length
       ? {
           value: attention.length,

@@ -21,6 +21,7 @@ const STATE_LABELS: Record<State, string> = {
   disabled: 'disabled',
   'awaiting-approval': 'awaiting approval',
   blocked: 'blocked (Restricted Mode)',
+  'needs-sign-in': 'needs sign-in',
 };
 
 export function stateLabel(state: State): string {
@@ -45,6 +46,8 @@ export function stateIcon(state: State): IconSpec {
       return { id: 'shield', color: 'list.warningForeground' };
     case 'blocked':
       return { id: 'lock', color: 'disabledForeground' };
+    case 'needs-sign-in':
+      return { id: 'account', color: 'list.warningForeground' };
     default:
       return { id: 'question' };
   }
@@ -147,13 +150,16 @@ export function enforcementLines(s: ServerStatus): string[] {
 
 /**
  * contextValue of a server node: space-separated tokens after `server`, matched by the menus'
- * `viewItem =~ /^server\b.*\btoken\b/`: enabled|disabled, needsApproval, approved, restartable.
+ * `viewItem =~ /^server\b.*\btoken\b/`: enabled|disabled, needsApproval, approved, restartable,
+ * needsSignIn (state needs-sign-in), signedIn (a server with auth that has tokens: it can sign out).
  */
 export function serverContextValue(s: ServerStatus): string {
   const tokens = ['server', s.enabled ? 'enabled' : 'disabled', s.trust];
   if (s.approval === 'required' || s.approval === 'changed') tokens.push('needsApproval');
   if (s.approval === 'approved') tokens.push('approved');
   if (s.enabled && !['awaiting-approval', 'blocked', 'disabled'].includes(s.state)) tokens.push('restartable');
+  if (s.state === 'needs-sign-in') tokens.push('needsSignIn');
+  if (s.auth?.signedIn) tokens.push('signedIn');
   tokens.push(s.state);
   // What the row's inline actions key on: a failing server offers Restart and Logs, nothing else.
   if (s.state === 'failed' || s.state === 'backoff' || isCrashLooping(s)) tokens.push('failing');
@@ -179,6 +185,13 @@ export function serverTooltip(s: ServerStatus): string {
   }
   if (s.withheldEnv.length) out.push(`- Withheld for want of the secrets grant: ${s.withheldEnv.join(', ')}`);
   if (s.restarts) out.push(`- Restarts: ${s.restarts}`);
+  if (s.auth) {
+    const where = s.auth.tokenStore === 'keychain' ? 'the OS keychain' : 'a private file in your Switchboard folder';
+    const scope = s.auth.grantedScope ? ` (scope ${s.auth.grantedScope})` : '';
+    const signed = s.auth.signedIn ? `signed in${scope}` : 'not signed in';
+    out.push(`- Sign-in: ${signed}; tokens kept in ${where}`);
+  }
+  if (s.state === 'needs-sign-in') out.push('', '$(account) Sign in to use this server (the Sign In action).');
   if (s.approval === 'required') out.push('', '$(shield) Needs your approval before it runs.');
   if (s.approval === 'changed') {
     // While it waits, lastError is the broker's reason, which names what changed.

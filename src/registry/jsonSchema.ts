@@ -30,7 +30,7 @@ type JsonObject = Record<string, unknown>;
 const SERVER_TRANSPORT_RULES = {
   if: { properties: { transport: { enum: ['sse', 'http'] } }, required: ['transport'] },
   then: { required: ['url'], properties: { command: false, args: false, envFile: false } },
-  else: { required: ['command'], properties: { url: false } },
+  else: { required: ['command'], properties: { url: false, auth: false } },
 };
 
 function generate(kind: Kind): JsonObject {

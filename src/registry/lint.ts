@@ -32,6 +32,24 @@ function lintServer(s: ServerDef): Lint[] {
       });
     }
   }
+  if (s.auth !== undefined) {
+    const authHeader = Object.keys(s.headers).find((h) => h.toLowerCase() === 'authorization');
+    if (authHeader !== undefined) {
+      out.push({
+        path: ['headers', authHeader],
+        message: "this header replaces the token from signing in ('auth'); remove one of the two",
+      });
+    }
+    const secretFile = s.auth.clientSecretFile;
+    if (secretFile !== undefined && !secretFile.startsWith('~/') && !/^([a-zA-Z]:)?[\\/]/.test(secretFile)) {
+      out.push({
+        path: ['auth', 'clientSecretFile'],
+        message:
+          'a client secret inside the workspace can end up in version control; ' +
+          'keep it in your home directory (e.g. ~/.config/...)',
+      });
+    }
+  }
   return out;
 }
 

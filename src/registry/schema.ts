@@ -102,6 +102,36 @@ const httpUrl = z
   .url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' })
   .meta({ description: 'Endpoint of a remote (sse or http) server.' });
 
+const OAuthSchema = z
+  .object({
+    type: z.literal('oauth').meta({ description: 'Sign in with OAuth 2.1 (the MCP authorization spec).' }),
+    scopes: z
+      .array(z.string().min(1).regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, { error: 'a scope has no spaces or quotes' }))
+      .superRefine(noDuplicates('auth.scopes'))
+      .optional()
+      .meta({ description: "Scopes to ask for; by default the server's advertised scopes." }),
+    clientId: z.string().min(1).optional().meta({
+      description: 'A client id registered with the authorization server; without it the broker registers itself.',
+    }),
+    clientSecretFile: z.string().min(1).optional().meta({
+      description:
+        'A file (outside the workspace, e.g. ~/.config/...) holding the client secret of a confidential clientId.',
+    }),
+    clientMetadataUrl: z
+      .url({ protocol: /^https$/, error: 'must be an https:// URL of a hosted client metadata document' })
+      .optional()
+      .meta({ description: 'Client ID Metadata Document URL, for authorization servers that require one.' }),
+  })
+  .strict()
+  .superRefine((a, ctx) => {
+    if (a.clientSecretFile !== undefined && a.clientId === undefined) {
+      const message = "'auth.clientSecretFile' needs 'auth.clientId' (the client the secret belongs to)";
+      ctx.addIssue({ code: 'custom', path: ['clientSecretFile'], message });
+    }
+  });
+
+export type ServerAuth = z.output<typeof OAuthSchema>;
+
 export const ServerDefSchema = z
   .object({
     name: nameSchema,
@@ -139,6 +169,11 @@ export const ServerDefSchema = z
     headers: z.record(z.string().min(1), z.string()).default({}).meta({
       description: 'HTTP headers sent to a remote server.',
     }),
+    auth: OAuthSchema.optional().meta({
+      description:
+        'How the broker signs in to a remote (sse or http) server: { type: oauth }. ' +
+        'Tokens are kept per user, outside the workspace.',
+    }),
     grants: z
       .array(z.enum(['network', 'secrets', 'filesystem']))
       .default([])
@@ -170,6 +205,15 @@ export const ServerDefSchema = z
           code: 'custom',
           path: ['url'],
           message: "a stdio server must not have a 'url'; set 'transport: http' (or sse) for a remote server",
+        });
+      }
+      if (s.auth !== undefined) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['auth'],
+          message:
+            "a stdio server must not have 'auth': sign-in is for remote (http or sse) servers; " +
+            "pass a stdio server's credentials in 'env' or 'envFile'",
         });
       }
     } else {

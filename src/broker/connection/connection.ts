@@ -1,5 +1,6 @@
 // The one interface the broker uses to talk to an upstream MCP server, stdio or remote, and the
 // factory that picks the implementation. Nothing outside src/broker/connection imports the SDK client.
+import type { ServerOAuth } from '../auth/serverOAuth';
 import type { LogRing } from '../logRing';
 import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from '../mcpTypes';
 import { RemoteConnection } from './remoteConnection';
@@ -19,6 +20,8 @@ export interface RemoteLaunch {
   transport: 'sse' | 'http';
   url: string;
   headers: Record<string, string>;
+  /** The server's sign-in (`auth` in its definition): every request carries its token. */
+  auth?: ServerOAuth;
 }
 export type UpstreamLaunch = StdioLaunch | RemoteLaunch;
 
@@ -28,8 +31,11 @@ export interface ConnectionEvents {
   resourcesChanged(): void;
   resourceUpdated(uri: string): void;
   log(params: JsonObject): void;
-  /** The connection ended without `close()` being called: a crash or a dropped remote. */
-  lost(reason: string): void;
+  /**
+   * The connection ended without `close()` being called: a crash or a dropped remote, or (with
+   * `needsSignIn`) a remote whose sign-in expired, was revoked or lacks a scope.
+   */
+  lost(reason: string, needsSignIn?: boolean): void;
   /** A notifications/tasks/status (2025-11-25 tasks): the server's Task, under its own id. */
   taskStatus?(task: JsonObject): void;
   /**

@@ -12,7 +12,9 @@ export type ConnectionErrorKind =
   /** The command to start does not exist: retrying cannot help. */
   | 'not-found'
   /** The server could not be started or did not complete the MCP handshake. */
-  | 'start-failed';
+  | 'start-failed'
+  /** A remote server refuses the broker until the person signs in (again, or with a wider scope). */
+  | 'needs-sign-in';
 
 export class ConnectionError extends Error {
   constructor(

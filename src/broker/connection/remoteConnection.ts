@@ -4,11 +4,13 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { SignInRequired } from '../auth/serverOAuth';
 import type { LogRing } from '../logRing';
 import type { JsonObject } from '../mcpTypes';
 import type { CallOptions, ConnectedInfo, ConnectionEvents, RemoteLaunch, UpstreamConnection } from './connection';
 import { ConnectionError } from './connectionError';
 import { explainRemoteConnectFailure } from './connectFailure';
+import { authorizedFetch } from './oauthFlow';
 import { AnyResult, connectedInfo, createSdkClient, isSdkTimeout, SdkSession } from './sdkSession';
 import { oneCallerPerSession, withRelatedCaller, type ServerRequestCaller } from './serverRequests';
 
@@ -25,17 +27,29 @@ interface RemoteTransport {
 async function remoteTransport(launch: RemoteLaunch): Promise<RemoteTransport> {
   const url = new URL(launch.url);
   const requestInit = { headers: launch.headers };
+  // A signed-in server: every request (POST, GET stream, SSE) carries the current access token.
+  const base = launch.auth ? authorizedFetch(launch.auth) : fetch;
+  const signedIn = launch.auth ? { fetch: base } : {};
   if (launch.transport === 'http') {
     const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
-    return { transport: new StreamableHTTPClientTransport(url, { requestInit }), isStreamEnd: () => false };
+    const transport = new StreamableHTTPClientTransport(url, { requestInit, ...signedIn });
+    return { transport, isStreamEnd: () => false };
   }
   const { SSEClientTransport, SseError } = await import('@modelcontextprotocol/sdk/client/sse.js');
   const withHeaders: typeof fetch = (u, init) =>
-    fetch(u, { ...init, headers: { ...(init?.headers as Record<string, string>), ...launch.headers } });
+    base(u, { ...init, headers: { ...(init?.headers as Record<string, string>), ...launch.headers } });
   return {
-    transport: new SSEClientTransport(url, { requestInit, eventSourceInit: { fetch: withHeaders } }),
+    transport: new SSEClientTransport(url, { requestInit, eventSourceInit: { fetch: withHeaders }, ...signedIn }),
     isStreamEnd: (err) => err instanceof SseError,
   };
+}
+
+/** The sign-in error behind a failure, if that is what it is (the SDK may wrap it as a cause). */
+function signInError(err: unknown): SignInRequired | undefined {
+  for (let e = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
+    if (e instanceof SignInRequired) return e;
+  }
+  return undefined;
 }
 
 export class RemoteConnection extends SdkSession implements UpstreamConnection {
@@ -45,6 +59,8 @@ export class RemoteConnection extends SdkSession implements UpstreamConnection {
   private ended = false;
   /** Why the connection was given up (its session is gone or the server unreachable). */
   private lossReason?: string;
+  /** It was given up because the server wants a (new) sign-in. */
+  private lostSignIn = false;
   private checking?: Promise<boolean>;
   /** The callers of the calls in flight (one entry per call). */
   private readonly inFlight = new Set<{ caller: ServerRequestCaller }>();
@@ -70,11 +86,14 @@ export class RemoteConnection extends SdkSession implements UpstreamConnection {
     client.onclose = () => {
       if (!connection) return;
       connection.ended = true;
-      if (!connection.closing) events.lost(connection.lossReason ?? 'connection closed by the server');
+      if (!connection.closing) {
+        events.lost(connection.lossReason ?? 'connection closed by the server', connection.lostSignIn);
+      }
     };
     client.onerror = (err) => {
       logs.push(`transport error: ${err.message}`);
       if (!connection || connection.closing) return;
+      if (signInError(err)) return void connection.lose(err.message, true);
       // A legacy SSE session lives exactly as long as its stream; otherwise a ping tells.
       if (isStreamEnd(err)) void connection.lose(`the SSE stream ended (${err.message})`);
       else void connection.stillConnected(err.message);
@@ -83,6 +102,8 @@ export class RemoteConnection extends SdkSession implements UpstreamConnection {
       await client.connect(transport, { timeout: timeoutMs });
     } catch (err) {
       await transport.close().catch(() => undefined);
+      const signIn = signInError(err);
+      if (signIn) throw new ConnectionError('needs-sign-in', signIn.message);
       throw await explainRemoteConnectFailure(err, launch);
     }
     connection = new RemoteConnection(client, transport, connectedInfo(client));
@@ -117,6 +138,11 @@ export class RemoteConnection extends SdkSession implements UpstreamConnection {
   private async classify(err: unknown, opts: CallOptions): Promise<unknown> {
     if (opts.signal?.aborted) return err;
     const message = err instanceof Error ? err.message : String(err);
+    const signIn = signInError(err);
+    if (signIn) {
+      void this.lose(signIn.message, true);
+      return new ConnectionError('needs-sign-in', signIn.message);
+    }
     if (this.ended) return new ConnectionError('connection-lost', message);
     if (isSdkTimeout(err)) return new ConnectionError('timeout', message);
     if (err instanceof McpError) {
@@ -150,9 +176,10 @@ export class RemoteConnection extends SdkSession implements UpstreamConnection {
   }
 
   /** Gives up the connection: closing it reports `lost`, and the restart policy reconnects. */
-  private async lose(reason: string): Promise<void> {
+  private async lose(reason: string, needsSignIn = false): Promise<void> {
     if (this.closing || this.lossReason) return;
     this.lossReason = reason;
+    this.lostSignIn = needsSignIn;
     await this.client.close().catch(() => undefined);
   }
 

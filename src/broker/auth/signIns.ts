@@ -1,0 +1,152 @@
+// Every remote server's sign-in for one broker: the per-server OAuth client (kept across restarts
+// of the upstream), the browser step in progress (loopback listener + URL) and signing out.
+import * as crypto from 'node:crypto';
+import { EventEmitter } from 'node:events';
+import type { ServerDef } from '../../registry/schema';
+import { authorizationUrl, exchangeCode } from '../connection/oauthFlow';
+import { listenForRedirect, type LoopbackRedirect } from './loopback';
+import { ServerOAuth, signInKey } from './serverOAuth';
+import { openTokenStore, type TokenStore, type TokenStoreKind } from './tokenStore';
+
+/** How long a started sign-in waits for the browser to come back. */
+const SIGN_IN_TIMEOUT_MS = 10 * 60_000;
+
+interface Pending {
+  url: string;
+  listener: LoopbackRedirect;
+}
+
+/** A server's sign-in as the state shows it: never a token. */
+export interface SignInStatus {
+  signedIn: boolean;
+  tokenStore: TokenStoreKind;
+  grantedScope?: string;
+  /** The authorization URL of a sign-in in progress. */
+  url?: string;
+  /** The scope the next sign-in asks for, when the server asked for more. */
+  stepUpScope?: string;
+  /** Why the last sign-in did not complete. */
+  lastError?: string;
+}
+
+export interface SignInEvents {
+  /** A sign-in started, failed or was cancelled (the state view). */
+  changed: [string];
+  /** A sign-in completed: the server can be (re)connected. */
+  signedIn: [string];
+}
+
+export class SignIns extends EventEmitter<SignInEvents> {
+  private store?: TokenStore;
+  private readonly clients = new Map<string, ServerOAuth>();
+  private readonly pending = new Map<string, Pending>();
+  private readonly lastErrors = new Map<string, string>();
+
+  constructor(
+    private readonly home: string,
+    private readonly root: string,
+  ) {
+    super();
+  }
+
+  /** Opened on first use: a registry without sign-ins never touches the keychain. */
+  private tokenStore(): TokenStore {
+    this.store ??= openTokenStore(this.home);
+    return this.store;
+  }
+
+  /** The OAuth client of a server with `auth`, the same object for as long as its settings stay. */
+  forServer(def: ServerDef): ServerOAuth | undefined {
+    if (!def.auth || def.transport === 'stdio' || !def.url) return undefined;
+    const key = signInKey(def);
+    const known = this.clients.get(def.name);
+    if (known?.key === key) return known;
+    this.cancel(def.name);
+    const oauth = new ServerOAuth(def.name, def.url, def.auth, key, this.tokenStore(), this.root);
+    this.clients.set(def.name, oauth);
+    return oauth;
+  }
+
+  status(def: ServerDef): SignInStatus | undefined {
+    const oauth = this.forServer(def);
+    if (!oauth) return undefined;
+    const pending = this.pending.get(def.name);
+    const lastError = this.lastErrors.get(def.name);
+    return {
+      signedIn: oauth.signedIn,
+      tokenStore: oauth.storeKind,
+      ...(oauth.grantedScope ? { grantedScope: oauth.grantedScope } : {}),
+      ...(pending ? { url: pending.url } : {}),
+      ...(oauth.stepUpScope ? { stepUpScope: oauth.stepUpScope } : {}),
+      ...(lastError ? { lastError } : {}),
+    };
+  }
+
+  /**
+   * Starts the browser step: a loopback listener for the redirect, and the authorization URL to
+   * open. The code comes back to the listener only, and the tokens go only to the store.
+   */
+  async begin(def: ServerDef): Promise<{ url: string }> {
+    const oauth = this.forServer(def);
+    if (!oauth) throw new Error(`'${def.name}' has no 'auth' setting: there is nothing to sign in to`);
+    this.cancel(def.name);
+    this.lastErrors.delete(def.name);
+    const state = crypto.randomBytes(24).toString('base64url');
+    const listener = await listenForRedirect(state, def.name, SIGN_IN_TIMEOUT_MS);
+    const step = { redirectUrl: listener.redirectUrl, state };
+    let url: URL;
+    try {
+      oauth.prepareBrowserStep(listener.redirectUrl);
+      url = await authorizationUrl(oauth, step);
+    } catch (err) {
+      listener.close();
+      throw err;
+    }
+    const pending = { url: url.href, listener };
+    this.pending.set(def.name, pending);
+    this.emit('changed', def.name);
+    void listener.code
+      .then((code) => exchangeCode(oauth, step, code))
+      .then(
+        () => {
+          if (this.pending.get(def.name) !== pending) return;
+          this.pending.delete(def.name);
+          oauth.signedInWithStepUp();
+          this.emit('signedIn', def.name);
+        },
+        (err: Error) => {
+          if (this.pending.get(def.name) !== pending) return;
+          this.pending.delete(def.name);
+          this.lastErrors.set(def.name, oauth.scrub(err.message));
+          this.emit('changed', def.name);
+        },
+      );
+    return { url: pending.url };
+  }
+
+  /** Deletes the server's tokens; the next connection needs a new sign-in. */
+  signOut(def: ServerDef): void {
+    const oauth = this.forServer(def);
+    if (!oauth) throw new Error(`'${def.name}' has no 'auth' setting: there is nothing to sign out of`);
+    this.cancel(def.name);
+    oauth.signOut();
+    this.emit('changed', def.name);
+  }
+
+  /** Ends a sign-in in progress (its listener closes). */
+  cancel(name: string): void {
+    const pending = this.pending.get(name);
+    if (!pending) return;
+    this.pending.delete(name);
+    pending.listener.close();
+  }
+
+  /** Forgets servers no longer in the registry, and closes every listener (on shutdown). */
+  retain(names: ReadonlySet<string>): void {
+    for (const name of [...this.clients.keys()]) {
+      if (names.has(name)) continue;
+      this.cancel(name);
+      this.clients.delete(name);
+    }
+  }
+}
