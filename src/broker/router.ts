@@ -86,7 +86,7 @@ export class BrokerRouter implements Router {
         const who = ctx.identity.client;
         throw new McpFailure(ErrorCodes.Forbidden, `Tool '${name}' is not in client '${who}''s tool profile.`);
       }
-      return server.callTool(route.name, args, meta, this.call(ctx, extra));
+      return (await this.started(server)).callTool(route.name, args, meta, this.call(ctx, extra));
     });
   }
 
@@ -104,7 +104,9 @@ export class BrokerRouter implements Router {
       this.scopeOf(ctx).resolvePrompt(name) ??
       this.fail(new McpFailure(ErrorCodes.InvalidParams, `Unknown prompt '${name}'.`));
     const server = this.target(route.server);
-    return this.forward(ctx, undefined, () => server.getPrompt(route.name, args, this.call(ctx, extra)));
+    return this.forward(ctx, undefined, async () =>
+      (await this.started(server)).getPrompt(route.name, args, this.call(ctx, extra)),
+    );
   }
 
   listResources(ctx: SessionContext): Resource[] {
@@ -117,11 +119,13 @@ export class BrokerRouter implements Router {
 
   async readResource(ctx: SessionContext, uri: string, extra: RequestExtra): Promise<JsonObject> {
     const server = this.target(this.resourceOwner(ctx, uri));
-    return this.forward(ctx, undefined, () => server.readResource(uri, this.call(ctx, extra)));
+    return this.forward(ctx, undefined, async () =>
+      (await this.started(server)).readResource(uri, this.call(ctx, extra)),
+    );
   }
 
   async subscribe(ctx: SessionContext, uri: string): Promise<void> {
-    await this.target(this.resourceOwner(ctx, uri)).subscribe(uri);
+    await (await this.started(this.target(this.resourceOwner(ctx, uri)))).subscribe(uri);
   }
 
   async unsubscribe(ctx: SessionContext, uri: string): Promise<void> {
@@ -178,6 +182,12 @@ export class BrokerRouter implements Router {
     const server = this.deps.servedServer(name);
     if (!server) throw noSuchServer(name);
     return server;
+  }
+
+  /** The "ensure started" hook: a lazy server starts, a starting one is waited for, before a request goes on. */
+  private started(server: ServedServer): ServedServer | Promise<ServedServer> {
+    const starting = server.ensureStarted?.();
+    return starting ? starting.then(() => server) : server;
   }
 
   private call(ctx: SessionContext, extra: RequestExtra): ServedCall {

@@ -23,7 +23,10 @@ export interface ServedServer {
   readonly name: string;
   /** `control` for the broker's own facade (audited as such), `upstream` for a supervised server. */
   readonly kind: 'upstream' | 'control';
-  /** Whether its lists are live and calls go through now; when not, `unavailable()` says why. */
+  /**
+   * Whether its lists are served (live, or cached while it is idle or starting: a call then waits
+   * for ensureStarted); when not, `unavailable()` says why.
+   */
   readonly available: boolean;
   readonly tools: readonly Tool[];
   readonly prompts: readonly Prompt[];
@@ -33,6 +36,8 @@ export interface ServedServer {
   readonly toolFilter?: { allow?: readonly string[]; deny?: readonly string[] };
   readonly instructions?: string;
   unavailable(): McpFailure;
+  /** Brings a lazy or starting server up before a request goes on; undefined when it is up (or absent). */
+  ensureStarted?(): Promise<void> | undefined;
   callTool(name: string, args: JsonObject, meta: JsonObject | undefined, call: ServedCall): Promise<JsonObject>;
   getPrompt(name: string, args: Record<string, string>, call: ServedCall): Promise<JsonObject>;
   readResource(uri: string, call: ServedCall): Promise<JsonObject>;
@@ -72,23 +77,23 @@ export class UpstreamServer implements ServedServer {
   }
 
   get available(): boolean {
-    return this.upstream.state === 'running';
+    return this.upstream.catalogSource !== 'none';
   }
 
   get tools(): readonly Tool[] {
-    return this.upstream.tools;
+    return this.upstream.listed.tools;
   }
 
   get prompts(): readonly Prompt[] {
-    return this.upstream.prompts;
+    return this.upstream.listed.prompts;
   }
 
   get resources(): readonly Resource[] {
-    return this.upstream.resources;
+    return this.upstream.listed.resources;
   }
 
   get resourceTemplates(): readonly ResourceTemplate[] {
-    return this.upstream.resourceTemplates;
+    return this.upstream.listed.resourceTemplates;
   }
 
   get toolFilter(): { allow?: readonly string[]; deny?: readonly string[] } {
@@ -101,6 +106,10 @@ export class UpstreamServer implements ServedServer {
 
   unavailable(): McpFailure {
     return this.upstream.unavailable();
+  }
+
+  ensureStarted(): Promise<void> | undefined {
+    return this.upstream.ensureStarted();
   }
 
   callTool(name: string, args: JsonObject, meta: JsonObject | undefined, call: ServedCall): Promise<JsonObject> {

@@ -1,6 +1,7 @@
 // One supervised upstream server: its lifecycle, restart policy and cached lists.
 import { EventEmitter } from 'node:events';
-import type { ServerDef } from '../registry/schema';
+import { lifecycleOf, type ServerDef } from '../registry/schema';
+import type { CatalogLists } from './catalogCache';
 import { connectUpstream, type CallOptions, type UpstreamConnection } from './connection/connection';
 import { ConnectionError } from './connection/connectionError';
 import { planLaunch } from './launch';
@@ -24,6 +25,7 @@ export type UpstreamState =
   | 'backoff' // crashed; waiting to restart
   | 'failed' // crash-loop breaker open, or a start that can never succeed
   | 'stopped'
+  | 'idle' // lazy, not running until a call needs it (its lists come from the catalog cache)
   | 'disabled' // enabled: false
   | 'awaiting-approval' // community tier without the operator's approval
   | 'blocked'; // the workspace is not trusted: nothing from it may run
@@ -38,7 +40,11 @@ export interface UpstreamSnapshot {
   nextRestartAt?: number;
   serverInfo?: { name?: string; version?: string };
   toolCount: number;
+  /** Where its listed tools come from: the live upstream, the catalog cache until it confirms, or nowhere. */
+  catalog: CatalogSource;
 }
+
+export type CatalogSource = 'live' | 'cached' | 'none';
 
 type ListKind = 'tools' | 'prompts' | 'resources';
 
@@ -83,6 +89,18 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   private wanted = false;
   /** Per list kind: a refresh is running, and whether another list_changed came in meanwhile. */
   private readonly refreshes = new Map<ListKind, { generation: number; pending: boolean }>();
+  /** Lazy: started on first use, stopped after `idleStopMs` without any. */
+  readonly lazy: boolean;
+  /** The last good lists (the catalog cache, then each live list): served while idle or starting. */
+  private lastGood?: CatalogLists;
+  /** Live lists have arrived since this definition was adopted (an eager restart then lists nothing stale). */
+  private confirmed = false;
+  /** Requests in flight and subscriptions held: a lazy server is not idle while either is non-zero. */
+  private inflight = 0;
+  private subscribed = 0;
+  private idleTimer?: NodeJS.Timeout;
+  /** Started only to learn its lists (no cached catalog): stops as soon as they are known. */
+  private learning = false;
 
   /**
    * `mayStart` is asked before every launch, crash restarts included: what was approved can stop
@@ -95,6 +113,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     private readonly mayStart?: () => Held | undefined,
   ) {
     super();
+    this.lazy = lifecycleOf(def) === 'lazy';
     this.enforcement = describeEnforcement(def.transport, def.grants);
     this.serverRequests = new ServerRequestDispatch(def.name, root, (entry) => this.emit('audit', entry));
   }
@@ -123,8 +142,69 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
       serverInfo: this.client
         ? { name: this.client.info.serverName, version: this.client.info.serverVersion }
         : undefined,
-      toolCount: this.tools.length,
+      toolCount: this.listed.tools.length,
+      catalog: this.catalogSource,
     };
+  }
+
+  /**
+   * What clients see of it: the live lists while it runs; the last good ones while a lazy server
+   * is idle or any server is starting for the first time (a call to them waits for the start).
+   */
+  get catalogSource(): CatalogSource {
+    if (this.state === 'running' && this.client) return 'live';
+    if (!this.lastGood) return 'none';
+    if (this.state === 'idle' || (this.state === 'starting' && (this.lazy || !this.confirmed))) return 'cached';
+    return 'none';
+  }
+
+  get listed(): CatalogLists {
+    const source = this.catalogSource;
+    if (source === 'cached') return this.lastGood!;
+    return {
+      tools: this.tools,
+      prompts: this.prompts,
+      resources: this.resources,
+      resourceTemplates: this.resourceTemplates,
+    };
+  }
+
+  /** Seeds the lists from the catalog cache (the supervisor checked they are this definition's). */
+  useCached(lists: CatalogLists): void {
+    this.lastGood = lists;
+  }
+
+  get hasCatalog(): boolean {
+    return this.lastGood !== undefined;
+  }
+
+  /** A lazy server with a known catalog, allowed to run: it waits, idle, for a call. */
+  rest(): void {
+    this.wanted = false;
+    this.lastError = undefined;
+    this.setState('idle');
+  }
+
+  /** A lazy server with no catalog yet: started once to learn it, then stopped. */
+  learn(): void {
+    this.learning = true;
+    this.start();
+  }
+
+  /**
+   * Brings the server up for a request: an idle lazy server is started, and a start in progress
+   * is waited for (bounded by its startup timeout). Anything else is left for request() to explain.
+   */
+  ensureStarted(): Promise<void> | undefined {
+    if (this.state === 'idle') this.start();
+    if (this.state !== 'starting') return undefined;
+    this.learning = false;
+    return this.whenSettled(this.def.timeouts.startupMs).catch((err: Error) => {
+      throw new McpFailure(
+        ErrorCodes.UpstreamUnavailable,
+        `Server '${this.name}' could not be started for this request (${this.redactText(err.message)}).`,
+      );
+    });
   }
 
   /** Puts the upstream in a state where it must not run (disabled, awaiting approval, blocked). */
@@ -146,6 +226,9 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     this.wanted = false;
     this.generation++;
     this.clearRestartTimer();
+    this.clearIdle();
+    this.subscribed = 0;
+    this.learning = false;
     const client = this.client;
     this.client = undefined;
     this.clearLists();
@@ -249,12 +332,55 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     if (generation !== this.generation) return;
     this.startedAt = Date.now();
     this.lastError = undefined;
+    this.keepLastGood();
     this.logs.push(
       `running${client.pid ? ` (pid ${client.pid})` : ''} with ${this.tools.length} tools, ` +
         `${this.prompts.length} prompts, ${this.resources.length} resources`,
     );
     this.setState('running');
     this.emit('lists');
+    if (this.learning) this.scheduleIdle(0, 'its catalog is now known');
+    else this.scheduleIdle();
+    this.learning = false;
+  }
+
+  /** The live lists become the last good ones (served if it goes idle, persisted by the supervisor). */
+  private keepLastGood(): void {
+    this.confirmed = true;
+    this.lastGood = {
+      tools: this.tools,
+      prompts: this.prompts,
+      resources: this.resources,
+      resourceTemplates: this.resourceTemplates,
+    };
+  }
+
+  /** A lazy server unused for `delay` ms stops; requests in flight and subscriptions keep it up. */
+  private scheduleIdle(delay = this.def.idleStopMs, why = `unused for ${delay} ms`): void {
+    this.clearIdle();
+    if (!this.lazy || this.state !== 'running' || this.inflight > 0 || this.subscribed > 0) return;
+    this.idleTimer = setTimeout(() => void this.goIdle(why), delay);
+    this.idleTimer.unref();
+  }
+
+  private clearIdle(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+  }
+
+  private async goIdle(why: string): Promise<void> {
+    this.idleTimer = undefined;
+    if (this.state !== 'running' || this.inflight > 0 || this.subscribed > 0) return;
+    const client = this.client;
+    this.wanted = false;
+    this.generation++;
+    this.client = undefined;
+    this.subscribed = 0;
+    this.clearLists();
+    this.logs.push(`stopped (lazy, ${why}); the next call starts it again`);
+    // Idle before the close: its last good lists stay listed throughout.
+    this.setState('idle');
+    await client?.close();
   }
 
   private async loadLists(client: UpstreamConnection, which: ListKind[]): Promise<void> {
@@ -294,7 +420,10 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
         state.pending = false;
         try {
           await this.loadLists(client, [kind]);
-          if (generation === this.generation) this.emit('lists');
+          if (generation === this.generation) {
+            this.keepLastGood();
+            this.emit('lists');
+          }
         } catch (err) {
           this.logs.push(`refreshing ${kind} after list_changed failed: ${this.redactText((err as Error).message)}`);
         }
@@ -306,6 +435,8 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   private onLost(generation: number, reason: string): void {
     if (generation !== this.generation) return;
     this.client = undefined;
+    this.subscribed = 0;
+    this.clearIdle();
     this.clearLists();
     this.emit('lists');
     const ranFor = this.startedAt ? Date.now() - this.startedAt : 0;
@@ -346,11 +477,23 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   async request(method: string, params: JsonObject, opts: Omit<CallOptions, 'timeoutMs'>): Promise<JsonObject> {
     const client = this.client;
     if (!client || this.state !== 'running') throw this.unavailable();
+    this.inflight++;
+    this.clearIdle();
     try {
-      return await client.request(method, params, { ...opts, timeoutMs: this.def.timeouts.callMs });
+      const result = await client.request(method, params, { ...opts, timeoutMs: this.def.timeouts.callMs });
+      if (client === this.client) this.countSubscription(method);
+      return result;
     } catch (err) {
       throw this.explain(err, client);
+    } finally {
+      this.inflight--;
+      if (client === this.client) this.scheduleIdle();
     }
+  }
+
+  private countSubscription(method: string): void {
+    if (method === 'resources/subscribe') this.subscribed++;
+    else if (method === 'resources/unsubscribe') this.subscribed = Math.max(0, this.subscribed - 1);
   }
 
   /** Why a call cannot be forwarded now (restarting, failed, disabled, ...), as an MCP error. */
@@ -361,6 +504,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
       backoff: 'crashed and is waiting to restart',
       failed: 'has failed and will not be restarted until you restart it',
       stopped: 'is stopped',
+      idle: 'is idle (lazy) and starts on the next call',
       disabled: 'is disabled',
       'awaiting-approval': "is waiting for the operator's approval",
       blocked: 'cannot run because the workspace is not trusted',
@@ -425,7 +569,10 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
 
   private setState(state: UpstreamState): void {
     if (this.state === state && state !== 'backoff') return;
+    const source = this.catalogSource;
     this.state = state;
     this.emit('state');
+    // Cached lists appear or go with the state (idle, a first start): the catalog must hear of it.
+    if (this.catalogSource !== source) this.emit('lists');
   }
 }
