@@ -41,8 +41,9 @@ import { cpuSnapshot, cpuDelta, rssOf, pssOf, killAll, leftovers, sleep } from '
 import { summarize, rotate } from './lib/stats.mjs';
 import { renderMarkdown, renderCharts, verdicts } from './lib/render.mjs';
 import { summarizeProfile, formatProfile } from './lib/profile.mjs';
+import { SCALE_SECTIONS, SCALE_BUDGET_S, SCALE_RUNNERS } from './scale.mjs';
 
-const SECTIONS = ['latency', 'throughput', 'payload', 'fanout', 'catalog', 'reload', 'coldstart'];
+const SECTIONS = ['latency', 'throughput', 'payload', 'fanout', 'catalog', 'reload', 'coldstart', ...SCALE_SECTIONS];
 
 // ---- arguments -------------------------------------------------------------------------------
 const argv = process.argv.slice(2);
@@ -137,7 +138,9 @@ const CFG = opt.quick
 const SECTION_BUDGET_S = opt.quick
   ? { latency: 40, throughput: 90, payload: 30, fanout: 60, catalog: 60, reload: 40, coldstart: 20 }
   : { latency: 120, throughput: 150, payload: 50, fanout: 100, catalog: 100, reload: 80, coldstart: 30 };
-const RUN_BUDGET_MS = (opt.quick ? 5 : 9) * 60_000;
+Object.assign(SECTION_BUDGET_S, SCALE_BUDGET_S[opt.quick ? 'quick' : 'full']);
+const RUN_BUDGET_MS =
+  (opt.quick ? 5 : 9) * 60_000 + Object.values(SCALE_BUDGET_S[opt.quick ? 'quick' : 'full']).reduce((a, b) => a + b) * 1000;
 const WATCHDOG_MS = 15 * 60_000;
 let sectionDeadline = Infinity;
 const overBudget = () => performance.now() > sectionDeadline;
@@ -1014,6 +1017,7 @@ async function main() {
     catalog: sectionCatalog,
     reload: sectionReload,
     coldstart: sectionColdstart,
+    ...Object.fromEntries(Object.entries(SCALE_RUNNERS).map(([k, run]) => [k, () => run({ quick: opt.quick })])),
   };
   for (const name of SECTIONS) {
     if (!wanted(name)) continue;

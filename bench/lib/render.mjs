@@ -1,5 +1,6 @@
 // Turns one run's results into docs/benchmarks.md and hand-written SVG charts (no chart library).
 import { BROKER_NODE_FLAGS, BROKER_ENV } from './systems.mjs';
+import { renderScale, scaleVerdicts } from './renderScale.mjs';
 /** The registry watcher's default debounce (src/registry/watcher.ts). */
 const WATCHER_QUIET_MS = 15;
 const BROKER_ENV_TEXT = Object.entries(BROKER_ENV)
@@ -146,6 +147,7 @@ export function verdicts(results) {
       `${msStr(rl.remove.listed.p50, 0)} p50 over ${rl.remove.listed.n} removals`,
     );
   } else add('hot reload < 250 ms p50', null, 'reload section not run');
+  out.push(...scaleVerdicts(S));
   return out;
 }
 
@@ -782,6 +784,8 @@ export function renderMarkdown(results, chartFiles = []) {
     );
     L.push('');
   }
+
+  L.push(...renderScale(S));
 
   const failed = Object.entries(S).filter(([, v]) => v?.error);
   if (failed.length) {
