@@ -4,7 +4,8 @@ const ms = (x) => (Number.isFinite(x) ? `${Math.round(x).toLocaleString('en-US')
 const mb = (b) => (Number.isFinite(b) ? `${(b / (1024 * 1024)).toFixed(0)} MB` : '—');
 
 function table(head, rows) {
-  return [`| ${head.join(' | ')} |`, `| ${head.map(() => '--').join(' | ')} |`, ...rows.map((r) => `| ${r.join(' | ')} |`)];
+  const line = (cells) => `| ${cells.join(' | ')} |`;
+  return [line(head), line(head.map(() => '--')), ...rows.map(line)];
 }
 
 /** Verdicts in render.mjs's shape: { target, met, measured, context? }. */
@@ -16,18 +17,26 @@ export function scaleVerdicts(S) {
     out.push({
       target: `${st.servers} servers: broker start → complete tools/list ≤ 100 ms warm (persisted catalog)`,
       met: after <= 100,
-      measured: `${ms(after)} p50 after the ready line (${ms(st.warm.completeMs.p50)} from spawn, Node start included); cold: ${ms(st.cold.completeMs.p50)} from spawn`,
+      measured:
+        `${ms(after)} p50 after the ready line (${ms(st.warm.completeMs.p50)} from spawn, Node start included); ` +
+        `cold: ${ms(st.cold.completeMs.p50)} from spawn`,
       context: 'warm = the same SWITCHBOARD_HOME as a run whose upstreams confirmed their lists',
     });
-  } else out.push({ target: '50 servers: complete tools/list ≤ 100 ms warm', met: null, measured: 'scale-start not run' });
+  } else {
+    out.push({ target: '50 servers: complete tools/list ≤ 100 ms warm', met: null, measured: 'scale-start not run' });
+  }
   const lz = S['scale-lazy'];
   if (lz?.lazy) {
     out.push({
       target: `${lz.servers} lazy servers, ${lz.used} used: total RSS ≤ 200 MB`,
       met: lz.lazy.rssBytes <= 200 * 1024 * 1024,
-      measured: `${mb(lz.lazy.rssBytes)} in ${lz.lazy.processes} processes, against ${mb(lz.eager?.rssBytes)} in ${lz.eager?.processes} processes eager`,
+      measured:
+        `${mb(lz.lazy.rssBytes)} in ${lz.lazy.processes} processes, ` +
+        `against ${mb(lz.eager?.rssBytes)} in ${lz.eager?.processes} processes eager`,
     });
-  } else out.push({ target: '50 lazy servers, 2 used: total RSS ≤ 200 MB', met: null, measured: 'scale-lazy not run' });
+  } else {
+    out.push({ target: '50 lazy servers, 2 used: total RSS ≤ 200 MB', met: null, measured: 'scale-lazy not run' });
+  }
   const fc = S['scale-first-call'];
   if (fc?.lazyMs?.n) {
     out.push({
@@ -50,7 +59,13 @@ export function renderScale(S) {
       `${st.servers} eager echo servers (${st.toolsPerServer} tools each). Cold: a fresh \`SWITCHBOARD_HOME\`, so no catalog cache; the list is complete once every upstream has started. Warm: the same home again, so the broker lists every server's last good catalog at once (marked \`cached\` in the state) while the upstreams start. The client connects at the ready line and lists until all ${st.servers * st.toolsPerServer} tools are there.`,
       '',
     );
-    const row = (label, s) => [label, String(s.completeMs.n), ms(s.completeMs.p50), ms(s.afterReadyMs.p50), ms(s.completeMs.max)];
+    const row = (label, s) => [
+      label,
+      String(s.completeMs.n),
+      ms(s.completeMs.p50),
+      ms(s.afterReadyMs.p50),
+      ms(s.completeMs.max),
+    ];
     L.push(
       ...table(
         ['start', 'runs', 'spawn → complete, p50', 'ready line → complete, p50', 'spawn → complete, max'],
@@ -66,7 +81,14 @@ export function renderScale(S) {
       `${lz.servers} echo servers, all \`lifecycle: lazy\` (no cache yet: each runs once to learn its catalog, then goes idle), or all eager. Then ${lz.used} of them get a call, and 0.5 s later the RSS (VmRSS) of the broker and every process under it is summed.`,
       '',
     );
-    const row = (label, r) => [label, String(r.processes), String(r.running), mb(r.rssBytes), mb(r.brokerRssBytes), ms(r.settledMs)];
+    const row = (label, r) => [
+      label,
+      String(r.processes),
+      String(r.running),
+      mb(r.rssBytes),
+      mb(r.brokerRssBytes),
+      ms(r.settledMs),
+    ];
     L.push(
       ...table(
         ['lifecycle', 'processes', 'upstreams running', 'total RSS', 'broker RSS', 'start → settled'],

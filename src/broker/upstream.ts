@@ -1,9 +1,11 @@
-// One supervised upstream server: its lifecycle, restart policy and cached lists.
+// One supervised upstream server: its lifecycle (eager or lazy), restart policy and cached lists.
+// Over 450 lines, as one concern: every state transition of one upstream stays in one place.
 import { EventEmitter } from 'node:events';
 import { lifecycleOf, type ServerDef } from '../registry/schema';
 import type { CatalogLists } from './catalogCache';
 import { connectUpstream, type CallOptions, type UpstreamConnection } from './connection/connection';
 import { ConnectionError } from './connection/connectionError';
+import { IdleClock } from './idleClock';
 import { planLaunch } from './launch';
 import { LogRing } from './logRing';
 import {
@@ -95,10 +97,8 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   private lastGood?: CatalogLists;
   /** Live lists have arrived since this definition was adopted (an eager restart then lists nothing stale). */
   private confirmed = false;
-  /** Requests in flight and subscriptions held: a lazy server is not idle while either is non-zero. */
-  private inflight = 0;
-  private subscribed = 0;
-  private idleTimer?: NodeJS.Timeout;
+  /** A lazy server's use: requests in flight and subscriptions keep it up, `idleStopMs` unused stops it. */
+  private readonly idleClock = new IdleClock((why) => void this.goIdle(why));
   /** Started only to learn its lists (no cached catalog): stops as soon as they are known. */
   private learning = false;
 
@@ -226,8 +226,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     this.wanted = false;
     this.generation++;
     this.clearRestartTimer();
-    this.clearIdle();
-    this.subscribed = 0;
+    this.idleClock.reset();
     this.learning = false;
     const client = this.client;
     this.client = undefined;
@@ -339,8 +338,9 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     );
     this.setState('running');
     this.emit('lists');
-    if (this.learning) this.scheduleIdle(0, 'its catalog is now known');
-    else this.scheduleIdle();
+    // Learning its catalog was the only reason to run: it stops at once unless a request came meanwhile.
+    if (this.lazy && this.learning) this.idleClock.arm(0, 'its catalog is learned');
+    else if (this.lazy) this.idleClock.arm(this.def.idleStopMs);
     this.learning = false;
   }
 
@@ -355,27 +355,13 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     };
   }
 
-  /** A lazy server unused for `delay` ms stops; requests in flight and subscriptions keep it up. */
-  private scheduleIdle(delay = this.def.idleStopMs, why = `unused for ${delay} ms`): void {
-    this.clearIdle();
-    if (!this.lazy || this.state !== 'running' || this.inflight > 0 || this.subscribed > 0) return;
-    this.idleTimer = setTimeout(() => void this.goIdle(why), delay);
-    this.idleTimer.unref();
-  }
-
-  private clearIdle(): void {
-    if (this.idleTimer) clearTimeout(this.idleTimer);
-    this.idleTimer = undefined;
-  }
-
   private async goIdle(why: string): Promise<void> {
-    this.idleTimer = undefined;
-    if (this.state !== 'running' || this.inflight > 0 || this.subscribed > 0) return;
+    if (this.state !== 'running') return;
     const client = this.client;
     this.wanted = false;
     this.generation++;
     this.client = undefined;
-    this.subscribed = 0;
+    this.idleClock.reset();
     this.clearLists();
     this.logs.push(`stopped (lazy, ${why}); the next call starts it again`);
     // Idle before the close: its last good lists stay listed throughout.
@@ -435,8 +421,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   private onLost(generation: number, reason: string): void {
     if (generation !== this.generation) return;
     this.client = undefined;
-    this.subscribed = 0;
-    this.clearIdle();
+    this.idleClock.reset();
     this.clearLists();
     this.emit('lists');
     const ranFor = this.startedAt ? Date.now() - this.startedAt : 0;
@@ -477,23 +462,30 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   async request(method: string, params: JsonObject, opts: Omit<CallOptions, 'timeoutMs'>): Promise<JsonObject> {
     const client = this.client;
     if (!client || this.state !== 'running') throw this.unavailable();
-    this.inflight++;
-    this.clearIdle();
+    if (!this.lazy) return this.forward(client, method, params, opts);
+    this.idleClock.begin();
+    let ok = false;
     try {
-      const result = await client.request(method, params, { ...opts, timeoutMs: this.def.timeouts.callMs });
-      if (client === this.client) this.countSubscription(method);
+      const result = await this.forward(client, method, params, opts);
+      ok = client === this.client;
       return result;
-    } catch (err) {
-      throw this.explain(err, client);
     } finally {
-      this.inflight--;
-      if (client === this.client) this.scheduleIdle();
+      this.idleClock.end(method, ok);
+      if (client === this.client) this.idleClock.arm(this.def.idleStopMs);
     }
   }
 
-  private countSubscription(method: string): void {
-    if (method === 'resources/subscribe') this.subscribed++;
-    else if (method === 'resources/unsubscribe') this.subscribed = Math.max(0, this.subscribed - 1);
+  private async forward(
+    client: UpstreamConnection,
+    method: string,
+    params: JsonObject,
+    opts: Omit<CallOptions, 'timeoutMs'>,
+  ): Promise<JsonObject> {
+    try {
+      return await client.request(method, params, { ...opts, timeoutMs: this.def.timeouts.callMs });
+    } catch (err) {
+      throw this.explain(err, client);
+    }
   }
 
   /** Why a call cannot be forwarded now (restarting, failed, disabled, ...), as an MCP error. */

@@ -156,7 +156,8 @@ export const ServerDefSchema = z
       .meta({
         description:
           'eager: runs as soon as it may; lazy: starts on the first call, prompt or resource read that needs it ' +
-          "and stops after 'idleStopMs' without use. Default: lazy for community servers, eager for trusted and builtin.",
+          "and stops after 'idleStopMs' without use. " +
+          'Default: lazy for community servers, eager for trusted and builtin.',
       }),
     idleStopMs: positiveMs('A lazy server unused this long is stopped; the next call starts it again.', 600000),
     restart: RestartSchema.prefault({}).meta({ description: 'Restart policy after a crash.' }),

@@ -74,7 +74,7 @@ describe('catalog cache', function () {
   afterEach(stop);
   after(removeTempDirs);
 
-  it('serves the last good catalog before the upstream is up, then the live one (list_changed only if it differs)', async () => {
+  it('serves the last good catalog before the upstream is up, then the live one; list_changed if changed', async () => {
     writeRegistry(root, { 'mcp-servers.d/slowstart.yaml': delayed('slowstart') });
     let c = await start();
     await waitFor(async () => (await status(c, 'slowstart')).state === 'running', 'the first start');
@@ -141,7 +141,7 @@ describe('catalog cache', function () {
     await waitFor(async () => (await toolNames(c)).includes('edited__echo'), 'the edited server to list its tools');
   });
 
-  it("never serves the cache of a server that may not run (unapproved, disabled); a corrupt file is ignored", async () => {
+  it('never serves the cache of a server that may not run (unapproved, disabled); ignores a corrupt file', async () => {
     writeRegistry(root, {
       'mcp-servers.d/third.yaml': fixtureServer('third', 'echo.mjs').replace('trust: trusted', 'trust: community'),
       'mcp-servers.d/off.yaml': delayed('off'),

@@ -75,7 +75,7 @@ describe('lifecycles', function () {
     removeTempDirs();
   });
 
-  it('starts a lazy server with no cached catalog once to learn it, then stops it; an eager one keeps running', async () => {
+  it('runs a lazy server with no cached catalog once to learn it, then stops it; an eager one stays up', async () => {
     for (const name of ['oncall', 'onprompt', 'onread']) {
       const s = await idle(name);
       assert.equal(s.lifecycle, 'lazy');
@@ -94,7 +94,7 @@ describe('lifecycles', function () {
     assert.equal((await status(client, 'eager')).lifecycle, 'eager');
   });
 
-  it('starts on the first tools/call, stops after idleStopMs without use, and starts again on the next call', async () => {
+  it('starts on the first tools/call, stops after idleStopMs unused, and starts again on the next call', async () => {
     await idle('oncall');
     const first = await client.callTool({ name: 'oncall__echo', arguments: { text: 'wake' } });
     assert.equal(textOf(first), 'echo: wake');

@@ -5,6 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { CatalogCache, parseCacheFile, type CatalogLists } from '../../src/broker/catalogCache';
+import { IdleClock } from '../../src/broker/idleClock';
 import { lifecycleOf, ServerDefSchema } from '../../src/registry/schema';
 
 const lists = (tool: string): CatalogLists => ({
@@ -93,5 +94,36 @@ describe('unit: catalog cache', () => {
     assert.equal(lifecycleOf(def({ trust: 'community', lifecycle: 'eager' })), 'eager');
     assert.equal(def().idleStopMs, 600_000);
     assert.equal(ServerDefSchema.safeParse({ name: 'x', command: 'n', lifecycle: 'sometimes' }).success, false);
+  });
+});
+
+describe('unit: idle clock of a lazy server', () => {
+  const tick = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+  it('fires once unused for the delay; a request in flight or a subscription holds it', async () => {
+    const fired: string[] = [];
+    const clock = new IdleClock((why) => fired.push(why));
+    clock.begin();
+    clock.arm(1);
+    await tick(20);
+    assert.deepEqual(fired, [], 'a request in flight holds it up');
+    clock.end('tools/call', true);
+    clock.begin();
+    clock.end('resources/subscribe', true);
+    clock.arm(1);
+    await tick(20);
+    assert.deepEqual(fired, [], 'a subscription holds it up');
+    clock.begin();
+    clock.end('resources/unsubscribe', true);
+    clock.arm(1, 'test');
+    await tick(20);
+    assert.deepEqual(fired, ['test']);
+    clock.begin();
+    clock.end('resources/subscribe', false);
+    assert.ok(clock.unused, 'a failed subscribe holds nothing');
+    clock.begin();
+    clock.end('resources/subscribe', true);
+    clock.reset();
+    assert.ok(clock.unused, 'a lost connection drops its subscriptions');
   });
 });
