@@ -4,6 +4,7 @@
 import { EventEmitter } from 'node:events';
 import type { ServerDef } from '../registry/schema';
 import type { CatalogCache } from './catalogCache';
+import { StartGate } from './startGate';
 import type { JsonObject } from './mcpTypes';
 import { Upstream } from './upstream';
 import { compareOrdinal } from './ordinal';
@@ -34,6 +35,7 @@ export class Supervisor extends EventEmitter<SupervisorEventMap> {
   private policy: StartPolicy = NOTHING_RUNS;
   /** Each adopted definition's hash in the catalog cache (computed once: it reads the env file). */
   private readonly hashes = new WeakMap<Upstream, string>();
+  private readonly gate = new StartGate();
 
   constructor(
     private readonly root: string,
@@ -120,10 +122,11 @@ export class Supervisor extends EventEmitter<SupervisorEventMap> {
   }
 
   private adopt(def: ServerDef): Upstream {
-    const upstream = new Upstream(def, this.root, () => {
+    const mayStart = () => {
       const decision = this.policy(def);
       return decision.run ? undefined : decision;
-    });
+    };
+    const upstream = new Upstream(def, this.root, mayStart, this.gate);
     if (this.cache) {
       const hash = this.cache.hashOf(def);
       this.hashes.set(upstream, hash);

@@ -6,6 +6,7 @@ import type { CatalogLists } from './catalogCache';
 import { connectUpstream, type CallOptions, type UpstreamConnection } from './connection/connection';
 import { ConnectionError } from './connection/connectionError';
 import { IdleClock } from './idleClock';
+import type { StartGate } from './startGate';
 import { planLaunch } from './launch';
 import { LogRing } from './logRing';
 import {
@@ -101,6 +102,8 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   private readonly idleClock = new IdleClock((why) => void this.goIdle(why));
   /** Started only to learn its lists (no cached catalog): stops as soon as they are known. */
   private learning = false;
+  /** A request is waiting for this start: it does not queue at the start gate. */
+  private demanded = false;
 
   /**
    * `mayStart` is asked before every launch, crash restarts included: what was approved can stop
@@ -111,6 +114,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     readonly def: ServerDef,
     private readonly root: string,
     private readonly mayStart?: () => Held | undefined,
+    private readonly gate?: StartGate,
   ) {
     super();
     this.lazy = lifecycleOf(def) === 'lazy';
@@ -196,7 +200,10 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
    * is waited for (bounded by its startup timeout). Anything else is left for request() to explain.
    */
   ensureStarted(): Promise<void> | undefined {
-    if (this.state === 'idle') this.start();
+    if (this.state === 'idle') {
+      this.demanded = true;
+      this.start();
+    }
     if (this.state !== 'starting') return undefined;
     this.learning = false;
     return this.whenSettled(this.def.timeouts.startupMs).catch((err: Error) => {
@@ -283,6 +290,18 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     }
     const generation = ++this.generation;
     this.setState('starting');
+    const urgent = this.demanded;
+    this.demanded = false;
+    const release = urgent || !this.gate ? undefined : await this.gate.enter();
+    try {
+      if (generation === this.generation) await this.connect(generation);
+    } finally {
+      release?.();
+    }
+  }
+
+  /** Spawns or connects, then loads the lists: the part of a start the gate admits a few at a time. */
+  private async connect(generation: number): Promise<void> {
     let client: UpstreamConnection;
     try {
       const plan = planLaunch(this.def, this.root);

@@ -6,6 +6,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { CatalogCache, parseCacheFile, type CatalogLists } from '../../src/broker/catalogCache';
 import { IdleClock } from '../../src/broker/idleClock';
+import { StartGate } from '../../src/broker/startGate';
 import { lifecycleOf, ServerDefSchema } from '../../src/registry/schema';
 
 const lists = (tool: string): CatalogLists => ({
@@ -125,5 +126,30 @@ describe('unit: idle clock of a lazy server', () => {
     clock.end('resources/subscribe', true);
     clock.reset();
     assert.ok(clock.unused, 'a lost connection drops its subscriptions');
+  });
+});
+
+describe('unit: start gate', () => {
+  it('admits at most its limit at once, in order, and passes a released slot on', async () => {
+    const gate = new StartGate(2);
+    const order: string[] = [];
+    const a = await gate.enter();
+    const b = await gate.enter();
+    const c = gate.enter().then((release) => (order.push('c'), release));
+    const d = gate.enter().then((release) => (order.push('d'), release));
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(order, [], 'both slots are taken');
+    a();
+    a();
+    const releaseC = await c;
+    await new Promise((r) => setImmediate(r));
+    assert.deepEqual(order, ['c'], 'one release admits one waiter, however often it is called');
+    b();
+    (await d)();
+    releaseC();
+    const e = await gate.enter();
+    const f = await gate.enter();
+    e();
+    f();
   });
 });
