@@ -1,6 +1,7 @@
-// How many upstreams may be in their start (spawn, handshake, first lists) at once. Fifty Node
-// servers starting together on two cores leave the broker a fiftieth of the CPU, so the cached
-// catalog it could already serve waits behind their boot; a few at a time keeps it answering.
+// How many upstreams already listed from the catalog cache may be in their start (spawn, handshake,
+// first lists) at once. Fifty Node servers starting together on two cores leave the broker a fiftieth
+// of the CPU, so the cached catalog it could serve waits behind their boot; a few at a time keeps it
+// answering. Starts that someone waits for (no cache yet, a request, a crash restart) do not queue.
 import * as os from 'node:os';
 
 export class StartGate {

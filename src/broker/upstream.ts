@@ -290,9 +290,10 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     }
     const generation = ++this.generation;
     this.setState('starting');
-    const urgent = this.demanded;
+    // Only a start whose lists are already served from the cache queues: nobody waits for it.
+    const queue = !this.demanded && this.catalogSource === 'cached';
     this.demanded = false;
-    const release = urgent || !this.gate ? undefined : await this.gate.enter();
+    const release = queue ? await this.gate?.enter() : undefined;
     try {
       if (generation === this.generation) await this.connect(generation);
     } finally {
