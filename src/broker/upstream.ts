@@ -482,30 +482,25 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   async request(method: string, params: JsonObject, opts: Omit<CallOptions, 'timeoutMs'>): Promise<JsonObject> {
     const client = this.client;
     if (!client || this.state !== 'running') throw this.unavailable();
-    if (!this.lazy) return this.forward(client, method, params, opts);
-    this.idleClock.begin();
+    const lazy = this.lazy;
+    if (lazy) this.idleClock.begin();
     let ok = false;
     try {
-      const result = await this.forward(client, method, params, opts);
-      ok = client === this.client;
+      const result = await client.request(method, params, { ...opts, timeoutMs: this.def.timeouts.callMs });
+      ok = true;
       return result;
+    } catch (err) {
+      throw this.explain(err, client);
     } finally {
-      this.idleClock.end(method, ok);
-      if (client === this.client) this.idleClock.arm(this.def.idleStopMs);
+      if (lazy) this.used(client, method, ok);
     }
   }
 
-  private async forward(
-    client: UpstreamConnection,
-    method: string,
-    params: JsonObject,
-    opts: Omit<CallOptions, 'timeoutMs'>,
-  ): Promise<JsonObject> {
-    try {
-      return await client.request(method, params, { ...opts, timeoutMs: this.def.timeouts.callMs });
-    } catch (err) {
-      throw this.explain(err, client);
-    }
+  /** A lazy server's request ended: its idle clock starts again once nothing holds it up. */
+  private used(client: UpstreamConnection, method: string, ok: boolean): void {
+    const current = client === this.client;
+    this.idleClock.end(method, ok && current);
+    if (current) this.idleClock.arm(this.def.idleStopMs);
   }
 
   /** Why a call cannot be forwarded now (restarting, failed, disabled, ...), as an MCP error. */
