@@ -42,8 +42,20 @@ import { summarize, rotate } from './lib/stats.mjs';
 import { renderMarkdown, renderCharts, verdicts } from './lib/render.mjs';
 import { summarizeProfile, formatProfile } from './lib/profile.mjs';
 import { sectionTokens, sectionRecall } from './search.mjs';
+import { SCALE_SECTIONS, SCALE_BUDGET_S, SCALE_RUNNERS } from './scale.mjs';
 
-const SECTIONS = ['latency', 'throughput', 'payload', 'fanout', 'catalog', 'reload', 'coldstart', 'tokens', 'recall'];
+const SECTIONS = [
+  'latency',
+  'throughput',
+  'payload',
+  'fanout',
+  'catalog',
+  'reload',
+  'coldstart',
+  'tokens',
+  'recall',
+  ...SCALE_SECTIONS,
+];
 
 // ---- arguments -------------------------------------------------------------------------------
 const argv = process.argv.slice(2);
@@ -138,7 +150,9 @@ const CFG = opt.quick
 const SECTION_BUDGET_S = opt.quick
   ? { latency: 40, throughput: 90, payload: 30, fanout: 60, catalog: 60, reload: 40, coldstart: 20, tokens: 60, recall: 40 }
   : { latency: 120, throughput: 150, payload: 50, fanout: 100, catalog: 100, reload: 80, coldstart: 30, tokens: 90, recall: 60 };
-const RUN_BUDGET_MS = (opt.quick ? 5 : 9) * 60_000;
+Object.assign(SECTION_BUDGET_S, SCALE_BUDGET_S[opt.quick ? 'quick' : 'full']);
+const SCALE_BUDGET_MS = Object.values(SCALE_BUDGET_S[opt.quick ? 'quick' : 'full']).reduce((a, b) => a + b) * 1000;
+const RUN_BUDGET_MS = (opt.quick ? 5 : 9) * 60_000 + SCALE_BUDGET_MS;
 const WATCHDOG_MS = 15 * 60_000;
 let sectionDeadline = Infinity;
 const overBudget = () => performance.now() > sectionDeadline;
@@ -1017,6 +1031,7 @@ async function main() {
     coldstart: sectionColdstart,
     tokens: () => sectionTokens({ log, quick: opt.quick }),
     recall: () => sectionRecall({ log }),
+    ...Object.fromEntries(Object.entries(SCALE_RUNNERS).map(([k, run]) => [k, () => run({ quick: opt.quick })])),
   };
   for (const name of SECTIONS) {
     if (!wanted(name)) continue;

@@ -21,9 +21,10 @@ export const FIELDS = [
   'allowedTools',
   'excludeTools',
   'enabled',
+  'lifecycle',
 ] as const;
 export type Field = (typeof FIELDS)[number];
-/** Keys the form shows; any other key of a loaded definition (restart policy, timeouts) is kept as is. */
+/** Keys the form shows; any other key of a loaded definition (restart, timeouts, idleStopMs) is kept as is. */
 export const SHOWN = new Set<string>(FIELDS);
 
 /** A warning, not a reason to refuse: saving a new server under an existing name replaces it. */
@@ -54,6 +55,7 @@ export function formFromDefinition(def: Definition | undefined): ConsoleState['f
     allowedTools: lines(d.allowedTools),
     excludeTools: lines(d.excludeTools),
     enabled: d.enabled !== false,
+    lifecycle: d.lifecycle === 'eager' || d.lifecycle === 'lazy' ? d.lifecycle : '',
   };
 }
 
@@ -142,6 +144,8 @@ export function buildDefinition(form: ConsoleState['form'], ctx: BuildContext): 
   const excluded = globs(String(form.excludeTools ?? ''));
   if (excluded.length) def.excludeTools = excluded;
   if (form.enabled === false) def.enabled = false;
+  // Empty: the trust tier's default (lifecycleOf in the registry schema).
+  if (str('lifecycle')) def.lifecycle = str('lifecycle');
 
   // The same zod schema the broker's writer and loader use: what passes here saves.
   const parsed = ServerDefSchema.safeParse(def);

@@ -77,6 +77,13 @@ export function renderShell(): void {
     h('option', { value: 'http' }, 'Streamable HTTP — connect to a URL'),
     h('option', { value: 'sse' }, 'SSE (legacy HTTP + Server-Sent Events)'),
   );
+  const lifecycle = h(
+    'select',
+    {},
+    h('option', { value: '' }, "the trust tier's default (community: lazy; trusted, builtin: eager)"),
+    h('option', { value: 'eager' }, 'eager — runs as soon as it may'),
+    h('option', { value: 'lazy' }, 'lazy — starts on first use, stops when idle'),
+  );
   const enabled = h(
     'label',
     { class: 'choice toggle', 'data-field': 'enabled' },
@@ -111,7 +118,17 @@ export function renderShell(): void {
           field('description', 'Description', input('What it is for, shown to agents and in the tree')),
         ),
         trust,
-        h('section', { class: 'grid' }, field('transport', 'Transport', transport)),
+        h(
+          'section',
+          { class: 'grid' },
+          field('transport', 'Transport', transport),
+          field(
+            'lifecycle',
+            'Lifecycle',
+            lifecycle,
+            "A lazy server's tools are listed from the catalog cache; it stops after idleStopMs without use.",
+          ),
+        ),
         h(
           'fieldset',
           { id: 'stdio-fields', class: 'group' },
@@ -206,6 +223,7 @@ export function readForm(): ConsoleState['form'] {
     'headers',
     'allowedTools',
     'excludeTools',
+    'lifecycle',
   ] as const) {
     form[id] = ($(id) as HTMLInputElement).value;
   }
@@ -231,6 +249,7 @@ export function writeForm(form: ConsoleState['form']): void {
     'headers',
     'allowedTools',
     'excludeTools',
+    'lifecycle',
   ] as const) {
     ($(id) as HTMLInputElement).value = String(form[id] ?? (id === 'transport' ? 'stdio' : ''));
   }

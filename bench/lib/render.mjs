@@ -1,6 +1,7 @@
 // Turns one run's results into docs/benchmarks.md and hand-written SVG charts (no chart library).
 import { BROKER_NODE_FLAGS, BROKER_ENV } from './systems.mjs';
 import { renderSearch, searchVerdicts } from './render-search.mjs';
+import { renderScale, scaleVerdicts } from './renderScale.mjs';
 /** The registry watcher's default debounce (src/registry/watcher.ts). */
 const WATCHER_QUIET_MS = 15;
 const BROKER_ENV_TEXT = Object.entries(BROKER_ENV)
@@ -148,6 +149,7 @@ export function verdicts(results) {
     );
   } else add('hot reload < 250 ms p50', null, 'reload section not run');
   out.push(...searchVerdicts(S));
+  out.push(...scaleVerdicts(S));
   return out;
 }
 
@@ -786,6 +788,7 @@ export function renderMarkdown(results, chartFiles = []) {
   }
 
   L.push(...renderSearch(S));
+  L.push(...renderScale(S));
 
   const failed = Object.entries(S).filter(([, v]) => v?.error);
   if (failed.length) {

@@ -9,6 +9,7 @@ import { RegistryWatcher } from '../registry/watcher';
 import { AccessPolicy } from './accessPolicy';
 import { AuditLog } from './audit';
 import { Catalog, type CatalogChanges } from './catalog';
+import { CatalogCache } from './catalogCache';
 import { ClientTokens } from './clientTokens';
 import { Endpoint } from './endpoint';
 import { IdleCollector } from './idleCollector';
@@ -91,7 +92,13 @@ export class Broker extends EventEmitter<BrokerEventMap> {
   ) {
     super();
     this.root = path.resolve(opts.root);
-    this.supervisor = new Supervisor(this.root);
+    const cache = new CatalogCache({
+      file: runtime.paths.catalogFile,
+      keyFile: runtime.paths.catalogKeyFile,
+      root: this.root,
+      log: opts.log,
+    });
+    this.supervisor = new Supervisor(this.root, cache);
     this.tokens = new ClientTokens(runtime.paths.tokensDir);
     this.access = new AccessPolicy({
       operatorToken: runtime.operatorToken,

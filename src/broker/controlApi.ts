@@ -1,13 +1,13 @@
 // The control operations as one typed contract: facade tool name → params → result. Types only
 // (every import is `import type`), so the facade, the CLI, the extension and the webview share it.
-import type { ClientDef, PromptDef, ServerDef } from '../registry/schema';
+import type { ClientDef, Lifecycle, PromptDef, ServerDef } from '../registry/schema';
 import type { Problem } from '../registry/problems';
 import type { ApprovalStatus } from './approvals';
 import type { ApprovalLine } from './approvalSummary';
 import type { SignInStatus } from './auth/signIns';
 import type { ProbeResult } from './probe';
 import type { Enforcement } from './sandbox';
-import type { UpstreamState } from './upstream';
+import type { CatalogSource, UpstreamState } from './upstream';
 
 export interface ServerStatus {
   name: string;
@@ -16,6 +16,10 @@ export interface ServerStatus {
   transport: ServerDef['transport'];
   enabled: boolean;
   state: UpstreamState;
+  /** eager, or lazy (starts on first use, idle after idleStopMs); the trust tier's default if unset. */
+  lifecycle?: Lifecycle;
+  /** Where its listed tools come from: `cached` (the persisted catalog) until the upstream confirms them. */
+  catalog?: CatalogSource;
   pid?: number;
   uptimeMs?: number;
   restarts: number;

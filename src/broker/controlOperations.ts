@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import type { RegistrySnapshot } from '../registry/loader';
 import { whyFilteredOut } from '../registry/names';
 import { formatProblem } from '../registry/problems';
-import { definitionPath, ServerDefSchema, type Kind, type ServerDef } from '../registry/schema';
+import { definitionPath, lifecycleOf, ServerDefSchema, type Kind, type ServerDef } from '../registry/schema';
 import { RegistryWriter } from '../registry/writer';
 import { ApprovalMismatch, type Approvals } from './approvals';
 import { approvalSummaryText } from './approvalSummary';
@@ -92,6 +92,8 @@ export class ControlOperations {
       transport: def.transport,
       enabled: def.enabled,
       state,
+      lifecycle: lifecycleOf(def),
+      catalog: snap?.catalog ?? 'none',
       pid: snap?.pid,
       uptimeMs: snap?.startedAt ? Date.now() - snap.startedAt : undefined,
       restarts: snap?.restarts ?? 0,
@@ -100,8 +102,8 @@ export class ControlOperations {
       tools,
       hiddenTools,
       ...(toolTokens === undefined ? {} : { toolTokens }),
-      promptCount: upstream?.state === 'running' ? upstream.prompts.length : 0,
-      resourceCount: upstream?.state === 'running' ? upstream.resources.length : 0,
+      promptCount: upstream && upstream.catalogSource !== 'none' ? upstream.listed.prompts.length : 0,
+      resourceCount: upstream && upstream.catalogSource !== 'none' ? upstream.listed.resources.length : 0,
       grants: def.grants,
       enforcement: upstream?.enforcement ?? {
         network: 'not-enforced',

@@ -115,8 +115,9 @@ export class BrokerRouter implements Router {
         const who = ctx.identity.client;
         throw new McpFailure(ErrorCodes.Forbidden, `Tool '${name}' is not in client '${who}''s tool profile.`);
       }
+      const target = await this.started(server);
       if (!task) {
-        const result = await server.callTool(route.name, args, meta, this.call(ctx, extra));
+        const result = await target.callTool(route.name, args, meta, this.call(ctx, extra));
         if (server.kind === 'control' && route.name === FIND_TOOLS) this.addFound(ctx, scope, result);
         return result;
       }
@@ -127,7 +128,7 @@ export class BrokerRouter implements Router {
             'tool calls. Call it without "task".',
         );
       }
-      const result = await server.callTool(route.name, args, meta, { ...this.call(ctx, extra), task });
+      const result = await target.callTool(route.name, args, meta, { ...this.call(ctx, extra), task });
       return this.tasks.created(this.taskCaller(ctx), server, route.name, result, entry);
     });
   }
@@ -183,7 +184,9 @@ export class BrokerRouter implements Router {
       this.scopeOf(ctx).resolvePrompt(name) ??
       this.fail(new McpFailure(ErrorCodes.InvalidParams, `Unknown prompt '${name}'.`));
     const server = this.target(route.server);
-    return this.forward(ctx, undefined, () => server.getPrompt(route.name, args, this.call(ctx, extra)));
+    return this.forward(ctx, undefined, async () =>
+      (await this.started(server)).getPrompt(route.name, args, this.call(ctx, extra)),
+    );
   }
 
   listResources(ctx: SessionContext): Resource[] {
@@ -196,11 +199,13 @@ export class BrokerRouter implements Router {
 
   async readResource(ctx: SessionContext, uri: string, extra: RequestExtra): Promise<JsonObject> {
     const server = this.target(this.resourceOwner(ctx, uri));
-    return this.forward(ctx, undefined, () => server.readResource(uri, this.call(ctx, extra)));
+    return this.forward(ctx, undefined, async () =>
+      (await this.started(server)).readResource(uri, this.call(ctx, extra)),
+    );
   }
 
   async subscribe(ctx: SessionContext, uri: string): Promise<void> {
-    await this.target(this.resourceOwner(ctx, uri)).subscribe(uri);
+    await (await this.started(this.target(this.resourceOwner(ctx, uri)))).subscribe(uri);
   }
 
   async unsubscribe(ctx: SessionContext, uri: string): Promise<void> {
@@ -261,6 +266,12 @@ export class BrokerRouter implements Router {
 
   private taskCaller(ctx: SessionContext): TaskCaller {
     return { session: ctx.sessionId, client: ctx.identity.client, endpointServer: ctx.server };
+  }
+
+  /** The "ensure started" hook: a lazy server starts, a starting one is waited for, before a request goes on. */
+  private started(server: ServedServer): ServedServer | Promise<ServedServer> {
+    const starting = server.ensureStarted?.();
+    return starting ? starting.then(() => server) : server;
   }
 
   private call(ctx: SessionContext, extra: RequestExtra): ServedCall {

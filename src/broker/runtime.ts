@@ -31,6 +31,9 @@ export interface RuntimePaths {
   operatorTokenFile: string;
   auditFile: string;
   approvalsFile: string;
+  /** The persisted catalog (catalogCache.ts) and the key its definition hashes are made with. */
+  catalogFile: string;
+  catalogKeyFile: string;
 }
 
 export function runtimePaths(root: string, env: NodeJS.ProcessEnv = process.env): RuntimePaths {
@@ -47,6 +50,8 @@ export function runtimePaths(root: string, env: NodeJS.ProcessEnv = process.env)
     operatorTokenFile: path.join(tokensDir, 'operator.token'),
     auditFile: path.join(workspaceDir, 'audit.jsonl'),
     approvalsFile: path.join(home, 'approvals.json'),
+    catalogFile: path.join(workspaceDir, 'catalog.json'),
+    catalogKeyFile: path.join(workspaceDir, 'catalog.key'),
   };
 }
 

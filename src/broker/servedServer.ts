@@ -26,7 +26,10 @@ export interface ServedServer {
   readonly name: string;
   /** `control` for the broker's own facade (audited as such), `upstream` for a supervised server. */
   readonly kind: 'upstream' | 'control';
-  /** Whether its lists are live and calls go through now; when not, `unavailable()` says why. */
+  /**
+   * Whether its lists are served (live, or cached while it is idle or starting: a call then waits
+   * for ensureStarted); when not, `unavailable()` says why.
+   */
   readonly available: boolean;
   readonly tools: readonly Tool[];
   readonly prompts: readonly Prompt[];
@@ -36,6 +39,8 @@ export interface ServedServer {
   readonly toolFilter?: { allow?: readonly string[]; deny?: readonly string[] };
   readonly instructions?: string;
   unavailable(): McpFailure;
+  /** Brings a lazy or starting server up before a request goes on; undefined when it is up (or absent). */
+  ensureStarted?(): Promise<void> | undefined;
   callTool(name: string, args: JsonObject, meta: JsonObject | undefined, call: ServedCall): Promise<JsonObject>;
   getPrompt(name: string, args: Record<string, string>, call: ServedCall): Promise<JsonObject>;
   readResource(uri: string, call: ServedCall): Promise<JsonObject>;
@@ -84,11 +89,11 @@ export class UpstreamServer implements ServedServer {
   }
 
   get available(): boolean {
-    return this.upstream.state === 'running';
+    return this.upstream.catalogSource !== 'none';
   }
 
   get tools(): readonly Tool[] {
-    const tools = this.upstream.tools;
+    const tools = this.upstream.listed.tools;
     // A new connection brings a new list, so its capabilities are read with it.
     if (tools !== this.listedFrom) {
       this.listedFrom = tools;
@@ -102,15 +107,15 @@ export class UpstreamServer implements ServedServer {
   }
 
   get prompts(): readonly Prompt[] {
-    return this.upstream.prompts;
+    return this.upstream.listed.prompts;
   }
 
   get resources(): readonly Resource[] {
-    return this.upstream.resources;
+    return this.upstream.listed.resources;
   }
 
   get resourceTemplates(): readonly ResourceTemplate[] {
-    return this.upstream.resourceTemplates;
+    return this.upstream.listed.resourceTemplates;
   }
 
   get toolFilter(): { allow?: readonly string[]; deny?: readonly string[] } {
@@ -123,6 +128,10 @@ export class UpstreamServer implements ServedServer {
 
   unavailable(): McpFailure {
     return this.upstream.unavailable();
+  }
+
+  ensureStarted(): Promise<void> | undefined {
+    return this.upstream.ensureStarted();
   }
 
   callTool(name: string, args: JsonObject, meta: JsonObject | undefined, call: ServedCall): Promise<JsonObject> {

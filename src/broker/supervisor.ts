@@ -1,8 +1,11 @@
 // Keeps the live set of upstreams equal to the registry: start new, stop removed, restart changed,
-// and leave every unchanged upstream alone.
+// and leave every unchanged upstream alone. Eager servers run while they may; lazy ones rest idle
+// on their cached catalog until a request needs them. Live lists go to the persisted catalog.
 import { EventEmitter } from 'node:events';
 import type { ServerDef } from '../registry/schema';
 import { SignIns } from './auth/signIns';
+import type { CatalogCache } from './catalogCache';
+import { StartGate } from './startGate';
 import type { JsonObject } from './mcpTypes';
 import { Upstream } from './upstream';
 import { compareOrdinal } from './ordinal';
@@ -34,9 +37,13 @@ export class Supervisor extends EventEmitter<SupervisorEventMap> {
   private policy: StartPolicy = NOTHING_RUNS;
   /** The remote servers' sign-ins: a completed one reconnects its server. */
   readonly signIns: SignIns;
+  /** Each adopted definition's hash in the catalog cache (computed once: it reads the env file). */
+  private readonly hashes = new WeakMap<Upstream, string>();
+  private readonly gate = new StartGate();
 
   constructor(
     private readonly root: string,
+    private readonly cache?: CatalogCache,
     home = switchboardHome(),
   ) {
     super();
@@ -73,6 +80,7 @@ export class Supervisor extends EventEmitter<SupervisorEventMap> {
       }
       await Promise.all(work);
       this.signIns.retain(new Set(servers.keys()));
+      this.cache?.retain(new Set(servers.keys()));
       for (const [name, def] of servers) {
         if (this.upstreams.has(name)) continue;
         const upstream = this.adopt(def);
@@ -107,6 +115,7 @@ export class Supervisor extends EventEmitter<SupervisorEventMap> {
       await Promise.all(this.all().map((u) => this.retire(u)));
       this.upstreams.clear();
       this.signIns.retain(new Set());
+      this.cache?.flush();
     });
   }
 
@@ -114,7 +123,14 @@ export class Supervisor extends EventEmitter<SupervisorEventMap> {
     const decision = this.policy(upstream.def);
     if (decision.run) {
       // A server waiting for sign-in starts again when the sign-in completes, not on every policy change.
-      if (!['running', 'starting', 'backoff', 'needs-sign-in'].includes(upstream.state)) upstream.start();
+      const up = ['running', 'starting', 'backoff', 'needs-sign-in'].includes(upstream.state);
+      if (!upstream.lazy) {
+        if (!up) upstream.start();
+      } else if (!up && upstream.state !== 'idle') {
+        // A lazy server rests on its catalog; with none yet, it runs once to learn it.
+        if (upstream.hasCatalog) upstream.rest();
+        else upstream.learn();
+      }
     } else if (upstream.state !== decision.state || upstream.lastError !== decision.reason) {
       await upstream.hold(decision.state, decision.reason);
     }
@@ -125,13 +141,31 @@ export class Supervisor extends EventEmitter<SupervisorEventMap> {
       const decision = this.policy(def);
       return decision.run ? undefined : decision;
     };
-    const upstream = new Upstream(def, this.root, mayStart, this.signIns.forServer(def));
+    const upstream = new Upstream(def, this.root, mayStart, this.signIns.forServer(def), this.gate);
+    if (this.cache) {
+      const hash = this.cache.hashOf(def);
+      this.hashes.set(upstream, hash);
+      // Served only in states the policy allows (idle, starting): an unapproved server's cache never shows.
+      const cached = this.cache.lookup(def.name, hash);
+      if (cached) upstream.useCached(cached);
+    }
     upstream.on('state', () => this.emit('state'));
-    upstream.on('lists', () => this.emit('lists'));
+    upstream.on('lists', () => {
+      this.persist(upstream);
+      this.emit('lists');
+    });
     upstream.on('log', (params) => this.emit('log', def.name, params));
     upstream.on('resourceUpdated', (uri) => this.emit('resourceUpdated', def.name, uri));
     upstream.on('audit', (entry) => this.emit('audit', entry));
     return upstream;
+  }
+
+  /** Live lists of a server that runs (so was allowed to) are its last good catalog. */
+  private persist(upstream: Upstream): void {
+    const hash = this.hashes.get(upstream);
+    if (!this.cache || hash === undefined || upstream.catalogSource !== 'live') return;
+    if (this.upstreams.get(upstream.name) !== upstream) return;
+    this.cache.record(upstream.name, hash, upstream.listed);
   }
 
   private async retire(upstream: Upstream): Promise<void> {

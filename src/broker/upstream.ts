@@ -1,10 +1,14 @@
-// One supervised upstream server: its lifecycle, restart policy and cached lists.
+// One supervised upstream server: its lifecycle (eager or lazy), restart policy and cached lists.
+// Over 450 lines, as one concern: every state transition of one upstream stays in one place.
 import { EventEmitter } from 'node:events';
-import type { ServerDef } from '../registry/schema';
+import { lifecycleOf, type ServerDef } from '../registry/schema';
 import { packageRunnerWarning } from '../registry/packageRunner';
 import type { ServerOAuth } from './auth/serverOAuth';
+import type { CatalogLists } from './catalogCache';
 import { connectUpstream, type CallOptions, type UpstreamConnection } from './connection/connection';
 import { ConnectionError } from './connection/connectionError';
+import { IdleClock } from './idleClock';
+import type { StartGate } from './startGate';
 import { planLaunch } from './launch';
 import { LogRing } from './logRing';
 import {
@@ -26,6 +30,7 @@ export type UpstreamState =
   | 'backoff' // crashed; waiting to restart
   | 'failed' // crash-loop breaker open, or a start that can never succeed
   | 'stopped'
+  | 'idle' // lazy, not running until a call needs it (its lists come from the catalog cache)
   | 'disabled' // enabled: false
   | 'awaiting-approval' // community tier without the operator's approval
   | 'blocked' // the workspace is not trusted: nothing from it may run
@@ -41,7 +46,11 @@ export interface UpstreamSnapshot {
   nextRestartAt?: number;
   serverInfo?: { name?: string; version?: string };
   toolCount: number;
+  /** Where its listed tools come from: the live upstream, the catalog cache until it confirms, or nowhere. */
+  catalog: CatalogSource;
 }
+
+export type CatalogSource = 'live' | 'cached' | 'none';
 
 type ListKind = 'tools' | 'prompts' | 'resources';
 
@@ -88,6 +97,18 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   private wanted = false;
   /** Per list kind: a refresh is running, and whether another list_changed came in meanwhile. */
   private readonly refreshes = new Map<ListKind, { generation: number; pending: boolean }>();
+  /** Lazy: started on first use, stopped after `idleStopMs` without any. */
+  readonly lazy: boolean;
+  /** The last good lists (the catalog cache, then each live list): served while idle or starting. */
+  private lastGood?: CatalogLists;
+  /** Live lists have arrived since this definition was adopted (an eager restart then lists nothing stale). */
+  private confirmed = false;
+  /** A lazy server's use: requests in flight and subscriptions keep it up, `idleStopMs` unused stops it. */
+  private readonly idleClock = new IdleClock((why) => void this.goIdle(why));
+  /** Started only to learn its lists (no cached catalog): stops as soon as they are known. */
+  private learning = false;
+  /** A request is waiting for this start: it does not queue at the start gate. */
+  private demanded = false;
 
   /**
    * `mayStart` is asked before every launch, crash restarts included: what was approved can stop
@@ -100,8 +121,10 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     private readonly mayStart?: () => Held | undefined,
     /** The server's sign-in, for a remote server with `auth`. */
     readonly signIn?: ServerOAuth,
+    private readonly gate?: StartGate,
   ) {
     super();
+    this.lazy = lifecycleOf(def) === 'lazy';
     this.enforcement = describeEnforcement(def.transport, def.grants);
     this.serverRequests = new ServerRequestDispatch(def.name, root, (entry) => this.emit('audit', entry));
   }
@@ -135,8 +158,72 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
       serverInfo: this.client
         ? { name: this.client.info.serverName, version: this.client.info.serverVersion }
         : undefined,
-      toolCount: this.tools.length,
+      toolCount: this.listed.tools.length,
+      catalog: this.catalogSource,
     };
+  }
+
+  /**
+   * What clients see of it: the live lists while it runs; the last good ones while a lazy server
+   * is idle or any server is starting for the first time (a call to them waits for the start).
+   */
+  get catalogSource(): CatalogSource {
+    if (this.state === 'running' && this.client) return 'live';
+    if (!this.lastGood) return 'none';
+    if (this.state === 'idle' || (this.state === 'starting' && (this.lazy || !this.confirmed))) return 'cached';
+    return 'none';
+  }
+
+  get listed(): CatalogLists {
+    const source = this.catalogSource;
+    if (source === 'cached') return this.lastGood!;
+    return {
+      tools: this.tools,
+      prompts: this.prompts,
+      resources: this.resources,
+      resourceTemplates: this.resourceTemplates,
+    };
+  }
+
+  /** Seeds the lists from the catalog cache (the supervisor checked they are this definition's). */
+  useCached(lists: CatalogLists): void {
+    this.lastGood = lists;
+  }
+
+  get hasCatalog(): boolean {
+    return this.lastGood !== undefined;
+  }
+
+  /** A lazy server with a known catalog, allowed to run: it waits, idle, for a call. */
+  rest(): void {
+    this.wanted = false;
+    this.lastError = undefined;
+    this.setState('idle');
+  }
+
+  /** A lazy server with no catalog yet: started once to learn it, then stopped. */
+  learn(): void {
+    this.learning = true;
+    this.start();
+  }
+
+  /**
+   * Brings the server up for a request: an idle lazy server is started, and a start in progress
+   * is waited for (bounded by its startup timeout). Anything else is left for request() to explain.
+   */
+  ensureStarted(): Promise<void> | undefined {
+    if (this.state === 'idle') {
+      this.demanded = true;
+      this.start();
+    }
+    if (this.state !== 'starting') return undefined;
+    this.learning = false;
+    return this.whenSettled(this.def.timeouts.startupMs).catch((err: Error) => {
+      throw new McpFailure(
+        ErrorCodes.UpstreamUnavailable,
+        `Server '${this.name}' could not be started for this request (${this.redactText(err.message)}).`,
+      );
+    });
   }
 
   /** Puts the upstream in a state where it must not run (disabled, awaiting approval, blocked). */
@@ -161,6 +248,8 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     this.wanted = false;
     this.generation++;
     this.clearRestartTimer();
+    this.idleClock.reset();
+    this.learning = false;
     const client = this.client;
     this.client = undefined;
     this.clearLists();
@@ -216,6 +305,19 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     }
     const generation = ++this.generation;
     this.setState('starting');
+    // Only a start whose lists are already served from the cache queues: nobody waits for it.
+    const queue = !this.demanded && this.catalogSource === 'cached';
+    this.demanded = false;
+    const release = queue ? await this.gate?.enter() : undefined;
+    try {
+      if (generation === this.generation) await this.connect(generation);
+    } finally {
+      release?.();
+    }
+  }
+
+  /** Spawns or connects, then loads the lists: the part of a start the gate admits a few at a time. */
+  private async connect(generation: number): Promise<void> {
     let client: UpstreamConnection;
     try {
       const plan = planLaunch(this.def, this.root);
@@ -272,12 +374,42 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     if (generation !== this.generation) return;
     this.startedAt = Date.now();
     this.lastError = undefined;
+    this.keepLastGood();
     this.logs.push(
       `running${client.pid ? ` (pid ${client.pid})` : ''} with ${this.tools.length} tools, ` +
         `${this.prompts.length} prompts, ${this.resources.length} resources`,
     );
     this.setState('running');
     this.emit('lists');
+    // Learning its catalog was the only reason to run: it stops at once unless a request came meanwhile.
+    if (this.lazy && this.learning) this.idleClock.arm(0, 'its catalog is learned');
+    else if (this.lazy) this.idleClock.arm(this.def.idleStopMs);
+    this.learning = false;
+  }
+
+  /** The live lists become the last good ones (served if it goes idle, persisted by the supervisor). */
+  private keepLastGood(): void {
+    this.confirmed = true;
+    this.lastGood = {
+      tools: this.tools,
+      prompts: this.prompts,
+      resources: this.resources,
+      resourceTemplates: this.resourceTemplates,
+    };
+  }
+
+  private async goIdle(why: string): Promise<void> {
+    if (this.state !== 'running') return;
+    const client = this.client;
+    this.wanted = false;
+    this.generation++;
+    this.client = undefined;
+    this.idleClock.reset();
+    this.clearLists();
+    this.logs.push(`stopped (lazy, ${why}); the next call starts it again`);
+    // Idle before the close: its last good lists stay listed throughout.
+    this.setState('idle');
+    await client?.close();
   }
 
   private async loadLists(client: UpstreamConnection, which: ListKind[]): Promise<void> {
@@ -317,7 +449,10 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
         state.pending = false;
         try {
           await this.loadLists(client, [kind]);
-          if (generation === this.generation) this.emit('lists');
+          if (generation === this.generation) {
+            this.keepLastGood();
+            this.emit('lists');
+          }
         } catch (err) {
           this.logs.push(`refreshing ${kind} after list_changed failed: ${this.redactText((err as Error).message)}`);
         }
@@ -340,6 +475,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   private onLost(generation: number, reason: string, needsSignIn = false): void {
     if (generation !== this.generation) return;
     this.client = undefined;
+    this.idleClock.reset();
     this.clearLists();
     this.emit('lists');
     if (needsSignIn) return this.awaitSignIn(reason);
@@ -381,11 +517,25 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   async request(method: string, params: JsonObject, opts: Omit<CallOptions, 'timeoutMs'>): Promise<JsonObject> {
     const client = this.client;
     if (!client || this.state !== 'running') throw this.unavailable();
+    const lazy = this.lazy;
+    if (lazy) this.idleClock.begin();
+    let ok = false;
     try {
-      return await client.request(method, params, { ...opts, timeoutMs: this.def.timeouts.callMs });
+      const result = await client.request(method, params, { ...opts, timeoutMs: this.def.timeouts.callMs });
+      ok = true;
+      return result;
     } catch (err) {
       throw this.explain(err, client);
+    } finally {
+      if (lazy) this.used(client, method, ok);
     }
+  }
+
+  /** A lazy server's request ended: its idle clock starts again once nothing holds it up. */
+  private used(client: UpstreamConnection, method: string, ok: boolean): void {
+    const current = client === this.client;
+    this.idleClock.end(method, ok && current);
+    if (current) this.idleClock.arm(this.def.idleStopMs);
   }
 
   /** Why a call cannot be forwarded now (restarting, failed, disabled, ...), as an MCP error. */
@@ -396,6 +546,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
       backoff: 'crashed and is waiting to restart',
       failed: 'has failed and will not be restarted until you restart it',
       stopped: 'is stopped',
+      idle: 'is idle (lazy) and starts on the next call',
       disabled: 'is disabled',
       'awaiting-approval': "is waiting for the operator's approval",
       blocked: 'cannot run because the workspace is not trusted',
@@ -462,7 +613,10 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
 
   private setState(state: UpstreamState): void {
     if (this.state === state && state !== 'backoff') return;
+    const source = this.catalogSource;
     this.state = state;
     this.emit('state');
+    // Cached lists appear or go with the state (idle, a first start): the catalog must hear of it.
+    if (this.catalogSource !== source) this.emit('lists');
   }
 }

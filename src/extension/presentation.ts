@@ -18,6 +18,7 @@ const STATE_LABELS: Record<State, string> = {
   backoff: 'crashed, restarting',
   failed: 'failed',
   stopped: 'stopped',
+  idle: 'idle (starts on first use)',
   disabled: 'disabled',
   'awaiting-approval': 'awaiting approval',
   blocked: 'blocked (Restricted Mode)',
@@ -40,6 +41,8 @@ export function stateIcon(state: State): IconSpec {
       return { id: 'error', color: 'list.errorForeground' };
     case 'stopped':
       return { id: 'circle-large-outline' };
+    case 'idle':
+      return { id: 'debug-pause' };
     case 'disabled':
       return { id: 'circle-slash', color: 'disabledForeground' };
     case 'awaiting-approval':
@@ -106,6 +109,7 @@ export function serverDescription(s: ServerStatus): string {
   }
   const parts = [trustBadge(s.trust), stateLabel(s.state)];
   if (s.state === 'running') parts.push(plural(s.tools.length, 'tool'));
+  else if (s.catalog === 'cached') parts.push(`${plural(s.tools.length, 'tool')} (cached)`);
   else if (s.state === 'backoff' && s.nextRestartInMs !== undefined)
     parts.push(`next try in ${Math.ceil(s.nextRestartInMs / 1000)} s`);
   if (s.approval === 'changed') parts.push('changed since approval');

@@ -185,6 +185,16 @@ export const ServerDefSchema = z
     allowedTools: globList('Only tools matching one of these globs are exposed.').optional(),
     excludeTools: globList('Tools matching any of these globs are hidden (wins over allowedTools).').optional(),
     enabled: z.boolean().default(true).meta({ description: 'Set to false to keep the definition without running it.' }),
+    lifecycle: z
+      .enum(['eager', 'lazy'])
+      .optional()
+      .meta({
+        description:
+          'eager: runs as soon as it may; lazy: starts on the first call, prompt or resource read that needs it ' +
+          "and stops after 'idleStopMs' without use. " +
+          'Default: lazy for community servers, eager for trusted and builtin.',
+      }),
+    idleStopMs: positiveMs('A lazy server unused this long is stopped; the next call starts it again.', 600000),
     restart: RestartSchema.prefault({}).meta({ description: 'Restart policy after a crash.' }),
     timeouts: TimeoutsSchema.prefault({}).meta({ description: 'Time limits in milliseconds.' }),
   })
@@ -346,6 +356,16 @@ export const ClientDefSchema = z
   });
 
 export type ServerDef = z.output<typeof ServerDefSchema>;
+export type Lifecycle = 'eager' | 'lazy';
+
+/**
+ * A server's lifecycle, its tier's default where the file says none: a community server is lazy
+ * (nothing third-party runs that no agent asked for), a trusted or builtin one eager (the
+ * workspace's own servers are expected to be there, with no first-call wait).
+ */
+export function lifecycleOf(def: Pick<ServerDef, 'lifecycle' | 'trust'>): Lifecycle {
+  return def.lifecycle ?? (def.trust === 'community' ? 'lazy' : 'eager');
+}
 export type PromptDef = z.output<typeof PromptDefSchema>;
 export type ClientDef = z.output<typeof ClientDefSchema>;
 

@@ -35,6 +35,7 @@ describe('registry parseDefinition', () => {
       headers: {},
       grants: [],
       enabled: true,
+      idleStopMs: 600000,
       restart: { maxRetries: 5, backoffMs: 500, maxBackoffMs: 30000, resetAfterMs: 60000 },
       timeouts: { startupMs: 30000, callMs: 60000 },
     });

@@ -1,0 +1,119 @@
+// docs/benchmarks.md for the scale sections (bench/scale.mjs): the targets of issue 19 for the
+// persisted catalog and lazy servers, and one table per section. Called by render.mjs.
+const ms = (x) => (Number.isFinite(x) ? `${Math.round(x).toLocaleString('en-US')} ms` : '—');
+const mb = (b) => (Number.isFinite(b) ? `${(b / (1024 * 1024)).toFixed(0)} MB` : '—');
+
+function table(head, rows) {
+  const line = (cells) => `| ${cells.join(' | ')} |`;
+  return [line(head), line(head.map(() => '--')), ...rows.map(line)];
+}
+
+/** Verdicts in render.mjs's shape: { target, met, measured, context? }. */
+export function scaleVerdicts(S) {
+  const out = [];
+  const st = S['scale-start'];
+  if (st?.warm?.completeMs?.n) {
+    const after = st.warm.afterReadyMs.p50;
+    out.push({
+      target: `${st.servers} servers: broker start → complete tools/list ≤ 100 ms warm (persisted catalog)`,
+      met: after <= 100,
+      measured:
+        `${ms(after)} p50 after the ready line (${ms(st.warm.completeMs.p50)} from spawn, Node start included); ` +
+        `cold: ${ms(st.cold.completeMs.p50)} from spawn`,
+      context: 'warm = the same SWITCHBOARD_HOME as a run whose upstreams confirmed their lists',
+    });
+  } else {
+    out.push({ target: '50 servers: complete tools/list ≤ 100 ms warm', met: null, measured: 'scale-start not run' });
+  }
+  const lz = S['scale-lazy'];
+  if (lz?.lazy) {
+    out.push({
+      target: `${lz.servers} lazy servers, ${lz.used} used: total RSS ≤ 200 MB`,
+      met: lz.lazy.rssBytes <= 200 * 1024 * 1024,
+      measured:
+        `${mb(lz.lazy.rssBytes)} in ${lz.lazy.processes} processes, ` +
+        `against ${mb(lz.eager?.rssBytes)} in ${lz.eager?.processes} processes eager`,
+    });
+  } else {
+    out.push({ target: '50 lazy servers, 2 used: total RSS ≤ 200 MB', met: null, measured: 'scale-lazy not run' });
+  }
+  const fc = S['scale-first-call'];
+  if (fc?.lazyMs?.n) {
+    out.push({
+      target: 'first call to a cold lazy server, against the floor (spawn + handshake + call directly)',
+      met: null,
+      measured: `${ms(fc.lazyMs.p50)} p50 against ${ms(fc.floorMs.p50)} (+${ms(fc.lazyMs.p50 - fc.floorMs.p50)})`,
+      context: 'no target number in the issue: reported',
+    });
+  }
+  return out;
+}
+
+/** The markdown lines of the scale sections (empty when none ran). */
+export function renderScale(S) {
+  const L = [];
+  const st = S['scale-start'];
+  if (st?.cold) {
+    L.push('## Scale: 50 servers, start → complete tools/list', '');
+    L.push(
+      `${st.servers} eager echo servers (${st.toolsPerServer} tools each). Cold: a fresh \`SWITCHBOARD_HOME\`, so no catalog cache; the list is complete once every upstream has started. Warm: the same home again, so the broker lists every server's last good catalog at once (marked \`cached\` in the state) while the upstreams start. The client connects at the ready line and lists until all ${st.servers * st.toolsPerServer} tools are there.`,
+      '',
+    );
+    const row = (label, s) => [
+      label,
+      String(s.completeMs.n),
+      ms(s.completeMs.p50),
+      ms(s.afterReadyMs.p50),
+      ms(s.completeMs.max),
+    ];
+    L.push(
+      ...table(
+        ['start', 'runs', 'spawn → complete, p50', 'ready line → complete, p50', 'spawn → complete, max'],
+        [row('cold (no cache)', st.cold), row('warm (persisted catalog)', st.warm)],
+      ),
+      '',
+    );
+  }
+  const lz = S['scale-lazy'];
+  if (lz?.lazy) {
+    L.push(`## Scale: ${lz.servers} servers of which ${lz.used} are used, lazy vs eager`, '');
+    L.push(
+      `${lz.servers} echo servers, all \`lifecycle: lazy\` (no cache yet: each runs once to learn its catalog, then goes idle), or all eager. Then ${lz.used} of them get a call, and 0.5 s later the RSS (VmRSS) of the broker and every process under it is summed.`,
+      '',
+    );
+    const row = (label, r) => [
+      label,
+      String(r.processes),
+      String(r.running),
+      mb(r.rssBytes),
+      mb(r.brokerRssBytes),
+      ms(r.settledMs),
+    ];
+    L.push(
+      ...table(
+        ['lifecycle', 'processes', 'upstreams running', 'total RSS', 'broker RSS', 'start → settled'],
+        [row('lazy', lz.lazy), ...(lz.eager ? [row('eager', lz.eager)] : [])],
+      ),
+      '',
+    );
+  }
+  const fc = S['scale-first-call'];
+  if (fc?.lazyMs) {
+    L.push('## Scale: first call to a cold lazy server', '');
+    L.push(
+      `One lazy echo server (\`idleStopMs: 200\`), idle with its catalog cached; the call is timed from the client through the broker (spawn, handshake, lists, call). The floor is what a client pays doing the same directly: spawn the server over stdio, initialize, call. ${fc.samples} samples each.`,
+      '',
+    );
+    L.push(
+      ...table(
+        ['path', 'p50', 'min', 'max'],
+        [
+          ['through the broker, server idle', ms(fc.lazyMs.p50), ms(fc.lazyMs.min), ms(fc.lazyMs.max)],
+          ['floor: spawn + handshake + call directly', ms(fc.floorMs.p50), ms(fc.floorMs.min), ms(fc.floorMs.max)],
+        ],
+      ),
+      '',
+    );
+  }
+  return L;
+}

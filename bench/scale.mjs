@@ -1,0 +1,237 @@
+// Benchmarks of cost following use (issue 19): 50 configured servers, broker start → complete
+// tools/list with no catalog cache (cold) and with one (warm); the memory of 50 lazy servers of
+// which 2 are used against 50 eager ones; the first call to a cold lazy server against its floor
+// (spawn + handshake + call, directly). Sections of bench/run.mjs: scale-start, scale-lazy, scale-first-call.
+import fs from 'node:fs';
+import path from 'node:path';
+import readline from 'node:readline';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { BROKER_ENV, BROKER_JS, BROKER_NODE_FLAGS, ECHO, NODE, REPO, listAllTools, tempDir } from './lib/systems.mjs';
+import { rssOf, sleep, spawnTracked, stopGracefully, tree } from './lib/proc.mjs';
+import { summarize } from './lib/stats.mjs';
+
+export const SCALE_SECTIONS = ['scale-start', 'scale-lazy', 'scale-first-call'];
+/** Seconds per section (full run, --quick). */
+export const SCALE_BUDGET_S = {
+  full: { 'scale-start': 120, 'scale-lazy': 90, 'scale-first-call': 60 },
+  quick: { 'scale-start': 60, 'scale-lazy': 60, 'scale-first-call': 30 },
+};
+
+const SERVERS = 50;
+/** echo.mjs offers 7 tools. */
+const TOOLS_PER_SERVER = 7;
+const log = (...a) => process.stderr.write(`[bench scale] ${a.join(' ')}\n`);
+const MB = (b) => b / (1024 * 1024);
+
+function registry(root, count, more = '') {
+  const dir = path.join(root, 'mcp-servers.d');
+  fs.mkdirSync(dir, { recursive: true });
+  for (let i = 1; i <= count; i++) {
+    const name = `s${String(i).padStart(2, '0')}`;
+    const args = JSON.stringify([ECHO, '--name', name]);
+    fs.writeFileSync(
+      path.join(dir, `${name}.yaml`),
+      `name: ${name}\ntrust: trusted\ncommand: ${JSON.stringify(NODE)}\nargs: ${args}\n${more}`,
+    );
+  }
+}
+
+/** A broker on a given root and home (so a second start finds the first one's catalog cache). */
+async function startBroker(root, home) {
+  const t0 = performance.now();
+  const proc = spawnTracked(
+    NODE,
+    [...BROKER_NODE_FLAGS, BROKER_JS, 'serve', '--root', root, '--port', '0', '--json', '--accept-workspace-trust'],
+    {
+      cwd: REPO,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+      env: { ...BROKER_ENV, ...process.env, SWITCHBOARD_HOME: home },
+    },
+  );
+  const stderr = [];
+  readline.createInterface({ input: proc.stderr }).on('line', (l) => stderr.push(l) > 40 && stderr.shift());
+  const ready = await new Promise((resolve, reject) => {
+    const t = setTimeout(() => reject(new Error(`broker not ready: ${stderr.join('\n')}`)), 60_000);
+    readline.createInterface({ input: proc.stdout }).on('line', (l) => {
+      try {
+        const m = JSON.parse(l);
+        if (m.event === 'ready') {
+          clearTimeout(t);
+          resolve(m);
+        }
+      } catch {
+        /* another line */
+      }
+    });
+    proc.once('exit', (c) => {
+      clearTimeout(t);
+      reject(new Error(`broker exited ${c}: ${stderr.join('\n')}`));
+    });
+  });
+  const readyMs = performance.now() - t0;
+  const token = fs.readFileSync(ready.tokenFile, 'utf8').trim();
+  const connect = async () => {
+    const client = new Client({ name: 'switchboard-bench', version: '1.0.0' }, { capabilities: {} });
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(ready.url), {
+        requestInit: { headers: { Authorization: `Bearer ${token}` } },
+      }),
+      { timeout: 30_000 },
+    );
+    return client;
+  };
+  return { proc, t0, readyMs, connect, stop: () => stopGracefully(proc, 10_000) };
+}
+
+async function servers(client) {
+  const r = await client.callTool({ name: 'switchboard__list_servers', arguments: {} });
+  return r.structuredContent.servers;
+}
+
+async function until(check, what, timeoutMs = 90_000, everyMs = 20) {
+  const deadline = performance.now() + timeoutMs;
+  while (performance.now() < deadline) {
+    const v = await check();
+    if (v) return v;
+    await sleep(everyMs);
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+/** Broker start → the first tools/list holding every upstream tool; ms from spawn and from ready. */
+async function timeToCompleteList(root, home) {
+  const broker = await startBroker(root, home);
+  const client = await broker.connect();
+  let lists = 0;
+  await until(async () => {
+    lists++;
+    const own = (await listAllTools(client)).filter((t) => !t.name.startsWith('switchboard__'));
+    return own.length >= SERVERS * TOOLS_PER_SERVER;
+  }, 'the complete tools/list');
+  const completeMs = performance.now() - broker.t0;
+  const cached = (await servers(client)).filter((s) => s.catalog === 'cached').length;
+  const afterReadyMs = completeMs - broker.readyMs;
+  return { broker, client, sample: { readyMs: broker.readyMs, completeMs, afterReadyMs, lists, cached } };
+}
+
+export async function sectionScaleStart({ quick }) {
+  const root = tempDir('scale-root-');
+  const home = tempDir('scale-home-');
+  registry(root, SERVERS);
+  const cold = [];
+  const warm = [];
+  // Cold: no catalog cache (a fresh home each time); the first run also leaves the cache behind.
+  const coldRuns = quick ? 1 : 2;
+  for (let i = 0; i < coldRuns; i++) {
+    const h = i === coldRuns - 1 ? home : tempDir('scale-home-');
+    const { broker, client, sample } = await timeToCompleteList(root, h);
+    cold.push(sample);
+    log(`cold ${i + 1}: complete tools/list ${sample.completeMs.toFixed(0)} ms after spawn`);
+    await until(async () => (await servers(client)).every((s) => s.catalog === 'live'), 'every server live');
+    await client.close().catch(() => {});
+    await broker.stop();
+  }
+  for (let i = 0; i < (quick ? 2 : 5); i++) {
+    const { broker, client, sample } = await timeToCompleteList(root, home);
+    warm.push(sample);
+    log(`warm ${i + 1}: complete tools/list ${sample.completeMs.toFixed(0)} ms after spawn (${sample.cached} cached)`);
+    // Let the upstreams confirm, so the next warm start reads a cache this one kept.
+    await until(async () => (await servers(client)).every((s) => s.catalog === 'live'), 'every server live');
+    await client.close().catch(() => {});
+    await broker.stop();
+  }
+  const stats = (rows, key) => summarize(rows.map((r) => r[key]));
+  return {
+    servers: SERVERS,
+    toolsPerServer: TOOLS_PER_SERVER,
+    cold: { runs: cold, completeMs: stats(cold, 'completeMs'), afterReadyMs: stats(cold, 'afterReadyMs') },
+    warm: {
+      runs: warm,
+      completeMs: stats(warm, 'completeMs'),
+      afterReadyMs: stats(warm, 'afterReadyMs'),
+      readyMs: stats(warm, 'readyMs'),
+    },
+  };
+}
+
+/** Broker and every process under it: count and total RSS. */
+function census(broker) {
+  const pids = tree(broker.proc.pid);
+  return { processes: pids.length, rssBytes: rssOf(pids), brokerRssBytes: rssOf([broker.proc.pid]) };
+}
+
+export async function sectionScaleLazy() {
+  const out = {};
+  for (const lifecycle of ['lazy', 'eager']) {
+    const root = tempDir('scale-root-');
+    registry(root, SERVERS, `lifecycle: ${lifecycle}\n`);
+    const broker = await startBroker(root, tempDir('scale-home-'));
+    const client = await broker.connect();
+    const t = performance.now();
+    // Lazy with no cache yet: each runs once to learn its catalog, then rests idle.
+    const settled = lifecycle === 'lazy' ? 'idle' : 'running';
+    await until(async () => (await servers(client)).every((s) => s.state === settled), `every server ${settled}`);
+    const settledMs = performance.now() - t;
+    for (const name of ['s01', 's02']) await client.callTool({ name: `${name}__echo`, arguments: { text: 'x' } });
+    await sleep(500);
+    const list = await servers(client);
+    out[lifecycle] = {
+      ...census(broker),
+      running: list.filter((s) => s.state === 'running').length,
+      settledMs,
+    };
+    log(
+      `${lifecycle}: ${out[lifecycle].processes} processes, ${MB(out[lifecycle].rssBytes).toFixed(0)} MB RSS ` +
+        `(${out[lifecycle].running} upstreams running)`,
+    );
+    await client.close().catch(() => {});
+    await broker.stop();
+  }
+  return { servers: SERVERS, used: 2, ...out };
+}
+
+export async function sectionScaleFirstCall({ quick }) {
+  const n = quick ? 3 : 7;
+  const root = tempDir('scale-root-');
+  const dir = path.join(root, 'mcp-servers.d');
+  fs.mkdirSync(dir, { recursive: true });
+  fs.writeFileSync(
+    path.join(dir, 'cold.yaml'),
+    `name: cold\ntrust: trusted\ncommand: ${JSON.stringify(NODE)}\nargs: ${JSON.stringify([ECHO])}\n` +
+      'lifecycle: lazy\nidleStopMs: 200\n',
+  );
+  const broker = await startBroker(root, tempDir('scale-home-'));
+  const client = await broker.connect();
+  const idle = () => until(async () => (await servers(client))[0].state === 'idle', 'cold to go idle', 30_000);
+  const lazy = [];
+  for (let i = 0; i < n; i++) {
+    await idle();
+    const t = performance.now();
+    await client.callTool({ name: 'cold__echo', arguments: { text: 'x' } });
+    lazy.push(performance.now() - t);
+  }
+  await client.close().catch(() => {});
+  await broker.stop();
+  // The floor: what any client pays to spawn the same server, initialize it and make the call.
+  const floor = [];
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    const direct = new Client({ name: 'switchboard-bench', version: '1.0.0' }, { capabilities: {} });
+    await direct.connect(new StdioClientTransport({ command: NODE, args: [ECHO], stderr: 'ignore', cwd: REPO }));
+    await direct.callTool({ name: 'echo', arguments: { text: 'x' } });
+    floor.push(performance.now() - t);
+    await direct.close();
+  }
+  const out = { samples: n, lazyMs: summarize(lazy), floorMs: summarize(floor) };
+  log(`first call to a cold lazy server p50 ${out.lazyMs.p50.toFixed(0)} ms, floor ${out.floorMs.p50.toFixed(0)} ms`);
+  return out;
+}
+
+export const SCALE_RUNNERS = {
+  'scale-start': sectionScaleStart,
+  'scale-lazy': sectionScaleLazy,
+  'scale-first-call': sectionScaleFirstCall,
+};
