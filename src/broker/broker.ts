@@ -10,6 +10,7 @@ import { AccessPolicy } from './accessPolicy';
 import { AuditLog } from './audit';
 import { Catalog, type CatalogChanges } from './catalog';
 import { ClientTokens } from './clientTokens';
+import { EditorLink } from './editorLink';
 import { Endpoint } from './endpoint';
 import { IdleCollector } from './idleCollector';
 import { ErrorCodes, McpFailure } from './mcpTypes';
@@ -64,6 +65,8 @@ export class Broker extends EventEmitter<BrokerEventMap> {
   readonly tokens: ClientTokens;
   readonly access: AccessPolicy;
   readonly audit: AuditLog;
+  /** The VS Code window that answers for callers that cannot, and its folders (editorLink.ts). */
+  readonly editor = new EditorLink();
   snapshot!: RegistrySnapshot;
   private governance?: Governance;
   private readonly watcher: RegistryWatcher;
@@ -77,7 +80,7 @@ export class Broker extends EventEmitter<BrokerEventMap> {
   ) {
     super();
     this.root = path.resolve(opts.root);
-    this.supervisor = new Supervisor(this.root);
+    this.supervisor = new Supervisor(this.root, this.editor);
     this.tokens = new ClientTokens(runtime.paths.tokensDir);
     this.access = new AccessPolicy({
       operatorToken: runtime.operatorToken,
@@ -104,6 +107,11 @@ export class Broker extends EventEmitter<BrokerEventMap> {
       instance: rootId(this.root),
       onRejected: (reason, status) => this.audit.write({ event: 'rejected', status, reason }),
       onRequest: () => this.idleCollector.touch(),
+      editor: this.editor,
+    });
+    // The editor's folders are part of every upstream's roots (when its caller gives none).
+    this.editor.on('roots', () => {
+      for (const upstream of this.supervisor.all()) void upstream.rootsChanged();
     });
   }
 

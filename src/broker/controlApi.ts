@@ -4,6 +4,7 @@ import type { ClientDef, PromptDef, ServerDef } from '../registry/schema';
 import type { Problem } from '../registry/problems';
 import type { ApprovalStatus } from './approvals';
 import type { ApprovalLine } from './approvalSummary';
+import type { Root } from './editorLink';
 import type { ProbeResult } from './probe';
 import type { Enforcement } from './sandbox';
 import type { UpstreamState } from './upstream';
@@ -115,6 +116,8 @@ export interface ControlApi {
   upsert_client: { params: WithDefinition; result: Written };
   remove_client: { params: ByName; result: Removed };
   client_connection: { params: ByName & { rotate?: boolean }; result: ClientConnection };
+  /** The editor's workspace folders, given to upstreams as roots (with the registry root). */
+  set_editor_roots: { params: { roots: Root[] }; result: { roots: Root[]; changed: boolean } };
 }
 
 export type ControlOperation = keyof ControlApi;

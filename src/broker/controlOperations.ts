@@ -21,6 +21,7 @@ import type {
   ServerStatus,
   Written,
 } from './controlApi';
+import type { Root } from './editorLink';
 import { ErrorCodes, McpFailure } from './mcpTypes';
 import { probeServer, whyProbeIsRefused, type ProbeResult } from './probe';
 import { redactUrl } from './redact';
@@ -290,6 +291,12 @@ export class ControlOperations {
     this.approvals.revoke(name);
     await this.broker.reapplyPolicy();
     return this.serverStatus(name);
+  }
+
+  /** The editor's folders become roots of every upstream whose caller gives none (editorLink.ts). */
+  setEditorRoots(roots: Root[]): { roots: Root[]; changed: boolean } {
+    const changed = this.broker.editor.setRoots(roots);
+    return { roots: [...this.broker.editor.roots], changed };
   }
 
   clientConnection(name: string, rotate = false): ClientConnection {

@@ -2,6 +2,7 @@
 // and leave every unchanged upstream alone.
 import { EventEmitter } from 'node:events';
 import type { ServerDef } from '../registry/schema';
+import type { EditorLink } from './editorLink';
 import type { JsonObject } from './mcpTypes';
 import { Upstream } from './upstream';
 import { compareOrdinal } from './ordinal';
@@ -31,7 +32,10 @@ export class Supervisor extends EventEmitter<SupervisorEventMap> {
   private queue: Promise<void> = Promise.resolve();
   private policy: StartPolicy = NOTHING_RUNS;
 
-  constructor(private readonly root: string) {
+  constructor(
+    private readonly root: string,
+    private readonly editor?: EditorLink,
+  ) {
     super();
   }
 
@@ -105,10 +109,15 @@ export class Supervisor extends EventEmitter<SupervisorEventMap> {
   }
 
   private adopt(def: ServerDef): Upstream {
-    const upstream = new Upstream(def, this.root, () => {
-      const decision = this.policy(def);
-      return decision.run ? undefined : decision;
-    });
+    const upstream = new Upstream(
+      def,
+      this.root,
+      () => {
+        const decision = this.policy(def);
+        return decision.run ? undefined : decision;
+      },
+      this.editor,
+    );
     upstream.on('state', () => this.emit('state'));
     upstream.on('lists', () => this.emit('lists'));
     upstream.on('log', (params) => this.emit('log', def.name, params));

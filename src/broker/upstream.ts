@@ -3,6 +3,7 @@ import { EventEmitter } from 'node:events';
 import type { ServerDef } from '../registry/schema';
 import { connectUpstream, type CallOptions, type UpstreamConnection } from './connection/connection';
 import { ConnectionError } from './connection/connectionError';
+import type { EditorLink } from './editorLink';
 import { planLaunch } from './launch';
 import { LogRing } from './logRing';
 import {
@@ -93,10 +94,11 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     readonly def: ServerDef,
     private readonly root: string,
     private readonly mayStart?: () => Held | undefined,
+    editor?: EditorLink,
   ) {
     super();
     this.enforcement = describeEnforcement(def.transport, def.grants);
-    this.serverRequests = new ServerRequestDispatch(def.name, root, (entry) => this.emit('audit', entry));
+    this.serverRequests = new ServerRequestDispatch(def, root, (entry) => this.emit('audit', entry), editor);
   }
 
   get name(): string {
@@ -340,6 +342,13 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
       void this.launch();
     }, delay);
     this.restartTimer.unref();
+  }
+
+  /** Tells the running server its client's roots changed (the editor's folders); it may list them again. */
+  async rootsChanged(): Promise<void> {
+    const client = this.client;
+    if (!client || this.state !== 'running') return;
+    await client.notifyRootsChanged().catch((err: Error) => this.logs.push(`roots list_changed: ${err.message}`));
   }
 
   /** Forwards a request to the running upstream; any failure becomes a clear MCP error. */
