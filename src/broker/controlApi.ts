@@ -70,6 +70,8 @@ export interface BrokerState {
     catalogVersion: number;
     /** Resident memory now, and how many times it went quiet and returned a burst's garbage. */
     memory: { rssBytes: number; heapUsedBytes: number; idleCollections: number };
+    /** Whether a VS Code window answers elicitation and sampling for callers that cannot (editorLink.ts). */
+    editorConnected?: boolean;
   };
   servers: ServerStatus[];
   prompts: PromptSummary[];

@@ -172,6 +172,7 @@ export class ControlOperations {
         untrusted: this.ctx.untrusted,
         catalogVersion: this.broker.catalog.version,
         memory: this.memory(),
+        editorConnected: this.broker.editor.current() !== undefined,
       },
       servers: this.listServers(),
       prompts: this.listPrompts(),

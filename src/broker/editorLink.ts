@@ -27,21 +27,29 @@ interface EditorLinkEvents {
   roots: [];
 }
 
+/** An editor session: how to ask it, and whether it can be asked now (its GET stream is open). */
+export interface EditorSession extends ServerRequestCaller {
+  reachable(): boolean;
+}
+
 export class EditorLink extends EventEmitter<EditorLinkEvents> {
-  /** Open editor sessions in the order they joined; the last one answers (the newest window). */
-  private readonly sessions = new Map<string, ServerRequestCaller>();
+  /** Editor sessions in the order they joined; the newest reachable one answers (the last window). */
+  private readonly sessions = new Map<string, EditorSession>();
   private folders: Root[] = [];
 
-  /** The editor session that answers now, if a VS Code window is connected. */
+  /**
+   * The editor session that answers now, if a VS Code window is connected: one that went away
+   * without ending its session (its stream closed) does not count.
+   */
   current(): ServerRequestCaller | undefined {
     let last: ServerRequestCaller | undefined;
-    for (const caller of this.sessions.values()) last = caller;
+    for (const editor of this.sessions.values()) if (editor.reachable()) last = editor;
     return last;
   }
 
-  join(caller: ServerRequestCaller): void {
-    this.sessions.delete(caller.session);
-    this.sessions.set(caller.session, caller);
+  join(editor: EditorSession): void {
+    this.sessions.delete(editor.session);
+    this.sessions.set(editor.session, editor);
   }
 
   leave(session: string): void {

@@ -407,6 +407,7 @@ export class Endpoint {
         session: session.ctx.sessionId,
         client: 'editor',
         capabilities,
+        reachable: () => session.transport.hasOpenStream,
         ask: (request) => session.transport.requestClient(request.method, request.params, undefined, request.signal),
       });
     };

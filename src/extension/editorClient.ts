@@ -81,13 +81,15 @@ export class EditorClient implements EditorRole, vscode.Disposable {
       steps = formSteps(request.params.requestedSchema);
     } catch (err) {
       if (!(err instanceof UnsupportedForm)) throw err;
-      throw new McpFailure(ErrorCodes.InvalidParams, `VS Code cannot show the form of server '${origin.server}': ${err.message}.`);
+      const why = `VS Code cannot show the form of server '${origin.server}': ${err.message}.`;
+      throw new McpFailure(ErrorCodes.InvalidParams, why);
     }
     const message = typeof request.params.message === 'string' ? request.params.message : '';
     if (steps.length === 0) return this.confirm(message, origin, request.signal);
     const answers = new Map<string, string | string[]>();
     for (let i = 0; i < steps.length; ) {
-      const outcome = await this.askStep(steps[i], i, steps.length, message, origin, answers.get(steps[i].key), request.signal);
+      const previous = answers.get(steps[i].key);
+      const outcome = await this.askStep(steps[i], i, steps.length, message, origin, previous, request.signal);
       if (outcome === 'cancel' || outcome === 'decline') return { action: outcome };
       if (outcome === 'back') {
         i = Math.max(0, i - 1);
@@ -206,7 +208,8 @@ export class EditorClient implements EditorRole, vscode.Disposable {
     const url = request.params.url;
     const site = urlOrigin(url);
     if (!site || typeof url !== 'string') {
-      throw new McpFailure(ErrorCodes.InvalidParams, `Server '${origin.server}' asked VS Code to open a URL that is not http(s).`);
+      const why = `Server '${origin.server}' asked VS Code to open a URL that is not http(s).`;
+      throw new McpFailure(ErrorCodes.InvalidParams, why);
     }
     const open = 'Open in Browser';
     const decline = 'Decline';
@@ -256,8 +259,9 @@ export class EditorClient implements EditorRole, vscode.Disposable {
     }
     const models = await vscode.lm.selectChatModels();
     const hints = ((request.params.modelPreferences as JsonObject | undefined)?.hints ?? []) as { name?: string }[];
-    const model =
-      models.find((m) => hints.some((h) => h.name && (m.family.includes(h.name) || m.name.includes(h.name)))) ?? models[0];
+    const hinted = (m: vscode.LanguageModelChat): boolean =>
+      hints.some((h) => h.name && (m.family.includes(h.name) || m.name.includes(h.name)));
+    const model = models.find(hinted) ?? models[0];
     if (!model) {
       throw new McpFailure(
         ErrorCodes.InternalError,
@@ -269,9 +273,8 @@ export class EditorClient implements EditorRole, vscode.Disposable {
     const onAbort = (): void => cancel.cancel();
     request.signal.addEventListener('abort', onAbort, { once: true });
     try {
-      const chat = messages.map((m) =>
-        m.role === 'assistant' ? vscode.LanguageModelChatMessage.Assistant(m.text) : vscode.LanguageModelChatMessage.User(m.text),
-      );
+      const { Assistant, User } = vscode.LanguageModelChatMessage;
+      const chat = messages.map((m) => (m.role === 'assistant' ? Assistant(m.text) : User(m.text)));
       const justification = `MCP server '${origin.server}' asks for a completion (through Switchboard).`;
       const response = await model.sendRequest(chat, { justification }, cancel.token);
       let text = '';

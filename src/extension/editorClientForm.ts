@@ -68,14 +68,18 @@ function options(prop: Json): Option[] | undefined {
   }
   const titled = (prop.oneOf ?? prop.anyOf) as Json[] | undefined;
   if (Array.isArray(titled) && titled.every((o) => o && typeof o === 'object' && 'const' in o)) {
-    return titled.map((o) => ({ value: String(o.const), label: typeof o.title === 'string' ? o.title : String(o.const) }));
+    return titled.map((o) => ({
+      value: String(o.const),
+      label: typeof o.title === 'string' ? o.title : String(o.const),
+    }));
   }
   return undefined;
 }
 
 function lengthRule(prop: Json, text: string): string | undefined {
-  if (typeof prop.minLength === 'number' && text.length < prop.minLength) return `At least ${prop.minLength} characters.`;
-  if (typeof prop.maxLength === 'number' && text.length > prop.maxLength) return `At most ${prop.maxLength} characters.`;
+  const { minLength, maxLength } = prop;
+  if (typeof minLength === 'number' && text.length < minLength) return `At least ${minLength} characters.`;
+  if (typeof maxLength === 'number' && text.length > maxLength) return `At most ${maxLength} characters.`;
   const format = typeof prop.format === 'string' ? FORMATS[prop.format] : undefined;
   if (format && !format.test(text)) return `Enter ${format.what}.`;
   return undefined;
@@ -143,7 +147,8 @@ function step(key: string, prop: Json, required: boolean): FormStep {
     const choices = options(prop);
     const initial = typeof prop.default === 'string' ? prop.default : undefined;
     if (choices) {
-      return { ...base, kind: 'enum', options: choices, initial, validate: () => undefined, toValue: (a) => a || undefined };
+      const toValue = (answer: string | string[]): unknown => answer || undefined;
+      return { ...base, kind: 'enum', options: choices, initial, validate: () => undefined, toValue };
     }
     return {
       ...base,
@@ -172,7 +177,8 @@ export function formSteps(requestedSchema: unknown): FormStep[] {
 
 /** The title of one step: who asks (server and trust tier) and which field (the input shows the step count). */
 export function stepTitle(origin: Origin, formStep: FormStep): string {
-  return `${origin.server} (${trustLabel(origin.trust)}) asks: ${formStep.label}${formStep.required ? '' : ' (optional)'}`;
+  const optional = formStep.required ? '' : ' (optional)';
+  return `${origin.server} (${trustLabel(origin.trust)}) asks: ${formStep.label}${optional}`;
 }
 
 /** The line under the input: the server's message, the field's description, and for whom it asks. */

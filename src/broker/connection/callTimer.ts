@@ -1,10 +1,9 @@
 // A forwarded call's time limit that can be paused: it must not run out while a person answers a
-// request the server sent for that call (an elicitation, a sampling consent), and goes on after.
+// request the server sent for that call (an elicitation, a sampling consent). The answer counts as
+// progress: once it is given, the server has its whole time limit again to finish the call.
 
 export class CallTimer {
   private timer?: NodeJS.Timeout;
-  private deadline = 0;
-  private remaining: number;
   private holds = 0;
   private done = false;
 
@@ -12,40 +11,33 @@ export class CallTimer {
     private readonly ms: number,
     private readonly fire: () => void,
   ) {
-    this.remaining = ms;
-    this.arm(ms);
+    this.arm();
   }
 
-  private arm(ms: number): void {
-    this.deadline = Date.now() + ms;
+  private arm(): void {
     this.timer = setTimeout(() => {
       this.done = true;
       this.fire();
-    }, ms);
+    }, this.ms);
   }
 
   /** Progress came in: the full time again (from when it resumes, if paused). */
   refresh(): void {
-    if (this.done) return;
-    if (this.holds > 0) {
-      this.remaining = this.ms;
-      return;
-    }
+    if (this.done || this.holds > 0) return;
     clearTimeout(this.timer);
-    this.arm(this.ms);
+    this.arm();
   }
 
   /** Stops the clock until every pause is matched by a resume. */
   pause(): void {
     if (this.done || this.holds++ > 0) return;
     clearTimeout(this.timer);
-    this.remaining = Math.max(0, this.deadline - Date.now());
   }
 
-  /** Goes on with the time that was left when the first pause came. */
+  /** The last pause ended (the person answered): the full time limit from now. */
   resume(): void {
     if (this.done || this.holds === 0) return;
-    if (--this.holds === 0) this.arm(this.remaining);
+    if (--this.holds === 0) this.arm();
   }
 
   clear(): void {

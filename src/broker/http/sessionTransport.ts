@@ -85,6 +85,11 @@ export class SessionTransport implements Transport {
     // Nothing to start: the endpoint feeds messages in through deliver().
   }
 
+  /** Whether the client holds the session's GET stream (where requests outside its calls go). */
+  get hasOpenStream(): boolean {
+    return this.standalone !== undefined && !this.closed;
+  }
+
   get busy(): boolean {
     return this.pending.size > 0 || this.standalone !== undefined;
   }
@@ -184,7 +189,12 @@ export class SessionTransport implements Transport {
    * else (or with no `relatedId`) on the session's GET stream; resolves with the client's answer,
    * which comes in a later POST.
    */
-  requestClient(method: string, params: JsonObject, relatedId: Id | undefined, signal: AbortSignal): Promise<JsonObject> {
+  requestClient(
+    method: string,
+    params: JsonObject,
+    relatedId: Id | undefined,
+    signal: AbortSignal,
+  ): Promise<JsonObject> {
     const cancelledBy = (): Error =>
       signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason ?? 'cancelled'));
     if (signal.aborted) return Promise.reject(cancelledBy());
@@ -213,7 +223,8 @@ export class SessionTransport implements Transport {
           ?.reject(
             new McpFailure(
               ErrorCodes.InternalError,
-              `The ${method} request could not reach the client: no call of it is waiting and it has no open GET stream.`,
+              `The ${method} request could not reach the client: no call of it is waiting ` +
+                'and it has no open GET stream.',
             ),
           );
         this.outgoing.delete(key);
