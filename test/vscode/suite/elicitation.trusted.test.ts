@@ -78,7 +78,8 @@ describe('elicitation in VS Code', function () {
     }
   });
 
-  it("VS Code's own MCP client: the tool's elicitation shows in VS Code's UI and is answered there", async () => {
+  it("VS Code's own MCP client: the tool's elicitation shows in VS Code's UI and is answered there", async function () {
+    this.timeout(120_000);
     const a = await api();
     await useElicits(a);
     // VS Code connects as the client `copilot` (it declares elicitation): the request is the caller's own.
@@ -102,12 +103,20 @@ describe('elicitation in VS Code', function () {
       () => (settled = true),
     );
     try {
-      // VS Code shows the form in its quick input with the default (teal) preselected: accept each step.
-      const until = Date.now() + 30_000;
+      // Outside a chat, VS Code's MCP client shows an elicitation as a notification ("Respond" / "Cancel");
+      // Respond opens its own quick input, the default (teal) preselected. Press them as a person would.
+      const until = Date.now() + 40_000;
+      const run = (id: string): Thenable<unknown> =>
+        vscode.commands.executeCommand(id).then(undefined, () => undefined);
       while (!settled && Date.now() < until) {
-        await new Promise((r) => setTimeout(r, 700));
-        if (!settled) await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+        await new Promise((r) => setTimeout(r, 1000));
+        if (settled) break;
+        await run('notifications.focusToasts');
+        await run('notification.acceptPrimaryAction');
+        await new Promise((r) => setTimeout(r, 500));
+        await run('workbench.action.acceptSelectedQuickOpenItem');
       }
+      assert.ok(settled, "VS Code's elicitation was not answered through its notification and quick input");
       const result = await invoked;
       const text = result.content
         .map((p: unknown) => (p instanceof vscode.LanguageModelTextPart ? p.value : JSON.stringify(p)))
