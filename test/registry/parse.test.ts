@@ -37,6 +37,7 @@ describe('registry parseDefinition', () => {
       enabled: true,
       restart: { maxRetries: 5, backoffMs: 500, maxBackoffMs: 30000, resetAfterMs: 60000 },
       timeouts: { startupMs: 30000, callMs: 60000 },
+      clientFeatures: { elicitation: 'caller', sampling: 'caller' },
     });
   });
 
