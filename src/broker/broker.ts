@@ -11,6 +11,7 @@ import { AuditLog } from './audit';
 import { Catalog, type CatalogChanges } from './catalog';
 import { CatalogCache } from './catalogCache';
 import { ClientTokens } from './clientTokens';
+import { EditorLink } from './editorLink';
 import { Endpoint } from './endpoint';
 import { IdleCollector } from './idleCollector';
 import { ErrorCodes, McpFailure } from './mcpTypes';
@@ -79,6 +80,8 @@ export class Broker extends EventEmitter<BrokerEventMap> {
   readonly tokens: ClientTokens;
   readonly access: AccessPolicy;
   readonly audit: AuditLog;
+  /** The VS Code window that answers for callers that cannot, and its folders (editorLink.ts). */
+  readonly editor = new EditorLink();
   snapshot!: RegistrySnapshot;
   private governance?: Governance;
   private readonly watcher: RegistryWatcher;
@@ -98,7 +101,7 @@ export class Broker extends EventEmitter<BrokerEventMap> {
       root: this.root,
       log: opts.log,
     });
-    this.supervisor = new Supervisor(this.root, cache);
+    this.supervisor = new Supervisor(this.root, cache, this.editor);
     this.tokens = new ClientTokens(runtime.paths.tokensDir);
     this.access = new AccessPolicy({
       operatorToken: runtime.operatorToken,
@@ -126,6 +129,11 @@ export class Broker extends EventEmitter<BrokerEventMap> {
       instance: rootId(this.root),
       onRejected: (reason, status) => this.audit.write({ event: 'rejected', status, reason }),
       onRequest: () => this.idleCollector.touch(),
+      editor: this.editor,
+    });
+    // The editor's folders are part of every upstream's roots (when its caller gives none).
+    this.editor.on('roots', () => {
+      for (const upstream of this.supervisor.all()) void upstream.rootsChanged();
     });
   }
 

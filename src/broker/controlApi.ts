@@ -5,6 +5,7 @@ import type { Problem } from '../registry/problems';
 import type { ApprovalStatus } from './approvals';
 import type { ApprovalLine } from './approvalSummary';
 import type { SignInStatus } from './auth/signIns';
+import type { Root } from './editorLink';
 import type { ProbeResult } from './probe';
 import type { Enforcement } from './sandbox';
 import type { CatalogSource, UpstreamState } from './upstream';
@@ -102,6 +103,8 @@ export interface BrokerState {
     catalogVersion: number;
     /** Resident memory now, and how many times it went quiet and returned a burst's garbage. */
     memory: { rssBytes: number; heapUsedBytes: number; idleCollections: number };
+    /** Whether a VS Code window answers elicitation and sampling for callers that cannot (editorLink.ts). */
+    editorConnected?: boolean;
   };
   servers: ServerStatus[];
   prompts: PromptSummary[];
@@ -158,6 +161,8 @@ export interface ControlApi {
   /** Starts a server's sign-in (a loopback listener on the broker) and returns the URL to open. */
   begin_sign_in: { params: ByName; result: { name: string; url: string } };
   sign_out: { params: ByName; result: ServerStatus };
+  /** The editor's workspace folders, given to upstreams as roots (with the registry root). */
+  set_editor_roots: { params: { roots: Root[] }; result: { roots: Root[]; changed: boolean } };
 }
 
 export type ControlOperation = keyof ControlApi;

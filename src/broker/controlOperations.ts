@@ -24,6 +24,7 @@ import type {
   Written,
 } from './controlApi';
 import { FACADE_NAMESPACE, type Route } from './catalog';
+import type { Root } from './editorLink';
 import { ErrorCodes, McpFailure } from './mcpTypes';
 import { probeServer, whyProbeIsRefused, type ProbeResult } from './probe';
 import { redactUrl } from './redact';
@@ -233,6 +234,7 @@ export class ControlOperations {
         untrusted: this.ctx.untrusted,
         catalogVersion: this.broker.catalog.version,
         memory: this.memory(),
+        editorConnected: this.broker.editor.current() !== undefined,
       },
       servers: this.listServers(),
       prompts: this.listPrompts(),
@@ -387,6 +389,12 @@ export class ControlOperations {
       await upstream.whenSettled(def.timeouts.startupMs).catch(() => undefined);
     }
     return this.serverStatus(name);
+  }
+
+  /** The editor's folders become roots of every upstream whose caller gives none (editorLink.ts). */
+  setEditorRoots(roots: Root[]): { roots: Root[]; changed: boolean } {
+    const changed = this.broker.editor.setRoots(roots);
+    return { roots: [...this.broker.editor.roots], changed };
   }
 
   clientConnection(name: string, rotate = false): ClientConnection {

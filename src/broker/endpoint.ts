@@ -8,6 +8,7 @@ import * as crypto from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
+import { isEditorSession, type EditorLink } from './editorLink';
 import { ErrorCodes, type JsonObject } from './mcpTypes';
 import type { Identity, Router, SessionContext } from './routing';
 import {
@@ -52,6 +53,8 @@ export interface EndpointOptions {
   bodyTimeoutMs?: number;
   /** Log messages forwarded per upstream (default 50 a second, bursts of 100). */
   logRate?: LogRate;
+  /** Where an operator session that declares itself the editor is registered (editorLink.ts). */
+  editor?: EditorLink;
 }
 
 const METHOD_NOT_ALLOWED: Rejection = {
@@ -390,9 +393,29 @@ export class Endpoint {
     session.server.onclose = () => {
       if (this.sessions.get(ctx.sessionId) === session) this.sessions.delete(ctx.sessionId);
       this.opts.router.sessionClosed?.(ctx);
+      this.opts.editor?.leave(ctx.sessionId);
     };
+    if (this.opts.editor && identity.operator && server === undefined) this.offerAsEditor(session, this.opts.editor);
     this.sessions.set(ctx.sessionId, session);
     void session.server.connect(session.transport);
     return session;
+  }
+
+  /**
+   * An operator session that declared the editor capability answers requests for callers that
+   * cannot (on its GET stream, outside any call of its own). Only the operator's: never an agent's.
+   */
+  private offerAsEditor(session: McpSession, editor: EditorLink): void {
+    const capabilities = (): JsonObject | undefined => session.server.getClientCapabilities() as JsonObject | undefined;
+    session.server.oninitialized = () => {
+      if (!isEditorSession(session.ctx.identity.operator, capabilities())) return;
+      editor.join({
+        session: session.ctx.sessionId,
+        client: 'editor',
+        capabilities,
+        reachable: () => session.transport.hasOpenStream,
+        ask: (request) => session.transport.requestClient(request.method, request.params, undefined, request.signal),
+      });
+    };
   }
 }

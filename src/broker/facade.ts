@@ -96,6 +96,19 @@ function scopeOf(tools: FacadeTools, name: string): Scope | undefined {
   return Object.prototype.hasOwnProperty.call(tools, name) ? tools[name as ControlOperation].scope : undefined;
 }
 
+/** A list of roots: file:// URIs with an optional name. */
+function rootsArg(v: unknown): { uri: string; name?: string }[] {
+  if (!Array.isArray(v)) throw new McpFailure(ErrorCodes.InvalidParams, "'roots' must be an array of { uri, name }");
+  return v.map((r: unknown, i) => {
+    const root = r as { uri?: unknown; name?: unknown } | null;
+    if (!root || typeof root.uri !== 'string' || !root.uri.startsWith('file://'))
+      throw new McpFailure(ErrorCodes.InvalidParams, `roots[${i}].uri must be a file:// URI`);
+    if (root.name !== undefined && typeof root.name !== 'string')
+      throw new McpFailure(ErrorCodes.InvalidParams, `roots[${i}].name must be a string`);
+    return { uri: root.uri, ...(typeof root.name === 'string' ? { name: root.name } : {}) };
+  });
+}
+
 const noParams = (): Record<string, never> => ({});
 const byName = (a: JsonObject): { name: string } => ({ name: str(a, 'name') });
 const withDefinition = (a: JsonObject): { definition: DefinitionInput } => ({ definition: obj(a, 'definition') });
@@ -360,6 +373,31 @@ function definitions(): RegisteredTool[] {
       input: nameArg('server name'),
       params: byName,
       run: (ops, p) => ops.signOut(p.name),
+    },
+    set_editor_roots: {
+      scope: 'operator',
+      idempotent: true,
+      description:
+        "Operator only (the editor): the workspace folders, as file:// URIs, that upstreams get as their client's " +
+        'roots (with the registry root) when the calling client declares none; running servers are told the roots changed.',
+      input: {
+        type: 'object',
+        properties: {
+          roots: {
+            type: 'array',
+            items: {
+              type: 'object',
+              properties: { uri: { type: 'string' }, name: { type: 'string' } },
+              required: ['uri'],
+              additionalProperties: false,
+            },
+          },
+        },
+        required: ['roots'],
+        additionalProperties: false,
+      },
+      params: (a) => ({ roots: rootsArg(a.roots) }),
+      run: (ops, p) => ops.setEditorRoots(p.roots),
     },
   };
   const operations = Object.keys(tools) as ControlOperation[];

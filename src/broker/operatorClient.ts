@@ -9,6 +9,23 @@ import { LogRing } from './logRing';
 import type { JsonObject } from './mcpTypes';
 import { runtimePaths, type BrokerRecord } from './runtime';
 import { connectUpstream, type ConnectionEvents, type UpstreamConnection } from './connection/connection';
+import type { ServerRequest } from './connection/serverRequests';
+import { EDITOR_CAPABILITY } from './editorLink';
+
+/**
+ * What the editor declares: it answers form and url elicitation and sampling (no tools) for the
+ * callers that cannot, and marks its session as the editor's (only the operator token may).
+ */
+export const EDITOR_CLIENT_CAPABILITIES = {
+  elicitation: { form: {}, url: {} },
+  sampling: {},
+  experimental: { [EDITOR_CAPABILITY]: {} },
+};
+
+export interface OperatorOptions extends Partial<ConnectionEvents> {
+  /** Makes this session the editor: it answers elicitation and sampling for callers that cannot. */
+  answerAsEditor?: (request: ServerRequest) => Promise<JsonObject>;
+}
 
 export class OperatorClient {
   private constructor(
@@ -16,9 +33,13 @@ export class OperatorClient {
     readonly record: BrokerRecord,
   ) {}
 
-  static async connect(record: BrokerRecord, events?: Partial<ConnectionEvents>): Promise<OperatorClient> {
+  static async connect(record: BrokerRecord, options: OperatorOptions = {}): Promise<OperatorClient> {
     const token = fs.readFileSync(record.operatorTokenFile, 'utf8').trim();
     const noop = (): void => undefined;
+    const { answerAsEditor, ...events } = options;
+    const editor: Partial<ConnectionEvents> = answerAsEditor
+      ? { serverRequest: (request) => answerAsEditor(request), clientCapabilities: EDITOR_CLIENT_CAPABILITIES }
+      : {};
     const client = await connectUpstream(
       { transport: 'http', url: record.url, headers: { authorization: `Bearer ${token}` } },
       {
@@ -29,6 +50,7 @@ export class OperatorClient {
         log: noop,
         lost: noop,
         ...events,
+        ...editor,
       },
       new LogRing(50),
       10_000,

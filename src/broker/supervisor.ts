@@ -6,6 +6,7 @@ import type { ServerDef } from '../registry/schema';
 import { SignIns } from './auth/signIns';
 import type { CatalogCache } from './catalogCache';
 import { StartGate } from './startGate';
+import type { EditorLink } from './editorLink';
 import type { JsonObject } from './mcpTypes';
 import { Upstream } from './upstream';
 import { compareOrdinal } from './ordinal';
@@ -44,6 +45,7 @@ export class Supervisor extends EventEmitter<SupervisorEventMap> {
   constructor(
     private readonly root: string,
     private readonly cache?: CatalogCache,
+    private readonly editor?: EditorLink,
     home = switchboardHome(),
   ) {
     super();
@@ -141,7 +143,7 @@ export class Supervisor extends EventEmitter<SupervisorEventMap> {
       const decision = this.policy(def);
       return decision.run ? undefined : decision;
     };
-    const upstream = new Upstream(def, this.root, mayStart, this.signIns.forServer(def), this.gate);
+    const upstream = new Upstream(def, this.root, mayStart, this.signIns.forServer(def), this.gate, this.editor);
     if (this.cache) {
       const hash = this.cache.hashOf(def);
       this.hashes.set(upstream, hash);

@@ -9,6 +9,7 @@ import { connectUpstream, type CallOptions, type UpstreamConnection } from './co
 import { ConnectionError } from './connection/connectionError';
 import { IdleClock } from './idleClock';
 import type { StartGate } from './startGate';
+import type { EditorLink } from './editorLink';
 import { planLaunch } from './launch';
 import { LogRing } from './logRing';
 import {
@@ -122,11 +123,12 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     /** The server's sign-in, for a remote server with `auth`. */
     readonly signIn?: ServerOAuth,
     private readonly gate?: StartGate,
+    editor?: EditorLink,
   ) {
     super();
     this.lazy = lifecycleOf(def) === 'lazy';
     this.enforcement = describeEnforcement(def.transport, def.grants);
-    this.serverRequests = new ServerRequestDispatch(def.name, root, (entry) => this.emit('audit', entry));
+    this.serverRequests = new ServerRequestDispatch(def, root, (entry) => this.emit('audit', entry), editor);
   }
 
   get name(): string {
@@ -511,6 +513,13 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
       void this.launch();
     }, delay);
     this.restartTimer.unref();
+  }
+
+  /** Tells the running server its client's roots changed (the editor's folders); it may list them again. */
+  async rootsChanged(): Promise<void> {
+    const client = this.client;
+    if (!client || this.state !== 'running') return;
+    await client.notifyRootsChanged().catch((err: Error) => this.logs.push(`roots list_changed: ${err.message}`));
   }
 
   /** Forwards a request to the running upstream; any failure becomes a clear MCP error. */

@@ -11,6 +11,8 @@ import { liveRecord } from '../broker/discovery';
 import { STATE_URI } from '../broker/facade';
 import { findOrLaunchBroker, launchBroker, stopBroker, type LaunchOptions, type LauncherLog } from '../broker/launcher';
 import type { JsonObject } from '../broker/mcpTypes';
+import type { ServerRequest } from '../broker/connection/serverRequests';
+import type { Root } from '../broker/editorLink';
 import { OperatorClient } from '../broker/operatorClient';
 import { isProcessAlive, runtimePaths, type BrokerRecord, type RuntimePaths } from '../broker/runtime';
 
@@ -48,6 +50,16 @@ export interface ConnectionOptions {
   backoffMs?: number;
   maxBackoffMs?: number;
   startTimeoutMs?: number;
+  /** The editor's part: it answers for callers that cannot, and gives its folders as roots. */
+  editor?: EditorRole;
+}
+
+/** What the window does as the broker's fallback client (editorClient.ts in the extension). */
+export interface EditorRole {
+  /** Answers an elicitation or sampling request an upstream sent (its `_meta` names the server). */
+  answer(request: ServerRequest): Promise<JsonObject>;
+  /** The window's workspace folders, as roots. */
+  roots(): Root[];
 }
 
 interface ConnectionEvents {
@@ -177,14 +189,29 @@ export class BrokerConnection extends EventEmitter<ConnectionEvents> {
 
   private async open(record: BrokerRecord): Promise<void> {
     this.record = record;
+    const editor = this.opts.editor;
     const client = await OperatorClient.connect(record, {
       resourceUpdated: (uri) => {
         if (uri === STATE_URI) void this.refresh();
       },
       lost: (reason) => this.onLost(`the connection to the broker closed (${reason})`),
+      answerAsEditor: editor && ((request) => editor.answer(request)),
     });
     this.client = client;
     await client.request('resources/subscribe', { uri: STATE_URI });
+    if (editor) {
+      // A broker of an older version has no such operation: the window still connects.
+      await client.call('set_editor_roots', { roots: editor.roots() }).catch((err: Error) => {
+        this.opts.log.warn(`The broker did not take the workspace folders as roots: ${err.message}`);
+      });
+    }
+  }
+
+  /** The window's folders changed: the broker tells its upstreams (their roots include them). */
+  async editorRootsChanged(): Promise<void> {
+    const editor = this.opts.editor;
+    if (!editor || !this.client || this.phase !== 'connected') return;
+    await this.client.call('set_editor_roots', { roots: editor.roots() });
   }
 
   private async readState(): Promise<BrokerState> {

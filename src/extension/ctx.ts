@@ -5,7 +5,7 @@ import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { BrokerState, ServerStatus } from '../broker/controlApi';
 import { definitionPath, KIND_DIRS, type Kind } from '../registry/schema';
-import { BrokerConnection, type Phase } from './brokerConnection';
+import { BrokerConnection, type EditorRole, type Phase } from './brokerConnection';
 import { brokerLineLevel } from './brokerLogLevel';
 import { readSettings, SECTION, settingId, type Settings } from './config';
 
@@ -59,6 +59,8 @@ export class Ctx implements vscode.Disposable {
   readonly onDidChange = this.emitter.event;
   private readonly disposables: vscode.Disposable[] = [];
   private readonly watchers = new Map<string, vscode.Disposable>();
+  /** The window as the brokers' fallback client (editorClient.ts); set before init(). */
+  editorRole?: EditorRole;
 
   constructor(readonly extension: vscode.ExtensionContext) {
     this.output = vscode.window.createOutputChannel('Switchboard', { log: true });
@@ -147,6 +149,7 @@ export class Ctx implements vscode.Disposable {
       env: process.env,
       untrusted: !vscode.workspace.isTrusted,
       idleExitSeconds: settings.idleExitSeconds,
+      editor: this.editorRole,
       log: {
         info: (m) => log.info(prefix + m),
         warn: (m) => log.warn(prefix + m),

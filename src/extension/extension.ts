@@ -5,6 +5,7 @@ import * as commands from './commands';
 import { ClientsProvider } from './clients';
 import { CONSOLE_VIEW_TYPE, ConsolePanel } from './consolePanel';
 import { Ctx } from './ctx';
+import { EditorClient } from './editorClient';
 import { RegistryDiagnostics } from './diagnostics';
 import { McpProvider, PROVIDER_ID } from './mcpProvider';
 import { PromptsProvider } from './prompts';
@@ -21,6 +22,8 @@ export interface SwitchboardApi {
   clients: ClientsProvider;
   mcp: McpProvider;
   diagnostics: RegistryDiagnostics;
+  /** The window as the brokers' fallback client (elicitation, sampling) for callers that cannot. */
+  editorClient: EditorClient;
 }
 
 let current: Ctx | undefined;
@@ -54,6 +57,17 @@ const COMMANDS: Record<string, commands.Cmd> = {
 export function activate(context: vscode.ExtensionContext): SwitchboardApi {
   const ctx = new Ctx(context);
   current = ctx;
+  // Its test hook (each input as shown) is on only under the VS Code test suite.
+  const editorClient = new EditorClient(context.workspaceState, ctx.output, !!process.env.SWITCHBOARD_TEST_RESULT);
+  ctx.editorRole = editorClient;
+  context.subscriptions.push(
+    editorClient,
+    vscode.workspace.onDidChangeWorkspaceFolders(() => {
+      for (const entry of ctx.entries()) {
+        entry.conn.editorRootsChanged().catch((err: Error) => ctx.output.warn(`Roots not updated: ${err.message}`));
+      }
+    }),
+  );
   ctx.output.info(
     `MCP Switchboard ${context.extension.packageJSON.version as string} activated` +
       `${vscode.workspace.isTrusted ? '' : ' in Restricted Mode: nothing from the registry will be started'}.`,
@@ -131,7 +145,7 @@ export function activate(context: vscode.ExtensionContext): SwitchboardApi {
 
   ctx.init();
   updateViews();
-  return { ctx, servers, prompts, clients, mcp, diagnostics };
+  return { ctx, servers, prompts, clients, mcp, diagnostics, editorClient };
 }
 
 /** The welcome views key on this: loading | stopped | failed | empty | ready. */

@@ -96,6 +96,25 @@ const TimeoutsSchema = z
   })
   .strict();
 
+/** Who answers a request a server sends its client (see README "What passes through"). */
+const clientFeatureRule = (what: string) =>
+  z
+    .enum(['caller', 'editor', 'deny'])
+    .default('caller')
+    .meta({
+      description:
+        `Who answers this server's ${what} requests. caller (default): the client whose call caused it when it ` +
+        'declared the capability, else VS Code when the Switchboard extension is connected, else a clear refusal. ' +
+        'editor: always VS Code (the operator). deny: always refused, naming this setting.',
+    });
+
+const ClientFeaturesSchema = z
+  .object({
+    elicitation: clientFeatureRule('elicitation (form and url)'),
+    sampling: clientFeatureRule('sampling (createMessage)'),
+  })
+  .strict();
+
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
 const httpUrl = z
@@ -197,6 +216,9 @@ export const ServerDefSchema = z
     idleStopMs: positiveMs('A lazy server unused this long is stopped; the next call starts it again.', 600000),
     restart: RestartSchema.prefault({}).meta({ description: 'Restart policy after a crash.' }),
     timeouts: TimeoutsSchema.prefault({}).meta({ description: 'Time limits in milliseconds.' }),
+    clientFeatures: ClientFeaturesSchema.prefault({}).meta({
+      description: 'Who answers the requests this server sends its client: the caller, the editor (VS Code) or nobody.',
+    }),
   })
   .strict()
   .superRefine((s, ctx) => {

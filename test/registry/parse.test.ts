@@ -38,6 +38,7 @@ describe('registry parseDefinition', () => {
       idleStopMs: 600000,
       restart: { maxRetries: 5, backoffMs: 500, maxBackoffMs: 30000, resetAfterMs: 60000 },
       timeouts: { startupMs: 30000, callMs: 60000 },
+      clientFeatures: { elicitation: 'caller', sampling: 'caller' },
     });
   });
 

@@ -170,7 +170,18 @@ const NOISE = [
   /^Started local extension host|^\[?Extension Host\]? ?(started|exited)/i,
 ];
 const MAX_LINES = 20; // of one multi-line message (stack traces), unless --verbose
+// A test may ask for a screenshot of the workbench as it is now: it logs
+// `[screenshot] docs/screenshots/<name>.png` and waits for the file (only there, for the README).
+const SCREENSHOT_REQUEST = /^\[screenshot\] (docs\/screenshots\/[\w.-]+\.png)$/;
 const printLogLine = (level, text) => {
+  const shot = SCREENSHOT_REQUEST.exec(text.trim());
+  if (shot && cs?.page) {
+    const file = join(REPO_ROOT, shot[1]);
+    cs.page
+      .screenshot({ path: file, timeout: 15_000 })
+      .then(() => say(`screenshot: ${file}`))
+      .catch((e) => say(`could not take the screenshot ${file}: ${e.message.split('\n')[0]}`));
+  }
   if (args.verbose) {
     console.log(`[${level}] ${text}`);
     return;

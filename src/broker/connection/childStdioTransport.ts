@@ -10,9 +10,10 @@ import { spawnTarget } from '../platform/spawnTarget';
 import { windowsEnvValue } from '../platform/windowsCommand';
 import { findExecutable, killProcessGroup } from '../processGroup';
 import { rawResult, splitResponseLine } from '../rawJson';
+import { CallTimer } from './callTimer';
 import type { CallOptions, StdioLaunch } from './connection';
 import { ConnectionError } from './connectionError';
-import { oneCallerPerSession, type ServerRequestCaller } from './serverRequests';
+import { holdTimers, oneCallerPerSession, type ServerRequestCaller } from './serverRequests';
 
 /** PATH of a launch's env; on Windows the variable is often spelled `Path`. */
 function pathOf(env: NodeJS.ProcessEnv): string | undefined {
@@ -34,7 +35,7 @@ const RAW_RESULT_MIN = 8 * 1024;
 interface DirectCall {
   resolve(result: JsonObject): void;
   reject(error: Error): void;
-  timer: NodeJS.Timeout;
+  timer: CallTimer;
   resetOnProgress: boolean;
   forward: boolean;
   onprogress?: CallOptions['onprogress'];
@@ -190,11 +191,11 @@ export class ChildStdioTransport implements Transport {
         onprogress: opts.onprogress,
         signal: opts.signal,
         caller: opts.caller,
-        timer: setTimeout(() => {
+        timer: new CallTimer(opts.timeoutMs, () => {
           this.endCall(id, call);
           this.cancelUpstream(id, 'timed out');
           reject(new ConnectionError('timeout', 'Request timed out'));
-        }, opts.timeoutMs),
+        }),
       };
       if (opts.signal) {
         call.onAbort = () => {
@@ -218,9 +219,14 @@ export class ChildStdioTransport implements Transport {
     return oneCallerPerSession([...this.calls.values()].map((call) => call.caller));
   }
 
+  /** Pauses the time limit of these callers' sessions' calls while a person answers them. */
+  holdCalls(callers: ServerRequestCaller[]): () => void {
+    return holdTimers(this.calls.values(), callers);
+  }
+
   private endCall(id: number, call: DirectCall): void {
     this.calls.delete(id);
-    clearTimeout(call.timer);
+    call.timer.clear();
     if (call.onAbort) call.signal!.removeEventListener('abort', call.onAbort);
   }
 

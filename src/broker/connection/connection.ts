@@ -43,6 +43,11 @@ export interface ConnectionEvents {
    * they are refused as unknown methods.
    */
   serverRequest?: ServerRequestHandler;
+  /**
+   * What the client declares at initialize when `serverRequest` is set (default: everything the
+   * broker can serve for its callers, BROKER_CLIENT_CAPABILITIES).
+   */
+  clientCapabilities?: JsonObject;
 }
 
 export interface CallOptions {
@@ -78,6 +83,8 @@ export interface UpstreamConnection {
   listPrompts(timeoutMs: number): Promise<Prompt[]>;
   listResources(timeoutMs: number): Promise<Resource[]>;
   listResourceTemplates(timeoutMs: number): Promise<ResourceTemplate[]>;
+  /** Sends `notifications/roots/list_changed` (the roots the broker gives for its callers changed). */
+  notifyRootsChanged(): Promise<void>;
   close(): Promise<void>;
 }
 

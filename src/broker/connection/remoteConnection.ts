@@ -8,11 +8,18 @@ import { SignInRequired } from '../auth/serverOAuth';
 import type { LogRing } from '../logRing';
 import type { JsonObject } from '../mcpTypes';
 import type { CallOptions, ConnectedInfo, ConnectionEvents, RemoteLaunch, UpstreamConnection } from './connection';
+import { CallTimer } from './callTimer';
 import { ConnectionError } from './connectionError';
 import { explainRemoteConnectFailure } from './connectFailure';
 import { authorizedFetch } from './oauthFlow';
 import { AnyResult, connectedInfo, createSdkClient, isSdkTimeout, SdkSession } from './sdkSession';
-import { oneCallerPerSession, withRelatedCaller, type ServerRequestCaller } from './serverRequests';
+import { holdTimers, oneCallerPerSession, withRelatedCaller, type ServerRequestCaller } from './serverRequests';
+
+/**
+ * The SDK's own request timeout, set out of the way: the call's limit is a CallTimer of ours, which
+ * pauses while a person answers a request of that call (setTimeout's largest delay).
+ */
+const NO_SDK_TIMEOUT = 2_147_483_647;
 
 interface RemoteTransport {
   transport: Transport;
@@ -62,8 +69,8 @@ export class RemoteConnection extends SdkSession implements UpstreamConnection {
   /** It was given up because the server wants a (new) sign-in. */
   private lostSignIn = false;
   private checking?: Promise<boolean>;
-  /** The callers of the calls in flight (one entry per call). */
-  private readonly inFlight = new Set<{ caller: ServerRequestCaller }>();
+  /** The calls in flight: their callers and time limits (one entry per call). */
+  private readonly inFlight = new Set<{ caller?: ServerRequestCaller; timer: CallTimer }>();
 
   private constructor(
     client: Client,
@@ -81,7 +88,10 @@ export class RemoteConnection extends SdkSession implements UpstreamConnection {
   ): Promise<RemoteConnection> {
     // eslint-disable-next-line prefer-const -- the callbacks below may run before it is assigned; const would throw (TDZ)
     let connection: RemoteConnection | undefined;
-    const client = createSdkClient(events, () => connection?.callersInFlight() ?? []);
+    const client = createSdkClient(events, {
+      callers: () => connection?.callersInFlight() ?? [],
+      hold: (callers) => holdTimers(connection?.inFlight ?? [], callers),
+    });
     const { transport, isStreamEnd } = await remoteTransport(launch);
     client.onclose = () => {
       if (!connection) return;
@@ -111,22 +121,33 @@ export class RemoteConnection extends SdkSession implements UpstreamConnection {
   }
 
   async request(method: string, params: JsonObject, opts: CallOptions): Promise<JsonObject> {
-    const entry = opts.caller && { caller: opts.caller };
-    if (entry) this.inFlight.add(entry);
+    // Timing out aborts the request: the SDK then tells the server it is cancelled.
+    const timedOut = new AbortController();
+    const timer = new CallTimer(opts.timeoutMs, () => timedOut.abort(new Error('Request timed out')));
+    const entry = { caller: opts.caller, timer };
+    this.inFlight.add(entry);
+    const signal = opts.signal ? AbortSignal.any([opts.signal, timedOut.signal]) : timedOut.signal;
+    const onprogress = opts.onprogress;
     try {
       // In the caller's context: the SDK reads this call's response stream in it (serverRequests.ts).
       return (await withRelatedCaller(opts.caller, () =>
         this.client.request({ method, params } as never, AnyResult, {
-          signal: opts.signal,
-          timeout: opts.timeoutMs,
-          resetTimeoutOnProgress: opts.onprogress !== undefined,
-          onprogress: opts.onprogress,
+          signal,
+          timeout: NO_SDK_TIMEOUT,
+          onprogress: onprogress
+            ? (progress) => {
+                timer.refresh();
+                onprogress(progress);
+              }
+            : undefined,
         }),
       )) as JsonObject;
     } catch (err) {
+      if (timedOut.signal.aborted && !opts.signal?.aborted) throw new ConnectionError('timeout', 'Request timed out');
       throw await this.classify(err, opts);
     } finally {
-      if (entry) this.inFlight.delete(entry);
+      timer.clear();
+      this.inFlight.delete(entry);
     }
   }
 

@@ -15,26 +15,26 @@ import { z } from 'zod';
 import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from '../mcpTypes';
 import { sharedSchemaValidator } from '../schemaValidator';
 import type { ConnectedInfo, ConnectionEvents } from './connection';
-import { BROKER_CLIENT_CAPABILITIES, routeServerRequests, type ServerRequestCaller } from './serverRequests';
+import { BROKER_CLIENT_CAPABILITIES, routeServerRequests, type CallsInFlight } from './serverRequests';
 
 /** Results are checked by the downstream client; re-validating them here would only cost time. */
 export const AnyResult = z.looseObject({});
 
 /**
  * An SDK client that reports the server's list changes, resource updates and log messages, and
- * hands the requests the server sends its client to `events.serverRequest` (`inFlight`: the
- * callers with calls in flight, for a request whose own call is not known).
+ * hands the requests the server sends its client to `events.serverRequest` (`calls`: the calls in
+ * flight, their callers for a request whose own call is not known, and their timers to pause).
  */
-export function createSdkClient(events: ConnectionEvents, inFlight: () => ServerRequestCaller[]): Client {
+export function createSdkClient(events: ConnectionEvents, calls: CallsInFlight): Client {
   const client = new Client(
     { name: 'mcp-switchboard', version: '0.1.0' },
     // Only what someone will answer: a probe's connection has no callers to ask.
     {
-      capabilities: events.serverRequest ? BROKER_CLIENT_CAPABILITIES : {},
+      capabilities: events.serverRequest ? (events.clientCapabilities ?? BROKER_CLIENT_CAPABILITIES) : {},
       jsonSchemaValidator: sharedSchemaValidator,
     },
   );
-  routeServerRequests(client, () => events.serverRequest, inFlight);
+  routeServerRequests(client, () => events.serverRequest, calls);
   client.setNotificationHandler(ToolListChangedNotificationSchema, () => events.toolsChanged());
   client.setNotificationHandler(PromptListChangedNotificationSchema, () => events.promptsChanged());
   client.setNotificationHandler(ResourceListChangedNotificationSchema, () => events.resourcesChanged());
@@ -92,6 +92,9 @@ export abstract class SdkSession {
   listResources(timeoutMs: number): Promise<Resource[]> {
     if (!this.info.capabilities.resources) return Promise.resolve([]);
     return this.listAll<Resource>('resources/list', 'resources', timeoutMs);
+  }
+  notifyRootsChanged(): Promise<void> {
+    return this.client.sendRootsListChanged();
   }
   listResourceTemplates(timeoutMs: number): Promise<ResourceTemplate[]> {
     if (!this.info.capabilities.resources) return Promise.resolve([]);

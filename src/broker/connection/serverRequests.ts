@@ -56,14 +56,22 @@ export function withRelatedCaller<T>(caller: ServerRequestCaller | undefined, ru
   return caller ? relatedCaller.run(caller, run) : run();
 }
 
-/**
- * Routes the server→client requests an SDK client receives to `handler`; `inFlight` lists the
- * callers with calls in flight when the request's own call is not known.
- */
+/** A connection's calls in flight, as the routing of server→client requests needs them. */
+export interface CallsInFlight {
+  /** One caller per session with a call in flight, when the request's own call is not known. */
+  callers(): ServerRequestCaller[];
+  /**
+   * Pauses the time limit of every call in flight of these callers' sessions while a person
+   * answers; the returned function lets the clocks run on.
+   */
+  hold(callers: ServerRequestCaller[]): () => void;
+}
+
+/** Routes the server→client requests an SDK client receives to `handler`. */
 export function routeServerRequests(
   client: Client,
   handler: () => ServerRequestHandler | undefined,
-  inFlight: () => ServerRequestCaller[],
+  calls: CallsInFlight,
 ): void {
   client.fallbackRequestHandler = async (request, extra) => {
     const answer = handler();
@@ -73,6 +81,28 @@ export function routeServerRequests(
     const related = relatedCaller.getStore();
     const params = (request.params ?? {}) as JsonObject;
     const asked: ServerRequest = { method: request.method, params, signal: extra.signal };
-    return (await answer(asked, related ? [related] : inFlight())) as never;
+    const callers = related ? [related] : calls.callers();
+    const release = calls.hold(callers);
+    try {
+      return (await answer(asked, callers)) as never;
+    } finally {
+      release();
+    }
+  };
+}
+
+/** Pauses the timers of the entries whose caller's session is one of `callers`'; returns the resume. */
+export function holdTimers(
+  entries: Iterable<{ caller?: ServerRequestCaller; timer: { pause(): void; resume(): void } }>,
+  callers: ServerRequestCaller[],
+): () => void {
+  const sessions = new Set(callers.map((c) => c.session));
+  const held = [...entries].filter((e) => e.caller && sessions.has(e.caller.session)).map((e) => e.timer);
+  for (const timer of held) timer.pause();
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    for (const timer of held) timer.resume();
   };
 }

@@ -27,7 +27,10 @@ export class StdioConnection extends SdkSession implements UpstreamConnection {
   ): Promise<StdioConnection> {
     const launchMark = logs.mark();
     const transport = new ChildStdioTransport(launch, logs);
-    const client = createSdkClient(events, () => transport.callersInFlight());
+    const client = createSdkClient(events, {
+      callers: () => transport.callersInFlight(),
+      hold: (callers) => transport.holdCalls(callers),
+    });
     // eslint-disable-next-line prefer-const -- the callbacks below may run before it is assigned; const would throw (TDZ)
     let connection: StdioConnection | undefined;
     client.onclose = () => {

@@ -95,6 +95,11 @@ export class SessionTransport implements Transport {
     // Nothing to start: the endpoint feeds messages in through deliver().
   }
 
+  /** Whether the client holds the session's GET stream (where requests outside its calls go). */
+  get hasOpenStream(): boolean {
+    return this.standalone !== undefined && !this.closed;
+  }
+
   get busy(): boolean {
     return this.pending.size > 0 || this.standalone !== undefined;
   }
@@ -191,9 +196,15 @@ export class SessionTransport implements Transport {
 
   /**
    * Sends the client a request on the stream of the call it belongs to (the POST turns into SSE),
-   * else on the session's GET stream; resolves with the client's answer, which comes in a later POST.
+   * else (or with no `relatedId`) on the session's GET stream; resolves with the client's answer,
+   * which comes in a later POST.
    */
-  requestClient(method: string, params: JsonObject, relatedId: Id, signal: AbortSignal): Promise<JsonObject> {
+  requestClient(
+    method: string,
+    params: JsonObject,
+    relatedId: Id | undefined,
+    signal: AbortSignal,
+  ): Promise<JsonObject> {
     const cancelledBy = (): Error =>
       signal.reason instanceof Error ? signal.reason : new Error(String(signal.reason ?? 'cancelled'));
     if (signal.aborted) return Promise.reject(cancelledBy());
@@ -222,7 +233,8 @@ export class SessionTransport implements Transport {
           ?.reject(
             new McpFailure(
               ErrorCodes.InternalError,
-              `The ${method} request could not reach the client: its call ended and it has no open GET stream.`,
+              `The ${method} request could not reach the client: no call of it is waiting ` +
+                'and it has no open GET stream.',
             ),
           );
         this.outgoing.delete(key);
@@ -251,9 +263,9 @@ export class SessionTransport implements Transport {
   }
 
   /** Writes a message on a call's stream (upgrading its POST to SSE) or the GET stream; false if neither is open. */
-  private writeToClient(message: JSONRPCMessage, relatedId: Id): boolean {
+  private writeToClient(message: JSONRPCMessage, relatedId: Id | undefined): boolean {
     if (this.closed) return false;
-    const related = this.pending.get(idKey(relatedId));
+    const related = relatedId !== undefined ? this.pending.get(idKey(relatedId)) : undefined;
     if (related) {
       this.stream(related, message);
       return true;
