@@ -95,7 +95,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     private readonly mayStart?: () => Held | undefined,
   ) {
     super();
-    this.enforcement = describeEnforcement(def.transport, def.grants);
+    this.enforcement = describeEnforcement(def);
     this.serverRequests = new ServerRequestDispatch(def.name, root, (entry) => this.emit('audit', entry));
   }
 
@@ -203,7 +203,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     this.setState('starting');
     let client: UpstreamConnection;
     try {
-      const plan = planLaunch(this.def, this.root);
+      const plan = planLaunch(this.def, this.root, { onNetworkRefused: (r) => this.networkRefused(r.host, r.port) });
       this.redactor = plan.redactor;
       this.withheldEnv = plan.withheld;
       if (plan.withheld.length) {
@@ -255,6 +255,12 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     );
     this.setState('running');
     this.emit('lists');
+  }
+
+  /** The sandbox's proxy refused a host not in the allow-list: the server's log and the audit say so (host only). */
+  private networkRefused(host: string, port: number): void {
+    this.logs.push(`network: refused ${host}:${port} (not in this server's network allow-list)`);
+    this.emit('audit', { event: 'network-refused', server: this.name, host, port });
   }
 
   private async loadLists(client: UpstreamConnection, which: ListKind[]): Promise<void> {
