@@ -21,7 +21,7 @@ import {
   type BrokerProcess,
 } from '../helpers/broker';
 
-type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+type Json = Record<string, any>;
 
 async function call(client: Client, tool: string, args: Json = {}): Promise<string> {
   const result = await client.callTool({ name: tool, arguments: args });

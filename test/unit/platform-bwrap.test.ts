@@ -5,6 +5,8 @@ import { bwrapPlan, installDirsOf, isInside, resolveGrantPath, type BwrapInput }
 import { decideSandbox, type SandboxTools } from '../../src/broker/sandbox';
 import { ServerDefSchema } from '../../src/registry/schema';
 import { normalizeForApproval } from '../../src/broker/approvalMaterial';
+import type { ServerStatus } from '../../src/broker/controlApi';
+import { enforcementLines } from '../../src/extension/presentation';
 
 const BWRAP: SandboxTools = { bwrapUnavailable: null, networkOnly: ['unshare', '--net', '--'] };
 const NO_BWRAP: SandboxTools = { bwrapUnavailable: 'bubblewrap (bwrap) is not installed', networkOnly: ['unshare', '--net', '--'] };
@@ -193,5 +195,21 @@ describe('schema: filesystem and network scopes', () => {
       'filesystem.write=a',
       'filesystem.write=b',
     ]);
+  });
+});
+
+describe('enforcement as the tree tooltip words it', () => {
+  const base = { network: 'enforced', filesystem: 'enforced', secrets: 'enforced', notes: [] } as const;
+  const lines = (grants: string[], enforcement: object) =>
+    enforcementLines({ grants, enforcement: { ...base, ...enforcement } } as unknown as ServerStatus);
+
+  it('names the sandbox, the granted paths and the allowed hosts; says plainly where nothing is enforced', () => {
+    const sandboxed = 'filesystem: sandboxed (reads the system and the registry root; writes only its own temp dir; no home)';
+    assert.ok(lines([], {}).includes(sandboxed));
+    const scoped = lines(['filesystem', 'network'], { readPaths: ['/a'], writePaths: ['/b'], allowedHosts: ['x.io'] });
+    assert.ok(scoped.includes('filesystem: sandboxed, plus /a (read), /b (write)'));
+    assert.ok(scoped.includes("network: only x.io (through the broker's proxy)"));
+    assert.ok(lines([], { filesystem: 'not-enforced' }).some((l) => /not restricted here/.test(l)));
+    assert.deepEqual(lines(['filesystem', 'network', 'secrets'], { filesystem: 'granted', network: 'granted' }), []);
   });
 });
