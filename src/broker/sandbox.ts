@@ -76,8 +76,8 @@ export function bwrapUnavailableReason(): string | null {
   if (process.platform !== 'linux') return (bwrapReason = `bubblewrap is Linux only (this is ${process.platform})`);
   if (process.env.SWITCHBOARD_NO_BWRAP === '1')
     return (bwrapReason = 'bubblewrap is switched off (SWITCHBOARD_NO_BWRAP=1)');
-  const flags = ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
-  const probe = spawnSync('bwrap', [...flags, '--unshare-pid', '--unshare-net', '--', 'true'], {
+  const flags = ['--ro-bind', '/', '/', '--dev', '/dev', '--tmpfs', '/tmp', '--die-with-parent'];
+  const probe = spawnSync('bwrap', [...flags, '--unshare-net', '--', 'true'], {
     stdio: ['ignore', 'ignore', 'pipe'],
     timeout: 5000,
     encoding: 'utf8',

@@ -40,14 +40,15 @@ function mounts(args: string[]): string[][] {
 describe('platform: bubblewrap sandbox', () => {
   it('without the filesystem grant: root read-only, /tmp and HOME empty, the registry root bound back, no network', () => {
     const { prefix, env } = bwrapPlan(input());
-    assert.deepEqual(prefix.slice(0, 9), ['bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs']);
+    assert.deepEqual(prefix.slice(0, 7), ['bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--tmpfs']);
     assert.deepEqual(mounts(prefix), [
       ['--tmpfs', '/tmp'],
       ['--tmpfs', '/home/op'],
       ['--ro-bind-try', '/home/op/project'],
       ['--tmpfs', '/home/op/.switchboard'],
     ]);
-    assert.ok(prefix.includes('--unshare-net') && prefix.includes('--unshare-pid') && prefix.includes('--die-with-parent'));
+    assert.ok(prefix.includes('--unshare-net') && prefix.includes('--die-with-parent'));
+    assert.ok(!prefix.includes('--unshare-pid'), 'pids stay real');
     assert.deepEqual(prefix.slice(-3), ['--chdir', '/home/op/project', '--']);
     assert.equal(env.TMPDIR, '/tmp');
     assert.equal(env.npm_config_cache, '/tmp/.npm');
@@ -92,7 +93,7 @@ describe('platform: bubblewrap sandbox', () => {
 
   it('keeps the host file system for a grant without paths, and the host network with the grant', () => {
     const plan = bwrapPlan(input({ files: 'full', network: { kind: 'full' } }));
-    assert.deepEqual(plan.prefix.slice(0, 6), ['bwrap', '--dev-bind', '/', '/', '--proc', '/proc']);
+    assert.deepEqual(plan.prefix.slice(0, 5), ['bwrap', '--dev-bind', '/', '/', '--die-with-parent']);
     assert.ok(!plan.prefix.includes('--unshare-net'));
     assert.deepEqual(plan.env, {});
   });

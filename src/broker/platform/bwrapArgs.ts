@@ -45,15 +45,16 @@ export function isInside(p: string, dir: string): boolean {
 }
 
 /**
- * The whole file system read-only; /dev, a fresh /proc (own PID namespace: other processes, the
- * broker's environment among them, are not visible); /tmp and HOME empty tmpfs; the registry root,
+ * The whole file system read-only; a minimal /dev; /tmp and HOME empty tmpfs; the registry root,
  * the working directory and the command's install location bound back read-only; granted paths
  * bound as named, the most specific path last so it decides; SWITCHBOARD_HOME hidden last of all.
  */
 export function bwrapPlan(input: BwrapInput): BwrapPlan {
   const args =
-    input.files === 'full' ? ['bwrap', '--dev-bind', '/', '/', '--proc', '/proc'] : confinedFiles(input);
-  args.push('--unshare-pid', '--die-with-parent');
+    input.files === 'full' ? ['bwrap', '--dev-bind', '/', '/'] : confinedFiles(input);
+  // No PID namespace: the pids a server reports stay real (the supervisor and its tests rely on them),
+  // and the host's /proc (read-only, with the root) comes along.
+  args.push('--die-with-parent');
   if (input.network.kind !== 'full') args.push('--unshare-net');
   if (input.network.kind === 'proxy') args.push('--bind', input.network.socketDir, input.network.socketDir);
   args.push('--chdir', input.cwd, '--');
@@ -70,7 +71,7 @@ export function bwrapPlan(input: BwrapInput): BwrapPlan {
 }
 
 function confinedFiles(input: BwrapInput): string[] {
-  const args = ['bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', SANDBOX_TMP];
+  const args = ['bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--tmpfs', SANDBOX_TMP];
   const hiddenDirs = [SANDBOX_TMP];
   for (const dir of [input.home, ...(input.hidden ?? [])]) {
     if (dir === '/' || !input.exists(dir) || hiddenDirs.some((h) => isInside(dir, h))) continue;
