@@ -106,7 +106,7 @@ const pathList = (what: string) =>
   z
     .array(z.string().min(1, { error: 'a path must not be empty' }))
     .default([])
-    .meta({ description: `${what} Relative to the registry root, absolute, or starting with ~/ (the home directory).` });
+    .meta({ description: `${what} Relative to the registry root, absolute, or ~/ for the home directory.` });
 
 const FilesystemSchema = z
   .object({
@@ -124,7 +124,7 @@ const NetworkSchema = z
     allow: z
       .array(
         z.string().regex(HOST_PATTERN, {
-          error: "a host is a name (api.github.com), '*.' and a domain (*.example.com) or an IP, with an optional :port",
+          error: "a host is a name (api.github.com), '*.' and a domain (*.example.com) or an IP, optionally :port",
         }),
       )
       .min(1, { error: "'network.allow' needs at least one host; remove 'network' for the whole network" })

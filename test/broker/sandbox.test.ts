@@ -7,7 +7,9 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import * as net from 'node:net';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { NetworkProxy, type ProxyRefusal } from '../../src/broker/networkProxy';
 import {
   connect,
   fixtureServer,
@@ -206,5 +208,42 @@ describe('sandbox: where bubblewrap cannot run', () => {
     assert.equal(read, 'ok: canary-value-2b9e', 'the state is not claiming what does not hold');
     // The network is still cut by the fallback (unshare --net, sandbox-exec) where that runs.
     if (process.platform === 'linux') assert.equal(s.enforcement.network, 'enforced');
+  });
+});
+
+// A Unix socket at a file path: not on Windows, where no sandbox uses the proxy.
+(process.platform === 'win32' ? describe.skip : describe)('sandbox: the allow-list proxy tunnels CONNECT', () => {
+  /** Sends CONNECT, then (if admitted) a line through the tunnel; the status line and what came back. */
+  function tunnel(socketPath: string, port: number): Promise<string> {
+    return new Promise((resolve) => {
+      const c = net.connect(socketPath);
+      let got = '';
+      c.on('data', (d) => {
+        got += d.toString();
+        if (got.startsWith('HTTP/1.1 200') && got.endsWith('\r\n\r\n')) c.write('ping through the tunnel');
+        else if (got.includes('ping through the tunnel')) c.end();
+      });
+      c.on('close', () => resolve(got.replace(/\r\n\r\n/, ' | ').split('\r\n')[0]));
+      c.write(`CONNECT 127.0.0.1:${port} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n\r\n`);
+    });
+  }
+
+  it('opens a tunnel to an allow-listed host:port, refuses another port, and removes its socket dir on close', async () => {
+    const echo = net.createServer((s) => s.pipe(s));
+    await new Promise<void>((r) => echo.listen(0, '127.0.0.1', r));
+    const port = (echo.address() as net.AddressInfo).port;
+    const refused: ProxyRefusal[] = [];
+    const proxy = new NetworkProxy([`127.0.0.1:${port}`], (r) => refused.push(r));
+    await proxy.open();
+    try {
+      assert.equal(fs.statSync(proxy.dir).mode & 0o777, 0o700, 'only this user may connect');
+      assert.equal(await tunnel(proxy.socketPath, port), 'HTTP/1.1 200 Connection established | ping through the tunnel');
+      assert.match(await tunnel(proxy.socketPath, port + 1), /^HTTP\/1\.1 403 Forbidden/);
+      assert.deepEqual(refused, [{ host: '127.0.0.1', port: port + 1 }]);
+    } finally {
+      await proxy.close();
+      echo.close();
+    }
+    assert.ok(!fs.existsSync(proxy.dir));
   });
 });
