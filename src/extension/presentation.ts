@@ -111,6 +111,8 @@ export function enforcementLines(s: ServerStatus): string[] {
   const lines: string[] = [];
   const e = s.enforcement;
   if (e.allowedHosts?.length) lines.push(`network: only ${e.allowedHosts.join(', ')} (through the broker's proxy)`);
+  else if (s.grants.includes('network') && e.network === 'enforced')
+    lines.push('network: blocked (its allow-list needs bubblewrap, which cannot run here)');
   else if (!s.grants.includes('network')) {
     lines.push(e.network === 'enforced' ? 'network: blocked (own network namespace)' : 'network: not granted, but not blockable here');
   }

@@ -212,5 +212,6 @@ describe('enforcement as the tree tooltip words it', () => {
     assert.ok(scoped.includes("network: only x.io (through the broker's proxy)"));
     assert.ok(lines([], { filesystem: 'not-enforced' }).some((l) => /not restricted here/.test(l)));
     assert.deepEqual(lines(['filesystem', 'network', 'secrets'], { filesystem: 'granted', network: 'granted' }), []);
+    assert.ok(lines(['network'], { network: 'enforced' }).some((l) => /blocked \(its allow-list needs bubblewrap/.test(l)));
   });
 });
