@@ -89,7 +89,7 @@ export function normalizeForApproval(def: ServerDef, root: string, envFileConten
     envFileContents: def.envFile !== undefined ? envFileContents : null,
     url: def.url ?? null,
     headers: byKey(def.headers),
-    grants: [...def.grants].sort(),
+    grants: [...[...def.grants].sort(), ...grantScope(def)],
     allowedTools: sorted(def.allowedTools),
     excludeTools: sorted(def.excludeTools),
     auth: def.auth
@@ -101,6 +101,19 @@ export function normalizeForApproval(def: ServerDef, root: string, envFileConten
         }
       : null,
   };
+}
+
+/**
+ * What the filesystem and network grants cover, as `filesystem.read=<path>` entries after the grant
+ * names: a definition without these keys hashes exactly as before they existed (no re-approval).
+ */
+function grantScope(def: ServerDef): string[] {
+  const out: string[] = [];
+  for (const p of [...(def.filesystem?.read ?? [])].sort()) out.push(`filesystem.read=${p}`);
+  for (const p of [...(def.filesystem?.write ?? [])].sort()) out.push(`filesystem.write=${p}`);
+  if (def.filesystem && out.length === 0) out.push('filesystem=(no paths)');
+  for (const h of [...(def.network?.allow ?? [])].sort()) out.push(`network.allow=${h.toLowerCase()}`);
+  return out;
 }
 
 /** Reads the env file the way a start would (relative to the root) and digests its bytes. */

@@ -1,6 +1,7 @@
 // What the operator is shown before approving: every field the approval hash covers, as labelled
 // lines both the CLI and the editor render, with values that could be secrets masked and paths
 // outside the registry root flagged.
+import * as path from 'node:path';
 import type { ServerDef } from '../registry/schema';
 import { isOutsideRoot, relativeToRoot, type EnvFileDigest } from './approvalMaterial';
 import { looksSecret } from './environment';
@@ -98,6 +99,17 @@ export function approvalLines(def: ServerDef, root: string, envFile: EnvFileDige
     lines.push({ label: 'Sign-in', value: `OAuth (${client}; ${scopes}); tokens kept per user` });
   }
   lines.push({ label: 'Grants', value: def.grants.length ? [...def.grants].join(', ') : 'none' });
+  for (const [label, paths] of [
+    ['Reads', def.filesystem?.read],
+    ['Writes', def.filesystem?.write],
+  ] as const) {
+    for (const p of paths ?? []) {
+      const rel = p.startsWith('~') || path.isAbsolute(p) ? p : relativeToRoot(root, p);
+      const warning = p.startsWith('~') || isOutsideRoot(relativeToRoot(root, p)) ? { warning: outside(rel) } : {};
+      lines.push({ label, value: rel, ...warning });
+    }
+  }
+  if (def.network) lines.push({ label: 'Network', value: `only ${def.network.allow.join(', ')} (through a proxy)` });
   if (def.allowedTools) lines.push({ label: 'Allowed tools', value: def.allowedTools.join(', ') || '(none)' });
   if (def.excludeTools) lines.push({ label: 'Excluded tools', value: def.excludeTools.join(', ') || '(none)' });
   return lines;

@@ -1,12 +1,19 @@
 // The one launch path: a server definition and the workspace root become what to run (or reach),
 // with the environment its grants allow, the sandbox wrapper, and the redaction of its secrets.
 // Start, restart and probe all go through here, so none of them can drift from the others.
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import type { ServerDef } from '../registry/schema';
-import type { UpstreamLaunch } from './connection/connection';
+import type { LaunchCompanion, StdioLaunch, UpstreamLaunch } from './connection/connection';
 import { buildEnvironment } from './environment';
+import { NetworkProxy, type ProxyRefusal } from './networkProxy';
+import { bwrapPlan, installDirsOf, resolveGrantPath } from './platform/bwrapArgs';
+import { bridgeCommand, proxyEnvironment } from './platform/proxyBridge';
+import { findExecutable } from './processGroup';
 import { Redactor, urlSecretValues } from './redact';
-import { describeEnforcement, networkIsolationPrefix, type Enforcement } from './sandbox';
+import { switchboardHome } from './runtime';
+import { decideSandbox, sandboxTools, type Enforcement, type SandboxDecision, type SandboxTools } from './sandbox';
 
 export interface LaunchPlan {
   launch: UpstreamLaunch;
@@ -20,25 +27,34 @@ export interface LaunchPlan {
 export interface LaunchOptions {
   /** The broker's environment (process.env unless a test passes its own). */
   parentEnv?: NodeJS.ProcessEnv;
-  /** The network sandbox prefix; found once by `networkIsolationPrefix()` unless given. */
+  /**
+   * A network-only sandbox prefix (`unshare --net --`) to use instead of probing: with it, bubblewrap
+   * is not used (tests that spawn nothing). `sandbox` says both instead.
+   */
   networkIsolation?: string[] | null;
+  /** What this system offers to confine a server; probed once unless given. */
+  sandbox?: SandboxTools;
+  /** Each host:port the server's network proxy refused (for its log and the audit). */
+  onNetworkRefused?: (refusal: ProxyRefusal) => void;
+}
+
+function toolsFor(opts: LaunchOptions): SandboxTools {
+  if (opts.sandbox) return opts.sandbox;
+  if ('networkIsolation' in opts)
+    return { bwrapUnavailable: 'not probed for this launch', networkOnly: opts.networkIsolation ?? null };
+  return sandboxTools();
 }
 
 /** Throws, with what to fix, when the definition cannot be launched (an unreadable envFile). */
 export function planLaunch(def: ServerDef, root: string, opts: LaunchOptions = {}): LaunchPlan {
   if (def.transport !== 'stdio') {
-    const enforcement = describeEnforcement(def.transport, def.grants, null);
+    const enforcement = decideSandbox(def, { bwrapUnavailable: null, networkOnly: null }).enforcement;
     const launch = { transport: def.transport, ...credentialsAsHeader(def.url!, def.headers) };
     // Credentials in the URL (user info, `?api_key=`) are as secret as an authorization header.
     const redactor = new Redactor([...Object.values(launch.headers), ...urlSecretValues(def.url!)]);
     return { launch, enforcement, withheld: [], redactor };
   }
-  const isolation = def.grants.includes('network')
-    ? null
-    : 'networkIsolation' in opts
-      ? (opts.networkIsolation ?? null)
-      : networkIsolationPrefix();
-  const enforcement = describeEnforcement(def.transport, def.grants, isolation);
+  const decision = decideSandbox(def, toolsFor(opts));
   const built = buildEnvironment({
     root,
     env: def.env,
@@ -46,15 +62,57 @@ export function planLaunch(def: ServerDef, root: string, opts: LaunchOptions = {
     grants: def.grants,
     parentEnv: opts.parentEnv,
   });
-  const launch: UpstreamLaunch = {
-    transport: 'stdio',
-    command: def.command!,
-    args: def.args,
-    cwd: def.cwd ? path.resolve(root, def.cwd) : root,
-    env: built.env,
-    wrapper: enforcement.network === 'enforced' && isolation ? isolation : undefined,
-  };
+  const cwd = def.cwd ? path.resolve(root, def.cwd) : root;
+  const launch: StdioLaunch = { transport: 'stdio', command: def.command!, args: def.args, cwd, env: built.env };
+  if (decision.bwrap) Object.assign(launch, confine(def, root, decision, launch.env, opts));
+  else if (decision.networkOnlyPrefix) launch.wrapper = decision.networkOnlyPrefix;
+  const { enforcement } = decision;
   return { launch, enforcement, withheld: built.withheld, redactor: new Redactor(built.secretValues) };
+}
+
+/** The bubblewrap wrapper, the environment inside it and, for an allow-list, the proxy that runs alongside. */
+function confine(
+  def: ServerDef,
+  root: string,
+  decision: SandboxDecision,
+  env: Record<string, string>,
+  opts: LaunchOptions,
+): { wrapper: string[]; env: Record<string, string>; companion?: LaunchCompanion } {
+  const parentEnv = opts.parentEnv ?? process.env;
+  const home = parentEnv.HOME || os.homedir();
+  const cwd = path.resolve(root, def.cwd ?? '.');
+  const proxy =
+    decision.network === 'proxy'
+      ? new NetworkProxy(def.network!.allow, (refusal) => opts.onNetworkRefused?.(refusal))
+      : undefined;
+  const executables = [findExecutable(def.command!, env.PATH, cwd), ...(proxy ? [process.execPath] : [])];
+  const plan = bwrapPlan({
+    files: def.grants.includes('filesystem') && !def.filesystem ? 'full' : 'confined',
+    home,
+    switchboardHome: switchboardHome(parentEnv),
+    hidden: parentEnv.XDG_RUNTIME_DIR ? [parentEnv.XDG_RUNTIME_DIR] : [],
+    root: path.resolve(root),
+    cwd,
+    installDirs: installDirsOf(executables.flatMap((f) => (f ? [f, realpath(f)] : []))),
+    read: (def.filesystem?.read ?? []).map((p) => resolveGrantPath(p, root, home)),
+    write: (def.filesystem?.write ?? []).map((p) => resolveGrantPath(p, root, home)),
+    network: proxy ? { kind: 'proxy', socketDir: proxy.dir } : { kind: decision.network === 'full' ? 'full' : 'none' },
+    exists: (p) => fs.existsSync(p),
+  });
+  const electron = process.versions.electron !== undefined;
+  return {
+    wrapper: proxy ? [...plan.prefix, ...bridgeCommand(process.execPath, proxy.socketPath, electron)] : plan.prefix,
+    env: { ...env, ...plan.env, ...(proxy ? proxyEnvironment() : {}) },
+    companion: proxy,
+  };
+}
+
+function realpath(file: string): string {
+  try {
+    return fs.realpathSync(file);
+  } catch {
+    return file;
+  }
 }
 
 /**

@@ -75,7 +75,9 @@ export async function probeServer(def: ServerDef, root: string, timeoutMs = 15_0
   const empty = { tools: [], prompts: [], resources: [], resourceTemplates: [] };
   let plan: LaunchPlan;
   try {
-    plan = planLaunch(def, root);
+    const onNetworkRefused = (r: { host: string; port: number }): void =>
+      logs.push(`network: refused ${r.host}:${r.port} (not in this server's network allow-list)`);
+    plan = planLaunch(def, root, { onNetworkRefused });
   } catch (err) {
     return { ok: false, error: (err as Error).message, ...empty, stderrTail: [] };
   }

@@ -1,13 +1,35 @@
-// OS-level enforcement of grants. Linux can cut a stdio server off the network with a fresh
-// network namespace, macOS with sandbox-exec; nothing here pretends to enforce what the OS cannot.
+// OS-level enforcement of grants, and the state that says what is enforced. On Linux bubblewrap
+// confines a stdio server's file system and network (`unshare --net` is the network-only fallback),
+// on macOS sandbox-exec cuts the network; nothing here pretends to enforce what the OS cannot.
 import { spawnSync } from 'node:child_process';
 import { networkNotEnforcedReason, sandboxExecPrefix, sandboxProfile } from './platform/macSandbox';
 
 export interface Enforcement {
   network: 'enforced' | 'granted' | 'not-enforced';
-  filesystem: 'granted' | 'not-enforced';
+  filesystem: 'enforced' | 'granted' | 'not-enforced';
   secrets: 'enforced' | 'granted';
+  /** With a network allow-list enforced: the only hosts the server reaches (through the broker's proxy). */
+  allowedHosts?: string[];
+  /** With the filesystem enforced: what the server may read and write beyond the defaults (absolute paths). */
+  readPaths?: string[];
+  writePaths?: string[];
   notes: string[];
+}
+
+/** What this system offers to confine a server; probed once (tests pass their own). */
+export interface SandboxTools {
+  /** null when bubblewrap runs here; otherwise why it does not, in words. */
+  bwrapUnavailable: string | null;
+  /** A network-only prefix (`unshare --net`, sandbox-exec), or null when none runs here. */
+  networkOnly: string[] | null;
+}
+
+/** The part of a definition that decides its sandbox. */
+export interface SandboxedDef {
+  transport: string;
+  grants: readonly string[];
+  filesystem?: { read: readonly string[]; write: readonly string[] };
+  network?: { allow: readonly string[] };
 }
 
 let unshareArgs: string[] | null | undefined;
@@ -43,27 +65,104 @@ function macSandboxPrefix(): string[] | null {
   return probe.status === 0 ? prefix : null;
 }
 
-/** `isolation` is the prefix `networkIsolationPrefix()` found (passed in by tests that spawn nothing). */
-export function describeEnforcement(
-  transport: string,
-  grants: readonly string[],
-  isolation: string[] | null = transport === 'stdio' && !grants.includes('network') ? networkIsolationPrefix() : null,
-): Enforcement {
+let bwrapReason: string | null | undefined;
+
+/**
+ * null when bubblewrap can build the sandbox here (probed once with the flags a launch uses), or why
+ * not. `SWITCHBOARD_NO_BWRAP=1` makes the probe fail, to see (and test) the fallback.
+ */
+export function bwrapUnavailableReason(): string | null {
+  if (bwrapReason !== undefined) return bwrapReason;
+  if (process.platform !== 'linux') return (bwrapReason = `bubblewrap is Linux only (this is ${process.platform})`);
+  if (process.env.SWITCHBOARD_NO_BWRAP === '1')
+    return (bwrapReason = 'bubblewrap is switched off (SWITCHBOARD_NO_BWRAP=1)');
+  const flags = ['--ro-bind', '/', '/', '--dev', '/dev', '--tmpfs', '/tmp', '--die-with-parent'];
+  const probe = spawnSync('bwrap', [...flags, '--unshare-net', '--', 'true'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    timeout: 5000,
+    encoding: 'utf8',
+  });
+  if (probe.error && (probe.error as NodeJS.ErrnoException).code === 'ENOENT')
+    bwrapReason = 'bubblewrap (bwrap) is not installed; install it (Debian/Ubuntu: apt-get install bubblewrap)';
+  else if (probe.status !== 0) {
+    const said = (probe.stderr ?? '').trim().split('\n')[0] || `exit ${probe.status ?? probe.signal}`;
+    bwrapReason = `bubblewrap cannot create a sandbox for this user (user namespaces off?): ${said}`;
+  } else bwrapReason = null;
+  return bwrapReason;
+}
+
+/** The tools this system offers, probed once each. */
+export function sandboxTools(): SandboxTools {
+  return { bwrapUnavailable: bwrapUnavailableReason(), networkOnly: networkIsolationPrefix() };
+}
+
+/** How a stdio server is confined: the pieces launch.ts turns into a command line. */
+export interface SandboxDecision {
+  enforcement: Enforcement;
+  /** Run under bubblewrap (file system and network as `network` says). */
+  bwrap: boolean;
+  /** bwrap's network: none, the host's, or only the allow-list through the proxy. */
+  network: 'none' | 'full' | 'proxy';
+  /** Without bwrap: the network-only prefix to put in front, if any. */
+  networkOnlyPrefix?: string[];
+}
+
+/** `tools` are the probed ones unless a test passes its own (then nothing is spawned). */
+export function describeEnforcement(def: SandboxedDef, tools?: SandboxTools): Enforcement {
+  return decideSandbox(def, tools).enforcement;
+}
+
+export function decideSandbox(def: SandboxedDef, given?: SandboxTools): SandboxDecision {
   const notes: string[] = [];
-  let network: Enforcement['network'];
-  if (grants.includes('network')) network = 'granted';
-  else if (transport !== 'stdio') {
-    network = 'not-enforced';
-    notes.push('a remote server is reached over the network by definition; the network grant is informational');
-  } else if (isolation) network = 'enforced';
-  else {
-    network = 'not-enforced';
+  const secrets: Enforcement['secrets'] = def.grants.includes('secrets') ? 'granted' : 'enforced';
+  const hasNetwork = def.grants.includes('network');
+  const hasFiles = def.grants.includes('filesystem');
+  if (def.transport !== 'stdio') {
+    if (!hasNetwork)
+      notes.push('a remote server is reached over the network by definition; the network grant is informational');
+    notes.push('a remote server runs elsewhere: its file system is not this machine’s to restrict');
+    const network = hasNetwork ? 'granted' : 'not-enforced';
+    const filesystem = hasFiles ? 'granted' : 'not-enforced';
+    return { enforcement: { network, filesystem, secrets, notes }, bwrap: false, network: 'full' };
+  }
+  const tools = given ?? sandboxTools();
+  const allow = hasNetwork && def.network?.allow.length ? [...def.network.allow] : undefined;
+  const paths = hasFiles ? def.filesystem : undefined;
+  const fullFiles = hasFiles && !paths;
+  // Bubblewrap is used whenever it has something to restrict: files, the network, or both.
+  const bwrap = tools.bwrapUnavailable === null && !(fullFiles && hasNetwork && !allow);
+  const enforcement: Enforcement = { network: 'granted', filesystem: 'granted', secrets, notes };
+
+  if (fullFiles) notes.push('the filesystem grant names no paths: full access to the file system');
+  else if (bwrap) {
+    enforcement.filesystem = 'enforced';
+    if (paths) {
+      enforcement.readPaths = [...paths.read];
+      enforcement.writePaths = [...paths.write];
+    }
+  } else {
+    enforcement.filesystem = 'not-enforced';
+    const what = paths ? 'the paths the filesystem grant names are not enforced' : 'file access is not restricted';
+    notes.push(`${what}: ${tools.bwrapUnavailable}; the server can read and write what its user can`);
+  }
+
+  let network: SandboxDecision['network'] = 'full';
+  let networkOnlyPrefix: string[] | undefined;
+  if (hasNetwork && !allow) enforcement.network = 'granted';
+  else if (bwrap) {
+    enforcement.network = 'enforced';
+    network = allow ? 'proxy' : 'none';
+    if (allow) enforcement.allowedHosts = allow;
+  } else if (tools.networkOnly) {
+    // Fail closed: an allow-list that cannot be enforced becomes no network at all.
+    enforcement.network = 'enforced';
+    networkOnlyPrefix = tools.networkOnly;
+    network = 'none';
+    if (allow) notes.push(`the network allow-list needs bubblewrap (${tools.bwrapUnavailable}): no network at all`);
+  } else {
+    enforcement.network = 'not-enforced';
     const why = networkNotEnforcedReason(process.platform);
     notes.push(`network access cannot be blocked on this system (${why}); the server can reach the network`);
   }
-  const filesystem: Enforcement['filesystem'] = grants.includes('filesystem') ? 'granted' : 'not-enforced';
-  if (!grants.includes('filesystem'))
-    notes.push('filesystem access is not restricted by the OS here; the grant is recorded and audited only');
-  const secrets: Enforcement['secrets'] = grants.includes('secrets') ? 'granted' : 'enforced';
-  return { network, filesystem, secrets, notes };
+  return { enforcement, bwrap, network, networkOnlyPrefix };
 }

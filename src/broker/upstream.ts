@@ -127,7 +127,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   ) {
     super();
     this.lazy = lifecycleOf(def) === 'lazy';
-    this.enforcement = describeEnforcement(def.transport, def.grants);
+    this.enforcement = describeEnforcement(def);
     this.serverRequests = new ServerRequestDispatch(def, root, (entry) => this.emit('audit', entry), editor);
   }
 
@@ -322,7 +322,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   private async connect(generation: number): Promise<void> {
     let client: UpstreamConnection;
     try {
-      const plan = planLaunch(this.def, this.root);
+      const plan = planLaunch(this.def, this.root, { onNetworkRefused: (r) => this.networkRefused(r.host, r.port) });
       this.redactor = plan.redactor;
       this.withheldEnv = plan.withheld;
       if (plan.withheld.length) {
@@ -412,6 +412,12 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     // Idle before the close: its last good lists stay listed throughout.
     this.setState('idle');
     await client?.close();
+  }
+
+  /** The sandbox's proxy refused a host not in the allow-list: the server's log and the audit say so (host only). */
+  private networkRefused(host: string, port: number): void {
+    this.logs.push(`network: refused ${host}:${port} (not in this server's network allow-list)`);
+    this.emit('audit', { event: 'network-refused', server: this.name, host, port });
   }
 
   private async loadLists(client: UpstreamConnection, which: ListKind[]): Promise<void> {

@@ -135,20 +135,24 @@ export function grantLabel(grant: string): { label: string; description: string;
   return { label: grant, description, icon };
 }
 
-/** What is not granted and how the broker holds it back (or honestly cannot). */
+/** What is not granted and how the broker holds it back (or honestly cannot); what a scoped grant covers. */
 export function enforcementLines(s: ServerStatus): string[] {
   const lines: string[] = [];
   const e = s.enforcement;
-  if (!s.grants.includes('network')) {
-    lines.push(
-      e.network === 'enforced'
-        ? 'network: blocked (own network namespace)'
-        : 'network: not granted, but not blockable here',
-    );
+  if (e.allowedHosts?.length) lines.push(`network: only ${e.allowedHosts.join(', ')} (through the broker's proxy)`);
+  else if (s.grants.includes('network') && e.network === 'enforced')
+    lines.push('network: blocked (its allow-list needs bubblewrap, which cannot run here)');
+  else if (!s.grants.includes('network')) {
+    lines.push(e.network === 'enforced' ? 'network: blocked (own network namespace)' : 'network: not granted, but not blockable here');
   }
   if (!s.grants.includes('secrets')) lines.push('secrets: withheld (no env file values, no secret-looking variables)');
-  if (!s.grants.includes('filesystem'))
-    lines.push('filesystem: not granted (recorded and audited; the OS does not restrict it here)');
+  const scoped = [...(e.readPaths ?? []).map((p) => `${p} (read)`), ...(e.writePaths ?? []).map((p) => `${p} (write)`)];
+  if (e.filesystem === 'enforced' && scoped.length) lines.push(`filesystem: sandboxed, plus ${scoped.join(', ')}`);
+  else if (e.filesystem === 'enforced')
+    lines.push('filesystem: sandboxed (reads the system and the registry root; writes only its own temp dir; no home)');
+  else if (!s.grants.includes('filesystem'))
+    lines.push('filesystem: not granted, but not restricted here (recorded and audited only)');
+  else if (e.filesystem === 'not-enforced') lines.push('filesystem: the granted paths are not enforced here (full access)');
   return lines;
 }
 

@@ -151,6 +151,39 @@ const OAuthSchema = z
 
 export type ServerAuth = z.output<typeof OAuthSchema>;
 
+const pathList = (what: string) =>
+  z
+    .array(z.string().min(1, { error: 'a path must not be empty' }))
+    .default([])
+    .meta({ description: `${what} Relative to the registry root, absolute, or ~/ for the home directory.` });
+
+const FilesystemSchema = z
+  .object({
+    read: pathList('Directories and files the server may read (besides the registry root, which it always reads).'),
+    write: pathList('Directories and files the server may read and write.'),
+  })
+  .strict();
+
+// host, *.domain or an IP, with an optional :port; [v6]:port for IPv6.
+const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?';
+const HOST_PATTERN = new RegExp(`^(?:(?:\\*\\.)?${LABEL}(?:\\.${LABEL})*|\\[[0-9A-Fa-f:.]+\\])(?::\\d{1,5})?$`);
+
+const NetworkSchema = z
+  .object({
+    allow: z
+      .array(
+        z.string().regex(HOST_PATTERN, {
+          error: "a host is a name (api.github.com), '*.' and a domain (*.example.com) or an IP, optionally :port",
+        }),
+      )
+      .min(1, { error: "'network.allow' needs at least one host; remove 'network' for the whole network" })
+      .meta({
+        description:
+          'Hosts the server may reach (api.github.com, *.example.com, 127.0.0.1:8080); without a port, 80 and 443.',
+      }),
+  })
+  .strict();
+
 export const ServerDefSchema = z
   .object({
     name: nameSchema,
@@ -201,6 +234,16 @@ export const ServerDefSchema = z
         description: 'Capabilities the server may use: network, secrets (env files and secret variables), filesystem.',
         uniqueItems: true,
       }),
+    filesystem: FilesystemSchema.optional().meta({
+      description:
+        "With the 'filesystem' grant: the paths it covers (stdio, enforced on Linux with bubblewrap). " +
+        'Without this key the grant means the whole file system.',
+    }),
+    network: NetworkSchema.optional().meta({
+      description:
+        "With the 'network' grant: only these hosts, through the broker's proxy (stdio, Linux with bubblewrap). " +
+        'Without this key the grant means the whole network.',
+    }),
     allowedTools: globList('Only tools matching one of these globs are exposed.').optional(),
     excludeTools: globList('Tools matching any of these globs are hidden (wins over allowedTools).').optional(),
     enabled: z.boolean().default(true).meta({ description: 'Set to false to keep the definition without running it.' }),
@@ -248,10 +291,19 @@ export const ServerDefSchema = z
             "pass a stdio server's credentials in 'env' or 'envFile'",
         });
       }
+      for (const key of ['filesystem', 'network'] as const) {
+        if (s[key] !== undefined && !s.grants.includes(key)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: [key],
+            message: `'${key}' says what the '${key}' grant covers; add '${key}' to 'grants' (or remove '${key}')`,
+          });
+        }
+      }
     } else {
       if (s.url === undefined)
         ctx.addIssue({ code: 'custom', path: ['url'], message: `a remote (${s.transport}) server needs a 'url'` });
-      for (const key of ['command', 'args', 'envFile'] as const) {
+      for (const key of ['command', 'args', 'envFile', 'filesystem', 'network'] as const) {
         const present = key === 'args' ? s.args.length > 0 : s[key] !== undefined;
         if (present) {
           ctx.addIssue({

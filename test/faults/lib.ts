@@ -64,7 +64,19 @@ export function running(pid: number): boolean {
   return isAlive(pid) && !isZombie(pid);
 }
 
-/** Every live descendant of `root` (children, grandchildren, ...), zombies excluded. */
+/** bubblewrap's monitor process (one per sandboxed server, its parent): not a server of its own. */
+function isSandboxMonitor(pid: number): boolean {
+  try {
+    return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'bwrap';
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Every live descendant of `root` (children, grandchildren, ...), zombies excluded; a sandboxed
+ * server's bwrap monitor is looked through, so one server counts once with or without the sandbox.
+ */
 export function descendants(root: number): number[] {
   const children = new Map<number, number[]>();
   for (const entry of fs.readdirSync('/proc')) {
@@ -80,7 +92,7 @@ export function descendants(root: number): number[] {
   const queue = [...(children.get(root) ?? [])];
   while (queue.length && out.length < 10_000) {
     const pid = queue.shift()!;
-    out.push(pid);
+    if (!isSandboxMonitor(pid)) out.push(pid);
     queue.push(...(children.get(pid) ?? []));
   }
   return out;

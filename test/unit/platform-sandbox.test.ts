@@ -24,9 +24,13 @@ describe('platform: macOS sandbox and Windows enforcement', () => {
   });
 
   it('reports a stdio server under a sandbox prefix as enforced, and without one as not-enforced', () => {
-    const mac = describeEnforcement('stdio', [], sandboxExecPrefix(sandboxProfile({ network: false })));
+    const stdio = { transport: 'stdio', grants: [] };
+    const macPrefix = sandboxExecPrefix(sandboxProfile({ network: false }));
+    const mac = describeEnforcement(stdio, { bwrapUnavailable: 'bubblewrap is Linux only', networkOnly: macPrefix });
     assert.equal(mac.network, 'enforced');
-    const none = describeEnforcement('stdio', [], null);
+    assert.equal(mac.filesystem, 'not-enforced');
+    assert.match(mac.notes.join(' '), /file access is not restricted: bubblewrap is Linux only/);
+    const none = describeEnforcement(stdio, { bwrapUnavailable: 'no', networkOnly: null });
     assert.equal(none.network, 'not-enforced');
     assert.match(none.notes.join(' '), /cannot be blocked on this system/);
   });

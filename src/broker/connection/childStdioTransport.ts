@@ -80,6 +80,20 @@ export class ChildStdioTransport implements Transport {
       return Promise.reject(new ConnectionError('not-found', this.exitDescription));
     }
     const target = spawnTarget(process.platform, { command, args, wrapper, resolved, comspec: process.env.ComSpec });
+    const companion = this.launch.companion;
+    if (!companion) return this.spawnChild(target);
+    return companion.open().then(
+      () => this.spawnChild(target),
+      (err: Error) => {
+        this.exitDescription = `could not start ${command}: its sandbox's network proxy failed: ${err.message}`;
+        this.logs.push(this.exitDescription);
+        this.finish();
+        throw new ConnectionError('start-failed', this.exitDescription);
+      },
+    );
+  }
+
+  private spawnChild(target: ReturnType<typeof spawnTarget>): Promise<void> {
     return new Promise((resolve, reject) => {
       const child = spawn(target.file, target.args, {
         cwd: this.launch.cwd,
@@ -296,6 +310,7 @@ export class ChildStdioTransport implements Transport {
   private finish(): void {
     if (this.closed) return;
     this.closed = true;
+    void this.launch.companion?.close().catch(() => undefined);
     this.chunks = []; // a partial line may be megabytes; the transport object may outlive the child
     this.buffered = 0;
     for (const [id, call] of [...this.calls]) {

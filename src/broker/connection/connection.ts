@@ -15,6 +15,12 @@ export interface StdioLaunch {
   env: Record<string, string>;
   /** A command line the server runs under (e.g. `unshare --net --`), for OS-level grant enforcement. */
   wrapper?: string[];
+  /** Runs alongside the process (a sandbox's network proxy): opened before the spawn, closed after it ends. */
+  companion?: LaunchCompanion;
+}
+export interface LaunchCompanion {
+  open(): Promise<void>;
+  close(): Promise<void>;
 }
 export interface RemoteLaunch {
   transport: 'sse' | 'http';

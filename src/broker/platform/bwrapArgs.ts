@@ -1,0 +1,120 @@
+// The bubblewrap (bwrap) command line that confines a stdio server on Linux: pure, with every path a
+// parameter, so what a server can see is decided here and unit-tested without spawning anything.
+import * as path from 'node:path';
+
+/** The sandbox's private temp dir: a tmpfs that ends with the sandbox, so nothing is left behind. */
+export const SANDBOX_TMP = '/tmp';
+
+export interface BwrapInput {
+  /** `confined`: the rules below; `full` (a filesystem grant that names no paths): the host's file system. */
+  files: 'confined' | 'full';
+  /** The user's home directory: replaced by an empty tmpfs. */
+  home: string;
+  /** The broker's per-user directory (tokens, approvals): always hidden, whatever else is granted. */
+  switchboardHome: string;
+  /** Other directories to hide behind an empty tmpfs where they exist (XDG_RUNTIME_DIR: agent sockets). */
+  hidden?: readonly string[];
+  /** The registry root and the server's working directory: readable (read-only). */
+  root: string;
+  cwd: string;
+  /** Where the command (and its interpreter) is installed: bound back read-only when inside a hidden dir. */
+  installDirs: readonly string[];
+  /** Absolute paths the definition grants, read-only and read-write. */
+  read: readonly string[];
+  write: readonly string[];
+  /**
+   * `none`: a private network namespace with loopback only; `full`: the host's network;
+   * `proxy`: no network but the proxy's socket directory, bound in at its own path.
+   */
+  network: { kind: 'none' } | { kind: 'full' } | { kind: 'proxy'; socketDir: string };
+  /** Which of the paths above exist: bwrap refuses to hide or bind what is not there. */
+  exists: (p: string) => boolean;
+}
+
+export interface BwrapPlan {
+  /** `bwrap … --`: the server's command and arguments follow. */
+  prefix: string[];
+  /** Variables the server's environment must carry inside the sandbox (temp dir, npm cache). */
+  env: Record<string, string>;
+}
+
+/** True when `p` is `dir` or inside it (both absolute, POSIX). */
+export function isInside(p: string, dir: string): boolean {
+  const rel = path.posix.relative(dir, p);
+  return rel === '' || (!rel.startsWith('..') && !path.posix.isAbsolute(rel));
+}
+
+/**
+ * The whole file system read-only; a minimal /dev; /tmp and HOME empty tmpfs; the registry root,
+ * the working directory and the command's install location bound back read-only; granted paths
+ * bound as named, the most specific path last so it decides; SWITCHBOARD_HOME hidden last of all.
+ */
+export function bwrapPlan(input: BwrapInput): BwrapPlan {
+  const args =
+    input.files === 'full' ? ['bwrap', '--dev-bind', '/', '/'] : confinedFiles(input);
+  // No PID namespace: the pids a server reports stay real (the supervisor and its tests rely on them),
+  // and the host's /proc (read-only, with the root) comes along.
+  args.push('--die-with-parent');
+  if (input.network.kind !== 'full') args.push('--unshare-net');
+  if (input.network.kind === 'proxy') args.push('--bind', input.network.socketDir, input.network.socketDir);
+  args.push('--chdir', input.cwd, '--');
+  if (input.files === 'full') return { prefix: args, env: {} };
+  const env = {
+    TMPDIR: SANDBOX_TMP,
+    TMP: SANDBOX_TMP,
+    TEMP: SANDBOX_TMP,
+    // npx looks packages up in its cache and writes there; the user's cache is in the hidden HOME.
+    npm_config_cache: `${SANDBOX_TMP}/.npm`,
+    NPM_CONFIG_CACHE: `${SANDBOX_TMP}/.npm`,
+  };
+  return { prefix: args, env };
+}
+
+function confinedFiles(input: BwrapInput): string[] {
+  const args = ['bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--tmpfs', SANDBOX_TMP];
+  const hiddenDirs = [SANDBOX_TMP];
+  for (const dir of [input.home, ...(input.hidden ?? [])]) {
+    if (dir === '/' || !input.exists(dir) || hiddenDirs.some((h) => isInside(dir, h))) continue;
+    args.push('--tmpfs', dir);
+    hiddenDirs.push(dir);
+  }
+  const inHidden = (p: string): boolean => hiddenDirs.some((h) => isInside(p, h));
+  const mounts = new Map<string, 'ro' | 'rw'>();
+  for (const p of [input.root, input.cwd, ...input.installDirs]) if (inHidden(p)) mounts.set(p, 'ro');
+  for (const p of input.read) mounts.set(p, 'ro');
+  for (const p of input.write) mounts.set(p, 'rw');
+  const ordered = [...mounts].sort(([a], [b]) => depth(a) - depth(b) || a.localeCompare(b));
+  for (const [p, mode] of ordered) {
+    if (p === '/' && mode === 'ro') continue;
+    args.push(mode === 'rw' ? '--bind-try' : '--ro-bind-try', p, p);
+  }
+  if (input.exists(input.switchboardHome)) args.push('--tmpfs', input.switchboardHome);
+  return args;
+}
+
+function depth(p: string): number {
+  return p.split('/').filter(Boolean).length;
+}
+
+/**
+ * The directories a command needs to run when it is installed inside a hidden directory: the one
+ * it is found in (a `bin`), and for a file inside a `node_modules` tree (a package's bin script,
+ * `npx` itself) that whole tree, as the script loads its package and its dependencies from there.
+ * Never the parent of a `bin` in general: `~/.cargo/bin` must not expose `~/.cargo/credentials`.
+ */
+export function installDirsOf(files: readonly string[]): string[] {
+  const dirs = new Set<string>();
+  for (const file of files) {
+    const parts = file.split('/');
+    const nm = parts.indexOf('node_modules');
+    dirs.add(nm > 0 ? parts.slice(0, nm + 1).join('/') : path.posix.dirname(file));
+  }
+  return [...dirs];
+}
+
+/** A path the filesystem grant names: `~/x` in the home directory, relative ones against the registry root. */
+export function resolveGrantPath(p: string, root: string, home: string): string {
+  if (p === '~') return home;
+  if (p.startsWith('~/')) return path.posix.join(home, p.slice(2));
+  return path.posix.resolve(root, p);
+}

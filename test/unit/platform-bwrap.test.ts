@@ -1,0 +1,217 @@
+// The bubblewrap command line, the state it implies, the allow-list matcher and the schema keys: pure.
+import assert from 'node:assert/strict';
+import { isAllowed, parseAllowEntry } from '../../src/broker/networkAllow';
+import { bwrapPlan, installDirsOf, isInside, resolveGrantPath, type BwrapInput } from '../../src/broker/platform/bwrapArgs';
+import { decideSandbox, type SandboxTools } from '../../src/broker/sandbox';
+import { ServerDefSchema } from '../../src/registry/schema';
+import { normalizeForApproval } from '../../src/broker/approvalMaterial';
+import type { ServerStatus } from '../../src/broker/controlApi';
+import { enforcementLines } from '../../src/extension/presentation';
+
+const BWRAP: SandboxTools = { bwrapUnavailable: null, networkOnly: ['unshare', '--net', '--'] };
+const NO_BWRAP: SandboxTools = { bwrapUnavailable: 'bubblewrap (bwrap) is not installed', networkOnly: ['unshare', '--net', '--'] };
+
+function input(extra: Partial<BwrapInput> = {}): BwrapInput {
+  return {
+    files: 'confined',
+    home: '/home/op',
+    switchboardHome: '/home/op/.switchboard',
+    root: '/home/op/project',
+    cwd: '/home/op/project',
+    installDirs: [],
+    read: [],
+    write: [],
+    network: { kind: 'none' },
+    exists: () => true,
+    ...extra,
+  };
+}
+
+/** The `--x a b` mounts after the fixed prologue, as [flag, path] pairs. */
+function mounts(args: string[]): string[][] {
+  const out: string[][] = [];
+  for (let i = 0; i < args.length; i++) {
+    if (['--tmpfs'].includes(args[i])) out.push([args[i], args[++i]]);
+    else if (['--ro-bind-try', '--bind-try', '--bind'].includes(args[i])) out.push([args[i], args[(i += 2)]]);
+  }
+  return out;
+}
+
+describe('platform: bubblewrap sandbox', () => {
+  it('without the filesystem grant: root read-only, /tmp and HOME empty, the registry root bound back, no network', () => {
+    const { prefix, env } = bwrapPlan(input());
+    assert.deepEqual(prefix.slice(0, 7), ['bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--tmpfs']);
+    assert.deepEqual(mounts(prefix), [
+      ['--tmpfs', '/tmp'],
+      ['--tmpfs', '/home/op'],
+      ['--ro-bind-try', '/home/op/project'],
+      ['--tmpfs', '/home/op/.switchboard'],
+    ]);
+    assert.ok(prefix.includes('--unshare-net') && prefix.includes('--die-with-parent'));
+    assert.ok(!prefix.includes('--unshare-pid'), 'pids stay real');
+    assert.deepEqual(prefix.slice(-3), ['--chdir', '/home/op/project', '--']);
+    assert.equal(env.TMPDIR, '/tmp');
+    assert.equal(env.npm_config_cache, '/tmp/.npm');
+  });
+
+  it('hides SWITCHBOARD_HOME last, even inside a granted path, and XDG_RUNTIME_DIR where it exists', () => {
+    const plan = bwrapPlan(input({ write: ['/home/op'], hidden: ['/run/user/1000', '/nope'], exists: (p) => p !== '/nope' }));
+    const m = mounts(plan.prefix);
+    assert.deepEqual(m[m.length - 1], ['--tmpfs', '/home/op/.switchboard']);
+    assert.ok(m.some(([f, p]) => f === '--tmpfs' && p === '/run/user/1000'));
+    assert.ok(!m.some(([, p]) => p === '/nope'));
+    assert.ok(m.some(([f, p]) => f === '--bind-try' && p === '/home/op'));
+  });
+
+  it('binds granted paths most general first, so a read-only path inside a writable one stays read-only', () => {
+    const plan = bwrapPlan(input({ read: ['/data/shared/ro'], write: ['/data/shared'] }));
+    const binds = mounts(plan.prefix).filter(([f]) => f !== '--tmpfs');
+    assert.deepEqual(binds, [
+      ['--bind-try', '/data/shared'],
+      ['--ro-bind-try', '/data/shared/ro'],
+      ['--ro-bind-try', '/home/op/project'],
+    ]);
+  });
+
+  it("binds the command's install dir back only when it is hidden, and a node_modules tree whole", () => {
+    const dirs = installDirsOf([
+      '/home/op/.nvm/versions/node/v22/bin/npx',
+      '/home/op/.nvm/versions/node/v22/lib/node_modules/npm/bin/npx-cli.js',
+      '/home/op/.cargo/bin/tool',
+      '/usr/bin/node',
+    ]);
+    assert.deepEqual(dirs, [
+      '/home/op/.nvm/versions/node/v22/bin',
+      '/home/op/.nvm/versions/node/v22/lib/node_modules',
+      '/home/op/.cargo/bin',
+      '/usr/bin',
+    ]);
+    const binds = mounts(bwrapPlan(input({ installDirs: dirs })).prefix).map(([, p]) => p);
+    assert.ok(binds.includes('/home/op/.cargo/bin') && !binds.includes('/home/op/.cargo'));
+    assert.ok(!binds.includes('/usr/bin'), '/usr/bin is visible already');
+  });
+
+  it('keeps the host file system for a grant without paths, and the host network with the grant', () => {
+    const plan = bwrapPlan(input({ files: 'full', network: { kind: 'full' } }));
+    assert.deepEqual(plan.prefix.slice(0, 5), ['bwrap', '--dev-bind', '/', '/', '--die-with-parent']);
+    assert.ok(!plan.prefix.includes('--unshare-net'));
+    assert.deepEqual(plan.env, {});
+  });
+
+  it('binds the proxy socket directory in at its own path for an allow-list', () => {
+    const plan = bwrapPlan(input({ network: { kind: 'proxy', socketDir: '/tmp/sb-net-1' } }));
+    const i = plan.prefix.indexOf('--bind');
+    assert.deepEqual(plan.prefix.slice(i, i + 3), ['--bind', '/tmp/sb-net-1', '/tmp/sb-net-1']);
+    assert.ok(plan.prefix.includes('--unshare-net'));
+  });
+
+  it('resolves grant paths against the root and the home directory', () => {
+    assert.equal(resolveGrantPath('data', '/ws', '/home/op'), '/ws/data');
+    assert.equal(resolveGrantPath('~/.cache/x', '/ws', '/home/op'), '/home/op/.cache/x');
+    assert.equal(resolveGrantPath('/etc/x', '/ws', '/home/op'), '/etc/x');
+    assert.ok(isInside('/a/b', '/a') && isInside('/a', '/a') && !isInside('/ab', '/a'));
+  });
+});
+
+describe('sandbox state: what is enforced', () => {
+  const stdio = (extra: object = {}) => ({ transport: 'stdio', grants: [] as string[], ...extra });
+
+  it('says enforced for files and network under bubblewrap, with the granted paths and hosts', () => {
+    const none = decideSandbox(stdio(), BWRAP);
+    assert.deepEqual([none.bwrap, none.network, none.enforcement.filesystem, none.enforcement.network], [
+      true,
+      'none',
+      'enforced',
+      'enforced',
+    ]);
+    const scoped = decideSandbox(
+      stdio({ grants: ['filesystem', 'network'], filesystem: { read: ['/a'], write: [] }, network: { allow: ['x.io'] } }),
+      BWRAP,
+    );
+    assert.equal(scoped.network, 'proxy');
+    assert.deepEqual(scoped.enforcement.allowedHosts, ['x.io']);
+    assert.deepEqual(scoped.enforcement.readPaths, ['/a']);
+    assert.equal(scoped.enforcement.filesystem, 'enforced');
+  });
+
+  it('says granted (full access) for a bare filesystem grant, and uses no bubblewrap with both grants bare', () => {
+    const bare = decideSandbox(stdio({ grants: ['filesystem', 'network'] }), BWRAP);
+    assert.equal(bare.bwrap, false);
+    assert.equal(bare.enforcement.filesystem, 'granted');
+    assert.match(bare.enforcement.notes.join(' '), /names no paths: full access/);
+  });
+
+  it('says not-enforced and why without bubblewrap; an allow-list then fails closed to no network', () => {
+    const d = decideSandbox(stdio({ grants: ['network'], network: { allow: ['x.io'] } }), NO_BWRAP);
+    assert.equal(d.bwrap, false);
+    assert.equal(d.enforcement.filesystem, 'not-enforced');
+    assert.match(d.enforcement.notes.join(' '), /not installed/);
+    assert.deepEqual(d.networkOnlyPrefix, ['unshare', '--net', '--']);
+    assert.match(d.enforcement.notes.join(' '), /allow-list needs bubblewrap .*no network at all/);
+  });
+});
+
+describe('network allow-list', () => {
+  it('admits named hosts on the web ports, a named port only, and subdomains of a wildcard', () => {
+    const rules = ['api.github.com', '*.example.com', '127.0.0.1:8080', '[::1]:9000'].map(parseAllowEntry);
+    assert.ok(isAllowed(rules, 'API.GitHub.com.', 443) && isAllowed(rules, 'api.github.com', 80));
+    assert.ok(!isAllowed(rules, 'api.github.com', 22));
+    assert.ok(isAllowed(rules, 'a.b.example.com', 443) && !isAllowed(rules, 'example.com', 443));
+    assert.ok(!isAllowed(rules, 'evilexample.com', 443));
+    assert.ok(isAllowed(rules, '127.0.0.1', 8080) && !isAllowed(rules, '127.0.0.1', 8081));
+    assert.ok(isAllowed(rules, '[::1]', 9000) && isAllowed(rules, '::1', 9000));
+  });
+});
+
+describe('schema: filesystem and network scopes', () => {
+  const base = { name: 'x', command: 'node' };
+  it('accepts paths and hosts next to their grant, and refuses them without it or on a remote server', () => {
+    const ok = ServerDefSchema.safeParse({
+      ...base,
+      grants: ['filesystem', 'network'],
+      filesystem: { read: ['docs'], write: ['~/out'] },
+      network: { allow: ['api.github.com', '*.example.com', '127.0.0.1:8080'] },
+    });
+    assert.ok(ok.success, JSON.stringify(ok.error?.issues));
+    const noGrant = ServerDefSchema.safeParse({ ...base, filesystem: { read: ['docs'] } });
+    assert.match(noGrant.error!.issues[0].message, /add 'filesystem' to 'grants'/);
+    const badHost = ServerDefSchema.safeParse({ ...base, grants: ['network'], network: { allow: ['http://x'] } });
+    assert.match(badHost.error!.issues[0].message, /a host is a name/);
+    const remote = ServerDefSchema.safeParse({
+      name: 'r',
+      transport: 'http',
+      url: 'https://x.io/mcp',
+      grants: ['network'],
+      network: { allow: ['x.io'] },
+    });
+    assert.match(remote.error!.issues[0].message, /must not have 'network'/);
+  });
+
+  it('binds the paths and hosts in the approval, and hashes a definition without them as before', () => {
+    const plain = ServerDefSchema.parse({ ...base, grants: ['filesystem'] });
+    assert.deepEqual(normalizeForApproval(plain, '/ws', null).grants, ['filesystem']);
+    const scoped = ServerDefSchema.parse({ ...base, grants: ['filesystem'], filesystem: { write: ['b', 'a'] } });
+    assert.deepEqual(normalizeForApproval(scoped, '/ws', null).grants, [
+      'filesystem',
+      'filesystem.write=a',
+      'filesystem.write=b',
+    ]);
+  });
+});
+
+describe('enforcement as the tree tooltip words it', () => {
+  const base = { network: 'enforced', filesystem: 'enforced', secrets: 'enforced', notes: [] } as const;
+  const lines = (grants: string[], enforcement: object) =>
+    enforcementLines({ grants, enforcement: { ...base, ...enforcement } } as unknown as ServerStatus);
+
+  it('names the sandbox, the granted paths and the allowed hosts; says plainly where nothing is enforced', () => {
+    const sandboxed = 'filesystem: sandboxed (reads the system and the registry root; writes only its own temp dir; no home)';
+    assert.ok(lines([], {}).includes(sandboxed));
+    const scoped = lines(['filesystem', 'network'], { readPaths: ['/a'], writePaths: ['/b'], allowedHosts: ['x.io'] });
+    assert.ok(scoped.includes('filesystem: sandboxed, plus /a (read), /b (write)'));
+    assert.ok(scoped.includes("network: only x.io (through the broker's proxy)"));
+    assert.ok(lines([], { filesystem: 'not-enforced' }).some((l) => /not restricted here/.test(l)));
+    assert.deepEqual(lines(['filesystem', 'network', 'secrets'], { filesystem: 'granted', network: 'granted' }), []);
+    assert.ok(lines(['network'], { network: 'enforced' }).some((l) => /blocked \(its allow-list needs bubblewrap/.test(l)));
+  });
+});
