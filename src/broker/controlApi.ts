@@ -4,6 +4,7 @@ import type { ClientDef, PromptDef, ServerDef } from '../registry/schema';
 import type { Problem } from '../registry/problems';
 import type { ApprovalStatus } from './approvals';
 import type { ApprovalLine } from './approvalSummary';
+import type { PinState, ToolChanges } from './pins';
 import type { ProbeResult } from './probe';
 import type { Enforcement } from './sandbox';
 import type { UpstreamState } from './upstream';
@@ -34,6 +35,8 @@ export interface ServerStatus {
   approvalSummary: string;
   /** Names of variables withheld for want of the secrets grant (names only, never values). */
   withheldEnv: string[];
+  /** The tool pins: whether the tools match what was approved, and which are held back until reviewed. */
+  pins?: PinState;
   /** Requests this server sent a caller's client (sampling, elicitation, roots) not answered yet. */
   pendingServerRequests?: number;
   target: string;
@@ -112,6 +115,8 @@ export interface ControlApi {
   remove_prompt: { params: ByName; result: Removed };
   approve_server: { params: ByName & { hash: string }; result: ServerStatus & { approved: string } };
   revoke_approval: { params: ByName; result: ServerStatus };
+  tool_changes: { params: ByName; result: ToolChanges };
+  accept_tool_changes: { params: ByName & { hash: string }; result: ServerStatus & { accepted: number } };
   upsert_client: { params: WithDefinition; result: Written };
   remove_client: { params: ByName; result: Removed };
   client_connection: { params: ByName & { rotate?: boolean }; result: ClientConnection };

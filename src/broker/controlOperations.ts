@@ -22,6 +22,7 @@ import type {
   Written,
 } from './controlApi';
 import { ErrorCodes, McpFailure } from './mcpTypes';
+import { PinMismatch, type Pins, type ToolChanges } from './pins';
 import { probeServer, whyProbeIsRefused, type ProbeResult } from './probe';
 import { redactUrl } from './redact';
 import type { Identity } from './routing';
@@ -43,6 +44,7 @@ export class ControlOperations {
     private readonly approvals: Approvals,
     private readonly tokens: ClientTokens,
     private readonly ctx: ControlContext,
+    private readonly pins?: Pins,
   ) {
     this.writer = new RegistryWriter(broker.root);
   }
@@ -104,6 +106,12 @@ export class ControlOperations {
       approvalItems: approval.lines,
       approvalSummary: approvalSummaryText(approval.lines),
       withheldEnv: upstream?.withheldEnv ?? [],
+      pins: this.pins?.state(name, upstream?.state === 'running') ?? {
+        status: 'unpinned',
+        quarantined: [],
+        removed: [],
+        locked: false,
+      },
       pendingServerRequests: upstream?.serverRequests.pending ?? 0,
       target: def.transport === 'stdio' ? [def.command, ...def.args].join(' ') : redactUrl(def.url ?? ''),
       file: this.fileOf('server', name),
@@ -290,6 +298,33 @@ export class ControlOperations {
     this.approvals.revoke(name);
     await this.broker.reapplyPolicy();
     return this.serverStatus(name);
+  }
+
+  /** What differs between a running server's tools and its pins (the diff the operator reviews). */
+  toolChanges(name: string): ToolChanges {
+    this.def(name);
+    return this.requirePins().changes(name, this.broker.upstream(name)?.state === 'running');
+  }
+
+  /** Accepts the tools a server lists now as its pin, if `hash` is the toolsHash of the reviewed diff. */
+  async acceptToolChanges(name: string, hash: string): Promise<ServerStatus & { accepted: number }> {
+    this.def(name);
+    const pins = this.requirePins();
+    let record;
+    try {
+      record = pins.accept(name, hash, this.broker.upstream(name)?.state === 'running');
+    } catch (err) {
+      if (err instanceof PinMismatch) throw new McpFailure(ErrorCodes.InvalidParams, err.message);
+      throw err;
+    }
+    this.broker.audit.write({ event: 'accept-tool-changes', server: name, tools: record.tools });
+    await this.broker.reapplyPolicy();
+    return { ...this.serverStatus(name), accepted: Object.keys(record.definitions).length };
+  }
+
+  private requirePins(): Pins {
+    if (!this.pins) throw new McpFailure(ErrorCodes.InternalError, 'Tool pins are not kept by this broker.');
+    return this.pins;
   }
 
   clientConnection(name: string, rotate = false): ClientConnection {

@@ -1,10 +1,13 @@
 // The control plane over a broker: trust tiers and approvals (which definitions may run), the
 // facade served under the reserved namespace, the live state resource and the registry's audit trail.
+import * as path from 'node:path';
 import type { Broker, Governance } from './broker';
 import { Approvals, awaitingReason } from './approvals';
 import { ControlOperations } from './controlOperations';
 import { Facade, STATE_URI } from './facade';
 import { FacadeServer } from './facadeServer';
+import { Pins } from './pins';
+import { PinStore } from './pinStore';
 import type { RuntimePaths } from './runtime';
 import type { StartDecision } from './supervisor';
 import type { ServerDef } from '../registry/schema';
@@ -17,6 +20,7 @@ export interface ControlPlaneOptions {
 
 export class ControlPlane implements Governance {
   readonly approvals: Approvals;
+  readonly pins: Pins;
   readonly facade = new Facade();
   readonly operations: ControlOperations;
   readonly served: FacadeServer;
@@ -30,8 +34,13 @@ export class ControlPlane implements Governance {
     this.approvals = new Approvals(paths.approvalsFile, broker.root, {
       acceptWorkspaceTrust: opts.acceptWorkspaceTrust,
     });
+    // Tool pins live next to the approvals (per user, outside the workspace); the catalog asks them
+    // which tools of a running server to hold back.
+    const pinStore = new PinStore(path.join(path.dirname(paths.approvalsFile), 'tool-pins.json'), broker.root);
+    this.pins = new Pins(pinStore, broker.root, (name) => broker.snapshot?.servers.get(name), broker.opts.log);
+    broker.catalog.setToolGate((server, tools) => this.pins.gate(server, tools));
     const context = { untrusted: opts.untrusted, url: () => broker.url };
-    this.operations = new ControlOperations(broker, this.approvals, broker.tokens, context);
+    this.operations = new ControlOperations(broker, this.approvals, broker.tokens, context, this.pins);
     this.served = new FacadeServer(this.facade, this.operations, broker.access, () => broker.snapshot);
     // The state resource is pushed to subscribers on every change, coalesced to one per 50 ms.
     const changed = (): void => {

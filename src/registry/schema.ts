@@ -149,6 +149,14 @@ export const ServerDefSchema = z
       }),
     allowedTools: globList('Only tools matching one of these globs are exposed.').optional(),
     excludeTools: globList('Tools matching any of these globs are hidden (wins over allowedTools).').optional(),
+    onToolChange: z
+      .enum(['quarantine-tools', 'quarantine-server'])
+      .default('quarantine-tools')
+      .meta({
+        description:
+          'When the tools differ from the ones pinned at approval: quarantine-tools holds back the changed and new ' +
+          'tools (the others keep working); quarantine-server holds back every tool of the server, until reviewed.',
+      }),
     enabled: z.boolean().default(true).meta({ description: 'Set to false to keep the definition without running it.' }),
     restart: RestartSchema.prefault({}).meta({ description: 'Restart policy after a crash.' }),
     timeouts: TimeoutsSchema.prefault({}).meta({ description: 'Time limits in milliseconds.' }),
