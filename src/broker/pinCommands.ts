@@ -5,7 +5,14 @@ import * as readline from 'node:readline';
 import type { ParseArgsConfig } from 'node:util';
 import { RegistryLoader } from '../registry/loader';
 import type { ServerDef } from '../registry/schema';
-import { lockDefinitionHash, lockEntry, readLockfile, writeLockfile, LOCKFILE_NAME, type LockedServers } from './lockfile';
+import {
+  lockDefinitionHash,
+  lockEntry,
+  readLockfile,
+  writeLockfile,
+  LOCKFILE_NAME,
+  type LockedServers,
+} from './lockfile';
 import { findBroker, OperatorClient } from './operatorClient';
 import type { ToolChange } from './pins';
 import { probeServer } from './probe';
@@ -108,15 +115,22 @@ changes its tools again in between, nothing is accepted.
 type ListedTools = { ok: true; digests: ToolDigests } | { ok: false; error: string };
 
 /** Starts each enabled server of the registry once, as the broker would, and digests its tools. */
-async function listEveryServer(root: string): Promise<{ servers: Map<string, ServerDef>; listed: Map<string, ListedTools> }> {
+async function listEveryServer(
+  root: string,
+): Promise<{ servers: Map<string, ServerDef>; listed: Map<string, ListedTools> }> {
   const snapshot = new RegistryLoader(root).load();
-  for (const p of snapshot.problems) process.stderr.write(`${path.relative(root, p.file)}:${p.line}: ${p.message}\n`);
+  for (const p of snapshot.problems) {
+    process.stderr.write(`${path.relative(root, p.file)}:${p.line}: ${p.message}\n`);
+  }
   const servers = new Map(snapshot.servers);
   const listed = new Map<string, ListedTools>();
   for (const def of [...servers.values()].sort((a, b) => (a.name < b.name ? -1 : 1))) {
     if (!def.enabled) continue;
     const probe = await probeServer(def, root);
-    listed.set(def.name, probe.ok ? { ok: true, digests: digestsOf(probe.tools) } : { ok: false, error: probe.error ?? 'failed' });
+    const tools: ListedTools = probe.ok
+      ? { ok: true, digests: digestsOf(probe.tools) }
+      : { ok: false, error: probe.error ?? 'failed' };
+    listed.set(def.name, tools);
   }
   return { servers, listed };
 }
@@ -145,7 +159,8 @@ started (the file is still written, keeping that server's old entry).`,
       else if (old[name]) next[name] = old[name];
       if (tools && !tools.ok) {
         failed++;
-        out(`  ${name}: could not be started (${tools.error}); ${old[name] ? 'its old entry is kept' : 'not locked'}\n`);
+        const kept = old[name] ? 'its old entry is kept' : 'not locked';
+        out(`  ${name}: could not be started (${tools.error}); ${kept}\n`);
       }
     }
     const file = writeLockfile(root, next);
@@ -155,7 +170,13 @@ started (the file is still written, keeping that server's old entry).`,
 };
 
 /** One server's verdict against the lockfile. */
-function verdict(name: string, def: ServerDef | undefined, tools: ListedTools | undefined, entry: LockedServers[string] | undefined, root: string): [string, string] {
+function verdict(
+  name: string,
+  def: ServerDef | undefined,
+  tools: ListedTools | undefined,
+  entry: LockedServers[string] | undefined,
+  root: string,
+): [string, string] {
   if (!def) return ['STALE', `in ${LOCKFILE_NAME} but not in the registry`];
   if (!def.enabled) return ['skipped', 'disabled'];
   if (!tools || !tools.ok) return ['FAILED', `could not be started: ${tools?.error ?? 'not listed'}`];

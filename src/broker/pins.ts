@@ -214,7 +214,8 @@ export class Pins {
     const lockBinds = lock !== undefined && lock.tools !== pin?.lockTools;
     const changes: ToolChange[] = [];
     const byName = new Map(tools.map((t) => [t.name, t] as const));
-    const names = new Set([...byName.keys(), ...Object.keys(pinned ?? {}), ...(lockBinds ? Object.keys(lock.toolDigests) : [])]);
+    const locked = lockBinds ? Object.keys(lock.toolDigests) : [];
+    const names = new Set([...byName.keys(), ...Object.keys(pinned ?? {}), ...locked]);
     for (const name of [...names].sort()) {
       const differsFrom: ToolChange['differsFrom'] = [];
       if (pinned && pinned[name] !== digests[name]) differsFrom.push('approval');
@@ -251,7 +252,8 @@ export class Pins {
    */
   accept(server: string, toolsHash: string, running: boolean): PinRecord {
     if (!running) {
-      throw new McpFailure(ErrorCodes.InvalidParams, `'${server}' is not running; start it and review its tools again.`);
+      const message = `'${server}' is not running; start it and review its tools again.`;
+      throw new McpFailure(ErrorCodes.InvalidParams, message);
     }
     const { tools, lock } = this.live(server);
     const now = toolSetHash(digestsOf(tools));

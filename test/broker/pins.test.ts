@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   BROKER_JS,
   connect,
@@ -161,8 +161,9 @@ describe('tool pins and quarantine', function () {
       ['accept_tool_changes', { name: 'notes', hash: diff.toolsHash }],
       ['tool_changes', { name: 'notes' }],
     ] as const) {
-      const err = await new Promise<Error>((resolve, reject) =>
-        writer.callTool({ name: `switchboard__${tool}`, arguments: args }).then(reject, resolve),
+      const err = await writer.callTool({ name: `switchboard__${tool}`, arguments: args }).then(
+        () => new Error('called'),
+        (e: Error) => e,
       );
       assert.match(err.message, /is for the operator only/, tool);
     }
