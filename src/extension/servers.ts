@@ -8,9 +8,11 @@ import {
   grantLabel,
   serverContextValue,
   serverDescription,
+  serverIcon,
   serverTooltip,
   showsError,
-  stateIcon,
+  toolChangeLabel,
+  TOOLS_CHANGED_ICON,
   type IconSpec,
 } from './presentation';
 
@@ -60,7 +62,12 @@ export class ServersProvider implements vscode.TreeDataProvider<ServerNode> {
       case 'server':
         return this.detailsOf(node.entry, node.status);
       case 'tools':
-        return node.status.tools.map((tool) => ({ kind: 'tool', entry: node.entry, status: node.status, tool }));
+        return [
+          ...node.status.tools.map(
+            (tool): ServerNode => ({ kind: 'tool', entry: node.entry, status: node.status, tool }),
+          ),
+          ...this.quarantinedOf(node.entry, node.status),
+        ];
       case 'grants':
         return this.grantsOf(node.entry, node.status);
       default:
@@ -86,6 +93,10 @@ export class ServersProvider implements vscode.TreeDataProvider<ServerNode> {
         s.approvalSummary,
       );
     }
+    const held = toolChangeLabel(s);
+    if (held) {
+      info('toolChanges', `Tools changed: ${held}`, TOOLS_CHANGED_ICON, 'Review Tool Changes… shows the diff');
+    }
     if (s.lastError && showsError(s))
       info(
         'error',
@@ -103,8 +114,23 @@ export class ServersProvider implements vscode.TreeDataProvider<ServerNode> {
     if (s.withheldEnv.length)
       info('withheld', `Withheld: ${s.withheldEnv.join(', ')}`, { id: 'eye-closed' }, 'needs the secrets grant');
     out.push({ kind: 'grants', entry, status: s });
-    if (s.tools.length || s.state === 'running') out.push({ kind: 'tools', entry, status: s });
+    const hasTools = s.tools.length || s.pins?.quarantined.length || s.state === 'running';
+    if (hasTools) out.push({ kind: 'tools', entry, status: s });
     return out;
+  }
+
+  /** Tools held back after a change: listed under Tools with the warning, each opening the review. */
+  private quarantinedOf(entry: FolderEntry, s: ServerStatus): ServerNode[] {
+    return (s.pins?.quarantined ?? []).map((name) => ({
+      kind: 'info',
+      entry,
+      status: s,
+      id: `quarantined-${name}`,
+      label: name,
+      description: 'quarantined: changed since approval',
+      tooltip: 'Not listed to agents and refused when called until you review and accept the change.',
+      icon: TOOLS_CHANGED_ICON,
+    }));
   }
 
   private grantsOf(entry: FolderEntry, s: ServerStatus): ServerNode[] {
@@ -153,7 +179,7 @@ export class ServersProvider implements vscode.TreeDataProvider<ServerNode> {
         const item = new vscode.TreeItem(s.name, vscode.TreeItemCollapsibleState.Collapsed);
         item.id = `${base}/server/${s.name}`;
         item.description = serverDescription(s);
-        item.iconPath = themeIcon(stateIcon(s.state));
+        item.iconPath = themeIcon(serverIcon(s));
         const tip = new vscode.MarkdownString(serverTooltip(s), true);
         tip.supportThemeIcons = true;
         item.tooltip = tip;
@@ -165,7 +191,7 @@ export class ServersProvider implements vscode.TreeDataProvider<ServerNode> {
         return item;
       }
       case 'tools': {
-        const n = node.status.tools.length;
+        const n = node.status.tools.length + (node.status.pins?.quarantined.length ?? 0);
         const item = new vscode.TreeItem(
           n ? `Tools (${n})` : 'Tools',
           n ? vscode.TreeItemCollapsibleState.Collapsed : vscode.TreeItemCollapsibleState.None,
@@ -206,6 +232,12 @@ export class ServersProvider implements vscode.TreeDataProvider<ServerNode> {
           item.command = {
             command: 'switchboard.approveServer',
             title: 'Approve',
+            arguments: [{ kind: 'server', entry: node.entry, status: node.status }],
+          };
+        if (node.id === 'toolChanges' || node.id.startsWith('quarantined-'))
+          item.command = {
+            command: 'switchboard.reviewToolChanges',
+            title: 'Review Tool Changes',
             arguments: [{ kind: 'server', entry: node.entry, status: node.status }],
           };
         if (node.id === 'error')

@@ -7,3 +7,4 @@ export * from './approval';
 export * from './importServers';
 export * from './clients';
 export * from './broker';
+export * from './toolChanges';
