@@ -1,11 +1,13 @@
 // The control plane over a broker: trust tiers and approvals (which definitions may run), the
 // facade served under the reserved namespace, the live state resource and the registry's audit trail.
+import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Broker, Governance } from './broker';
 import { Approvals, awaitingReason } from './approvals';
 import { ControlOperations } from './controlOperations';
 import { Facade, STATE_URI } from './facade';
 import { FacadeServer } from './facadeServer';
+import { lockfilePath } from './lockfile';
 import { Pins } from './pins';
 import { PinStore } from './pinStore';
 import type { RuntimePaths } from './runtime';
@@ -25,6 +27,8 @@ export class ControlPlane implements Governance {
   readonly operations: ControlOperations;
   readonly served: FacadeServer;
   private stateTimer?: NodeJS.Timeout;
+  private readonly lockfile: string;
+  private readonly onLockfile = (): void => void this.broker.reapplyPolicy();
 
   constructor(
     private readonly broker: Broker,
@@ -39,6 +43,9 @@ export class ControlPlane implements Governance {
     const pinStore = new PinStore(path.join(path.dirname(paths.approvalsFile), 'tool-pins.json'), broker.root);
     this.pins = new Pins(pinStore, broker.root, (name) => broker.snapshot?.servers.get(name), broker.opts.log);
     broker.catalog.setToolGate((server, tools) => this.pins.gate(server, tools));
+    // A `git pull` may bring a new mcp-servers.lock: the running servers are held to it at once.
+    this.lockfile = lockfilePath(broker.root);
+    fs.watchFile(this.lockfile, { interval: 1000, persistent: false }, this.onLockfile);
     const context = { untrusted: opts.untrusted, url: () => broker.url };
     this.operations = new ControlOperations(broker, this.approvals, broker.tokens, context, this.pins);
     this.served = new FacadeServer(this.facade, this.operations, broker.access, () => broker.snapshot);
@@ -99,5 +106,6 @@ export class ControlPlane implements Governance {
 
   close(): void {
     clearTimeout(this.stateTimer);
+    fs.unwatchFile(this.lockfile, this.onLockfile);
   }
 }

@@ -342,6 +342,28 @@ describe('tool pins across restarts and the lockfile', function () {
     assert.ok(!names.includes('notes__write_notes'));
   });
 
+  it('holds running servers to a lockfile that changes under them (stricter only)', async () => {
+    fs.rmSync(path.join(root, 'mcp-servers.lock'), { force: true });
+    fs.writeFileSync(variantFile, 'original');
+    broker = await startBrokerProcess({ root, home: tempDir('sb-pull-home-') });
+    assert.equal((await toolsOf(broker)).status.pins.status, 'pinned');
+    // A teammate's lockfile arrives (say by git pull) pinning another description of read_notes.
+    fs.writeFileSync(variantFile, 'description');
+    assert.equal((await cli(['lock', '--root', root], home)).code, 0);
+    fs.writeFileSync(variantFile, 'original');
+    const client = await connect(broker.url, broker.token);
+    try {
+      const status = await waitFor(async () => {
+        const s = await facade(client, 'server_status', { name: 'notes' });
+        return s.pins.status === 'changed' ? s : undefined;
+      }, 'the new lockfile to hold read_notes back');
+      assert.deepEqual(status.pins.quarantined, ['read_notes']);
+      assert.ok(!(await toolNames(client)).includes('notes__read_notes'));
+    } finally {
+      await client.close();
+    }
+  });
+
   it('a lockfile pins but never approves: a community server still waits for the operator', async () => {
     fs.writeFileSync(variantFile, 'original');
     writeRegistry(root, {
