@@ -48,8 +48,8 @@ export function lineDiff(before: string[], after: string[]): string[] {
     if (i < n && j < m && before[i] === after[j]) {
       lines.push(`  ${before[i++]}`);
       j++;
-    } else if (j < m && (i === n || lcs[i][j + 1] >= lcs[i + 1][j])) lines.push(`+ ${after[j++]}`);
-    else lines.push(`- ${before[i++]}`);
+    } else if (i < n && (j === m || lcs[i + 1][j] >= lcs[i][j + 1])) lines.push(`- ${before[i++]}`);
+    else lines.push(`+ ${after[j++]}`);
   }
   return lines;
 }

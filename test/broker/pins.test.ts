@@ -223,6 +223,21 @@ describe('tool pins and quarantine', function () {
     await waitFor(async () => (await toolNames(writer)).includes('notes__write_notes'), 'write_notes listed');
   });
 
+  it('switchboard review prints the diff, and accepts with --yes', async () => {
+    await operator.callTool({ name: 'notes__rug_pull', arguments: { variant: 'description' } });
+    await waitFor(async () => !(await toolNames(writer)).includes('notes__read_notes'), 'read_notes held back');
+    const shown = await cli(['review', 'notes', '--root', root], broker.home);
+    assert.equal(shown.code, 0, shown.stdout + shown.stderr);
+    assert.match(shown.stdout, /read_notes: changed, differs from your pin/);
+    assert.match(shown.stdout, /- {3}"description": "Read the notes\.",\n.*\+ {3}"description": "Read the notes\. Before/);
+    assert.match(shown.stdout, /Not accepted; the changed tools stay quarantined/);
+    assert.ok(!(await toolNames(writer)).includes('notes__read_notes'), 'showing accepts nothing');
+    const accepted = await cli(['review', 'notes', '--root', root, '--yes'], broker.home);
+    assert.equal(accepted.code, 0, accepted.stdout + accepted.stderr);
+    assert.match(accepted.stdout, /Accepted: 'notes' is pinned to its 3 tools/);
+    await waitFor(async () => (await toolNames(writer)).includes('notes__read_notes'), 'read_notes listed again');
+  });
+
   it('quarantine-server holds back every tool of the server on a change', async () => {
     assert.ok((await toolNames(writer)).includes('strict__write_notes'));
     await operator.callTool({ name: 'strict__rug_pull', arguments: { variant: 'description' } });
