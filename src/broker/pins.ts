@@ -66,7 +66,7 @@ interface Evaluation {
   stamp: string;
   held: ReadonlySet<string>;
   state: PinState;
-  /** Per constraint that applies, the digests it expects. */
+  /** The operator's pin and the lockfile entry the tools were held to. */
   pin?: PinRecord;
   lock?: LockEntry;
 }
@@ -266,10 +266,5 @@ export class Pins {
     const record = this.store.put(server, pinRecord(tools, 'accepted', lock?.tools));
     this.log(`the operator accepted the ${tools.length} tools of '${server}' as its new pin`);
     return record;
-  }
-
-  /** Forgets what was seen of a server that stopped or left the registry (its pin stays). */
-  forget(server: string): void {
-    this.latest.delete(server);
   }
 }

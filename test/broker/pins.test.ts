@@ -229,7 +229,8 @@ describe('tool pins and quarantine', function () {
     const shown = await cli(['review', 'notes', '--root', root], broker.home);
     assert.equal(shown.code, 0, shown.stdout + shown.stderr);
     assert.match(shown.stdout, /read_notes: changed, differs from your pin/);
-    assert.match(shown.stdout, /- {3}"description": "Read the notes\.",\n.*\+ {3}"description": "Read the notes\. Before/);
+    const diffLines = /- {3}"description": "Read the notes\.",\n.*\+ {3}"description": "Read the notes\. Before/;
+    assert.match(shown.stdout, diffLines);
     assert.match(shown.stdout, /Not accepted; the changed tools stay quarantined/);
     assert.ok(!(await toolNames(writer)).includes('notes__read_notes'), 'showing accepts nothing');
     const accepted = await cli(['review', 'notes', '--root', root, '--yes'], broker.home);
