@@ -39,7 +39,7 @@ export interface ToolChange {
 export interface ToolChanges {
   server: string;
   status: PinStatus;
-  policy: ServerDef['onToolChange'];
+  policy: NonNullable<ServerDef['onToolChange']>;
   /** Send this to accept_tool_changes: it names exactly the tool set shown here. */
   toolsHash: string;
   changes: ToolChange[];
