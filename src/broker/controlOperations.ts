@@ -307,7 +307,7 @@ export class ControlOperations {
   }
 
   /** Accepts the tools a server lists now as its pin, if `hash` is the toolsHash of the reviewed diff. */
-  async acceptToolChanges(name: string, hash: string): Promise<ServerStatus & { accepted: number }> {
+  acceptToolChanges(name: string, hash: string): ServerStatus & { accepted: number } {
     this.def(name);
     const pins = this.requirePins();
     let record;
@@ -318,7 +318,7 @@ export class ControlOperations {
       throw err;
     }
     this.broker.audit.write({ event: 'accept-tool-changes', server: name, tools: record.tools });
-    await this.broker.reapplyPolicy();
+    this.broker.rebuildCatalog();
     return { ...this.serverStatus(name), accepted: Object.keys(record.definitions).length };
   }
 

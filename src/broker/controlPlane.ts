@@ -28,7 +28,7 @@ export class ControlPlane implements Governance {
   readonly served: FacadeServer;
   private stateTimer?: NodeJS.Timeout;
   private readonly lockfile: string;
-  private readonly onLockfile = (): void => void this.broker.reapplyPolicy();
+  private readonly onLockfile = (): void => this.broker.rebuildCatalog();
 
   constructor(
     private readonly broker: Broker,
