@@ -225,6 +225,11 @@ export class Broker extends EventEmitter<BrokerEventMap> {
     this.refreshCatalog();
   }
 
+  /** Rebuilds the catalog now, without touching any upstream (tool pins accepted or a new lockfile). */
+  rebuildCatalog(): void {
+    this.refreshCatalog();
+  }
+
   /** Resolves once the live snapshot satisfies `check` (a write through the registry landed). */
   waitForSnapshot(check: (snap: RegistrySnapshot) => boolean, timeoutMs = 10_000): Promise<void> {
     if (this.snapshot && check(this.snapshot)) return Promise.resolve();

@@ -94,6 +94,10 @@ const EMPTY_VIEW: ServerView = Object.freeze({
   resourceTemplates: [],
   exposedTool: () => undefined,
 });
+/** The tools of a server to hold back from its list now (pins.ts: quarantined after a change). */
+export type ToolGate = (server: string, tools: readonly Tool[]) => ReadonlySet<string>;
+const NOTHING_HELD: ReadonlySet<string> = new Set();
+
 const NO_SIGNATURES: Record<ListKind, string> = {
   tools: signature([]),
   prompts: signature([]),
@@ -112,6 +116,14 @@ export class Catalog {
   private templates: ResourceTemplate[] = [];
   private templateRoutes: { server: string; pattern: RegExp }[] = [];
   private servers = new Map<string, BuiltServer>();
+  private gate?: ToolGate;
+  /** Tools held back by the gate, by the name they would be listed under: a call gets told why. */
+  private heldRoutes = new Map<string, Route>();
+
+  /** Installs the hook that holds back an upstream's tools (the control plane's pins). */
+  setToolGate(gate: ToolGate): void {
+    this.gate = gate;
+  }
 
   /**
    * Rebuilds everything from the servers that are available, in the order given: a name taken by
@@ -127,15 +139,21 @@ export class Catalog {
     const templates: ResourceTemplate[] = [];
     const templateRoutes: { server: string; pattern: RegExp }[] = [];
     const servers = new Map<string, BuiltServer>();
+    const heldRoutes = new Map<string, Route>();
 
     for (const source of served) {
       const server = source.name;
       if (!source.available || servers.has(server)) continue;
       const own: Tool[] = [];
       const exposedOf = new Map<string, string>();
+      const held = (source.kind === 'upstream' && this.gate?.(server, source.tools)) || NOTHING_HELD;
       for (const tool of source.tools) {
         if (!filterByGlobs(tool.name, source.toolFilter?.allow, source.toolFilter?.deny)) continue;
         const exposed = namespacedName(server, tool.name);
+        if (held.has(tool.name)) {
+          heldRoutes.set(exposed, { server, name: tool.name, exposed });
+          continue;
+        }
         // Namespacing already keeps servers apart; this keeps the first owner of a name if not.
         if (toolRoutes.has(exposed)) continue;
         own.push(tool);
@@ -172,7 +190,7 @@ export class Catalog {
         signatures: {
           // The unfiltered list and the filter: a filtered list is a new array on every rebuild.
           tools: own.length
-            ? `${signature(source.tools)}\0${JSON.stringify(source.toolFilter ?? {})}`
+            ? `${signature(source.tools)}\0${JSON.stringify(source.toolFilter ?? {})}\0${[...held].join('\0')}`
             : NO_SIGNATURES.tools,
           prompts: signature(view.prompts),
           resources: signature(view.resources, view.resourceTemplates),
@@ -182,6 +200,7 @@ export class Catalog {
 
     const changes = this.compare(servers);
     this.servers = servers;
+    this.heldRoutes = heldRoutes;
     // An unchanged kind keeps its list objects, so what the endpoint serialized for them stays valid.
     if (changes.tools.length) {
       this.tools = tools;
@@ -220,6 +239,11 @@ export class Catalog {
 
   resolveTool(name: string): Route | undefined {
     return this.toolRoutes.get(name);
+  }
+
+  /** A tool the gate holds back, by its namespaced name, or by its own name on `server`'s endpoint. */
+  heldTool(name: string, server?: string): Route | undefined {
+    return this.heldRoutes.get(server === undefined ? name : namespacedName(server, name));
   }
 
   listPrompts(): Prompt[] {

@@ -12,6 +12,7 @@ import { serveOrReuse, type RunningBroker } from './daemon';
 import { liveRecord } from './discovery';
 import { launchBroker } from './launcher';
 import { findBroker, OperatorClient } from './operatorClient';
+import { pinCommands } from './pinCommands';
 import { runtimePaths, type BrokerRecord } from './runtime';
 import { KIND_DIRS } from '../registry/schema';
 import { COUNT_TOKENS_COMMAND, countTokensFromStdin } from './toolTokens';
@@ -397,6 +398,8 @@ created on first use (mode 0600, outside the workspace). --rotate replaces it.`,
       });
     },
   },
+  // review, lock and verify: the tool pins (pinCommands.ts).
+  ...pinCommands,
 };
 
 /** The flag, or SWITCHBOARD_ACCEPT_WORKSPACE_TRUST=1 in the environment of whoever starts the broker. */

@@ -6,6 +6,7 @@ import type { ApprovalStatus } from './approvals';
 import type { ApprovalLine } from './approvalSummary';
 import type { SignInStatus } from './auth/signIns';
 import type { Root } from './editorLink';
+import type { PinState, ToolChanges } from './pins';
 import type { ProbeResult } from './probe';
 import type { Enforcement } from './sandbox';
 import type { CatalogSource, UpstreamState } from './upstream';
@@ -51,6 +52,8 @@ export interface ServerStatus {
   auth?: SignInStatus;
   /** Present when the state is needs-sign-in: the URL once the operator started a sign-in. */
   signIn?: { url?: string; scope?: string };
+  /** The tool pins: whether the tools match what was approved, and which are held back until reviewed. */
+  pins?: PinState;
   /** Requests this server sent a caller's client (sampling, elicitation, roots) not answered yet. */
   pendingServerRequests?: number;
   target: string;
@@ -148,6 +151,8 @@ export interface ControlApi {
   remove_prompt: { params: ByName; result: Removed };
   approve_server: { params: ByName & { hash: string }; result: ServerStatus & { approved: string } };
   revoke_approval: { params: ByName; result: ServerStatus };
+  tool_changes: { params: ByName; result: ToolChanges };
+  accept_tool_changes: { params: ByName & { hash: string }; result: ServerStatus & { accepted: number } };
   upsert_client: { params: WithDefinition; result: Written };
   remove_client: { params: ByName; result: Removed };
   client_connection: { params: ByName & { rotate?: boolean }; result: ClientConnection };

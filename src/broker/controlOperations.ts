@@ -26,6 +26,7 @@ import type {
 import { FACADE_NAMESPACE, type Route } from './catalog';
 import type { Root } from './editorLink';
 import { ErrorCodes, McpFailure } from './mcpTypes';
+import { PinMismatch, type Pins, type ToolChanges } from './pins';
 import { probeServer, whyProbeIsRefused, type ProbeResult } from './probe';
 import { redactUrl } from './redact';
 import type { Identity } from './routing';
@@ -47,6 +48,7 @@ export class ControlOperations {
     private readonly approvals: Approvals,
     private readonly tokens: ClientTokens,
     private readonly ctx: ControlContext,
+    private readonly pins?: Pins,
   ) {
     this.writer = new RegistryWriter(broker.root);
   }
@@ -119,6 +121,12 @@ export class ControlOperations {
       withheldEnv: upstream?.withheldEnv ?? [],
       ...(auth ? { auth } : {}),
       ...(state === 'needs-sign-in' ? { signIn: { url: auth?.url, scope: auth?.stepUpScope } } : {}),
+      pins: this.pins?.state(name, upstream?.state === 'running') ?? {
+        status: 'unpinned',
+        quarantined: [],
+        removed: [],
+        locked: false,
+      },
       pendingServerRequests: upstream?.serverRequests.pending ?? 0,
       target: def.transport === 'stdio' ? [def.command, ...def.args].join(' ') : redactUrl(def.url ?? ''),
       file: this.fileOf('server', name),
@@ -395,6 +403,33 @@ export class ControlOperations {
   setEditorRoots(roots: Root[]): { roots: Root[]; changed: boolean } {
     const changed = this.broker.editor.setRoots(roots);
     return { roots: [...this.broker.editor.roots], changed };
+  }
+
+  /** What differs between a running server's tools and its pins (the diff the operator reviews). */
+  toolChanges(name: string): ToolChanges {
+    this.def(name);
+    return this.requirePins().changes(name, this.broker.upstream(name)?.state === 'running');
+  }
+
+  /** Accepts the tools a server lists now as its pin, if `hash` is the toolsHash of the reviewed diff. */
+  acceptToolChanges(name: string, hash: string): ServerStatus & { accepted: number } {
+    this.def(name);
+    const pins = this.requirePins();
+    let record;
+    try {
+      record = pins.accept(name, hash, this.broker.upstream(name)?.state === 'running');
+    } catch (err) {
+      if (err instanceof PinMismatch) throw new McpFailure(ErrorCodes.InvalidParams, err.message);
+      throw err;
+    }
+    this.broker.audit.write({ event: 'accept-tool-changes', server: name, tools: record.tools });
+    this.broker.rebuildCatalog();
+    return { ...this.serverStatus(name), accepted: Object.keys(record.definitions).length };
+  }
+
+  private requirePins(): Pins {
+    if (!this.pins) throw new McpFailure(ErrorCodes.InternalError, 'Tool pins are not kept by this broker.');
+    return this.pins;
   }
 
   clientConnection(name: string, rotate = false): ClientConnection {

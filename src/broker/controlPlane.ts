@@ -1,10 +1,15 @@
 // The control plane over a broker: trust tiers and approvals (which definitions may run), the
 // facade served under the reserved namespace, the live state resource and the registry's audit trail.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
 import type { Broker, Governance } from './broker';
 import { Approvals, awaitingReason } from './approvals';
 import { ControlOperations } from './controlOperations';
 import { Facade, STATE_URI } from './facade';
 import { FacadeServer } from './facadeServer';
+import { lockfilePath } from './lockfile';
+import { Pins } from './pins';
+import { PinStore } from './pinStore';
 import type { RuntimePaths } from './runtime';
 import type { StartDecision } from './supervisor';
 import type { ServerDef } from '../registry/schema';
@@ -17,10 +22,13 @@ export interface ControlPlaneOptions {
 
 export class ControlPlane implements Governance {
   readonly approvals: Approvals;
+  readonly pins: Pins;
   readonly facade = new Facade();
   readonly operations: ControlOperations;
   readonly served: FacadeServer;
   private stateTimer?: NodeJS.Timeout;
+  private readonly lockfile: string;
+  private readonly onLockfile = (): void => this.broker.rebuildCatalog();
 
   constructor(
     private readonly broker: Broker,
@@ -30,8 +38,16 @@ export class ControlPlane implements Governance {
     this.approvals = new Approvals(paths.approvalsFile, broker.root, {
       acceptWorkspaceTrust: opts.acceptWorkspaceTrust,
     });
+    // Tool pins live next to the approvals (per user, outside the workspace); the catalog asks them
+    // which tools of a running server to hold back.
+    const pinStore = new PinStore(path.join(path.dirname(paths.approvalsFile), 'tool-pins.json'), broker.root);
+    this.pins = new Pins(pinStore, broker.root, (name) => broker.snapshot?.servers.get(name), broker.opts.log);
+    broker.catalog.setToolGate((server, tools) => this.pins.gate(server, tools));
+    // A `git pull` may bring a new mcp-servers.lock: the running servers are held to it at once.
+    this.lockfile = lockfilePath(broker.root);
+    fs.watchFile(this.lockfile, { interval: 1000, persistent: false }, this.onLockfile);
     const context = { untrusted: opts.untrusted, url: () => broker.url };
-    this.operations = new ControlOperations(broker, this.approvals, broker.tokens, context);
+    this.operations = new ControlOperations(broker, this.approvals, broker.tokens, context, this.pins);
     this.served = new FacadeServer(this.facade, this.operations, broker.access, () => broker.snapshot);
     // The state resource is pushed to subscribers on every change, coalesced to one per 50 ms.
     const changed = (): void => {
@@ -90,5 +106,6 @@ export class ControlPlane implements Governance {
 
   close(): void {
     clearTimeout(this.stateTimer);
+    fs.unwatchFile(this.lockfile, this.onLockfile);
   }
 }

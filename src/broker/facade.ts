@@ -280,6 +280,33 @@ function definitions(): RegisteredTool[] {
       params: byName,
       run: (ops, p) => ops.revoke(p.name),
     },
+    tool_changes: {
+      scope: 'operator',
+      description:
+        "Operator only: how a running server's tools differ from the ones pinned at approval (or in " +
+        'mcp-servers.lock): per tool, the pinned and the current definition. Quarantined tools are not ' +
+        'listed to clients until the operator accepts them with accept_tool_changes.',
+      input: nameArg('server name'),
+      params: byName,
+      run: (ops, p) => ops.toolChanges(p.name),
+    },
+    accept_tool_changes: {
+      scope: 'operator',
+      description:
+        "Operator only: accept the tools a server lists now as its new pin. 'hash' is the toolsHash of the " +
+        'tool_changes result that was reviewed; if the tools changed since, nothing is accepted.',
+      input: {
+        type: 'object',
+        properties: {
+          name: { type: 'string', description: 'server name' },
+          hash: { type: 'string', description: 'toolsHash from the tool_changes result that was reviewed' },
+        },
+        required: ['name', 'hash'],
+        additionalProperties: false,
+      },
+      params: (a) => ({ name: str(a, 'name'), hash: str(a, 'hash') }),
+      run: (ops, p) => ops.acceptToolChanges(p.name, p.hash),
+    },
     upsert_client: {
       scope: 'operator',
       idempotent: true,

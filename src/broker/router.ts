@@ -13,6 +13,7 @@ import {
   type Tool,
 } from './mcpTypes';
 import type { RequestExtra, Router, SessionContext } from './routing';
+import { toolQuarantined } from './pins';
 import { noCompletions, noSuchServer, type ServedCall, type ServedServer } from './servedServer';
 import { AggregatedScope, ServerScope, type SessionScope } from './sessionScope';
 import { TaskRoutes, type TaskCaller } from './taskRoutes';
@@ -102,7 +103,7 @@ export class BrokerRouter implements Router {
     task?: JsonObject,
   ): Promise<JsonObject> {
     const scope = this.scopeOf(ctx);
-    const route = this.resolve(() => scope.resolveTool(name)) ?? this.fail(scope.unknownTool(name));
+    const route = this.resolve(() => scope.resolveTool(name)) ?? this.fail(this.notListed(ctx, scope, name));
     const server = this.target(route.server);
     if (server.kind === 'control' && route.name === CALL_TOOL) return this.callThrough(ctx, args, meta, extra);
     const entry: JsonObject =
@@ -250,6 +251,15 @@ export class BrokerRouter implements Router {
     if (route) return route;
     this.deps.settleCatalog();
     return lookup();
+  }
+
+  /** Why a tool name does not resolve: held back after its definition changed (pins.ts), or unknown. */
+  private notListed(ctx: SessionContext, scope: SessionScope, name: string): McpFailure {
+    const held = this.deps.catalog.heldTool(name, scope.server);
+    if (held && this.deps.access.allowsTool(ctx.identity, held.server, held.exposed)) {
+      return toolQuarantined(held.server, held.name);
+    }
+    return scope.unknownTool(name);
   }
 
   private resourceOwner(ctx: SessionContext, uri: string): string {

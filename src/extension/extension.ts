@@ -36,6 +36,7 @@ const COMMANDS: Record<string, commands.Cmd> = {
   disableServer: commands.disableServer,
   restartServer: commands.restartServer,
   approveServer: commands.approveServer,
+  reviewToolChanges: commands.reviewToolChanges,
   revokeApproval: commands.revokeApproval,
   probeServer: commands.probeServer,
   showServerLogs: commands.showServerLogs,
@@ -108,6 +109,7 @@ export function activate(context: vscode.ExtensionContext): SwitchboardApi {
   const terminalEnv = new TerminalEnvironment(ctx);
   context.subscriptions.push(diagnostics, statusBar, terminalEnv, commands.watchWorkspaceTrust(ctx));
   context.subscriptions.push(commands.watchSignIns(ctx));
+  context.subscriptions.push(commands.registerToolDiffDocuments());
 
   context.subscriptions.push(
     vscode.window.registerWebviewPanelSerializer(CONSOLE_VIEW_TYPE, {

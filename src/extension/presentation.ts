@@ -56,6 +56,18 @@ export function stateIcon(state: State): IconSpec {
   }
 }
 
+/** The warning a server whose tools differ from their pins carries instead of its state icon. */
+export const TOOLS_CHANGED_ICON: IconSpec = { id: 'warning', color: 'list.warningForeground' };
+
+/** A server node's icon: its state, or the warning while tools are held back after a change. */
+
+/** "2 tools quarantined" / "tools changed" while a server's tools differ from their pins, else undefined. */
+export function toolChangeLabel(s: ServerStatus): string | undefined {
+  if (s.pins?.status !== 'changed') return undefined;
+  const n = s.pins.quarantined.length;
+  return n ? `${plural(n, 'tool')} quarantined` : 'tools changed';
+}
+
 /** A short badge for the trust tier, as it appears in the tree's description column. */
 export function trustBadge(trust: ServerStatus['trust']): string {
   switch (trust) {
@@ -99,6 +111,7 @@ export function shortReason(text: string, width = 60): string {
 
 /** The icon of a server node: its state's, or a warning for one that is crash-looping. */
 export function serverIcon(s: ServerStatus): IconSpec {
+  if (s.pins?.status === 'changed') return TOOLS_CHANGED_ICON;
   return isCrashLooping(s) ? { id: 'warning', color: 'list.warningForeground' } : stateIcon(s.state);
 }
 
@@ -113,6 +126,8 @@ export function serverDescription(s: ServerStatus): string {
   else if (s.state === 'backoff' && s.nextRestartInMs !== undefined)
     parts.push(`next try in ${Math.ceil(s.nextRestartInMs / 1000)} s`);
   if (s.approval === 'changed') parts.push('changed since approval');
+  const held = toolChangeLabel(s);
+  if (held) parts.push(held);
   return parts.join(' · ');
 }
 
@@ -165,6 +180,7 @@ export function serverContextValue(s: ServerStatus): string {
   const tokens = ['server', s.enabled ? 'enabled' : 'disabled', s.trust];
   if (s.approval === 'required' || s.approval === 'changed') tokens.push('needsApproval');
   if (s.approval === 'approved') tokens.push('approved');
+  if (s.pins?.status === 'changed') tokens.push('toolsChanged');
   if (s.enabled && !['awaiting-approval', 'blocked', 'disabled'].includes(s.state)) tokens.push('restartable');
   if (s.state === 'needs-sign-in') tokens.push('needsSignIn');
   if (s.auth?.signedIn) tokens.push('signedIn');
@@ -208,6 +224,11 @@ export function serverTooltip(s: ServerStatus): string {
         ? s.lastError
         : 'it changed since you approved it; approve it again before it next starts';
     out.push('', `$(shield) ${escapeMarkdown(why.charAt(0).toUpperCase() + why.slice(1))}.`);
+  }
+  if (s.pins?.status === 'changed') {
+    const held = s.pins.quarantined.length ? `Held back: ${s.pins.quarantined.join(', ')}. ` : '';
+    const what = 'Its tools differ from the ones pinned at approval.';
+    out.push('', `$(warning) ${what} ${escapeMarkdown(held)}Review Tool Changes…`);
   }
   if (s.lastError && showsError(s)) out.push('', `$(error) ${escapeMarkdown(s.lastError)}`);
   return out.join('\n');

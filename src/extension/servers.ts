@@ -8,9 +8,11 @@ import {
   grantLabel,
   serverContextValue,
   serverDescription,
+  serverIcon,
   serverTooltip,
   showsError,
-  serverIcon,
+  toolChangeLabel,
+  TOOLS_CHANGED_ICON,
   type IconSpec,
 } from './presentation';
 
@@ -62,7 +64,10 @@ export class ServersProvider implements vscode.TreeDataProvider<ServerNode> {
         return this.detailsOf(node.entry, node.status);
       case 'tools':
         return [
-          ...node.status.tools.map((tool) => ({ kind: 'tool' as const, entry: node.entry, status: node.status, tool })),
+          ...node.status.tools.map(
+            (tool): ServerNode => ({ kind: 'tool', entry: node.entry, status: node.status, tool }),
+          ),
+          ...this.quarantinedOf(node.entry, node.status),
           // Shown after the served ones, greyed, so a missing tool is explained rather than absent.
           ...(node.status.hiddenTools ?? []).map((tool) => ({
             kind: 'hiddenTool' as const,
@@ -96,6 +101,10 @@ export class ServersProvider implements vscode.TreeDataProvider<ServerNode> {
         s.approvalSummary,
       );
     }
+    const held = toolChangeLabel(s);
+    if (held) {
+      info('toolChanges', `Tools changed: ${held}`, TOOLS_CHANGED_ICON, 'Review Tool Changes… shows the diff');
+    }
     if (s.lastError && showsError(s))
       info(
         'error',
@@ -113,8 +122,23 @@ export class ServersProvider implements vscode.TreeDataProvider<ServerNode> {
     if (s.withheldEnv.length)
       info('withheld', `Withheld: ${s.withheldEnv.join(', ')}`, { id: 'eye-closed' }, 'needs the secrets grant');
     out.push({ kind: 'grants', entry, status: s });
-    if (s.tools.length || s.hiddenTools?.length || s.state === 'running') out.push({ kind: 'tools', entry, status: s });
+    const hasTools = s.tools.length || s.hiddenTools?.length || s.pins?.quarantined.length || s.state === 'running';
+    if (hasTools) out.push({ kind: 'tools', entry, status: s });
     return out;
+  }
+
+  /** Tools held back after a change: listed under Tools with the warning, each opening the review. */
+  private quarantinedOf(entry: FolderEntry, s: ServerStatus): ServerNode[] {
+    return (s.pins?.quarantined ?? []).map((name) => ({
+      kind: 'info',
+      entry,
+      status: s,
+      id: `quarantined-${name}`,
+      label: name,
+      description: 'quarantined: changed since approval',
+      tooltip: 'Not listed to agents and refused when called until you review and accept the change.',
+      icon: TOOLS_CHANGED_ICON,
+    }));
   }
 
   private grantsOf(entry: FolderEntry, s: ServerStatus): ServerNode[] {
@@ -175,7 +199,7 @@ export class ServersProvider implements vscode.TreeDataProvider<ServerNode> {
         return item;
       }
       case 'tools': {
-        const n = node.status.tools.length;
+        const n = node.status.tools.length + (node.status.pins?.quarantined.length ?? 0);
         const hidden = node.status.hiddenTools?.length ?? 0;
         const item = new vscode.TreeItem(
           n ? `Tools (${n})` : 'Tools',
@@ -231,6 +255,12 @@ export class ServersProvider implements vscode.TreeDataProvider<ServerNode> {
           item.command = {
             command: 'switchboard.approveServer',
             title: 'Approve',
+            arguments: [{ kind: 'server', entry: node.entry, status: node.status }],
+          };
+        if (node.id === 'toolChanges' || node.id.startsWith('quarantined-'))
+          item.command = {
+            command: 'switchboard.reviewToolChanges',
+            title: 'Review Tool Changes',
             arguments: [{ kind: 'server', entry: node.entry, status: node.status }],
           };
         if (node.id === 'error')

@@ -246,6 +246,15 @@ export const ServerDefSchema = z
     }),
     allowedTools: globList('Only tools matching one of these globs are exposed.').optional(),
     excludeTools: globList('Tools matching any of these globs are hidden (wins over allowedTools).').optional(),
+    onToolChange: z
+      .enum(['quarantine-tools', 'quarantine-server'])
+      .optional()
+      .meta({
+        description:
+          'When the tools differ from the ones pinned at approval: quarantine-tools (the default) holds back the ' +
+          'changed and new tools, the others keep working; quarantine-server holds back every tool of the server. ' +
+          'Until the operator reviews the change.',
+      }),
     enabled: z.boolean().default(true).meta({ description: 'Set to false to keep the definition without running it.' }),
     lifecycle: z
       .enum(['eager', 'lazy'])

@@ -334,6 +334,16 @@ describe('broker core', function () {
     });
     await c.callTool({ name: 'changing__add_tool', arguments: { name: 'gamma' } });
     await waitFor(() => notified > 0, 'tools/list_changed');
+    // A tool new since approval is quarantined (tool pins) until the operator accepts it.
+    const changes = await waitFor(async () => {
+      const diff = await c.callTool({ name: 'switchboard__tool_changes', arguments: { name: 'changing' } });
+      const result = diff.structuredContent as { toolsHash: string; changes: unknown[] } | undefined;
+      return result?.changes.length ? result : undefined;
+    }, 'the new tool to be held back');
+    await c.callTool({
+      name: 'switchboard__accept_tool_changes',
+      arguments: { name: 'changing', hash: changes.toolsHash },
+    });
     await waitFor(async () => (await toolNames(c)).includes('changing__gamma'), 'the new tool to be listed');
     assert.match(textOf(await c.callTool({ name: 'changing__gamma', arguments: {} })), /gamma called/);
     await c.callTool({ name: 'changing__remove_tool', arguments: { name: 'gamma' } });

@@ -324,6 +324,14 @@ describe('faults: security', function () {
       await operator.callTool({ name: 'changing__add_tool', arguments: { name } });
     }
     await waitFor(() => changed > 0, 'list_changed');
+    // Tools new since approval are quarantined (tool pins) until the operator accepts all three.
+    await waitFor(async () => {
+      const diff = await operator.callTool({ name: 'switchboard__tool_changes', arguments: { name: 'changing' } });
+      const result = diff.structuredContent as { toolsHash: string; changes: unknown[] } | undefined;
+      if (result?.changes.length !== 3) return undefined;
+      const args = { name: 'changing', hash: result.toolsHash };
+      return !(await operator.callTool({ name: 'switchboard__accept_tool_changes', arguments: args })).isError;
+    }, 'the runtime tools to be accepted');
     const tools = await waitFor(async () => {
       const list = (await operator.listTools()).tools;
       return list.some((t) => t.name === 'changing__switchboard__approve_server') ? list : undefined;

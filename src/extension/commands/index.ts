@@ -8,3 +8,4 @@ export * from './importServers';
 export * from './clients';
 export * from './broker';
 export * from './signIn';
+export * from './toolChanges';

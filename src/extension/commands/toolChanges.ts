@@ -1,0 +1,105 @@
+// "Switchboard: Review Tool Changes": the tools a server lists now against the ones pinned at its
+// approval, side by side in a diff editor (two virtual documents), then one modal to accept them.
+import * as vscode from 'vscode';
+import type { ResultOf } from '../../broker/controlApi';
+import { resolveServer, withProgress, type Cmd, type NoPrompt } from './shared';
+
+export const TOOL_DIFF_SCHEME = 'switchboard-tools';
+
+type ToolChanges = ResultOf<'tool_changes'>;
+
+/** The two sides of every diff opened, by URI; read-only, served from memory. */
+class ToolDiffDocuments implements vscode.TextDocumentContentProvider {
+  private readonly texts = new Map<string, string>();
+  private readonly emitter = new vscode.EventEmitter<vscode.Uri>();
+  readonly onDidChange = this.emitter.event;
+
+  set(uri: vscode.Uri, text: string): void {
+    this.texts.set(uri.toString(), text);
+    this.emitter.fire(uri);
+  }
+
+  provideTextDocumentContent(uri: vscode.Uri): string {
+    return this.texts.get(uri.toString()) ?? '// This tool review is closed; run Review Tool Changes again.\n';
+  }
+}
+
+const documents = new ToolDiffDocuments();
+
+export function registerToolDiffDocuments(): vscode.Disposable {
+  return vscode.workspace.registerTextDocumentContentProvider(TOOL_DIFF_SCHEME, documents);
+}
+
+const UNKNOWN = '(only its digest is known: it was pinned by mcp-servers.lock)';
+
+/** One side of the diff: every changed tool by name, its definition or why there is none. */
+function side(diff: ToolChanges, which: 'before' | 'after'): string {
+  const tools: Record<string, unknown> = {};
+  for (const c of diff.changes) {
+    const def = c[which];
+    if (def) tools[c.tool] = def;
+    else if (which === 'before') tools[c.tool] = c.change === 'added' ? '(not pinned: a new tool)' : UNKNOWN;
+    else tools[c.tool] = '(removed: the server no longer lists it)';
+  }
+  return `${JSON.stringify(tools, null, 2)}\n`;
+}
+
+function describe(diff: ToolChanges): string {
+  const lines = diff.changes.map((c) => {
+    const what = c.change === 'added' ? 'new' : c.change === 'removed' ? 'removed' : 'changed';
+    const from = c.differsFrom.map((d) => (d === 'approval' ? 'your pin' : 'mcp-servers.lock')).join(' and ');
+    return `• ${c.tool}: ${what} (differs from ${from})`;
+  });
+  const held =
+    diff.policy === 'quarantine-server'
+      ? 'Policy quarantine-server: every tool of the server is held back until you accept.'
+      : 'Changed and new tools are held back until you accept; the others keep working.';
+  return `${lines.join('\n')}\n\n${held}\nAccepting pins the tools exactly as the diff shows them now.`;
+}
+
+export const reviewToolChanges: Cmd = (ctx) => async (arg?: unknown, opts?: NoPrompt) => {
+  const ref = await resolveServer(
+    ctx,
+    arg,
+    'Review the tool changes of which server?',
+    (s) => s.pins?.status === 'changed',
+  );
+  if (!ref) return;
+  const name = ref.name;
+  const diff = await withProgress(`Switchboard: comparing the tools of '${name}'`, () =>
+    ref.entry.conn.call('tool_changes', { name }),
+  );
+  if (!diff) return;
+  if (!diff.changes.length) {
+    void vscode.window.showInformationMessage(`The tools of '${name}' match their pins: nothing to review.`);
+    return diff;
+  }
+  // A fresh pair of URIs per review: an open diff of an earlier review keeps what it showed.
+  const id = `${encodeURIComponent(ref.entry.key)}/${encodeURIComponent(name)}/${Date.now()}`;
+  const pinned = vscode.Uri.parse(`${TOOL_DIFF_SCHEME}:/${id}/pinned-tools.json`);
+  const current = vscode.Uri.parse(`${TOOL_DIFF_SCHEME}:/${id}/current-tools.json`);
+  documents.set(pinned, side(diff, 'before'));
+  documents.set(current, side(diff, 'after'));
+  await vscode.commands.executeCommand('vscode.diff', pinned, current, `Tools of '${name}': pinned ↔ now`, {
+    preview: false,
+  });
+  const n = diff.changes.length;
+  if (!opts?.skipConfirmation) {
+    const action = 'Accept Changes';
+    const pick = await vscode.window.showWarningMessage(
+      `Accept changes to ${n} tool${n === 1 ? '' : 's'} of '${name}'?`,
+      { modal: true, detail: describe(diff) },
+      action,
+    );
+    if (pick !== action) return;
+  }
+  // The hash of the tool set the diff showed: the broker refuses if the server changed them since.
+  const result = await withProgress(`Switchboard: accepting the tools of '${name}'`, () =>
+    ref.entry.conn.call('accept_tool_changes', { name, hash: diff.toolsHash }),
+  );
+  if (result) {
+    ctx.output.info(`Accepted the tool changes of '${name}': pinned to its ${result.accepted} tools as they are now.`);
+    vscode.window.setStatusBarMessage(`$(check) '${name}': tool changes accepted`, 4000);
+  }
+  return result;
+};

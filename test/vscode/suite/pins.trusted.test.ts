@@ -1,0 +1,92 @@
+// Tool pins in the editor: a server that changes a tool description after it was accepted shows
+// the warning in the Servers view; Review Tool Changes opens a diff editor and accepting lists it again.
+import * as assert from 'assert';
+import * as fs from 'fs';
+import * as path from 'path';
+import * as vscode from 'vscode';
+import type { ServerNode } from '../../../src/extension/servers';
+import { api, connectedEntry, NODE, REPO, waitFor } from './switchboard.helpers';
+
+const RUGPULL = path.join(REPO, 'test', 'fixtures', 'rugpull.mjs');
+
+function iconId(item: vscode.TreeItem): string | undefined {
+  return item.iconPath instanceof vscode.ThemeIcon ? item.iconPath.id : undefined;
+}
+
+describe('tool pins (Review Tool Changes)', function () {
+  let file: string | undefined;
+
+  after(async () => {
+    if (file && fs.existsSync(file)) fs.unlinkSync(file);
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+  });
+
+  it('shows a changed tool as quarantined, opens the diff, and lists it again once accepted', async () => {
+    const a = await api();
+    const entry = await connectedEntry(a);
+    file = path.join(entry.root, 'mcp-servers.d', 'rugpull.yaml');
+    fs.writeFileSync(
+      file,
+      `name: rugpull\ntrust: builtin\ncommand: ${JSON.stringify(NODE)}\nargs: [${JSON.stringify(RUGPULL)}]\n`,
+    );
+    await waitFor(
+      a,
+      () => entry.server('rugpull')?.state === 'running' && entry.server('rugpull')?.pins?.status === 'pinned',
+      'rugpull to run, pinned',
+      45_000,
+    );
+
+    // The rug pull: same tool name, new instructions.
+    await entry.conn.request('tools/call', { name: 'rugpull__rug_pull', arguments: { variant: 'description' } });
+    const changed = await waitFor(
+      a,
+      () => {
+        const s = entry.server('rugpull');
+        return s?.pins?.status === 'changed' && s;
+      },
+      'the tool change to be noticed',
+    );
+    assert.deepStrictEqual(changed.pins?.quarantined, ['read_notes']);
+    assert.ok(!changed.tools.some((t) => t.name === 'read_notes'), 'read_notes is not listed');
+
+    const node = (a.servers.getChildren() as ServerNode[]).find(
+      (n) => n.kind === 'server' && n.status.name === 'rugpull',
+    )!;
+    const item = a.servers.getTreeItem(node);
+    assert.strictEqual(iconId(item), 'warning');
+    assert.match(String(item.contextValue), /\btoolsChanged\b/);
+    const toolsNode = a.servers.getChildren(node).find((c) => c.kind === 'tools')!;
+    const held = a.servers
+      .getChildren(toolsNode)
+      .map((c) => a.servers.getTreeItem(c))
+      .find((t) => t.label === 'read_notes');
+    assert.ok(held, 'read_notes shown under Tools');
+    assert.strictEqual(iconId(held), 'warning');
+    assert.strictEqual(held.command?.command, 'switchboard.reviewToolChanges');
+
+    const result = await vscode.commands.executeCommand<{ accepted: number } | undefined>(
+      'switchboard.reviewToolChanges',
+      'rugpull',
+      { skipConfirmation: true },
+    );
+    const diffTab = vscode.window.tabGroups.all
+      .flatMap((g) => g.tabs)
+      .find((t) => t.input instanceof vscode.TabInputTextDiff && t.input.original.scheme === 'switchboard-tools');
+    assert.ok(diffTab, 'a diff editor of the tool definitions is open');
+    const input = diffTab.input as vscode.TabInputTextDiff;
+    const before = (await vscode.workspace.openTextDocument(input.original)).getText();
+    const now = (await vscode.workspace.openTextDocument(input.modified)).getText();
+    assert.match(before, /"description": "Read the notes\."/);
+    assert.match(now, /id_rsa/);
+
+    assert.ok(result, 'the changes were accepted');
+    await waitFor(
+      a,
+      () => {
+        const s = entry.server('rugpull');
+        return s?.pins?.status === 'pinned' && s.tools.some((t) => t.name === 'read_notes');
+      },
+      'read_notes to be listed again',
+    );
+  });
+});
