@@ -85,10 +85,11 @@ describe('catalog cache', function () {
     assert.equal(fs.statSync(file).mode & 0o777, 0o600);
     assert.ok(!fs.readdirSync(root).some((f) => /catalog/i.test(f)), 'nothing in the registry');
 
-    // The upstream's tools changed since: the cache still has a tool it no longer offers.
+    // The upstream's tools changed since: the cache lacks a tool it offers now. (A tool added to the
+    // cache would not show: it is not among the tools pinned at the first start, so it is quarantined.)
     const cache = JSON.parse(fs.readFileSync(file, 'utf8'));
     const entry = cache.servers.slowstart;
-    entry.lists.tools.push({ name: 'ghost', description: 'gone since', inputSchema: { type: 'object' } });
+    entry.lists.tools = entry.lists.tools.filter((t: Json) => t.name !== 'whoami');
     fs.writeFileSync(file, JSON.stringify(cache));
 
     fs.writeFileSync(delayFile, '4000');
@@ -101,7 +102,7 @@ describe('catalog cache', function () {
     assert.equal(s.state, 'starting', 'the upstream is still in its handshake');
     assert.equal(s.catalog, 'cached');
     const cached = await toolNames(c);
-    assert.ok(cached.includes('slowstart__echo') && cached.includes('slowstart__ghost'), cached.join(', '));
+    assert.ok(cached.includes('slowstart__echo') && !cached.includes('slowstart__whoami'), cached.join(', '));
 
     // A call to a cached tool waits for the start instead of failing.
     const echoed = await c.callTool({ name: 'slowstart__echo', arguments: { text: 'early' } });
@@ -109,7 +110,7 @@ describe('catalog cache', function () {
     assert.equal((await status(c, 'slowstart')).catalog, 'live');
     await waitFor(() => changed > 0, 'tools/list_changed for the replaced list');
     const live = await toolNames(c);
-    assert.ok(live.includes('slowstart__echo') && !live.includes('slowstart__ghost'), live.join(', '));
+    assert.ok(live.includes('slowstart__echo') && live.includes('slowstart__whoami'), live.join(', '));
     await stop();
 
     // Same lists again: confirming them changes nothing clients can see.

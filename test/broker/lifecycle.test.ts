@@ -36,8 +36,15 @@ describe('lifecycles', function () {
   let dir: string;
   const startsOf = (name: string): string => path.join(dir, `${name}.starts`);
   /** A lazy echo.mjs that counts its starts. */
+  // The start counts are written outside the sandbox's own temp dir: the filesystem grant names it.
+  const writesStarts = (): string => `grants: [filesystem]\nfilesystem:\n  write: [${JSON.stringify(dir)}]\n`;
   const lazy = (name: string, idleStopMs: number): string =>
-    fixtureServer(name, 'echo.mjs', ['--starts', startsOf(name)], `lifecycle: lazy\nidleStopMs: ${idleStopMs}\n`);
+    fixtureServer(
+      name,
+      'echo.mjs',
+      ['--starts', startsOf(name)],
+      `lifecycle: lazy\nidleStopMs: ${idleStopMs}\n${writesStarts()}`,
+    );
   const idle = (name: string): Promise<Json> =>
     waitFor(async () => {
       const s = await status(client, name);
@@ -57,7 +64,7 @@ describe('lifecycles', function () {
         ['--count', '1', '--resources', '2'],
         'lifecycle: lazy\n',
       ),
-      'mcp-servers.d/eager.yaml': fixtureServer('eager', 'echo.mjs', ['--starts', startsOf('eager')]),
+      'mcp-servers.d/eager.yaml': fixtureServer('eager', 'echo.mjs', ['--starts', startsOf('eager')], writesStarts()),
       'mcp-servers.d/fragile.yaml': fixtureServer(
         'fragile',
         'crashy.mjs',

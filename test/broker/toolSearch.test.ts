@@ -66,6 +66,8 @@ describe('tool search (find_tools, toolMode search, call_tool, tokens)', functio
     root = tempDir('sb-search-');
     const files = tempDir('sb-search-files-');
     fs.writeFileSync(path.join(files, 'notes.txt'), 'hello from the search test\n');
+    // Outside the registry root: the sandbox shows it to these two servers only with the grant.
+    const filesGrant = `grants: [filesystem]\nfilesystem:\n  write: [${JSON.stringify(files)}]\n`;
     writeRegistry(root, {
       'mcp-servers.d/many.yaml': fixtureServer('many', 'many-tools.mjs', ['--count', '50']),
       'mcp-servers.d/echo.yaml': fixtureServer('echo', 'echo.mjs'),
@@ -75,9 +77,10 @@ describe('tool search (find_tools, toolMode search, call_tool, tokens)', functio
         'server-memory',
         [],
         'description: Knowledge graph memory\n' +
-          `env:\n  MEMORY_FILE_PATH: ${JSON.stringify(path.join(files, 'memory.jsonl'))}\n`,
+          `env:\n  MEMORY_FILE_PATH: ${JSON.stringify(path.join(files, 'memory.jsonl'))}\n` +
+          filesGrant,
       ),
-      'mcp-servers.d/filesystem.yaml': npmServer('filesystem', 'server-filesystem', [files]),
+      'mcp-servers.d/filesystem.yaml': npmServer('filesystem', 'server-filesystem', [files], filesGrant),
       // Read-only, in search mode, with a profile that hides writing files and half of many's tools.
       'clients.d/seeker.yaml':
         'name: seeker\nmcp_allow: [read]\ntoolMode: search\npinnedTools: ["memory__read_graph"]\n' +
