@@ -6,7 +6,9 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
-import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
   connect,
   fixtureServer,
@@ -456,6 +458,88 @@ describe('the 2026-07-28 revision on the endpoint', function () {
     } finally {
       await operator.close();
     }
+  }
+});
+
+describe('upstreams of either era, callers of either era (all four combinations)', function () {
+  this.timeout(60_000);
+  let broker: BrokerProcess;
+  let v1: Client;
+  let v2: ClientV2;
+  const asked: string[] = [];
+
+  before(async () => {
+    const root = tempDir('sb-eras-');
+    writeRegistry(root, {
+      // SDK v2 in 2026-07-28-only mode: usable only if the broker detects its era.
+      'mcp-servers.d/modern.yaml': fixtureServer('modern', 'v2-server.mjs'),
+      'mcp-servers.d/legacy.yaml': fixtureServer('legacy', 'echo.mjs'),
+    });
+    broker = await startBrokerProcess({ root });
+    v1 = new Client({ name: 'v1-caller', version: '1' }, { capabilities: { elicitation: {} } });
+    v1.setRequestHandler(ElicitRequestSchema, async (req) => {
+      asked.push(`v1:${req.params.message}`);
+      return { action: 'accept', content: { answer: 'from v1' } };
+    });
+    await v1.connect(
+      new StreamableHTTPClientTransport(new URL(broker.url), {
+        requestInit: { headers: { Authorization: `Bearer ${broker.token}` } },
+      }),
+    );
+    v2 = await connectV2(broker.url, broker.token, { elicitation: { form: {} } });
+    v2.setRequestHandler('elicitation/create', async (req) => {
+      asked.push(`v2:${req.params.message}`);
+      return { action: 'accept', content: { answer: 'from v2' } };
+    });
+    await waitFor(async () => {
+      const names = (await v1.listTools()).tools.map((t) => t.name);
+      return names.includes('modern__echo') && names.includes('legacy__echo');
+    }, 'both upstreams in the catalog', 20_000);
+  });
+
+  after(async () => {
+    await v1?.close().catch(() => undefined);
+    await v2?.close().catch(() => undefined);
+    await broker?.stop();
+    removeTempDirs();
+  });
+
+  it('detects each upstream\'s era and records it in the server status', async () => {
+    const status = async (name: string): Promise<Json> => {
+      const r = await v1.callTool({ name: 'switchboard__server_status', arguments: { name } });
+      return r.structuredContent as Json;
+    };
+    assert.equal((await status('modern')).protocol, '2026-07-28');
+    assert.equal((await status('legacy')).protocol, '2025-11-25');
+  });
+
+  for (const caller of ['v1', 'v2'] as const) {
+    for (const upstream of ['legacy', 'modern'] as const) {
+      it(`${caller} caller × ${upstream} upstream: list, call and progress`, async () => {
+        const client = caller === 'v1' ? v1 : v2;
+        const names = (await client.listTools()).tools.map((t) => t.name);
+        assert.ok(names.includes(`${upstream}__echo`));
+        const r = await client.callTool({ name: `${upstream}__echo`, arguments: { text: 'x' } });
+        assert.equal(textOf(r), upstream === 'modern' ? 'v2 echo: x' : 'echo: x');
+        const progress: number[] = [];
+        const slowTool = upstream === 'modern' ? 'modern__steps' : 'legacy__add';
+        const args = upstream === 'modern' ? { steps: 2 } : { a: 1, b: 1 };
+        const onprogress = (p: { progress: number }): void => void progress.push(p.progress);
+        const call = { name: slowTool, arguments: args };
+        // v1's callTool takes a result schema before the options; v2's takes the options second.
+        const done = caller === 'v1' ? await v1.callTool(call, undefined, { onprogress }) : await v2.callTool(call, { onprogress });
+        if (upstream === 'modern') {
+          assert.equal(textOf(done), '2 steps done');
+          assert.deepEqual(progress, [1, 2]);
+        } else assert.equal(textOf(done), '2');
+      });
+    }
+    it(`${caller} caller × modern upstream: its input_required reaches the caller in the caller's era`, async () => {
+      const client = caller === 'v1' ? v1 : v2;
+      const r = await client.callTool({ name: 'modern__confirm', arguments: { question: `ask ${caller}?` } });
+      assert.equal(textOf(r), `answered: from ${caller}`);
+      assert.ok(asked.includes(`${caller}:ask ${caller}?`));
+    });
   }
 });
 

@@ -6,6 +6,7 @@ import type { JsonObject } from '../mcpTypes';
 import { ChildStdioTransport } from './childStdioTransport';
 import type { CallOptions, ConnectedInfo, ConnectionEvents, StdioLaunch, UpstreamConnection } from './connection';
 import { explainStdioStartFailure } from './connectFailure';
+import { StartedTransport } from './startedTransport';
 import { connectedInfo, createSdkClient, SdkSession } from './sdkSession';
 
 export class StdioConnection extends SdkSession implements UpstreamConnection {
@@ -24,8 +25,10 @@ export class StdioConnection extends SdkSession implements UpstreamConnection {
     events: ConnectionEvents,
     logs: LogRing,
     timeoutMs: number,
+    /** A process already started (by the era probe, eraDetection.ts): initialized as it runs. */
+    started?: ChildStdioTransport,
   ): Promise<StdioConnection> {
-    const transport = new ChildStdioTransport(launch, logs);
+    const transport = started ?? new ChildStdioTransport(launch, logs);
     const client = createSdkClient(events, () => transport.callersInFlight());
     // eslint-disable-next-line prefer-const -- the callbacks below may run before it is assigned; const would throw (TDZ)
     let connection: StdioConnection | undefined;
@@ -34,7 +37,7 @@ export class StdioConnection extends SdkSession implements UpstreamConnection {
     };
     client.onerror = (err) => logs.push(`transport error: ${err.message}`);
     try {
-      await client.connect(transport, { timeout: timeoutMs });
+      await client.connect(started ? new StartedTransport(started) : transport, { timeout: timeoutMs });
     } catch (err) {
       const failure = explainStdioStartFailure(err, transport, logs);
       await transport.close().catch(() => undefined);
