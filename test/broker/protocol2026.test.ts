@@ -66,7 +66,8 @@ async function connectV2(url: string, token: string, capabilities: Json = {}): P
     { name: 'v2-client', version: '1.0.0' },
     { versionNegotiation: { mode: { pin: V } }, capabilities },
   );
-  await client.connect(new TransportV2(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }));
+  const requestInit = { headers: { Authorization: `Bearer ${token}` } };
+  await client.connect(new TransportV2(new URL(url), { requestInit }));
   return client;
 }
 
@@ -192,7 +193,7 @@ describe('the 2026-07-28 revision on the endpoint', function () {
     }
   });
 
-  it('turns an old-era upstream\'s elicitation and sampling into input_required, and the retry completes it', async () => {
+  it("turns an old-era upstream's elicitation and sampling into input_required; the retry completes it", async () => {
     const v2 = await connectV2(broker.url, broker.token, { elicitation: { form: {} }, sampling: {} });
     const asked: string[] = [];
     v2.setRequestHandler('elicitation/create', async (req) => {
@@ -248,7 +249,7 @@ describe('the 2026-07-28 revision on the endpoint', function () {
     assert.match(errorOf(again).message, /unknown or expired/);
   });
 
-  it('fails with MissingRequiredClientCapability when the upstream asks for what the caller did not declare', async () => {
+  it('fails with MissingRequiredClientCapability when the upstream asks what the caller did not declare', async () => {
     const r = await post({
       method: 'tools/call',
       params: { name: 'asks__elicit', arguments: { message: 'q' }, _meta: envelope(V, {}) },
@@ -261,7 +262,8 @@ describe('the 2026-07-28 revision on the endpoint', function () {
 
   it('applies the client\'s token, scope and tool profile per request, and audits the call', async () => {
     const reader = await readerToken();
-    const list = await post({ method: 'tools/list', params: { _meta: envelope() } }, { authorization: `Bearer ${reader}` });
+    const asReader = { authorization: `Bearer ${reader}` };
+    const list = await post({ method: 'tools/list', params: { _meta: envelope() } }, asReader);
     const names = (JSON.parse(list.body).result.tools as Json[]).map((t) => t.name);
     assert.ok(names.includes('echo__echo') && !names.includes('echo__add'), 'the tool profile narrows the list');
     const denied = await post(
@@ -270,7 +272,10 @@ describe('the 2026-07-28 revision on the endpoint', function () {
     );
     assert.match(errorOf(denied).message, /not in client 'reader''s tool profile/);
     const write = await post(
-      { method: 'tools/call', params: { name: 'switchboard__restart_server', arguments: { name: 'echo' }, _meta: envelope() } },
+      {
+        method: 'tools/call',
+        params: { name: 'switchboard__restart_server', arguments: { name: 'echo' }, _meta: envelope() },
+      },
       { authorization: `Bearer ${reader}` },
     );
     const result = JSON.parse(write.body);
@@ -280,7 +285,7 @@ describe('the 2026-07-28 revision on the endpoint', function () {
       { authorization: `Bearer ${reader}` },
     );
     assert.equal(textOf(JSON.parse(ok.body).result), 'echo: audited');
-    const unauth = await post({ method: 'tools/list', params: { _meta: envelope() } }, { authorization: 'Bearer nope' });
+    const unauth = await post({ method: 'tools/list', params: { _meta: envelope() } }, { authorization: 'Bearer x' });
     assert.equal(unauth.status, 401);
     const auditFile = path.join(broker.home, ...findAudit(broker.home));
     await waitFor(
@@ -527,7 +532,8 @@ describe('upstreams of either era, callers of either era (all four combinations)
         const onprogress = (p: { progress: number }): void => void progress.push(p.progress);
         const call = { name: slowTool, arguments: args };
         // v1's callTool takes a result schema before the options; v2's takes the options second.
-        const done = caller === 'v1' ? await v1.callTool(call, undefined, { onprogress }) : await v2.callTool(call, { onprogress });
+        const done =
+          caller === 'v1' ? await v1.callTool(call, undefined, { onprogress }) : await v2.callTool(call, { onprogress });
         if (upstream === 'modern') {
           assert.equal(textOf(done), '2 steps done');
           assert.deepEqual(progress, [1, 2]);

@@ -37,7 +37,8 @@ export class StdioConnection extends SdkSession implements UpstreamConnection {
     };
     client.onerror = (err) => logs.push(`transport error: ${err.message}`);
     try {
-      await client.connect(started ? new StartedTransport(started) : transport, { timeout: timeoutMs });
+      const sdkTransport = started ? new StartedTransport(started) : transport;
+      await client.connect(sdkTransport, { timeout: timeoutMs });
     } catch (err) {
       const failure = explainStdioStartFailure(err, transport, logs);
       await transport.close().catch(() => undefined);
