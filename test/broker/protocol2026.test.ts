@@ -6,10 +6,12 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
+import { StdioClientTransport as StdioTransportV2 } from '@modelcontextprotocol/client/stdio';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
+  BROKER_JS,
   connect,
   fixtureServer,
   removeTempDirs,
@@ -353,6 +355,32 @@ describe('the 2026-07-28 revision on the endpoint', function () {
       assert.ok(!r.events.some((e) => e.method === 'notifications/prompts/list_changed'), 'only what was asked for');
     } finally {
       r.close();
+    }
+  });
+
+  it('bridges a 2026-07-28 stdio client through `switchboard connect`: discover, list, call, progress', async () => {
+    const transport = new StdioTransportV2({
+      command: process.execPath,
+      args: [BROKER_JS, 'connect', '--root', broker.root, '--client', 'reader', '--no-start'],
+      env: { ...process.env, SWITCHBOARD_HOME: broker.home } as Record<string, string>,
+      stderr: 'pipe',
+    });
+    const client = new ClientV2({ name: 'stdio-v2', version: '1' }, { versionNegotiation: { mode: { pin: V } } });
+    await client.connect(transport);
+    try {
+      assert.equal(client.getNegotiatedProtocolVersion(), V);
+      const names = (await client.listTools()).tools.map((t) => t.name);
+      assert.ok(names.includes('echo__echo') && !names.includes('echo__add'), "the reader's profile applies");
+      assert.equal(textOf(await client.callTool({ name: 'echo__echo', arguments: { text: 'piped' } })), 'echo: piped');
+      const progress: number[] = [];
+      const slow = await client.callTool(
+        { name: 'slow__slow', arguments: { steps: 2, delayMs: 5 } },
+        { onprogress: (p) => progress.push(p.progress) },
+      );
+      assert.equal(textOf(slow), 'done 2 steps');
+      assert.deepEqual(progress, [1, 2]);
+    } finally {
+      await client.close();
     }
   });
 
