@@ -108,6 +108,8 @@ describe('2026-07-28 encodings', () => {
     rememberJson(text, '{"tools":[]}');
     assert.equal(rememberedJson(withResultType(text)), '{"resultType":"complete","tools":[]}');
     assert.deepEqual(withResultType({ a: 1 }), { resultType: 'complete', a: 1 });
+    const modern = rawResult(Buffer.from('{"content":[],"resultType":"complete"}'));
+    assert.equal(withResultType(modern), modern, 'a result that has it already is passed as it is');
   });
 
   it('reads a DiscoverResult as connection info, and nothing else as one', () => {

@@ -17,6 +17,8 @@ export function withResultType(result: JsonObject, resultType = 'complete'): Jso
   const raw = rememberedJson(result);
   if (raw === undefined) return { resultType, ...result };
   const text = typeof raw === 'string' ? raw : undefined;
+  // A 2026-07-28 upstream set it already (inside a JSON string the quotes would be escaped).
+  if (raw.includes(`"resultType":${JSON.stringify(resultType)}`)) return result;
   const bytes = typeof raw === 'string' ? Buffer.from(raw) : raw;
   let at = 1;
   while (at < bytes.length && (bytes[at] === 0x20 || bytes[at] === 0x0a || bytes[at] === 0x0d || bytes[at] === 0x09)) {
