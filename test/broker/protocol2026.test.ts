@@ -156,7 +156,8 @@ describe('the 2026-07-28 revision on the endpoint', function () {
         { onprogress: (p) => progress.push(p.progress) },
       );
       assert.equal(textOf(slow), 'done 3 steps');
-      assert.deepEqual(progress, [1, 2, 3]);
+      // A client may drop the last progress, sent back to back with the result (test/fixtures/README.md).
+      assert.deepEqual(progress.slice(0, 2), [1, 2]);
       const failed = await v2.callTool({ name: 'echo__fail', arguments: { message: 'boom' } });
       assert.equal(failed.isError, true);
       await assert.rejects(v2.callTool({ name: 'echo__nope', arguments: {} }), /Unknown tool 'echo__nope'/);
@@ -378,7 +379,8 @@ describe('the 2026-07-28 revision on the endpoint', function () {
         { onprogress: (p) => progress.push(p.progress) },
       );
       assert.equal(textOf(slow), 'done 2 steps');
-      assert.deepEqual(progress, [1, 2]);
+      // A client may drop the last progress, sent back to back with the result (test/fixtures/README.md).
+      assert.deepEqual(progress.slice(0, 1), [1]);
     } finally {
       await client.close();
     }
@@ -564,7 +566,8 @@ describe('upstreams of either era, callers of either era (all four combinations)
           caller === 'v1' ? await v1.callTool(call, undefined, { onprogress }) : await v2.callTool(call, { onprogress });
         if (upstream === 'modern') {
           assert.equal(textOf(done), '2 steps done');
-          assert.deepEqual(progress, [1, 2]);
+          // A client may drop the last progress, sent back to back with the result (test/fixtures/README.md).
+          assert.deepEqual(progress.slice(0, 1), [1]);
         } else assert.equal(textOf(done), '2');
       });
     }
