@@ -1,7 +1,9 @@
 // `switchboard connect`: a stdio <-> broker bridge for agents that only speak stdio (terminal CLIs).
 // Messages pass through as bytes-in-JSON; the bridge owns only the session: it re-initializes
-// transparently when the broker restarts, and ends the session when stdin closes.
+// transparently when the broker restarts, and ends the session when stdin closes. A client of
+// the 2026-07-28 era (per-request `_meta`, no initialize) is bridged statelessly (bridgeStateless.ts).
 import * as readline from 'node:readline';
+import { claimedVersion, StatelessInFlight, statelessHeaders } from './bridgeStateless';
 
 export interface BridgeTarget {
   url: string;
@@ -46,6 +48,7 @@ export class Bridge {
   private inFlight = 0;
   private reconnecting?: Promise<void>;
   private refused?: BridgeRefused;
+  private readonly stateless = new StatelessInFlight();
 
   constructor(private readonly opts: BridgeOptions) {}
 
@@ -80,6 +83,9 @@ export class Bridge {
 
   private async handle(message: Message): Promise<void> {
     if (this.refused) return this.fail(message, this.refused.message);
+    if (!this.initialize && message.method === 'notifications/cancelled') return this.stateless.cancel(message.params);
+    const version = this.initialize ? undefined : claimedVersion(message);
+    if (version !== undefined && message.method !== 'initialize') return this.postStateless(message, version, true);
     if (message.method === 'initialize') {
       this.initialize = message;
       this.ready = this.open(message, true);
@@ -175,6 +181,37 @@ export class Bridge {
       return this.fail(message, `The broker answered HTTP ${res.status}`);
     }
     for (const reply of await this.readReplies(res)) this.write(reply);
+  }
+
+  /** One 2026-07-28 request, on its own POST; the broker is found again if it went away. */
+  private async postStateless(message: Message, version: string, retry: boolean): Promise<void> {
+    this.target ??= await this.opts.discover();
+    const target = this.target;
+    const signal = message.id !== undefined ? this.stateless.begin(message.id) : undefined;
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${target.token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...statelessHeaders(message, version),
+    };
+    try {
+      const res = await fetch(target.url, { method: 'POST', headers, body: JSON.stringify(message), signal });
+      if (res.status === 202 || (!(res.headers.get('content-type') ?? '').includes('json') && !res.ok)) {
+        await res.body?.cancel();
+        if (res.status !== 202) this.fail(message, `The broker answered HTTP ${res.status}`);
+        return;
+      }
+      for (const reply of await this.readReplies(res)) this.write(reply);
+    } catch (err) {
+      if (signal?.aborted) return; // the client cancelled it: it expects no answer
+      if (retry && !this.closing) {
+        this.target = undefined;
+        return this.postStateless(message, version, false);
+      }
+      this.fail(message, `The broker is not reachable: ${(err as Error).message}`);
+    } finally {
+      if (message.id !== undefined) this.stateless.end(message.id);
+    }
   }
 
   private fail(message: Message, text: string): void {

@@ -56,6 +56,8 @@ export interface ServerStatus {
   pins?: PinState;
   /** Requests this server sent a caller's client (sampling, elicitation, roots) not answered yet. */
   pendingServerRequests?: number;
+  /** The protocol revision the running server speaks: '2026-07-28', '2025-11-25', … (when known). */
+  protocol?: string;
   target: string;
   file: string;
 }

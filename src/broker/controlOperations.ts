@@ -128,6 +128,7 @@ export class ControlOperations {
         locked: false,
       },
       pendingServerRequests: upstream?.serverRequests.pending ?? 0,
+      protocol: upstream?.state === 'running' ? upstream.protocol : undefined,
       target: def.transport === 'stdio' ? [def.command, ...def.args].join(' ') : redactUrl(def.url ?? ''),
       file: this.fileOf('server', name),
     };

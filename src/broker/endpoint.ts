@@ -3,7 +3,8 @@
 // notifications to sessions. The checks are in http/guards.ts, the body in http/requestBody.ts,
 // the encoding in http/wire.ts, a session's SDK server and direct path in http/mcpSession.ts and
 // its transport in http/sessionTransport.ts; the session caps in http/sessionLimits.ts and the
-// log rate limit in http/logRateLimit.ts.
+// log rate limit in http/logRateLimit.ts. A request of the 2026-07-28 era (its version header or
+// its `_meta` says so) has no session: http/statelessRequest.ts serves it.
 import * as crypto from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
@@ -21,7 +22,9 @@ import {
   checkPostHeaders,
   checkProtocolVersion,
   checkSessionOwner,
+  isStatelessVersion,
   routeOf,
+  SESSION_PROTOCOL_VERSIONS,
   SESSION_ID_REQUIRED,
   SESSION_NOT_FOUND,
   unauthorized,
@@ -31,7 +34,9 @@ import { DEFAULT_LOG_RATE, LogRateLimiter, type LogRate } from './http/logRateLi
 import { createMcpSession, type McpSession } from './http/mcpSession';
 import { isBodyError, parseMessages, readBody } from './http/requestBody';
 import { DEFAULT_SESSION_LIMITS, makeRoom, type SessionLimits } from './http/sessionLimits';
-import { writeJsonRpcError, type Id } from './http/wire';
+import { claimedVersion } from './http/modernRequest';
+import { StatelessEndpoint } from './http/statelessRequest';
+import { errorBodyWithData, writeJsonRpcError, type Id } from './http/wire';
 
 export interface EndpointOptions {
   port: number;
@@ -57,6 +62,13 @@ export interface EndpointOptions {
   editor?: EditorLink;
 }
 
+const STATELESS_METHOD_NOT_ALLOWED: Rejection = {
+  status: 405,
+  message:
+    'Method not allowed: 2026-07-28 has no session and no GET stream; POST subscriptions/listen for notifications',
+  headers: { allow: 'POST' },
+};
+
 const METHOD_NOT_ALLOWED: Rejection = {
   status: 405,
   message: 'Method not allowed',
@@ -72,6 +84,8 @@ export class Endpoint {
   /** The response of each request whose body is still arriving, by socket: for the 408. */
   private readonly readingBody = new WeakMap<Socket, http.ServerResponse>();
   private readonly logLimiter: LogRateLimiter;
+  /** The 2026-07-28 requests: no session, each served on its own. */
+  private readonly stateless: StatelessEndpoint;
   /** Pending "dropped N log messages" reports, by server. */
   private readonly dropReports = new Map<string, NodeJS.Timeout>();
   private evictTimer?: NodeJS.Timeout;
@@ -85,6 +99,7 @@ export class Endpoint {
     this.limits = { ...DEFAULT_SESSION_LIMITS, ...opts.sessionLimits };
     this.bodyTimeoutMs = opts.bodyTimeoutMs ?? 30_000;
     this.logLimiter = new LogRateLimiter(opts.logRate ?? DEFAULT_LOG_RATE);
+    this.stateless = new StatelessEndpoint(opts.router, opts.version, SESSION_PROTOCOL_VERSIONS);
     // Node's requestTimeout is the body deadline: it runs from the request's first byte until the
     // whole body is in, and Node checks it for all connections at once (no timer per request).
     const serverOptions: http.ServerOptions = {
@@ -138,6 +153,7 @@ export class Endpoint {
    */
   idleMs(): number {
     for (const session of this.sessions.values()) if (session.transport.busy) return 0;
+    if (this.stateless.busy) return 0;
     return Date.now() - this.lastActivity;
   }
 
@@ -145,6 +161,7 @@ export class Endpoint {
     clearInterval(this.evictTimer);
     for (const timer of this.dropReports.values()) clearTimeout(timer);
     this.dropReports.clear();
+    this.stateless.close();
     await Promise.all([...this.sessions.values()].map((s) => s.server.close().catch(() => undefined)));
     this.sessions.clear();
     await new Promise<void>((resolve) => {
@@ -155,6 +172,7 @@ export class Endpoint {
 
   /** Tells sessions that a list changed; `server` limits it to sessions that can see that server. */
   listChanged(kind: 'tools' | 'prompts' | 'resources', server?: string): void {
+    this.stateless.listChanged(kind, server);
     for (const session of this.sessions.values()) {
       if (server !== undefined && session.ctx.server !== undefined && session.ctx.server !== server) continue;
       const s = session.server;
@@ -174,6 +192,7 @@ export class Endpoint {
   }
 
   resourceUpdated(uri: string): void {
+    this.stateless.resourceUpdated(uri);
     for (const session of this.sessions.values()) {
       if (session.subscriptions.has(uri)) session.server.sendResourceUpdated({ uri }).catch(() => undefined);
     }
@@ -236,8 +255,17 @@ export class Endpoint {
 
   private reject(res: http.ServerResponse, rejection: Rejection, id: Id | null = null): void {
     this.opts.onRejected?.(rejection.message, rejection.status);
-    const code = rejection.status === 404 ? ErrorCodes.InvalidRequest : -32000;
-    writeJsonRpcError(res, rejection.status, code, rejection.message, id, rejection.headers);
+    const code = rejection.code ?? (rejection.status === 404 ? ErrorCodes.InvalidRequest : -32000);
+    if (rejection.data === undefined) {
+      return writeJsonRpcError(res, rejection.status, code, rejection.message, id, rejection.headers);
+    }
+    const body = errorBodyWithData(code, rejection.message, id, rejection.data);
+    res.writeHead(rejection.status, {
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(body)),
+      ...rejection.headers,
+    });
+    res.end(body);
   }
 
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
@@ -267,8 +295,13 @@ export class Endpoint {
     const identity = token ? this.opts.authenticate(token) : undefined;
     if (!identity) return this.reject(res, unauthorized(token));
 
-    const badVersion = checkProtocolVersion(req.headers['mcp-protocol-version']);
+    const versionHeader = req.headers['mcp-protocol-version'];
+    const badVersion = checkProtocolVersion(versionHeader);
     if (badVersion) return this.reject(res, badVersion);
+    if (isStatelessVersion(versionHeader) && req.method !== 'POST') {
+      // 2026-07-28 has no session to GET a stream of or to DELETE.
+      return this.reject(res, STATELESS_METHOD_NOT_ALLOWED);
+    }
 
     const sessionHeader = req.headers['mcp-session-id'];
     const sessionId = typeof sessionHeader === 'string' ? sessionHeader : undefined;
@@ -352,7 +385,7 @@ export class Endpoint {
       this.maxBody,
       (text) => {
         this.readingBody.delete(req.socket);
-        this.onPostBody(text, res, identity, server, sessionId);
+        this.onPostBody(text, req.headers, res, identity, server, sessionId);
       },
       (tooLarge) => {
         this.readingBody.delete(req.socket);
@@ -364,6 +397,7 @@ export class Endpoint {
 
   private onPostBody(
     text: string,
+    headers: http.IncomingHttpHeaders,
     res: http.ServerResponse,
     identity: Identity,
     server: string | undefined,
@@ -371,6 +405,15 @@ export class Endpoint {
   ): void {
     const parsed = parseMessages(text);
     if (isBodyError(parsed)) return writeJsonRpcError(res, 400, parsed.code, parsed.message, parsed.id);
+    // The era is chosen per request: the 2026-07-28 header, or (without a session) a `_meta` that
+    // claims a version, is served statelessly; initialize and session traffic as before.
+    const single = parsed.messages.length === 1 ? parsed.messages[0] : undefined;
+    if (
+      isStatelessVersion(headers['mcp-protocol-version']) ||
+      (sessionId === undefined && !parsed.initialize && claimedVersion(single) !== undefined)
+    ) {
+      return this.stateless.serve(single ?? parsed.messages, headers, res, identity, server);
+    }
     if (parsed.initialize) {
       if (server !== undefined && !this.opts.router.hasServer(server)) {
         return this.reject(res, { status: 404, message: `Not found: no server named '${server}' in this registry` });

@@ -148,6 +148,11 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     return this.client?.info.capabilities;
   }
 
+  /** The protocol revision the running server speaks (eraDetection.ts decides it at connect). */
+  get protocol(): string | undefined {
+    return this.client?.info.protocol;
+  }
+
   snapshot(): UpstreamSnapshot {
     return {
       name: this.name,

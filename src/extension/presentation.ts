@@ -202,6 +202,7 @@ export function serverTooltip(s: ServerStatus): string {
   out.push(
     `- ${s.transport === 'stdio' ? 'Runs' : `Connects (${s.transport}) to`}: \`${s.target.replace(/`/g, "'")}\``,
   );
+  if (s.protocol) out.push(`- Protocol: ${s.protocol}`);
   out.push(`- Grants: ${s.grants.length ? s.grants.join(', ') : 'none'}`);
   for (const line of enforcementLines(s)) out.push(`  - ${line}`);
   if (s.toolTokens !== undefined) {

@@ -5,7 +5,7 @@ import type { LogRing } from '../logRing';
 import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from '../mcpTypes';
 import { RemoteConnection } from './remoteConnection';
 import type { ServerRequestCaller, ServerRequestHandler } from './serverRequests';
-import { StdioConnection } from './stdioConnection';
+import { connectStdioEitherEra } from './eraDetection';
 
 export interface StdioLaunch {
   transport: 'stdio';
@@ -74,6 +74,8 @@ export interface ConnectedInfo {
   serverVersion?: string;
   instructions?: string;
   capabilities: JsonObject;
+  /** The protocol revision spoken with the server ('2026-07-28', '2025-11-25', …), when known. */
+  protocol?: string;
 }
 
 /**
@@ -101,6 +103,6 @@ export function connectUpstream(
   logs: LogRing,
   timeoutMs: number,
 ): Promise<UpstreamConnection> {
-  if (launch.transport === 'stdio') return StdioConnection.connect(launch, events, logs, timeoutMs);
+  if (launch.transport === 'stdio') return connectStdioEitherEra(launch, events, logs, timeoutMs);
   return RemoteConnection.connect(launch, events, logs, timeoutMs);
 }

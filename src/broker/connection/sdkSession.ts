@@ -51,6 +51,8 @@ export function connectedInfo(client: Client): ConnectedInfo {
     serverVersion: version?.version,
     instructions: client.getInstructions(),
     capabilities: (client.getServerCapabilities() ?? {}) as JsonObject,
+    // The version the handshake settled on, as the transport was told it (HTTP, or the probed stdio).
+    protocol: (client.transport as { protocolVersion?: string } | undefined)?.protocolVersion,
   };
 }
 

@@ -6,6 +6,7 @@ import type { JsonObject } from '../mcpTypes';
 import { ChildStdioTransport } from './childStdioTransport';
 import type { CallOptions, ConnectedInfo, ConnectionEvents, StdioLaunch, UpstreamConnection } from './connection';
 import { explainStdioStartFailure } from './connectFailure';
+import { StartedTransport } from './startedTransport';
 import { connectedInfo, createSdkClient, SdkSession } from './sdkSession';
 
 export class StdioConnection extends SdkSession implements UpstreamConnection {
@@ -24,9 +25,11 @@ export class StdioConnection extends SdkSession implements UpstreamConnection {
     events: ConnectionEvents,
     logs: LogRing,
     timeoutMs: number,
+    /** A process already started (by the era probe, eraDetection.ts): initialized as it runs. */
+    started?: ChildStdioTransport,
   ): Promise<StdioConnection> {
     const launchMark = logs.mark();
-    const transport = new ChildStdioTransport(launch, logs);
+    const transport = started ?? new ChildStdioTransport(launch, logs);
     const client = createSdkClient(events, {
       callers: () => transport.callersInFlight(),
       hold: (callers) => transport.holdCalls(callers),
@@ -38,7 +41,8 @@ export class StdioConnection extends SdkSession implements UpstreamConnection {
     };
     client.onerror = (err) => logs.push(`transport error: ${err.message}`);
     try {
-      await client.connect(transport, { timeout: timeoutMs });
+      const sdkTransport = started ? new StartedTransport(started) : transport;
+      await client.connect(sdkTransport, { timeout: timeoutMs });
     } catch (err) {
       const failure = explainStdioStartFailure(err, transport, logs, launchMark);
       await transport.close().catch(() => undefined);

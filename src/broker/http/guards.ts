@@ -4,12 +4,16 @@
 // Pure functions: each returns a Rejection, or undefined to let the request pass.
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
 import type { Identity } from '../routing';
+import { isModernVersion, ModernCodes, MODERN_VERSIONS } from './modernRequest';
 
 /** An HTTP answer that turns a request away, with a message that says what to do. */
 export interface Rejection {
   status: number;
   message: string;
   headers?: Record<string, string>;
+  /** The JSON-RPC error code, when not the endpoint's default for the status. */
+  code?: number;
+  data?: unknown;
 }
 
 // Rejections that do not depend on the request are made once: the guards run on every request.
@@ -79,11 +83,29 @@ export function unauthorized(token: string | undefined): Rejection {
   return token ? BAD_TOKEN : NO_TOKEN;
 }
 
-/** An `Mcp-Protocol-Version` header, when sent, must name a version this endpoint speaks. */
+/** Every version the endpoint speaks: the stateless era's first, then the sessions' (newest first). */
+export const ALL_PROTOCOL_VERSIONS: readonly string[] = [...MODERN_VERSIONS, ...SUPPORTED_PROTOCOL_VERSIONS];
+
+/** The versions a session (initialize) may negotiate. */
+export const SESSION_PROTOCOL_VERSIONS: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS;
+
+/** Whether an `Mcp-Protocol-Version` header selects the stateless 2026-07-28 path. */
+export const isStatelessVersion = (header: string | string[] | undefined): boolean => isModernVersion(header);
+
+/**
+ * An `Mcp-Protocol-Version` header, when sent, must name a version this endpoint speaks; the
+ * refusal is the 2026-07-28 UnsupportedProtocolVersion error (-32022), which both eras' clients read.
+ */
 export function checkProtocolVersion(header: string | string[] | undefined): Rejection | undefined {
-  if (typeof header !== 'string' || SUPPORTED_PROTOCOL_VERSIONS.includes(header)) return undefined;
-  const supported = SUPPORTED_PROTOCOL_VERSIONS.join(', ');
-  return reject(400, `Bad Request: unsupported MCP protocol version ${header.slice(0, 40)} (supported: ${supported})`);
+  if (typeof header !== 'string' || ALL_PROTOCOL_VERSIONS.includes(header)) return undefined;
+  const supported = ALL_PROTOCOL_VERSIONS.join(', ');
+  const requested = header.slice(0, 40);
+  return {
+    status: 400,
+    message: `Bad Request: unsupported MCP protocol version ${requested} (supported: ${supported})`,
+    code: ModernCodes.UnsupportedProtocolVersion,
+    data: { supported: [...ALL_PROTOCOL_VERSIONS], requested },
+  };
 }
 
 export const WRONG_CONTENT_TYPE = reject(415, 'Unsupported Media Type: send "Content-Type: application/json"');

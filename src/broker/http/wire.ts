@@ -100,6 +100,12 @@ export function errorBody(code: number, message: string, id: Id | null = null): 
   return JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } });
 }
 
+/** The body of a JSON-RPC error response that may carry `data` (the 2026-07-28 errors do). */
+export function errorBodyWithData(code: number, message: string, id: Id | null, data?: unknown): string {
+  const error = data === undefined ? { code, message } : { code, message, data };
+  return JSON.stringify({ jsonrpc: '2.0', id, error });
+}
+
 /** Answers with a JSON-RPC error; on a response already under way it can only end it. */
 export function writeJsonRpcError(
   res: http.ServerResponse,

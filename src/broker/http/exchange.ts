@@ -1,0 +1,102 @@
+// One stateless HTTP exchange of a 2026-07-28 request: its answer as one JSON body, upgraded to
+// an SSE stream when a notification (progress) comes before the result; closed early by the
+// client is the revision's cancellation.
+import type * as http from 'node:http';
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { rememberedJson, rememberJson } from '../rawJson';
+import type { JsonObject } from '../mcpTypes';
+import { serialize, SSE_HEADERS, toJsonRpcError, writeEvent, type Id } from './wire';
+
+const OPEN_BRACE = 0x7b;
+
+/**
+ * A result with `resultType` set (2026-07-28 requires it), keeping an upstream's own bytes when
+ * the broker forwards them unread: the field is spliced in front of the object's first key.
+ */
+export function withResultType(result: JsonObject, resultType = 'complete'): JsonObject {
+  const raw = rememberedJson(result);
+  if (raw === undefined) return { resultType, ...result };
+  const text = typeof raw === 'string' ? raw : undefined;
+  // A 2026-07-28 upstream set it already (inside a JSON string the quotes would be escaped).
+  if (raw.includes(`"resultType":${JSON.stringify(resultType)}`)) return result;
+  const bytes = typeof raw === 'string' ? Buffer.from(raw) : raw;
+  let at = 1;
+  while (at < bytes.length && (bytes[at] === 0x20 || bytes[at] === 0x0a || bytes[at] === 0x0d || bytes[at] === 0x09)) {
+    at++;
+  }
+  if (bytes[0] !== OPEN_BRACE) return { resultType, ...JSON.parse(text ?? bytes.toString('utf8')) };
+  const empty = bytes[at] === 0x7d;
+  const head = Buffer.from(`{"resultType":${JSON.stringify(resultType)}${empty ? '' : ','}`);
+  const spliced = Buffer.concat([head, bytes.subarray(1)]);
+  const placeholder = {};
+  rememberJson(placeholder, text === undefined ? spliced : spliced.toString('utf8'));
+  return placeholder;
+}
+
+/** The HTTP side of one request: write notifications and the final answer; aborted on hang-up. */
+export class Exchange {
+  private streaming = false;
+  private finished = false;
+  readonly controller = new AbortController();
+
+  constructor(
+    private readonly res: http.ServerResponse,
+    readonly id: Id,
+    private readonly onClose?: () => void,
+  ) {
+    res.on('close', () => {
+      if (this.finished) return;
+      this.finished = true;
+      // The revision's cancellation on HTTP: the client closed the response stream.
+      this.controller.abort(new Error('the client closed the response stream (cancelled)'));
+      this.onClose?.();
+    });
+  }
+
+  get done(): boolean {
+    return this.finished;
+  }
+
+  /** A notification about this request (progress): the answer becomes an SSE stream. */
+  notify(method: string, params: JsonObject): void {
+    if (this.finished) return;
+    this.upgrade();
+    writeEvent(this.res, { jsonrpc: '2.0', method, params } as JSONRPCMessage);
+  }
+
+  /** Opens the SSE stream now (a listen stream, or the first notification). */
+  upgrade(): void {
+    if (this.streaming || this.finished) return;
+    this.streaming = true;
+    this.res.writeHead(200, { ...SSE_HEADERS, 'x-accel-buffering': 'no' });
+  }
+
+  /** Writes a raw SSE comment (keep-alive) on an open stream. */
+  comment(text: string): void {
+    if (this.streaming && !this.finished) this.res.write(`: ${text}\n\n`);
+  }
+
+  result(result: JsonObject): void {
+    this.finish({ jsonrpc: '2.0', id: this.id, result } as JSONRPCMessage);
+  }
+
+  error(err: unknown, status = 200): void {
+    this.finish({ jsonrpc: '2.0', id: this.id, error: toJsonRpcError(err) } as JSONRPCMessage, status);
+  }
+
+  private finish(message: JSONRPCMessage, status = 200): void {
+    if (this.finished) return;
+    this.finished = true;
+    if (this.streaming) {
+      writeEvent(this.res, message);
+      this.res.end();
+      return;
+    }
+    const body = serialize(message);
+    this.res.writeHead(status, {
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(body)),
+    });
+    this.res.end(body);
+  }
+}

@@ -1,0 +1,217 @@
+// Where the eras meet on a call: a 2025-11-25 upstream that asks its client something (elicitation,
+// sampling, roots) while it handles a 2026-07-28 caller's request. The call stays parked in the
+// broker; the caller gets an input_required result whose requestState names the parked call, and
+// its retry (with inputResponses) answers the upstream's pending request and picks the call up.
+import * as crypto from 'node:crypto';
+import type { ServerRequest } from '../connection/serverRequests';
+import { ErrorCodes, McpFailure, type JsonObject } from '../mcpTypes';
+import type { Identity } from '../routing';
+import { declares, neededCapability } from '../serverRequestDispatch';
+import { sameIdentity } from './guards';
+import { withResultType, type Exchange } from './exchange';
+import { ModernCodes } from './modernRequest';
+
+/** How long a parked call waits for the caller's retry before it is cancelled upstream. */
+export const PARK_TIMEOUT_MS = 5 * 60_000;
+
+interface PendingAsk {
+  request: ServerRequest;
+  resolve(result: JsonObject): void;
+  reject(error: Error): void;
+}
+
+/** What the caller must retry with for its requestState to be accepted. */
+interface Origin {
+  identity: Identity;
+  method: string;
+  target: unknown;
+}
+
+/** One call in flight whose upstream asked the caller something. */
+class ParkedCall {
+  readonly state = crypto.randomBytes(24).toString('base64url');
+  readonly asks = new Map<string, PendingAsk>();
+  /** The exchange waiting for the call's next step (none while the caller gathers input). */
+  current?: Exchange;
+  outcome?: { result?: JsonObject; error?: unknown };
+  timer?: NodeJS.Timeout;
+  private nextKey = 0;
+
+  constructor(
+    readonly origin: Origin,
+    readonly controller: AbortController,
+  ) {}
+
+  key(): string {
+    return `input-${++this.nextKey}`;
+  }
+}
+
+/** The caller's declared capabilities and where to ask; `onAsk` sends the input_required. */
+export interface CallInput {
+  identity: Identity;
+  method: string;
+  /** params.name or params.uri: a retry must name the same thing. */
+  target: unknown;
+  capabilities: JsonObject;
+}
+
+/** The parked calls of the stateless endpoint, by requestState. */
+export class InputRequiredCalls {
+  private readonly parked = new Map<string, ParkedCall>();
+
+  get size(): number {
+    return this.parked.size;
+  }
+
+  /**
+   * Runs a call for a first (non-retry) request; `run` gets the signal and the `ask` to give the
+   * upstream's requests. The exchange is answered with the result, an error, or input_required.
+   */
+  start(
+    exchange: Exchange,
+    input: CallInput,
+    run: (
+      signal: AbortSignal,
+      ask: (request: ServerRequest) => Promise<JsonObject>,
+      channel: () => Exchange | undefined,
+    ) => Promise<JsonObject>,
+  ): void {
+    const controller = new AbortController();
+    exchange.controller.signal.addEventListener('abort', () => controller.abort(exchange.controller.signal.reason));
+    let call: ParkedCall | undefined;
+    // Where the call's progress goes: the exchange waiting for it now (none while parked).
+    const channel = (): Exchange | undefined => (call ? call.current : exchange.done ? undefined : exchange);
+    const ask = (request: ServerRequest): Promise<JsonObject> => {
+      const needed = neededCapability(request);
+      if (!declares(input.capabilities, needed)) {
+        // The revision's MissingRequiredClientCapability: fail the call, and tell the upstream.
+        const failure = new McpFailure(
+          ModernCodes.MissingRequiredClientCapability,
+          `Missing required client capability: server asked for ${request.method}, which needs '${needed}' ` +
+            'in io.modelcontextprotocol/clientCapabilities; declare it and call again',
+          { requiredCapabilities: [needed.split('.', 1)[0]] },
+        );
+        channel()?.error(failure, 400);
+        controller.abort(failure);
+        return Promise.reject(failure);
+      }
+      call ??= this.park(new ParkedCall(input, controller), exchange);
+      const parked = call;
+      return new Promise<JsonObject>((resolve, reject) => {
+        const key = parked.key();
+        parked.asks.set(key, { request, resolve, reject });
+        request.signal.addEventListener('abort', () => parked.asks.delete(key), { once: true });
+        this.askIfWaiting(parked);
+      });
+    };
+    let answer: Promise<JsonObject>;
+    try {
+      answer = run(controller.signal, ask, channel);
+    } catch (err) {
+      answer = Promise.reject(err);
+    }
+    answer.then(
+      (result) => this.settle(call, exchange, { result }),
+      (error) => this.settle(call, exchange, { error }),
+    );
+  }
+
+  /** A retry: answers the pending asks and waits for the call's next step on this exchange. */
+  resume(exchange: Exchange, input: CallInput, requestState: unknown, inputResponses: unknown): void {
+    const call = typeof requestState === 'string' ? this.parked.get(requestState) : undefined;
+    if (!call) {
+      exchange.error(
+        new McpFailure(
+          ErrorCodes.InvalidParams,
+          'Invalid params: this requestState is unknown or expired (a parked call waits 5 minutes); ' +
+            'call again without requestState',
+        ),
+      );
+      return;
+    }
+    const o = call.origin;
+    if (!sameIdentity(o.identity, input.identity) || o.method !== input.method || o.target !== input.target) {
+      exchange.error(
+        new McpFailure(ErrorCodes.InvalidParams, 'Invalid params: this requestState belongs to another request'),
+      );
+      return;
+    }
+    clearTimeout(call.timer);
+    call.current?.error(new McpFailure(ErrorCodes.InvalidRequest, 'Superseded by a retry of the same request'));
+    call.current = exchange;
+    exchange.controller.signal.addEventListener('abort', () => {
+      if (call.current === exchange) call.controller.abort(exchange.controller.signal.reason);
+    });
+    const responses =
+      inputResponses && typeof inputResponses === 'object' ? (inputResponses as Record<string, unknown>) : {};
+    for (const [key, value] of Object.entries(responses)) {
+      const ask = call.asks.get(key);
+      if (!ask || !value || typeof value !== 'object') continue;
+      call.asks.delete(key);
+      ask.resolve(value as JsonObject);
+    }
+    if (call.outcome) return this.deliver(call, exchange);
+    // What the retry left unanswered is asked again, as the revision recommends.
+    this.askIfWaiting(call);
+  }
+
+  close(): void {
+    for (const call of this.parked.values()) this.drop(call, new Error('the broker is shutting down'));
+  }
+
+  private park(call: ParkedCall, exchange: Exchange): ParkedCall {
+    call.current = exchange;
+    this.parked.set(call.state, call);
+    return call;
+  }
+
+  private askIfWaiting(call: ParkedCall): void {
+    const exchange = call.current;
+    if (!exchange || exchange.done || call.asks.size === 0) return;
+    const inputRequests: JsonObject = {};
+    for (const [key, ask] of call.asks) inputRequests[key] = { method: ask.request.method, params: ask.request.params };
+    call.current = undefined;
+    exchange.result({ resultType: 'input_required', inputRequests, requestState: call.state });
+    call.timer = setTimeout(() => this.drop(call, new Error('the caller did not retry in time')), PARK_TIMEOUT_MS);
+    call.timer.unref();
+  }
+
+  private settle(call: ParkedCall | undefined, first: Exchange, outcome: ParkedCall['outcome'] & object): void {
+    if (!call) {
+      if (!first.done) this.answer(first, outcome);
+      return;
+    }
+    call.outcome = outcome;
+    for (const ask of call.asks.values()) ask.reject(new Error('the call ended'));
+    call.asks.clear();
+    if (call.current && !call.current.done) this.deliver(call, call.current);
+    else if (!call.current) {
+      // The result is kept for the retry that comes for it (within the park timeout).
+      clearTimeout(call.timer);
+      call.timer = setTimeout(() => this.parked.delete(call.state), PARK_TIMEOUT_MS);
+      call.timer.unref();
+    }
+  }
+
+  private deliver(call: ParkedCall, exchange: Exchange): void {
+    clearTimeout(call.timer);
+    this.parked.delete(call.state);
+    call.current = undefined;
+    this.answer(exchange, call.outcome!);
+  }
+
+  private answer(exchange: Exchange, outcome: { result?: JsonObject; error?: unknown }): void {
+    if (outcome.error !== undefined || !outcome.result) exchange.error(outcome.error);
+    else exchange.result(withResultType(outcome.result));
+  }
+
+  private drop(call: ParkedCall, reason: Error): void {
+    clearTimeout(call.timer);
+    this.parked.delete(call.state);
+    for (const ask of call.asks.values()) ask.reject(reason);
+    call.asks.clear();
+    call.controller.abort(reason);
+    call.current?.error(new McpFailure(ErrorCodes.InternalError, `The call was cancelled: ${reason.message}`));
+  }
+}

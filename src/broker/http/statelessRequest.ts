@@ -1,0 +1,255 @@
+// The 2026-07-28 side of the endpoint: each POST is one request served on its own, with the
+// caller's version and capabilities from its `_meta`: server/discover, the lists, calls (progress
+// on the request's stream, cancellation by closing it, input_required for upstream questions),
+// subscriptions/listen. It goes through the same Router as a session: the same scope, tool
+// profile, access checks and audit.
+import * as crypto from 'node:crypto';
+import type * as http from 'node:http';
+import { ErrorCodes, McpFailure, type JsonObject } from '../mcpTypes';
+import type { Identity, RequestExtra, Router, SessionContext } from '../routing';
+import { Exchange, withResultType } from './exchange';
+import { InputRequiredCalls } from './inputRequired';
+import { ListenStreams } from './listenStreams';
+import {
+  checkModernRequest,
+  isModernFailure,
+  META_SERVER_INFO,
+  MODERN_VERSIONS,
+  removedMethodMessage,
+  type ModernRequest,
+} from './modernRequest';
+import { errorBodyWithData, type Id } from './wire';
+
+/** What the broker offers a 2026-07-28 caller (server/discover). */
+const CAPABILITIES = {
+  tools: { listChanged: true },
+  prompts: { listChanged: true },
+  resources: { subscribe: true, listChanged: true },
+  completions: {},
+};
+
+const LIST_KEYS = {
+  'tools/list': 'tools',
+  'prompts/list': 'prompts',
+  'resources/list': 'resources',
+  'resources/templates/list': 'resourceTemplates',
+} as const;
+
+export class StatelessEndpoint {
+  private readonly calls = new InputRequiredCalls();
+  private readonly listens: ListenStreams;
+  /** The versions named in a -32022 error and in server/discover: this era's, then the sessions'. */
+  readonly supported: readonly string[];
+
+  constructor(
+    private readonly router: Router,
+    private readonly version: string,
+    legacyVersions: readonly string[],
+  ) {
+    this.listens = new ListenStreams(router);
+    this.supported = [...MODERN_VERSIONS, ...legacyVersions];
+  }
+
+  /** Listen streams and parked calls keep the broker in use. */
+  get busy(): boolean {
+    return this.listens.size > 0 || this.calls.size > 0;
+  }
+
+  listChanged(kind: 'tools' | 'prompts' | 'resources', server?: string): void {
+    this.listens.listChanged(kind, server);
+  }
+
+  resourceUpdated(uri: string): void {
+    this.listens.resourceUpdated(uri);
+  }
+
+  close(): void {
+    this.listens.close();
+    this.calls.close();
+  }
+
+  /** Serves one POSTed message of the 2026-07-28 era. */
+  serve(
+    message: unknown,
+    headers: http.IncomingHttpHeaders,
+    res: http.ServerResponse,
+    identity: Identity,
+    server: string | undefined,
+  ): void {
+    // This era defines no client notification over HTTP (closing a stream cancels): accepted, ignored.
+    if (message && typeof message === 'object' && 'method' in message && !('id' in message)) {
+      res.writeHead(202).end();
+      return;
+    }
+    // A method this era does not have is a 404 whatever else is wrong with the request.
+    const m = message as { method?: unknown; id?: unknown } | undefined;
+    const early = typeof m?.method === 'string' ? removedMethodMessage(m.method) : undefined;
+    if (early && (typeof m?.id === 'string' || typeof m?.id === 'number')) return this.notFound(res, m.id, early);
+    const checked = checkModernRequest(message, headers, this.supported);
+    if (isModernFailure(checked)) {
+      const body = errorBodyWithData(checked.code, checked.message, checked.id, checked.data);
+      res.writeHead(checked.status, {
+        'content-type': 'application/json',
+        'content-length': String(Buffer.byteLength(body)),
+      });
+      res.end(body);
+      return;
+    }
+    if (server !== undefined && !this.router.hasServer(server)) {
+      return this.notFound(res, checked.id, `Not found: no server named '${server}' in this registry`);
+    }
+    const ctx: SessionContext = { sessionId: `stateless:${crypto.randomUUID()}`, identity, server };
+    const exchange = new Exchange(res, checked.id);
+    try {
+      this.dispatch(ctx, checked, exchange, res);
+    } catch (err) {
+      exchange.error(err);
+    }
+  }
+
+  private dispatch(ctx: SessionContext, req: ModernRequest, exchange: Exchange, res: http.ServerResponse): void {
+    const params = req.params;
+    switch (req.method) {
+      case 'server/discover':
+        return exchange.result(this.discover(ctx));
+      case 'tools/list':
+      case 'prompts/list':
+      case 'resources/list':
+      case 'resources/templates/list':
+        return exchange.result(this.list(ctx, req.method));
+      case 'subscriptions/listen': {
+        const filter = (params.notifications ?? {}) as JsonObject;
+        this.listens.open(ctx, exchange, filter).catch((err: unknown) => exchange.error(err));
+        return;
+      }
+      case 'tools/call':
+      case 'prompts/get':
+      case 'resources/read':
+        return this.call(ctx, req, exchange);
+      case 'completion/complete':
+        this.router.complete(ctx, params, this.extra(exchange.controller.signal, req, () => exchange)).then(
+          (result) => exchange.result(withResultType(result)),
+          (err: unknown) => exchange.error(err),
+        );
+        return;
+      default:
+        return this.notFound(res, req.id, `Method not found: ${req.method.slice(0, 100)}`);
+    }
+  }
+
+  private discover(ctx: SessionContext): JsonObject {
+    const instructions = this.router.instructions(ctx.server);
+    return {
+      resultType: 'complete',
+      supportedVersions: [...this.supported],
+      capabilities: CAPABILITIES,
+      ...(instructions ? { instructions } : {}),
+      _meta: { [META_SERVER_INFO]: this.serverInfo(ctx) },
+      // Private: what a caller sees depends on its token (scope, tool profile).
+      ttlMs: 0,
+      cacheScope: 'private',
+    };
+  }
+
+  private list(ctx: SessionContext, method: keyof typeof LIST_KEYS): JsonObject {
+    const key = LIST_KEYS[method];
+    const items =
+      key === 'tools'
+        ? this.router.listTools(ctx)
+        : key === 'prompts'
+          ? this.router.listPrompts(ctx)
+          : key === 'resources'
+            ? this.router.listResources(ctx)
+            : this.router.listResourceTemplates(ctx);
+    // ttlMs 0: the catalog changes whenever an upstream does; subscriptions/listen says when.
+    return {
+      resultType: 'complete',
+      [key]: items,
+      ttlMs: 0,
+      cacheScope: 'private',
+      _meta: { [META_SERVER_INFO]: this.serverInfo(ctx) },
+    };
+  }
+
+  private serverInfo(ctx: SessionContext): JsonObject {
+    return { name: ctx.server ? `switchboard/${ctx.server}` : 'mcp-switchboard', version: this.version };
+  }
+
+  /** tools/call, prompts/get, resources/read: the methods that may answer input_required. */
+  private call(ctx: SessionContext, req: ModernRequest, exchange: Exchange): void {
+    const params = req.params;
+    const target = req.method === 'resources/read' ? params.uri : params.name;
+    const input = { identity: ctx.identity, method: req.method, target, capabilities: req.capabilities };
+    if (params.requestState !== undefined || params.inputResponses !== undefined) {
+      this.calls.resume(exchange, input, params.requestState, params.inputResponses);
+      return;
+    }
+    const run = this.runner(ctx, req);
+    this.calls.start(exchange, input, (signal, ask, channel) => {
+      const extra = this.extra(signal, req, channel);
+      extra.caller = {
+        session: ctx.sessionId,
+        client: ctx.identity.client,
+        // Elicitation and sampling are always passed on to `ask`, which answers a caller that did
+        // not declare them with the revision's MissingRequiredClientCapability error.
+        capabilities: () => ({ sampling: { tools: {} }, elicitation: { form: {}, url: {} }, ...req.capabilities }),
+        ask,
+      };
+      return run(extra);
+    });
+  }
+
+  private runner(ctx: SessionContext, req: ModernRequest): (extra: RequestExtra) => Promise<JsonObject> {
+    const params = req.params;
+    switch (req.method) {
+      case 'tools/call': {
+        if (typeof params.name !== 'string') throw invalid('tools/call needs a string "name"');
+        const args = params.arguments ?? {};
+        if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+          throw invalid('tools/call "arguments" must be an object');
+        }
+        const meta = forwardedMeta(params._meta as JsonObject);
+        return (extra) => this.router.callTool(ctx, params.name as string, args as JsonObject, meta, extra);
+      }
+      case 'prompts/get': {
+        if (typeof params.name !== 'string') throw invalid('prompts/get needs a string "name"');
+        const args = (params.arguments ?? {}) as Record<string, string>;
+        if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+          throw invalid('prompts/get "arguments" must be an object');
+        }
+        return (extra) => this.router.getPrompt(ctx, params.name as string, args, extra);
+      }
+      default: {
+        if (typeof params.uri !== 'string') throw invalid('resources/read needs a string "uri"');
+        return (extra) => this.router.readResource(ctx, params.uri as string, extra);
+      }
+    }
+  }
+
+  private extra(signal: AbortSignal, req: ModernRequest, channel: () => Exchange | undefined): RequestExtra {
+    const progressToken = (req.params._meta as JsonObject).progressToken as string | number | undefined;
+    return {
+      signal,
+      progressToken,
+      sendProgress: (p) => {
+        if (progressToken === undefined || signal.aborted) return;
+        channel()?.notify('notifications/progress', { ...p, progressToken });
+      },
+    };
+  }
+
+  private notFound(res: http.ServerResponse, id: Id, message: string): void {
+    const body = errorBodyWithData(ErrorCodes.MethodNotFound, message, id);
+    res.writeHead(404, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) });
+    res.end(body);
+  }
+}
+
+const invalid = (message: string): McpFailure => new McpFailure(ErrorCodes.InvalidParams, message);
+
+/** The caller's `_meta` minus the envelope keys, which describe the caller, not the upstream call. */
+function forwardedMeta(meta: JsonObject): JsonObject | undefined {
+  const out: JsonObject = {};
+  for (const [k, v] of Object.entries(meta)) if (!k.startsWith('io.modelcontextprotocol/')) out[k] = v;
+  return Object.keys(out).length ? out : undefined;
+}
