@@ -148,8 +148,28 @@ const CFG = opt.quick
 // Time budgets: a section stops early (and says so) past its budget or the run's; the watchdog
 // kills everything if the run somehow outlives both.
 const SECTION_BUDGET_S = opt.quick
-  ? { latency: 40, throughput: 90, payload: 30, fanout: 60, catalog: 60, reload: 40, coldstart: 20, tokens: 60, recall: 40 }
-  : { latency: 120, throughput: 150, payload: 50, fanout: 100, catalog: 100, reload: 80, coldstart: 30, tokens: 90, recall: 60 };
+  ? {
+      latency: 40,
+      throughput: 90,
+      payload: 30,
+      fanout: 60,
+      catalog: 60,
+      reload: 40,
+      coldstart: 20,
+      tokens: 60,
+      recall: 40,
+    }
+  : {
+      latency: 120,
+      throughput: 150,
+      payload: 50,
+      fanout: 100,
+      catalog: 100,
+      reload: 80,
+      coldstart: 30,
+      tokens: 90,
+      recall: 60,
+    };
 Object.assign(SECTION_BUDGET_S, SCALE_BUDGET_S[opt.quick ? 'quick' : 'full']);
 const SCALE_BUDGET_MS = Object.values(SCALE_BUDGET_S[opt.quick ? 'quick' : 'full']).reduce((a, b) => a + b) * 1000;
 const RUN_BUDGET_MS = (opt.quick ? 5 : 9) * 60_000 + SCALE_BUDGET_MS;

@@ -110,10 +110,14 @@ export async function sectionTokens({ log, quick }) {
     await waitFor(async () => changed > 0, 'tools/list_changed', 10_000);
     const afterTools = await listAllTools(seeker);
     const state = JSON.parse((await operator.readResource({ uri: 'switchboard://state' })).contents[0].text);
-    const brokerCount = await waitFor(async () => {
-      const s = JSON.parse((await operator.readResource({ uri: 'switchboard://state' })).contents[0].text);
-      return s.clients.find((c) => c.name === 'everything')?.toolTokens;
-    }, 'the broker to count tokens', 60_000);
+    const brokerCount = await waitFor(
+      async () => {
+        const s = JSON.parse((await operator.readResource({ uri: 'switchboard://state' })).contents[0].text);
+        return s.clients.find((c) => c.name === 'everything')?.toolTokens;
+      },
+      'the broker to count tokens',
+      60_000,
+    );
     const r = {
       fleet: { servers, tools: allTools.filter((t) => !t.name.startsWith('switchboard__')).length },
       all: { tools: allTools.length, tokens: tokensOf(allTools) },

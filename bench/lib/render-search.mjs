@@ -30,9 +30,11 @@ export function searchVerdicts(S) {
 }
 
 const table = (head, rows) =>
-  [`| ${head.join(' | ')} |`, `| ${head.map(() => '--').join(' | ')} |`, ...rows.map((r) => `| ${r.join(' | ')} |`)].join(
-    '\n',
-  );
+  [
+    `| ${head.join(' | ')} |`,
+    `| ${head.map(() => '--').join(' | ')} |`,
+    ...rows.map((r) => `| ${r.join(' | ')} |`),
+  ].join('\n');
 
 /** Markdown lines of the two sections (none for a section that did not run). */
 export function renderSearch(S) {
@@ -61,7 +63,10 @@ export function renderSearch(S) {
       ),
       '',
     );
-    L.push(`find_tools over the 1,000-tool index: ${tk.searches.map((s) => ms(s.ms)).join(', ')} (first includes indexing).`, '');
+    L.push(
+      `find_tools over the 1,000-tool index: ${tk.searches.map((s) => ms(s.ms)).join(', ')} (first includes indexing).`,
+      '',
+    );
   }
   const rc = S.recall;
   if (rc?.sets) {
@@ -85,7 +90,8 @@ export function renderSearch(S) {
     const held = rc.misses.filter((m) => m.set === 'held-out');
     if (held.length) {
       L.push('Held-out misses (query → top 5):', '');
-      for (const m of held) L.push(`- "${m.query}" (wanted ${m.relevant.join(' or ')}) → ${m.top.join(', ') || 'nothing'}`);
+      for (const m of held)
+        L.push(`- "${m.query}" (wanted ${m.relevant.join(' or ')}) → ${m.top.join(', ') || 'nothing'}`);
       L.push('');
     }
   }

@@ -16,13 +16,18 @@ export function headerValue(value: string): string {
 }
 
 /** The mirrored headers of one request: version, method and (for calls, gets and reads) name. */
-export function statelessHeaders(message: { method?: string; params?: unknown }, version: string): Record<string, string> {
+export function statelessHeaders(
+  message: { method?: string; params?: unknown },
+  version: string,
+): Record<string, string> {
   const headers: Record<string, string> = { 'mcp-protocol-version': version, 'mcp-method': message.method ?? '' };
   const params = (message.params ?? {}) as { name?: unknown; uri?: unknown };
   const named =
-    message.method === 'resources/read' ? params.uri : ['tools/call', 'prompts/get'].includes(message.method ?? '')
-      ? params.name
-      : undefined;
+    message.method === 'resources/read'
+      ? params.uri
+      : ['tools/call', 'prompts/get'].includes(message.method ?? '')
+        ? params.name
+        : undefined;
   if (typeof named === 'string') headers['mcp-name'] = headerValue(named);
   return headers;
 }

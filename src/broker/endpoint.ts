@@ -188,7 +188,10 @@ export class Endpoint {
 
   /** Tells one session that its tool list changed (toolMode search: it found tools). */
   toolListChanged(sessionId: string): void {
-    this.sessions.get(sessionId)?.server.sendToolListChanged().catch(() => undefined);
+    this.sessions
+      .get(sessionId)
+      ?.server.sendToolListChanged()
+      .catch(() => undefined);
   }
 
   resourceUpdated(uri: string): void {

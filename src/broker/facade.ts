@@ -355,8 +355,7 @@ function definitions(): RegisteredTool[] {
         additionalProperties: false,
       },
       params: (a) => ({ query: str(a, 'query'), limit: optionalInt(a, 'limit', 1, MAX_FOUND) }),
-      run: (ops, p, identity) =>
-        ops.findTools(p.query, p.limit ?? DEFAULT_FOUND, identity, (op) => scopeOf(tools, op)),
+      run: (ops, p, identity) => ops.findTools(p.query, p.limit ?? DEFAULT_FOUND, identity, (op) => scopeOf(tools, op)),
       // One line per tool: what a model needs to pick one, at a fraction of the JSON's tokens.
       text: (r) =>
         r.tools.length

@@ -21,9 +21,7 @@ export interface LockEntry {
 export type LockedServers = Record<string, LockEntry>;
 
 export type LockfileRead =
-  | { state: 'absent' }
-  | { state: 'invalid'; error: string }
-  | { state: 'read'; servers: LockedServers };
+  { state: 'absent' } | { state: 'invalid'; error: string } | { state: 'read'; servers: LockedServers };
 
 export function lockfilePath(root: string): string {
   return path.join(root, LOCKFILE_NAME);

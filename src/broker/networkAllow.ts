@@ -35,6 +35,7 @@ export function normaliseHost(host: string): string {
 export function isAllowed(rules: readonly AllowRule[], host: string, port: number): boolean {
   const h = normaliseHost(host);
   return rules.some(
-    (r) => r.ports.includes(port) && (r.wildcard ? h.endsWith(`.${r.host}`) && h.length > r.host.length + 1 : h === r.host),
+    (r) =>
+      r.ports.includes(port) && (r.wildcard ? h.endsWith(`.${r.host}`) && h.length > r.host.length + 1 : h === r.host),
   );
 }

@@ -360,7 +360,8 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
       // A command that does not exist will not appear by restarting.
       const permanent = err instanceof ConnectionError && err.kind === 'not-found';
       // `npx -y pkg` without the network grant hangs in a download it cannot make: say so.
-      const hint = err instanceof ConnectionError && err.kind === 'start-failed' ? packageRunnerWarning(this.def) : undefined;
+      const hint =
+        err instanceof ConnectionError && err.kind === 'start-failed' ? packageRunnerWarning(this.def) : undefined;
       this.onFailure(this.redactText((err as Error).message) + (hint ? `. ${hint}` : ''), permanent);
       return;
     }

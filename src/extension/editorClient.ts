@@ -87,7 +87,7 @@ export class EditorClient implements EditorRole, vscode.Disposable {
     const message = typeof request.params.message === 'string' ? request.params.message : '';
     if (steps.length === 0) return this.confirm(message, origin, request.signal);
     const answers = new Map<string, string | string[]>();
-    for (let i = 0; i < steps.length; ) {
+    for (let i = 0; i < steps.length;) {
       const previous = answers.get(steps[i].key);
       const outcome = await this.askStep(steps[i], i, steps.length, message, origin, previous, request.signal);
       if (outcome === 'cancel' || outcome === 'decline') return { action: outcome };
@@ -140,11 +140,17 @@ export class EditorClient implements EditorRole, vscode.Disposable {
       box.value = typeof initial === 'string' ? initial : '';
       box.placeholder = step.required ? '' : 'leave empty to skip';
       box.onDidChangeValue((text) => (box.validationMessage = text === '' ? undefined : step.validate(text)));
-      return this.run(box, signal, () => {
-        const invalid = step.validate(box.value);
-        box.validationMessage = invalid;
-        return invalid === undefined ? { answer: box.value } : undefined;
-      }, step, origin);
+      return this.run(
+        box,
+        signal,
+        () => {
+          const invalid = step.validate(box.value);
+          box.validationMessage = invalid;
+          return invalid === undefined ? { answer: box.value } : undefined;
+        },
+        step,
+        origin,
+      );
     }
     const pick = vscode.window.createQuickPick<PickItem>();
     common(pick);
@@ -157,11 +163,17 @@ export class EditorClient implements EditorRole, vscode.Disposable {
     const preselected = items.filter((item) => chosen.includes(item.value));
     if (pick.canSelectMany) pick.selectedItems = preselected;
     else if (preselected.length) pick.activeItems = preselected;
-    return this.run(pick, signal, () => {
-      if (pick.canSelectMany) return { answer: pick.selectedItems.map((item) => item.value) };
-      const item = pick.selectedItems[0] ?? pick.activeItems[0];
-      return item ? { answer: item.value } : undefined;
-    }, step, origin);
+    return this.run(
+      pick,
+      signal,
+      () => {
+        if (pick.canSelectMany) return { answer: pick.selectedItems.map((item) => item.value) };
+        const item = pick.selectedItems[0] ?? pick.activeItems[0];
+        return item ? { answer: item.value } : undefined;
+      },
+      step,
+      origin,
+    );
   }
 
   /**

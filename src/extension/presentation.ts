@@ -158,7 +158,11 @@ export function enforcementLines(s: ServerStatus): string[] {
   else if (s.grants.includes('network') && e.network === 'enforced')
     lines.push('network: blocked (its allow-list needs bubblewrap, which cannot run here)');
   else if (!s.grants.includes('network')) {
-    lines.push(e.network === 'enforced' ? 'network: blocked (own network namespace)' : 'network: not granted, but not blockable here');
+    lines.push(
+      e.network === 'enforced'
+        ? 'network: blocked (own network namespace)'
+        : 'network: not granted, but not blockable here',
+    );
   }
   if (!s.grants.includes('secrets')) lines.push('secrets: withheld (no env file values, no secret-looking variables)');
   const scoped = [...(e.readPaths ?? []).map((p) => `${p} (read)`), ...(e.writePaths ?? []).map((p) => `${p} (write)`)];
@@ -167,7 +171,8 @@ export function enforcementLines(s: ServerStatus): string[] {
     lines.push('filesystem: sandboxed (reads the system and the registry root; writes only its own temp dir; no home)');
   else if (!s.grants.includes('filesystem'))
     lines.push('filesystem: not granted, but not restricted here (recorded and audited only)');
-  else if (e.filesystem === 'not-enforced') lines.push('filesystem: the granted paths are not enforced here (full access)');
+  else if (e.filesystem === 'not-enforced')
+    lines.push('filesystem: the granted paths are not enforced here (full access)');
   return lines;
 }
 

@@ -21,7 +21,12 @@ export type ServerNode =
   | { kind: 'server'; entry: FolderEntry; status: ServerStatus }
   | { kind: 'tools'; entry: FolderEntry; status: ServerStatus }
   | { kind: 'tool'; entry: FolderEntry; status: ServerStatus; tool: ServerStatus['tools'][number] }
-  | { kind: 'hiddenTool'; entry: FolderEntry; status: ServerStatus; tool: NonNullable<ServerStatus['hiddenTools']>[number] }
+  | {
+      kind: 'hiddenTool';
+      entry: FolderEntry;
+      status: ServerStatus;
+      tool: NonNullable<ServerStatus['hiddenTools']>[number];
+    }
   | { kind: 'grants'; entry: FolderEntry; status: ServerStatus }
   | {
       kind: 'info';
@@ -64,9 +69,12 @@ export class ServersProvider implements vscode.TreeDataProvider<ServerNode> {
         return this.detailsOf(node.entry, node.status);
       case 'tools':
         return [
-          ...node.status.tools.map(
-            (tool): ServerNode => ({ kind: 'tool', entry: node.entry, status: node.status, tool }),
-          ),
+          ...node.status.tools.map((tool): ServerNode => ({
+            kind: 'tool',
+            entry: node.entry,
+            status: node.status,
+            tool,
+          })),
           ...this.quarantinedOf(node.entry, node.status),
           // Shown after the served ones, greyed, so a missing tool is explained rather than absent.
           ...(node.status.hiddenTools ?? []).map((tool) => ({

@@ -45,7 +45,10 @@ function firstOperand(args: readonly string[], valueFlags: Set<string>): string 
 }
 
 /** The runner and its subcommand, and the arguments after them, or undefined for a plain program. */
-function splitRunner(command: string, args: readonly string[]): { runner: string; rest: readonly string[] } | undefined {
+function splitRunner(
+  command: string,
+  args: readonly string[],
+): { runner: string; rest: readonly string[] } | undefined {
   const program = programName(command);
   const sub = args[0];
   switch (program) {

@@ -125,7 +125,12 @@ const OAuthSchema = z
   .object({
     type: z.literal('oauth').meta({ description: 'Sign in with OAuth 2.1 (the MCP authorization spec).' }),
     scopes: z
-      .array(z.string().min(1).regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, { error: 'a scope has no spaces or quotes' }))
+      .array(
+        z
+          .string()
+          .min(1)
+          .regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, { error: 'a scope has no spaces or quotes' }),
+      )
       .superRefine(noDuplicates('auth.scopes'))
       .optional()
       .meta({ description: "Scopes to ask for; by default the server's advertised scopes." }),

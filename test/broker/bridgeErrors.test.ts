@@ -29,12 +29,16 @@ describe('switchboard connect: errors and a fresh broker', function () {
   it('names the missing client file and exits 2 instead of retrying', () => {
     const root = tempDir('sb-bridge-undeclared-');
     writeRegistry(root, { 'mcp-servers.d/echo.yaml': fixtureServer('echo', 'echo.mjs') });
-    const r = spawnSync(process.execPath, [BROKER_JS, 'connect', '--root', root, '--client', 'terminal', '--no-start'], {
-      env: { ...process.env, SWITCHBOARD_HOME: tempDir('sb-home-') },
-      encoding: 'utf8',
-      input: '',
-      timeout: 20_000,
-    });
+    const r = spawnSync(
+      process.execPath,
+      [BROKER_JS, 'connect', '--root', root, '--client', 'terminal', '--no-start'],
+      {
+        env: { ...process.env, SWITCHBOARD_HOME: tempDir('sb-home-') },
+        encoding: 'utf8',
+        input: '',
+        timeout: 20_000,
+      },
+    );
     assert.equal(r.status, 2, r.stderr);
     assert.match(r.stderr, /client 'terminal' is not declared .*clients\.d\/terminal\.yaml/);
     assert.match(r.stderr, /mcp_allow: \[read\]/);
@@ -84,7 +88,11 @@ describe('switchboard connect: errors and a fresh broker', function () {
     assert.equal(replies.filter((r) => r.method?.endsWith('list_changed')).length, 0, 'no list_changed storm');
     for (const id of [1, 2]) {
       const reply = replies.find((r) => r.id === id);
-      assert.match(reply?.error?.message ?? '', /The broker refused this bridge: Unauthorized/, JSON.stringify(replies));
+      assert.match(
+        reply?.error?.message ?? '',
+        /The broker refused this bridge: Unauthorized/,
+        JSON.stringify(replies),
+      );
     }
   });
 

@@ -52,7 +52,10 @@ describe('hidden tools in the state', function () {
       [['whoami', "hidden by excludeTools 'who*'"]],
     );
     assert.ok(!s.tools.some((t: Json) => t.name === 'whoami'));
-    assert.ok(s.tools.some((t: Json) => t.name === 'echo' && t.exposedAs === 'echo__echo'), JSON.stringify(s.tools));
+    assert.ok(
+      s.tools.some((t: Json) => t.name === 'echo' && t.exposedAs === 'echo__echo'),
+      JSON.stringify(s.tools),
+    );
     const listed = (await operator.listTools()).tools.map((t) => t.name);
     assert.ok(!listed.includes('echo__whoami'));
   });

@@ -107,7 +107,10 @@ describe('OAuth sign-in to remote servers', function () {
     operator = await connect(broker.url, broker.token, 'operator-test');
     const tokenFile = path.join(broker.home, 'workspaces');
     const agentToken = await waitFor(() => {
-      const found = fs.readdirSync(tokenFile, { recursive: true }).map(String).find((f) => f.endsWith('agent.token'));
+      const found = fs
+        .readdirSync(tokenFile, { recursive: true })
+        .map(String)
+        .find((f) => f.endsWith('agent.token'));
       return found ? fs.readFileSync(path.join(tokenFile, found), 'utf8').trim() : undefined;
     }, 'agent token').catch(async () => {
       const conn = await call(operator, 'switchboard__client_connection', { name: 'agent' });
@@ -171,7 +174,10 @@ describe('OAuth sign-in to remote servers', function () {
     await assert.rejects(fetch(`${redirect.href}?code=again&state=x`));
     for (const client of [operator, agent]) {
       const { tools } = await client.listTools();
-      assert.ok(tools.some((t) => t.name === 'remote__whoami'), 'the signed-in server\'s tools are listed');
+      assert.ok(
+        tools.some((t) => t.name === 'remote__whoami'),
+        "the signed-in server's tools are listed",
+      );
       assert.equal(textOf(await call(client, 'remote__whoami')), 'scopes: mcp');
     }
     assert.equal((await stats()).registrations, 1, 'registered once, dynamically');
@@ -245,7 +251,10 @@ describe('OAuth sign-in to remote servers', function () {
     assert.equal(fs.statSync(path.join(store, fs.readdirSync(store)[0])).mode & 0o777, 0o600);
     const tokens = (await (await fetch(`${oauth.base}/test/tokens`)).json()) as { access: string[]; refresh: string[] };
     const stored = fs.readFileSync(path.join(store, fs.readdirSync(store)[0]), 'utf8');
-    assert.ok(tokens.access.some((t) => stored.includes(t)), 'the store holds the current token');
+    assert.ok(
+      tokens.access.some((t) => stored.includes(t)),
+      'the store holds the current token',
+    );
     searchForTokens([...tokens.access, ...tokens.refresh]);
     const cli = spawn(process.execPath, [BROKER_JS, 'logout', 'remote', '--root', root], {
       env: { ...process.env, SWITCHBOARD_HOME: broker.home },
@@ -273,7 +282,10 @@ describe('OAuth sign-in to remote servers', function () {
         .map((f) => path.join(dir, String(f)))
         .filter((f) => fs.statSync(f).isFile()),
     );
-    assert.ok(files.some((f) => f.endsWith('audit.jsonl')), 'the audit log is among the files searched');
+    assert.ok(
+      files.some((f) => f.endsWith('audit.jsonl')),
+      'the audit log is among the files searched',
+    );
     const texts: [string, string][] = [
       ...files
         .filter((f) => !f.startsWith(store + path.sep))

@@ -168,7 +168,7 @@ describe('the 2026-07-28 revision on the endpoint', function () {
     }
   });
 
-  it('serves the per-server endpoint to a v2 client under the server\'s own names', async () => {
+  it("serves the per-server endpoint to a v2 client under the server's own names", async () => {
     const v2 = await connectV2(broker.url.replace(/\/mcp$/, '/servers/echo/mcp'), broker.token);
     try {
       const names = (await v2.listTools()).tools.map((t) => t.name);
@@ -263,7 +263,7 @@ describe('the 2026-07-28 revision on the endpoint', function () {
     assert.deepEqual(error.data, { requiredCapabilities: ['elicitation'] });
   });
 
-  it('applies the client\'s token, scope and tool profile per request, and audits the call', async () => {
+  it("applies the client's token, scope and tool profile per request, and audits the call", async () => {
     const reader = await readerToken();
     const asReader = { authorization: `Bearer ${reader}` };
     const list = await post({ method: 'tools/list', params: { _meta: envelope() } }, asReader);
@@ -467,9 +467,15 @@ describe('the 2026-07-28 revision on the endpoint', function () {
       }
       const batch = await raw(broker.port, {
         headers: { ...base, 'mcp-protocol-version': V, 'mcp-method': 'tools/list' },
-        body: JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: envelope() } }, {
-          jsonrpc: '2.0', id: 2, method: 'tools/list', params: { _meta: envelope() },
-        }]),
+        body: JSON.stringify([
+          { jsonrpc: '2.0', id: 1, method: 'tools/list', params: { _meta: envelope() } },
+          {
+            jsonrpc: '2.0',
+            id: 2,
+            method: 'tools/list',
+            params: { _meta: envelope() },
+          },
+        ]),
       });
       assert.equal(batch.status, 400);
     });
@@ -526,10 +532,14 @@ describe('upstreams of either era, callers of either era (all four combinations)
       asked.push(`v2:${req.params.message}`);
       return { action: 'accept', content: { answer: 'from v2' } };
     });
-    await waitFor(async () => {
-      const names = (await v1.listTools()).tools.map((t) => t.name);
-      return names.includes('modern__echo') && names.includes('legacy__echo');
-    }, 'both upstreams in the catalog', 20_000);
+    await waitFor(
+      async () => {
+        const names = (await v1.listTools()).tools.map((t) => t.name);
+        return names.includes('modern__echo') && names.includes('legacy__echo');
+      },
+      'both upstreams in the catalog',
+      20_000,
+    );
   });
 
   after(async () => {
@@ -539,7 +549,7 @@ describe('upstreams of either era, callers of either era (all four combinations)
     removeTempDirs();
   });
 
-  it('detects each upstream\'s era and records it in the server status', async () => {
+  it("detects each upstream's era and records it in the server status", async () => {
     const status = async (name: string): Promise<Json> => {
       const r = await v1.callTool({ name: 'switchboard__server_status', arguments: { name } });
       return r.structuredContent as Json;
@@ -563,7 +573,9 @@ describe('upstreams of either era, callers of either era (all four combinations)
         const call = { name: slowTool, arguments: args };
         // v1's callTool takes a result schema before the options; v2's takes the options second.
         const done =
-          caller === 'v1' ? await v1.callTool(call, undefined, { onprogress }) : await v2.callTool(call, { onprogress });
+          caller === 'v1'
+            ? await v1.callTool(call, undefined, { onprogress })
+            : await v2.callTool(call, { onprogress });
         if (upstream === 'modern') {
           assert.equal(textOf(done), '2 steps done');
           // A client may drop the last progress, sent back to back with the result (test/fixtures/README.md).

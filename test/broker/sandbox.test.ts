@@ -87,7 +87,12 @@ const portOf = (s: http.Server): number => (s.address() as { port: number }).por
         `grants: [filesystem]\nfilesystem:\n  read: [${JSON.stringify(readableDir)}]\n` +
           `  write: [${JSON.stringify(path.join(outside, 'out'))}]\n`,
       ),
-      'mcp-servers.d/webby.yaml': fixtureServer('webby', 'fsprobe.mjs', [], `grants: [network]\nnetwork:\n  allow: ${allow}\n`),
+      'mcp-servers.d/webby.yaml': fixtureServer(
+        'webby',
+        'fsprobe.mjs',
+        [],
+        `grants: [network]\nnetwork:\n  allow: ${allow}\n`,
+      ),
       'mcp-servers.d/full.yaml': fixtureServer('full', 'fsprobe.mjs', [], 'grants: [filesystem]\n'),
     });
     broker = await startBrokerProcess({ root });
@@ -112,7 +117,10 @@ const portOf = (s: http.Server): number => (s.address() as { port: number }).por
     assert.equal(await call(client, 'confined__read_file', { path: canary }), 'ENOENT', 'HOME is an empty tmpfs');
     const token = path.join(broker.home, 'tokens');
     assert.notEqual((await call(client, 'confined__read_file', { path: broker.tokenFile })).slice(0, 3), 'ok:');
-    assert.equal(await call(client, 'confined__read_file', { path: path.join(root, 'readme.txt') }), 'ok: in the registry root');
+    assert.equal(
+      await call(client, 'confined__read_file', { path: path.join(root, 'readme.txt') }),
+      'ok: in the registry root',
+    );
     assert.equal(await call(client, 'confined__write_file', { path: path.join(root, 'w.txt') }), 'EROFS');
     assert.equal(await call(client, 'confined__write_file', { path: path.join(outside, 'out', 'w.txt') }), 'EROFS');
     assert.equal(await call(client, 'confined__write_file', { path: path.join(token, 'w.txt') }), 'ENOENT');
@@ -157,7 +165,10 @@ const portOf = (s: http.Server): number => (s.address() as { port: number }).por
     const a = `http://127.0.0.1:${portOf(alpha)}/`;
     const b = `http://127.0.0.1:${portOf(beta)}/`;
     assert.equal(await call(client, 'webby__fetch', { url: a, via: 'proxy' }), '200 hello from alpha');
-    assert.match(await call(client, 'webby__fetch', { url: b, via: 'proxy' }), /^403 .*not in this server's network allow-list/);
+    assert.match(
+      await call(client, 'webby__fetch', { url: b, via: 'proxy' }),
+      /^403 .*not in this server's network allow-list/,
+    );
     // Anything that does not ask the proxy gets no network at all: the sandbox has only its own loopback.
     assert.equal(await call(client, 'webby__fetch', { url: a, via: 'direct' }), 'ECONNREFUSED');
     const logs = await client.callTool({ name: 'switchboard__tail_logs', arguments: { name: 'webby' } });
@@ -203,7 +214,10 @@ describe('sandbox: where bubblewrap cannot run', () => {
     const s = await status(client, 'confined');
     assert.equal(s.enforcement.filesystem, 'not-enforced');
     const why = process.platform === 'linux' ? /SWITCHBOARD_NO_BWRAP=1/ : /Linux only/;
-    assert.ok(s.enforcement.notes.some((n: string) => why.test(n)), s.enforcement.notes.join());
+    assert.ok(
+      s.enforcement.notes.some((n: string) => why.test(n)),
+      s.enforcement.notes.join(),
+    );
     const read = await call(client, 'confined__read_file', { path: path.join(canaryDir, 'secret.txt') });
     assert.equal(read, 'ok: canary-value-2b9e', 'the state is not claiming what does not hold');
     // The network is still cut by the fallback (unshare --net, sandbox-exec) where that runs.
@@ -237,7 +251,10 @@ describe('sandbox: where bubblewrap cannot run', () => {
     await proxy.open();
     try {
       assert.equal(fs.statSync(proxy.dir).mode & 0o777, 0o700, 'only this user may connect');
-      assert.equal(await tunnel(proxy.socketPath, port), 'HTTP/1.1 200 Connection established | ping through the tunnel');
+      assert.equal(
+        await tunnel(proxy.socketPath, port),
+        'HTTP/1.1 200 Connection established | ping through the tunnel',
+      );
       assert.match(await tunnel(proxy.socketPath, port + 1), /^HTTP\/1\.1 403 Forbidden/);
       assert.deepEqual(refused, [{ host: '127.0.0.1', port: port + 1 }]);
     } finally {

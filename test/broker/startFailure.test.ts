@@ -99,8 +99,14 @@ describe('start failures', function () {
     const end = lines.indexOf('', header);
     const rows = lines.slice(header + 1, end);
     assert.equal(rows.length, 3, `one row per server:\n${out.stdout}`);
-    assert.ok(rows.some((r) => /^mute\s+(starting|backoff)\s+trusted\s/.test(r)), out.stdout);
-    assert.ok(rows.some((r) => /^outsider\s+awaiting-approval\s+community\s/.test(r)), out.stdout);
+    assert.ok(
+      rows.some((r) => /^mute\s+(starting|backoff)\s+trusted\s/.test(r)),
+      out.stdout,
+    );
+    assert.ok(
+      rows.some((r) => /^outsider\s+awaiting-approval\s+community\s/.test(r)),
+      out.stdout,
+    );
     assert.match(out.stdout, /\nmute: .*last output:\n {4}warming up\n {4}still warming up\n/);
   });
 

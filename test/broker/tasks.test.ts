@@ -329,7 +329,10 @@ describe('tasks through the broker', function () {
     assert.match(slow.taskId, /^tasks__[0-9a-f]{32}$/);
     const cancels = auditEntries(broker, (e) => e.event === 'task-cancel' && e.server === 'rtasks');
     assert.ok(cancels.some((e) => e.outcome === 'ok' && /^rtasks__/.test(e.taskId)));
-    assert.ok(cancels.some((e) => e.outcome === 'error'), 'the refused second cancel');
+    assert.ok(
+      cancels.some((e) => e.outcome === 'error'),
+      'the refused second cancel',
+    );
   });
 
   it('an upstream killed mid-task: its task turns failed (notified), its result is a clear error', async () => {

@@ -130,7 +130,10 @@ describe('tool search (find_tools, toolMode search, call_tool, tokens)', functio
     assert.match(text.split('\n')[0], /^everything__get-sum: Returns the sum of two numbers \(matched /);
     const graph = await facade(client, 'find_tools', { query: 'knowledge graph relations', limit: 3 });
     assert.equal(graph.tools.length, 3);
-    assert.ok(graph.tools.every((t: Json) => t.server === 'memory'), JSON.stringify(graph.tools));
+    assert.ok(
+      graph.tools.every((t: Json) => t.server === 'memory'),
+      JSON.stringify(graph.tools),
+    );
     // The server's description is searched too: "memory" is in no memory tool's own text.
     const byServer = await facade(client, 'find_tools', { query: 'memory', limit: 25 });
     assert.ok(byServer.tools.some((t: Json) => t.name === 'memory__open_nodes' && t.matched.server));
@@ -188,7 +191,10 @@ describe('tool search (find_tools, toolMode search, call_tool, tokens)', functio
     assert.ok(!names.includes('filesystem__write_file'), 'denied by the profile');
     const many = await facade(client, 'find_tools', { query: 'fixture tool', limit: 25 });
     assert.ok(many.tools.length > 0);
-    assert.ok(many.tools.every((t: Json) => !t.name.startsWith('many__tool_002')), 'denied by the profile');
+    assert.ok(
+      many.tools.every((t: Json) => !t.name.startsWith('many__tool_002')),
+      'denied by the profile',
+    );
     // Scope: no write tool for a read-only client, no operator tool for any client.
     const control = await facade(client, 'find_tools', { query: 'restart approve server client token', limit: 25 });
     const controlNames = control.tools.map((t: Json) => t.name);
@@ -235,7 +241,13 @@ describe('tool search (find_tools, toolMode search, call_tool, tokens)', functio
     const auditDir = broker.home;
     const audit = await waitFor(() => {
       const file = findFile(auditDir, 'audit.jsonl');
-      const lines = file ? fs.readFileSync(file, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as Json) : [];
+      const lines = file
+        ? fs
+            .readFileSync(file, 'utf8')
+            .trim()
+            .split('\n')
+            .map((l) => JSON.parse(l) as Json)
+        : [];
       return lines.find((e) => e.client === 'seeker' && e.server === 'everything' && e.tool === 'get-sum');
     }, 'the audit entry of the call');
     assert.equal(audit.event, 'call');
@@ -264,11 +276,15 @@ describe('tool search (find_tools, toolMode search, call_tool, tokens)', functio
   });
 
   it('puts tool-definition tokens in the state: per server, and per client profile', async () => {
-    const state = await waitFor(async () => {
-      const read = await operator.readResource({ uri: 'switchboard://state' });
-      const s = JSON.parse((read.contents[0] as { text: string }).text) as Json;
-      return s.servers.every((x: Json) => x.toolTokens > 0) && s.clients.every((c: Json) => c.toolTokens > 0) && s;
-    }, 'token counts in the state', 30_000);
+    const state = await waitFor(
+      async () => {
+        const read = await operator.readResource({ uri: 'switchboard://state' });
+        const s = JSON.parse((read.contents[0] as { text: string }).text) as Json;
+        return s.servers.every((x: Json) => x.toolTokens > 0) && s.clients.every((c: Json) => c.toolTokens > 0) && s;
+      },
+      'token counts in the state',
+      30_000,
+    );
     const server = (name: string) => state.servers.find((s: Json) => s.name === name);
     const client = (name: string) => state.clients.find((c: Json) => c.name === name);
     // 52 listed tools, each well over ten tokens.

@@ -108,7 +108,10 @@ describe('extension: presentation', () => {
     const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '../../../package.json'), 'utf8'));
     const inline = (pkg.contributes.menus['view/item/context'] as { command: string; when: string; group: string }[])
       .filter((m) => m.group.startsWith('inline') && m.when.startsWith('viewItem =~ /^server'))
-      .map((m) => ({ command: m.command.replace('switchboard.', ''), re: new RegExp(/=~ \/(.*?)\/(?: |$)/.exec(m.when)![1]) }));
+      .map((m) => ({
+        command: m.command.replace('switchboard.', ''),
+        re: new RegExp(/=~ \/(.*?)\/(?: |$)/.exec(m.when)![1]),
+      }));
     const shown = (over: Partial<ServerStatus>): string[] => {
       const value = serverContextValue(server(over));
       return inline.filter((m) => m.re.test(value)).map((m) => m.command);
@@ -116,7 +119,9 @@ describe('extension: presentation', () => {
     assert.deepEqual(shown({}), ['showServerLogs']);
     assert.deepEqual(shown({ state: 'failed', lastError: 'boom' }), ['restartServer', 'showServerLogs']);
     assert.deepEqual(shown({ state: 'starting', restarts: 2, lastError: 'boom' }), ['restartServer', 'showServerLogs']);
-    assert.deepEqual(shown({ trust: 'community', state: 'awaiting-approval', approval: 'required' }), ['approveServer']);
+    assert.deepEqual(shown({ trust: 'community', state: 'awaiting-approval', approval: 'required' }), [
+      'approveServer',
+    ]);
     assert.deepEqual(shown({ enabled: false, state: 'disabled' }), ['enableServer']);
     assert.deepEqual(shown({ state: 'starting' }), []);
   });

@@ -22,8 +22,22 @@ const SCHEMA = {
     ratio: { type: 'number', default: 0.5 },
     subscribe: { type: 'boolean', default: true },
     color: { type: 'string', enum: ['red', 'green'], enumNames: ['Red', 'Green'] },
-    size: { type: 'string', oneOf: [{ const: 's', title: 'Small' }, { const: 'l', title: 'Large' }] },
-    tags: { type: 'array', items: { anyOf: [{ const: 'a', title: 'A' }, { const: 'b', title: 'B' }] } },
+    size: {
+      type: 'string',
+      oneOf: [
+        { const: 's', title: 'Small' },
+        { const: 'l', title: 'Large' },
+      ],
+    },
+    tags: {
+      type: 'array',
+      items: {
+        anyOf: [
+          { const: 'a', title: 'A' },
+          { const: 'b', title: 'B' },
+        ],
+      },
+    },
   },
   required: ['name', 'age', 'color'],
 };

@@ -1,7 +1,13 @@
 // The bubblewrap command line, the state it implies, the allow-list matcher and the schema keys: pure.
 import assert from 'node:assert/strict';
 import { isAllowed, parseAllowEntry } from '../../src/broker/networkAllow';
-import { bwrapPlan, installDirsOf, isInside, resolveGrantPath, type BwrapInput } from '../../src/broker/platform/bwrapArgs';
+import {
+  bwrapPlan,
+  installDirsOf,
+  isInside,
+  resolveGrantPath,
+  type BwrapInput,
+} from '../../src/broker/platform/bwrapArgs';
 import { decideSandbox, type SandboxTools } from '../../src/broker/sandbox';
 import { ServerDefSchema } from '../../src/registry/schema';
 import { normalizeForApproval } from '../../src/broker/approvalMaterial';
@@ -9,7 +15,10 @@ import type { ServerStatus } from '../../src/broker/controlApi';
 import { enforcementLines } from '../../src/extension/presentation';
 
 const BWRAP: SandboxTools = { bwrapUnavailable: null, networkOnly: ['unshare', '--net', '--'] };
-const NO_BWRAP: SandboxTools = { bwrapUnavailable: 'bubblewrap (bwrap) is not installed', networkOnly: ['unshare', '--net', '--'] };
+const NO_BWRAP: SandboxTools = {
+  bwrapUnavailable: 'bubblewrap (bwrap) is not installed',
+  networkOnly: ['unshare', '--net', '--'],
+};
 
 function input(extra: Partial<BwrapInput> = {}): BwrapInput {
   return {
@@ -55,7 +64,9 @@ describe('platform: bubblewrap sandbox', () => {
   });
 
   it('hides SWITCHBOARD_HOME last, even inside a granted path, and XDG_RUNTIME_DIR where it exists', () => {
-    const plan = bwrapPlan(input({ write: ['/home/op'], hidden: ['/run/user/1000', '/nope'], exists: (p) => p !== '/nope' }));
+    const plan = bwrapPlan(
+      input({ write: ['/home/op'], hidden: ['/run/user/1000', '/nope'], exists: (p) => p !== '/nope' }),
+    );
     const m = mounts(plan.prefix);
     assert.deepEqual(m[m.length - 1], ['--tmpfs', '/home/op/.switchboard']);
     assert.ok(m.some(([f, p]) => f === '--tmpfs' && p === '/run/user/1000'));
@@ -118,14 +129,16 @@ describe('sandbox state: what is enforced', () => {
 
   it('says enforced for files and network under bubblewrap, with the granted paths and hosts', () => {
     const none = decideSandbox(stdio(), BWRAP);
-    assert.deepEqual([none.bwrap, none.network, none.enforcement.filesystem, none.enforcement.network], [
-      true,
-      'none',
-      'enforced',
-      'enforced',
-    ]);
+    assert.deepEqual(
+      [none.bwrap, none.network, none.enforcement.filesystem, none.enforcement.network],
+      [true, 'none', 'enforced', 'enforced'],
+    );
     const scoped = decideSandbox(
-      stdio({ grants: ['filesystem', 'network'], filesystem: { read: ['/a'], write: [] }, network: { allow: ['x.io'] } }),
+      stdio({
+        grants: ['filesystem', 'network'],
+        filesystem: { read: ['/a'], write: [] },
+        network: { allow: ['x.io'] },
+      }),
       BWRAP,
     );
     assert.equal(scoped.network, 'proxy');
@@ -205,13 +218,16 @@ describe('enforcement as the tree tooltip words it', () => {
     enforcementLines({ grants, enforcement: { ...base, ...enforcement } } as unknown as ServerStatus);
 
   it('names the sandbox, the granted paths and the allowed hosts; says plainly where nothing is enforced', () => {
-    const sandboxed = 'filesystem: sandboxed (reads the system and the registry root; writes only its own temp dir; no home)';
+    const sandboxed =
+      'filesystem: sandboxed (reads the system and the registry root; writes only its own temp dir; no home)';
     assert.ok(lines([], {}).includes(sandboxed));
     const scoped = lines(['filesystem', 'network'], { readPaths: ['/a'], writePaths: ['/b'], allowedHosts: ['x.io'] });
     assert.ok(scoped.includes('filesystem: sandboxed, plus /a (read), /b (write)'));
     assert.ok(scoped.includes("network: only x.io (through the broker's proxy)"));
     assert.ok(lines([], { filesystem: 'not-enforced' }).some((l) => /not restricted here/.test(l)));
     assert.deepEqual(lines(['filesystem', 'network', 'secrets'], { filesystem: 'granted', network: 'granted' }), []);
-    assert.ok(lines(['network'], { network: 'enforced' }).some((l) => /blocked \(its allow-list needs bubblewrap/.test(l)));
+    assert.ok(
+      lines(['network'], { network: 'enforced' }).some((l) => /blocked \(its allow-list needs bubblewrap/.test(l)),
+    );
   });
 });

@@ -82,7 +82,7 @@ describe('server→client requests: the editor link, roots and paused call timer
     ]);
   });
 
-  it("a paused call timer does not fire; once resumed it runs its whole limit again, then fires", async () => {
+  it('a paused call timer does not fire; once resumed it runs its whole limit again, then fires', async () => {
     let fired = 0;
     const timer = new CallTimer(30, () => fired++);
     timer.pause();

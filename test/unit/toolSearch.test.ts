@@ -73,7 +73,10 @@ describe('tool search: ranking and why', () => {
     assert.equal(hits[0].description, 'Read the complete contents of a file as text.');
     assert.deepEqual(hits[0].matched.name?.sort(), ['file', 'read']);
     assert.ok(hits[0].matched.title?.includes('read'));
-    assert.ok(hits.some((h) => h.name === 'fs__write_file'), 'a weaker match still ranks');
+    assert.ok(
+      hits.some((h) => h.name === 'fs__write_file'),
+      'a weaker match still ranks',
+    );
     assert.ok(hits.findIndex((h) => h.name === 'fs__write_file') > 0);
   });
 

@@ -26,10 +26,12 @@ function scrubbed(oauth: ServerOAuth, err: unknown): Error {
 /** The access token to send now, refreshed first when it is about to expire. */
 async function currentToken(oauth: ServerOAuth): Promise<string> {
   if (oauth.refreshDue()) {
-    await oauth.refreshOnce(() => refresh(oauth)).catch((err: unknown) => {
-      // An authorization server that is down for a moment: the old token may still be accepted.
-      if (err instanceof SignInRequired) throw err;
-    });
+    await oauth
+      .refreshOnce(() => refresh(oauth))
+      .catch((err: unknown) => {
+        // An authorization server that is down for a moment: the old token may still be accepted.
+        if (err instanceof SignInRequired) throw err;
+      });
   }
   const token = oauth.accessToken;
   if (!token) throw new SignInRequired(oauth.needsSignInMessage());
@@ -56,9 +58,11 @@ export function authorizedFetch(oauth: ServerOAuth, base: Fetch = fetch): Fetch 
       await res.body?.cancel();
       // Another request may have refreshed meanwhile; otherwise refresh now (once for all of them).
       if (oauth.accessToken === used) {
-        await oauth.refreshOnce(() => refresh(oauth, resourceMetadataUrl)).catch((err: unknown) => {
-          throw scrubbed(oauth, err);
-        });
+        await oauth
+          .refreshOnce(() => refresh(oauth, resourceMetadataUrl))
+          .catch((err: unknown) => {
+            throw scrubbed(oauth, err);
+          });
       }
       res = await send(await currentToken(oauth));
       if (res.status === 401) {

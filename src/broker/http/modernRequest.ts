@@ -186,7 +186,7 @@ export function removedMethodMessage(method: string): string | undefined {
       return 'ping was removed in 2026-07-28: any request (e.g. server/discover) shows the endpoint is up';
     case 'logging/setLevel':
       return (
-        'logging/setLevel was removed in 2026-07-28: set io.modelcontextprotocol/logLevel in a request\'s ' +
+        "logging/setLevel was removed in 2026-07-28: set io.modelcontextprotocol/logLevel in a request's " +
         '_meta instead (the broker does not forward upstream log messages to 2026-07-28 callers)'
       );
     case 'resources/subscribe':

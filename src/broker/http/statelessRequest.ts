@@ -127,10 +127,16 @@ export class StatelessEndpoint {
       case 'resources/read':
         return this.call(ctx, req, exchange);
       case 'completion/complete':
-        this.router.complete(ctx, params, this.extra(exchange.controller.signal, req, () => exchange)).then(
-          (result) => exchange.result(withResultType(result)),
-          (err: unknown) => exchange.error(err),
-        );
+        this.router
+          .complete(
+            ctx,
+            params,
+            this.extra(exchange.controller.signal, req, () => exchange),
+          )
+          .then(
+            (result) => exchange.result(withResultType(result)),
+            (err: unknown) => exchange.error(err),
+          );
         return;
       default:
         return this.notFound(res, req.id, `Method not found: ${req.method.slice(0, 100)}`);

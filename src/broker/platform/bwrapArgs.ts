@@ -50,8 +50,7 @@ export function isInside(p: string, dir: string): boolean {
  * bound as named, the most specific path last so it decides; SWITCHBOARD_HOME hidden last of all.
  */
 export function bwrapPlan(input: BwrapInput): BwrapPlan {
-  const args =
-    input.files === 'full' ? ['bwrap', '--dev-bind', '/', '/'] : confinedFiles(input);
+  const args = input.files === 'full' ? ['bwrap', '--dev-bind', '/', '/'] : confinedFiles(input);
   // No PID namespace: the pids a server reports stay real (the supervisor and its tests rely on them),
   // and the host's /proc (read-only, with the root) comes along.
   args.push('--die-with-parent');

@@ -57,11 +57,9 @@ export function watchSignIns(ctx: Ctx): vscode.Disposable {
         now.add(key);
         if (waiting.has(key) || s.auth?.url) continue;
         const why = s.signIn?.scope ? ` (it asks for more access: ${s.signIn.scope})` : '';
-        void vscode.window
-          .showWarningMessage(`'${s.name}' needs you to sign in${why}.`, 'Sign In')
-          .then((pick) => {
-            if (pick) void vscode.commands.executeCommand('switchboard.signIn', s.name);
-          });
+        void vscode.window.showWarningMessage(`'${s.name}' needs you to sign in${why}.`, 'Sign In').then((pick) => {
+          if (pick) void vscode.commands.executeCommand('switchboard.signIn', s.name);
+        });
       }
     }
     waiting.clear();

@@ -67,7 +67,10 @@ describe('sign in to a remote server (OAuth)', function () {
     await waitFor(a, () => entry.server('signin')?.state === 'running', 'signin to run after the sign-in');
     const s = entry.server('signin') as ServerStatus;
     assert.strictEqual(s.auth?.signedIn, true);
-    assert.ok(s.tools.some((t) => t.name === 'whoami'), `tools: ${s.tools.map((t) => t.name).join(', ')}`);
+    assert.ok(
+      s.tools.some((t) => t.name === 'whoami'),
+      `tools: ${s.tools.map((t) => t.name).join(', ')}`,
+    );
 
     await run('signOut', 'signin', { skipConfirmation: true });
     await waitFor(a, () => entry.server('signin')?.state === 'needs-sign-in', 'needs-sign-in after Sign Out');
