@@ -63,10 +63,15 @@ export class ChildStdioTransport implements Transport {
   private readonly calls = new Map<number, DirectCall>();
   private nextId = DIRECT_ID_BASE;
 
+  /** Where this launch's lines begin in the server's log, so a start error quotes only its own output. */
+  readonly launchMark: number;
+
   constructor(
     private readonly launch: StdioLaunch,
     private readonly logs: LogRing,
-  ) {}
+  ) {
+    this.launchMark = logs.mark();
+  }
 
   start(): Promise<void> {
     // Behind a wrapper (or cmd.exe on Windows), ENOENT would only show up as its exit code: look first.

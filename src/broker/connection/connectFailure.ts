@@ -7,17 +7,12 @@ import { ConnectionError } from './connectionError';
 import { isSdkTimeout } from './sdkSession';
 
 /** Called before the transport is closed: the exit that closing causes is not why the start failed. */
-export function explainStdioStartFailure(
-  err: unknown,
-  transport: ChildStdioTransport,
-  logs: LogRing,
-  launchMark: number,
-): ConnectionError {
+export function explainStdioStartFailure(err: unknown, transport: ChildStdioTransport, logs: LogRing): ConnectionError {
   const why = transport.exitDescription;
   if (transport.notFound && why) return new ConnectionError('not-found', why);
   const message = err instanceof Error ? err.message : String(err);
   const parts = [why ? `process ${why} before it finished the MCP handshake` : `handshake failed: ${message}`];
-  const tail = logs.stderrSince(launchMark, 5);
+  const tail = logs.stderrSince(transport.launchMark, 5);
   if (tail) parts.push(`last output:\n${tail}`);
   return new ConnectionError('start-failed', parts.join('; '));
 }

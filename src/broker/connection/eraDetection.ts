@@ -19,12 +19,11 @@ export async function connectStdioEitherEra(
   logs: LogRing,
   timeoutMs: number,
 ): Promise<UpstreamConnection> {
-  const launchMark = logs.mark();
   const transport = new ChildStdioTransport(launch, logs);
   try {
     await transport.start();
   } catch (err) {
-    const failure = explainStdioStartFailure(err, transport, logs, launchMark);
+    const failure = explainStdioStartFailure(err, transport, logs);
     await transport.close().catch(() => undefined);
     throw failure;
   }

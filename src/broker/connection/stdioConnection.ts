@@ -28,7 +28,6 @@ export class StdioConnection extends SdkSession implements UpstreamConnection {
     /** A process already started (by the era probe, eraDetection.ts): initialized as it runs. */
     started?: ChildStdioTransport,
   ): Promise<StdioConnection> {
-    const launchMark = logs.mark();
     const transport = started ?? new ChildStdioTransport(launch, logs);
     const client = createSdkClient(events, {
       callers: () => transport.callersInFlight(),
@@ -44,7 +43,7 @@ export class StdioConnection extends SdkSession implements UpstreamConnection {
       const sdkTransport = started ? new StartedTransport(started) : transport;
       await client.connect(sdkTransport, { timeout: timeoutMs });
     } catch (err) {
-      const failure = explainStdioStartFailure(err, transport, logs, launchMark);
+      const failure = explainStdioStartFailure(err, transport, logs);
       await transport.close().catch(() => undefined);
       throw failure;
     }
