@@ -126,6 +126,9 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     editor?: EditorLink,
   ) {
     super();
+    // Every request that finds the server (re)starting waits on one 'state' listener and removes it
+    // when settled: as many as there are calls in flight (bounded by the session caps), not a leak.
+    this.setMaxListeners(0);
     this.lazy = lifecycleOf(def) === 'lazy';
     this.enforcement = describeEnforcement(def);
     this.serverRequests = new ServerRequestDispatch(def, root, (entry) => this.emit('audit', entry), editor);
