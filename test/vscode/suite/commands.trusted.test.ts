@@ -125,7 +125,13 @@ describe('commands (end to end)', function () {
         skipConfirmation: true,
       });
       assert.match(approved.approved, /Runs: .*echo\.mjs --name third-party \| Working directory: \. \| Grants: none/);
-      await waitFor(a, () => entry.server('third-party')?.state === 'running', 'third-party running after approval');
+      // A community server is lazy by default: approved, it runs once to learn its tools, then rests
+      // idle until a call needs it. Either way it is no longer held back.
+      await waitFor(
+        a,
+        () => ['running', 'idle'].includes(entry.server('third-party')?.state ?? ''),
+        'third-party running (or idle, being lazy) after approval',
+      );
       await run('revokeApproval', 'third-party', { skipConfirmation: true });
       await waitFor(
         a,
