@@ -113,7 +113,12 @@ describe('the 2026-07-28 revision on the endpoint', function () {
       accept: 'application/json, text/event-stream',
     };
     const v1 = await connect(broker.url, broker.token);
-    await waitFor(async () => (await v1.listTools()).tools.some((t) => t.name === 'asks__elicit'), 'the upstreams');
+    // Every upstream running, not only listed: a call to one still starting is refused, not queued.
+    await waitFor(async () => {
+      const r = await v1.callTool({ name: 'switchboard__list_servers', arguments: {} });
+      const servers = (r.structuredContent as { servers: { state: string }[] }).servers;
+      return servers.length === 3 && servers.every((x) => x.state === 'running');
+    }, 'the upstreams');
     await v1.close();
   });
 
