@@ -3,7 +3,10 @@
 // the broker's heap: the tokenizer takes ~0.5 s of CPU and ~80 MB to load, so the broker hands the
 // definitions to a short-lived worker thread running its own entry point as `count-tokens` once the
 // catalog has been quiet for a moment (a thread, not a process: nothing new under the broker's pid).
-// Each tool is counted once per definition.
+// Each definition is counted once by its text, so an upstream that restarts with the same tools
+// (new objects, same JSON) loads no tokenizer again: a worker costs the process ~80 MB of RSS while
+// it runs, and glibc keeps part of it afterwards.
+import { createHash } from 'node:crypto';
 import { Worker } from 'node:worker_threads';
 import type { Catalog, Route } from './catalog';
 import type { Tool } from './mcpTypes';
@@ -74,8 +77,10 @@ export function workerCounter(script: string): TokenCounter {
 }
 
 export class ToolTokens {
-  /** Per server's own tool object (the same object while its definition is unchanged). */
-  private readonly perTool = new WeakMap<Tool, number>();
+  /** Tokens per definition text (its digest), bounded by the catalog's size (see prune). */
+  private readonly perText = new Map<string, number>();
+  /** The digest of each tool object as listed, so a count or a record hashes a definition once. */
+  private readonly digestOf = new WeakMap<Tool, string>();
   /** Tokens per listed (namespaced) name, and the names each server contributed. */
   private readonly perExposed = new Map<string, number>();
   private readonly namesOf = new Map<string, string[]>();
@@ -151,18 +156,21 @@ export class ToolTokens {
     if (this.closed) return;
     this.counting = true;
     const servers = [...this.pending];
-    const fresh = new Map<Tool, string>();
+    const fresh = new Map<string, string>();
     for (const server of servers) {
       const view = this.catalog.server(server);
       for (const tool of view.tools) {
         const exposed = view.exposedTool(tool.name);
-        if (exposed === undefined || this.perTool.has(tool)) continue;
-        fresh.set(tool, JSON.stringify({ ...tool, name: exposed }));
+        if (exposed === undefined) continue;
+        const text = JSON.stringify({ ...tool, name: exposed });
+        const digest = createHash('sha256').update(text).digest('base64');
+        this.digestOf.set(tool, digest);
+        if (!this.perText.has(digest)) fresh.set(digest, text);
       }
     }
     try {
       const counts = fresh.size ? await this.counter([...fresh.values()]) : [];
-      [...fresh.keys()].forEach((tool, i) => this.perTool.set(tool, counts[i]));
+      [...fresh.keys()].forEach((digest, i) => this.perText.set(digest, counts[i]));
     } catch {
       // No counts this time (the state simply has none); the next catalog change tries again.
       this.counting = false;
@@ -175,9 +183,23 @@ export class ToolTokens {
       this.record(server);
     }
     this.totals.clear();
+    this.prune();
     // Servers that changed while counting get their own batch.
     if (this.pending.size) this.schedule();
     else this.onCounted();
+  }
+
+  /**
+   * Keeps the counts bounded by the catalog's size, oldest first out. Not pruned to exactly what is
+   * listed: a server that restarts drops out of the catalog for a moment and comes back with the same
+   * definitions, which should not need a tokenizer again.
+   */
+  private prune(): void {
+    const cap = 2 * this.catalog.listTools().length + 1_000;
+    for (const digest of this.perText.keys()) {
+      if (this.perText.size <= cap) break;
+      this.perText.delete(digest);
+    }
   }
 
   private record(server: string): void {
@@ -187,7 +209,8 @@ export class ToolTokens {
     let sum = 0;
     for (const tool of view.tools) {
       const exposed = view.exposedTool(tool.name);
-      const n = this.perTool.get(tool);
+      const digest = this.digestOf.get(tool);
+      const n = digest === undefined ? undefined : this.perText.get(digest);
       if (exposed === undefined || n === undefined) continue;
       this.perExposed.set(exposed, n);
       names.push(exposed);

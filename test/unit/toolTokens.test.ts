@@ -1,0 +1,65 @@
+// Tool-definition token counts over a real Catalog: a definition is counted once by its text, so an
+// upstream that restarts with the same tools (new objects) needs no tokenizer run (no worker, no RSS).
+import assert from 'node:assert/strict';
+import { Catalog } from '../../src/broker/catalog';
+import type { Tool } from '../../src/broker/mcpTypes';
+import type { ServedServer } from '../../src/broker/servedServer';
+import { countHere, ToolTokens, type TokenCounter } from '../../src/broker/toolTokens';
+
+function served(name: string, tools: Tool[]): ServedServer {
+  return { name, available: true, tools, prompts: [], resources: [], resourceTemplates: [] } as unknown as ServedServer;
+}
+
+const toolsOf = (prefix: string): Tool[] =>
+  ['read', 'write', 'list'].map((verb) => ({
+    name: `${verb}_${prefix}`,
+    description: `${verb} a ${prefix}`,
+    inputSchema: { type: 'object', properties: { path: { type: 'string' } } },
+  }));
+
+describe('tool tokens', () => {
+  function setup(): { catalog: Catalog; tokens: ToolTokens; batches: string[][]; counted: () => Promise<void> } {
+    const catalog = new Catalog();
+    const batches: string[][] = [];
+    let wake: (() => void) | undefined;
+    const counter: TokenCounter = async (texts) => {
+      batches.push([...texts]);
+      return countHere(texts);
+    };
+    const tokens = new ToolTokens(catalog, () => wake?.(), counter, 1);
+    const counted = () => new Promise<void>((resolve) => (wake = resolve));
+    return { catalog, tokens, batches, counted };
+  }
+
+  it('counts each server, and a restart with the same definitions counts nothing again', async () => {
+    const { catalog, tokens, batches, counted } = setup();
+    let done = counted();
+    tokens.invalidate(catalog.rebuild([served('fs', toolsOf('file')), served('db', toolsOf('row'))]).tools);
+    await done;
+    assert.equal(batches.length, 1);
+    assert.equal(batches[0].length, 6);
+    const fs = tokens.ofServer('fs');
+    assert.ok(fs !== undefined && fs > 0);
+
+    // 'fs' goes away (stopped) and comes back with equal definitions in new objects.
+    done = counted();
+    tokens.invalidate(catalog.rebuild([served('db', toolsOf('row'))]).tools);
+    await done;
+    done = counted();
+    tokens.invalidate(catalog.rebuild([served('fs', toolsOf('file')), served('db', toolsOf('row'))]).tools);
+    await done;
+    assert.equal(batches.length, 1, 'no second tokenizer run for unchanged definitions');
+    assert.equal(tokens.ofServer('fs'), fs);
+
+    // A changed description is a new text: only that tool is counted.
+    const changed = toolsOf('file');
+    changed[0] = { ...changed[0], description: 'read one whole file, as text' };
+    done = counted();
+    tokens.invalidate(catalog.rebuild([served('fs', changed), served('db', toolsOf('row'))]).tools);
+    await done;
+    assert.equal(batches.length, 2);
+    assert.equal(batches[1].length, 1);
+    assert.match(batches[1][0], /one whole file/);
+    tokens.close();
+  });
+});
