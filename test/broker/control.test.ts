@@ -24,15 +24,10 @@ import {
   waitFor,
   writeRegistry,
   type BrokerProcess,
+  facade,
 } from '../helpers/broker';
 
 type Json = Record<string, any>;
-
-async function facade(client: Client, tool: string, args: Json = {}): Promise<Json> {
-  const result = await client.callTool({ name: `switchboard__${tool}`, arguments: args });
-  if (result.isError) throw new Error(textOf(result));
-  return result.structuredContent as Json;
-}
 
 function filesUnder(dir: string): string[] {
   const out: string[] = [];

@@ -3,10 +3,8 @@
 // cannot, per server's clientFeatures (caller | editor | deny); agents can never take that role;
 // a call's timeout waits while a person answers; the editor's folders reach upstreams as roots.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import * as readline from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -17,17 +15,16 @@ import { OperatorClient } from '../../src/broker/operatorClient';
 import type { BrokerRecord } from '../../src/broker/runtime';
 import {
   connect,
-  fixture,
   fixtureServer,
   removeTempDirs,
   startBrokerProcess,
-  stopProcess,
   tempDir,
   textOf,
-  track,
   waitFor,
   writeRegistry,
   type BrokerProcess,
+  facade,
+  startHttpFixture,
 } from '../helpers/broker';
 
 type Json = Record<string, any>;
@@ -72,12 +69,6 @@ async function call(client: Client, name: string, args: Json = {}): Promise<{ te
   return { text: textOf(result), isError: result.isError === true };
 }
 
-async function facade(client: Client, tool: string, args: Json = {}): Promise<Json> {
-  const result = await client.callTool({ name: `switchboard__${tool}`, arguments: args });
-  if (result.isError) throw new Error(textOf(result));
-  return result.structuredContent as Json;
-}
-
 /** A client that declares form elicitation and answers after `delayMs`. */
 async function elicitingClient(url: string, token: string, name: string, delayMs: number): Promise<Client> {
   const client = new Client({ name, version: '1.0.0' }, { capabilities: { elicitation: { form: {} } } });
@@ -89,21 +80,6 @@ async function elicitingClient(url: string, token: string, name: string, delayMs
     new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
   );
   return client;
-}
-
-async function startHttpFixture(script: string): Promise<{ url: string; stop(): Promise<void> }> {
-  const proc = track(spawn(process.execPath, [fixture(script), '--http', '0'], { stdio: ['ignore', 'pipe', 'pipe'] }));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${script} did not listen`)), 15_000);
-    readline.createInterface({ input: proc.stdout! }).on('line', (line) => {
-      const m = /"listening":"([^"]+)"/.exec(line);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1]);
-      }
-    });
-  });
-  return { url, stop: () => stopProcess(proc) };
 }
 
 function auditEntries(broker: BrokerProcess): Json[] {

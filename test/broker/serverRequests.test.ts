@@ -2,10 +2,8 @@
 // the session whose call caused them and back: real fixtures over stdio and Streamable HTTP, real
 // server-everything from npm, real SDK clients with real handlers, through /mcp and /servers/<name>/mcp.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import * as readline from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -16,19 +14,18 @@ import {
   McpError,
 } from '@modelcontextprotocol/sdk/types.js';
 import {
-  REPO,
   connect,
-  fixture,
   fixtureServer,
   removeTempDirs,
   startBrokerProcess,
-  stopProcess,
   tempDir,
   textOf,
-  track,
   waitFor,
   writeRegistry,
   type BrokerProcess,
+  facade,
+  startHttpFixture,
+  everythingServer,
 } from '../helpers/broker';
 
 type Json = Record<string, any>;
@@ -77,38 +74,9 @@ async function capableClient(
   return { client, seen };
 }
 
-async function facade(client: Client, tool: string, args: Json = {}): Promise<Json> {
-  const result = await client.callTool({ name: `switchboard__${tool}`, arguments: args });
-  if (result.isError) throw new Error(textOf(result));
-  return result.structuredContent as Json;
-}
-
 async function call(client: Client, name: string, args: Json = {}): Promise<{ text: string; isError: boolean }> {
   const result = await client.callTool({ name, arguments: args });
   return { text: textOf(result), isError: result.isError === true };
-}
-
-/** Starts the fixture over Streamable HTTP on a free port; resolves with its URL once it listens. */
-async function startHttpFixture(script: string): Promise<{ url: string; stop(): Promise<void> }> {
-  const proc = track(spawn(process.execPath, [fixture(script), '--http', '0'], { stdio: ['ignore', 'pipe', 'pipe'] }));
-  const stderr: string[] = [];
-  proc.stderr!.setEncoding('utf8').on('data', (c: string) => stderr.push(c));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${script} did not listen: ${stderr.join('')}`)), 15_000);
-    readline.createInterface({ input: proc.stdout! }).on('line', (line) => {
-      try {
-        const m = JSON.parse(line) as { listening?: string };
-        if (m.listening) {
-          clearTimeout(timer);
-          resolve(m.listening);
-        }
-      } catch {
-        /* not the listening line */
-      }
-    });
-    proc.once('exit', (code) => reject(new Error(`${script} exited ${code}: ${stderr.join('')}`)));
-  });
-  return { url, stop: () => stopProcess(proc) };
 }
 
 /** The audit log's server-request entries (the audit file under the broker's per-user home). */
@@ -144,9 +112,7 @@ describe('server→client requests through the broker', function () {
     writeRegistry(root, {
       'mcp-servers.d/asks.yaml': fixtureServer('asks', 'asks-client.mjs'),
       'mcp-servers.d/rasks.yaml': `name: rasks\ntrust: trusted\ntransport: http\nurl: ${remote.url}\n`,
-      'mcp-servers.d/everything.yaml':
-        'name: everything\ntrust: trusted\ncommand: npx\nargs: [--no-install, mcp-server-everything, stdio]\n' +
-        `cwd: ${JSON.stringify(REPO)}\n`,
+      'mcp-servers.d/everything.yaml': everythingServer(),
       'clients.d/terminal.yaml': 'name: terminal\nmcp_allow: [read]\n',
     });
     broker = await startBrokerProcess({ root });

@@ -3,10 +3,8 @@
 // fixture and server-everything from npm; tasks belong to the session that created them; an
 // upstream killed mid-task fails its tasks instead of leaving them hanging.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import * as readline from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
@@ -17,18 +15,17 @@ import {
   TaskStatusNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import {
-  REPO,
-  fixture,
   fixtureServer,
   removeTempDirs,
   startBrokerProcess,
-  stopProcess,
   tempDir,
   textOf,
-  track,
   waitFor,
   writeRegistry,
   type BrokerProcess,
+  facade,
+  startHttpFixture,
+  everythingServer,
 } from '../helpers/broker';
 
 type Json = Record<string, any>;
@@ -78,28 +75,6 @@ async function rejection(run: () => Promise<unknown>): Promise<McpError> {
   assert.fail('expected the request to fail');
 }
 
-async function startHttpFixture(script: string): Promise<{ url: string; stop(): Promise<void> }> {
-  const proc = track(spawn(process.execPath, [fixture(script), '--http', '0'], { stdio: ['ignore', 'pipe', 'pipe'] }));
-  const stderr: string[] = [];
-  proc.stderr!.setEncoding('utf8').on('data', (c: string) => stderr.push(c));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${script} did not listen: ${stderr.join('')}`)), 15_000);
-    readline.createInterface({ input: proc.stdout! }).on('line', (line) => {
-      try {
-        const m = JSON.parse(line) as { listening?: string };
-        if (m.listening) {
-          clearTimeout(timer);
-          resolve(m.listening);
-        }
-      } catch {
-        /* not the listening line */
-      }
-    });
-    proc.once('exit', (code) => reject(new Error(`${script} exited ${code}: ${stderr.join('')}`)));
-  });
-  return { url, stop: () => stopProcess(proc) };
-}
-
 /** Audit entries matching `keep` (the audit file under the broker's per-user home). */
 function auditEntries(broker: BrokerProcess, keep: (entry: Json) => boolean): Json[] {
   const found: Json[] = [];
@@ -120,12 +95,6 @@ function auditEntries(broker: BrokerProcess, keep: (entry: Json) => boolean): Js
   return found;
 }
 
-async function facade(client: Client, tool: string, args: Json = {}): Promise<Json> {
-  const result = await client.callTool({ name: `switchboard__${tool}`, arguments: args });
-  if (result.isError) throw new Error(textOf(result));
-  return result.structuredContent as Json;
-}
-
 describe('tasks through the broker', function () {
   this.timeout(90_000);
   let broker: BrokerProcess;
@@ -140,9 +109,7 @@ describe('tasks through the broker', function () {
       'mcp-servers.d/tasks.yaml': fixtureServer('tasks', 'tasks.mjs'),
       'mcp-servers.d/rtasks.yaml': `name: rtasks\ntrust: trusted\ntransport: http\nurl: ${remote.url}\n`,
       'mcp-servers.d/echo.yaml': fixtureServer('echo', 'echo.mjs'),
-      'mcp-servers.d/everything.yaml':
-        'name: everything\ntrust: trusted\ncommand: npx\nargs: [--no-install, mcp-server-everything, stdio]\n' +
-        `cwd: ${JSON.stringify(REPO)}\n`,
+      'mcp-servers.d/everything.yaml': everythingServer(),
       'clients.d/terminal.yaml': 'name: terminal\nmcp_allow: [read]\n',
     });
     broker = await startBrokerProcess({ root });

@@ -195,3 +195,45 @@ export function textOf(result: unknown): string {
     .map((c) => c.text)
     .join('');
 }
+
+/** Calls a facade tool (`switchboard__<tool>`); its structured result, or the tool's error thrown. */
+export async function facade(
+  client: Client,
+  tool: string,
+  args: Record<string, unknown> = {},
+): Promise<Record<string, any>> {
+  const result = await client.callTool({ name: `switchboard__${tool}`, arguments: args });
+  if (result.isError) throw new Error(textOf(result));
+  return result.structuredContent as Record<string, any>;
+}
+
+/** Starts a fixture over Streamable HTTP on a free port; resolves with its URL once it listens. */
+export async function startHttpFixture(script: string): Promise<{ url: string; stop(): Promise<void> }> {
+  const proc = track(spawn(process.execPath, [fixture(script), '--http', '0'], { stdio: ['ignore', 'pipe', 'pipe'] }));
+  const stderr: string[] = [];
+  proc.stderr!.setEncoding('utf8').on('data', (c: string) => stderr.push(c));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${script} did not listen: ${stderr.join('')}`)), 15_000);
+    readline.createInterface({ input: proc.stdout! }).on('line', (line) => {
+      try {
+        const m = JSON.parse(line) as { listening?: string };
+        if (m.listening) {
+          clearTimeout(timer);
+          resolve(m.listening);
+        }
+      } catch {
+        /* not the listening line */
+      }
+    });
+    proc.once('exit', (code) => reject(new Error(`${script} exited ${code}: ${stderr.join('')}`)));
+  });
+  return { url, stop: () => stopProcess(proc) };
+}
+
+/** server-everything from npm (installed as a dev dependency), trusted, as a registry file. */
+export function everythingServer(name = 'everything'): string {
+  return (
+    `name: ${name}\ntrust: trusted\ncommand: npx\nargs: [--no-install, mcp-server-everything, stdio]\n` +
+    `cwd: ${JSON.stringify(REPO)}\n`
+  );
+}
