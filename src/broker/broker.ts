@@ -13,6 +13,7 @@ import { CatalogCache } from './catalogCache';
 import { ClientTokens } from './clientTokens';
 import { EditorLink } from './editorLink';
 import { Endpoint } from './endpoint';
+import type { LogRate } from './http/logRateLimit';
 import { IdleCollector } from './idleCollector';
 import { ErrorCodes, McpFailure } from './mcpTypes';
 import { BrokerRouter } from './router';
@@ -34,6 +35,8 @@ export interface BrokerOptions {
   acceptWorkspaceTrust?: boolean;
   idleSessionMs?: number;
   maxBodyBytes?: number;
+  /** How many log messages per upstream reach the sessions (`serve --log-rate`). */
+  logRate?: LogRate;
   debounceMs?: number;
   log?(line: string): void;
 }
@@ -125,6 +128,7 @@ export class Broker extends EventEmitter<BrokerEventMap> {
       router,
       maxBodyBytes: opts.maxBodyBytes,
       idleSessionMs: opts.idleSessionMs,
+      logRate: opts.logRate,
       version: BROKER_VERSION,
       instance: rootId(this.root),
       onRejected: (reason, status) => this.audit.write({ event: 'rejected', status, reason }),

@@ -12,6 +12,7 @@ import { serveOrReuse, type RunningBroker } from './daemon';
 import { liveRecord } from './discovery';
 import { launchBroker } from './launcher';
 import { findBroker, OperatorClient } from './operatorClient';
+import { parseLogRate } from './http/logRateLimit';
 import { pinCommands } from './pinCommands';
 import { runtimePaths, type BrokerRecord } from './runtime';
 import { KIND_DIRS } from '../registry/schema';
@@ -48,6 +49,9 @@ If a broker already serves <dir>, prints its endpoint and exits (one broker per 
                       is remembered for you per definition)
   --idle-exit <s>     exit after <s> seconds in which no client held a stream or sent a request
   --max-body <bytes>  largest request body accepted (default: 4194304)
+  --log-rate <n>[/<burst>]
+                      log messages per second from one server that reach the agents, after a
+                      burst (default: 50/100); what is over it is dropped and counted
   --session-idle <s>  close a session after <s> seconds without a request or stream (default: 1800)
   --json              print one JSON line when ready instead of the human summary`,
     options: {
@@ -58,6 +62,7 @@ If a broker already serves <dir>, prints its endpoint and exits (one broker per 
       'accept-workspace-trust': { type: 'boolean' },
       'idle-exit': { type: 'string' },
       'max-body': { type: 'string' },
+      'log-rate': { type: 'string' },
       json: { type: 'boolean' },
     },
     async run(values) {
@@ -74,6 +79,7 @@ If a broker already serves <dir>, prints its endpoint and exits (one broker per 
         untrusted: values.untrusted === true,
         acceptWorkspaceTrust: acceptsWorkspaceTrust(values['accept-workspace-trust'] === true),
         maxBodyBytes: values['max-body'] ? parseNumber(values['max-body'], 'max-body', 0) : undefined,
+        logRate: values['log-rate'] !== undefined ? parseLogRate(String(values['log-rate'])) : undefined,
         idleSessionMs: values['session-idle']
           ? parseNumber(values['session-idle'], 'session-idle', 0) * 1000
           : undefined,

@@ -32,7 +32,7 @@ import {
 } from './http/guards';
 import { DEFAULT_LOG_RATE, LogRateLimiter, type LogRate } from './http/logRateLimit';
 import { createMcpSession, type McpSession } from './http/mcpSession';
-import { isBodyError, parseMessages, readBody } from './http/requestBody';
+import { drainThenClose, isBodyError, parseMessages, readBody } from './http/requestBody';
 import { DEFAULT_SESSION_LIMITS, makeRoom, type SessionLimits } from './http/sessionLimits';
 import { claimedVersion } from './http/modernRequest';
 import { StatelessEndpoint } from './http/statelessRequest';
@@ -375,9 +375,8 @@ export class Endpoint {
       checkDeclaredLength(req.headers['content-length'], this.maxBody);
     if (badHeaders) {
       if (badHeaders.status === 413) {
-        res.setHeader('connection', 'close');
         this.reject(res, badHeaders);
-        req.resume();
+        drainThenClose(req);
         return;
       }
       return this.reject(res, badHeaders);
@@ -392,7 +391,6 @@ export class Endpoint {
       },
       (tooLarge) => {
         this.readingBody.delete(req.socket);
-        res.setHeader('connection', 'close');
         this.reject(res, tooLarge);
       },
     );

@@ -1,7 +1,7 @@
 // The endpoint's limits, as pure logic: which session makes room for a new one under the session
 // caps (or why none can), and the per-upstream log token bucket with its count of drops.
 import assert from 'node:assert/strict';
-import { LogRateLimiter } from '../../src/broker/http/logRateLimit';
+import { LogRateLimiter, parseLogRate } from '../../src/broker/http/logRateLimit';
 import { makeRoom, type SessionSlot } from '../../src/broker/http/sessionLimits';
 
 interface Slot extends SessionSlot {
@@ -62,6 +62,13 @@ describe('http session limits', () => {
 });
 
 describe('http log rate limit', () => {
+  it('reads serve --log-rate as <per-second> or <per-second>/<burst>, and says the form when wrong', () => {
+    assert.deepEqual(parseLogRate('10/20'), { perSecond: 10, burst: 20 });
+    assert.deepEqual(parseLogRate(' 25 '), { perSecond: 25, burst: 50 });
+    for (const bad of ['', '0', '5/0', '-1', 'ten', '1.5', '5/', '/5'])
+      assert.throws(() => parseLogRate(bad), /--log-rate takes <messages per second>\[\/<burst>\]/, bad);
+  });
+
   it('lets a burst through, then the steady rate, per server, and counts what it drops', () => {
     let now = 1_000;
     const limiter = new LogRateLimiter({ perSecond: 10, burst: 5 }, () => now);

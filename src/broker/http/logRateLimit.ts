@@ -11,6 +11,19 @@ export interface LogRate {
 
 export const DEFAULT_LOG_RATE: LogRate = { perSecond: 50, burst: 100 };
 
+/**
+ * Reads `serve --log-rate`: `<per-second>` (the burst is then twice that) or `<per-second>/<burst>`.
+ * Throws a message that says the form, since it goes straight to the operator's terminal.
+ */
+export function parseLogRate(text: string): LogRate {
+  const m = /^(\d+)(?:\/(\d+))?$/.exec(text.trim());
+  const perSecond = m ? Number(m[1]) : NaN;
+  const burst = m?.[2] !== undefined ? Number(m[2]) : perSecond * 2;
+  if (!m || perSecond < 1 || burst < 1)
+    throw new Error(`--log-rate takes <messages per second>[/<burst>], both at least 1 (e.g. 50/100), got '${text}'`);
+  return { perSecond, burst };
+}
+
 interface Bucket {
   tokens: number;
   at: number;

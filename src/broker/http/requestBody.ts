@@ -79,6 +79,35 @@ function idOf(m: unknown): Id | null {
   return typeof id === 'string' || typeof id === 'number' ? id : null;
 }
 
+/** How long, and how many more bytes, a refused body is drained before its connection is cut. */
+export const LINGER_MS = 2000;
+export const LINGER_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Drains the rest of a refused (413) body unread, then lets the connection go on or cuts it. Closing
+ * at once, as `Connection: close` makes Node do, leaves the client's next bytes to be answered with a
+ * reset, which can discard the 413 before the client has read it (the client sees EPIPE; it happens
+ * under load). Servers call this a lingering close. Bounded in time and bytes so that a client cannot
+ * hold the connection open by sending forever.
+ */
+export function drainThenClose(req: http.IncomingMessage): void {
+  const socket = req.socket;
+  let drained = 0;
+  const cut = (): void => {
+    clearTimeout(timer);
+    socket.destroy();
+  };
+  const timer = setTimeout(cut, LINGER_MS);
+  timer.unref();
+  req.on('data', (chunk: Buffer) => {
+    drained += chunk.length;
+    if (drained > LINGER_BYTES) cut();
+  });
+  req.on('end', () => clearTimeout(timer));
+  socket.once('close', () => clearTimeout(timer));
+  req.resume();
+}
+
 /**
  * Reads a request body up to `maxBytes`. Past the limit `onReject` gets the 413 (once) and the rest
  * is drained unread; a body that ends in an error is dropped.
@@ -98,7 +127,7 @@ export function readBody(
     if (size > maxBytes) {
       aborted = true;
       onReject(payloadTooLarge(maxBytes));
-      req.resume();
+      drainThenClose(req);
       return;
     }
     chunks.push(chunk);
