@@ -154,7 +154,8 @@ export async function sectionRecall({ log }) {
     'mcp-servers.d/memory.yaml':
       yamlOf('memory', [mod('server-memory')], spec.servers.memory) +
       `env:\n  MEMORY_FILE_PATH: ${JSON.stringify(path.join(files, 'memory.jsonl'))}\n`,
-    'mcp-servers.d/filesystem.yaml': yamlOf('filesystem', [mod('server-filesystem'), files], spec.servers.filesystem),
+    'mcp-servers.d/filesystem.yaml': yamlOf('filesystem', [mod('server-filesystem'), files], spec.servers.filesystem) +
+      `grants: [filesystem]\nfilesystem:\n  write: [${JSON.stringify(files)}]\n`,
   };
   // At least the 36 tools a plain client sees; server-everything adds some for a client (the broker)
   // that declares elicitation and roots.
