@@ -108,6 +108,13 @@ export async function sectionTokens({ log, quick }) {
       resultTokens += tokensOfText(JSON.stringify(r.content));
     }
     await waitFor(async () => changed > 0, 'tools/list_changed', 10_000);
+    // Per-query time on the warm 1,000-tool index, from the all-mode session (which a search grows not).
+    const warm = [];
+    for (const q of JSON.parse(fs.readFileSync(QUERIES, 'utf8')).queries.slice(0, 50)) {
+      const t = performance.now();
+      await callFacade(all, 'find_tools', { query: q.query });
+      warm.push(performance.now() - t);
+    }
     const afterTools = await listAllTools(seeker);
     const state = JSON.parse((await operator.readResource({ uri: 'switchboard://state' })).contents[0].text);
     const brokerCount = await waitFor(
@@ -124,6 +131,7 @@ export async function sectionTokens({ log, quick }) {
       searchStart: { tools: startTools.length, tokens: tokensOf(startTools) },
       searchAfter: { tools: afterTools.length, tokens: tokensOf(afterTools) },
       searches,
+      warmFind: { n: warm.length, ...summarize(warm) },
       findResultTokens: resultTokens,
       listChangedNotifications: changed,
       brokerCountedAll: brokerCount,
@@ -154,7 +162,9 @@ export async function sectionRecall({ log }) {
     'mcp-servers.d/memory.yaml':
       yamlOf('memory', [mod('server-memory')], spec.servers.memory) +
       `env:\n  MEMORY_FILE_PATH: ${JSON.stringify(path.join(files, 'memory.jsonl'))}\n`,
-    'mcp-servers.d/filesystem.yaml': yamlOf('filesystem', [mod('server-filesystem'), files], spec.servers.filesystem),
+    'mcp-servers.d/filesystem.yaml':
+      yamlOf('filesystem', [mod('server-filesystem'), files], spec.servers.filesystem) +
+      `grants: [filesystem]\nfilesystem:\n  write: [${JSON.stringify(files)}]\n`,
   };
   // At least the 36 tools a plain client sees; server-everything adds some for a client (the broker)
   // that declares elicitation and roots.

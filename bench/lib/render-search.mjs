@@ -17,13 +17,18 @@ export function searchVerdicts(S) {
   } else out.push({ target: 'tokens per session all vs search ≥ 10×', met: null, measured: 'tokens section not run' });
   const rc = S.recall;
   if (rc?.sets) {
+    const blind = rc.sets.blind;
     const held = rc.sets['held-out'];
     const tuning = rc.sets.tuning;
     out.push({
       target: 'find_tools recall@5 ≥ 0.9 on ≥ 100 queries against npm servers',
-      met: rc.queries >= 100 && held?.recall >= 0.9 && tuning?.recall >= 0.9,
-      measured: `held-out ${n3(held?.recall)} (${held?.n} queries), tuning ${n3(tuning?.recall)} (${tuning?.n})`,
-      context: 'the tuning set was used while building the ranker; the held-out set was not (see the query file)',
+      met: blind?.n >= 100 && blind?.recall >= 0.9,
+      measured:
+        `blind set ${n3(blind?.recall)} (${blind?.n} queries); ` +
+        `older held-out ${n3(held?.recall)} (${held?.n}), tuning ${n3(tuning?.recall)} (${tuning?.n})`,
+      context:
+        'judged on the blind set: written after the ranker was final and committed before it was first run; ' +
+        'the tuning set was used while building the ranker',
     });
   } else out.push({ target: 'find_tools recall@5 ≥ 0.9', met: null, measured: 'recall section not run' });
   return out;
@@ -64,7 +69,10 @@ export function renderSearch(S) {
       '',
     );
     L.push(
-      `find_tools over the 1,000-tool index: ${tk.searches.map((s) => ms(s.ms)).join(', ')} (first includes indexing).`,
+      `find_tools over the 1,000-tool index: ${tk.searches.map((s) => ms(s.ms)).join(', ')} (first includes indexing)` +
+        (tk.warmFind
+          ? `; then ${tk.warmFind.n} more queries from an all-mode session: p50 ${ms(tk.warmFind.p50)}, max ${ms(tk.warmFind.max)} per call over HTTP.`
+          : '.'),
       '',
     );
   }
@@ -74,9 +82,10 @@ export function renderSearch(S) {
     L.push(
       `\`switchboard__find_tools\` (limit 5) over ${rc.queries} hand-written queries in \`bench/fixtures/tool-queries.json\` ` +
         `against the ${rc.tools} real tools (as the broker lists them) of server-everything, server-memory and server-filesystem from npm (plus the ` +
-        "broker's own tools as distractors). Its header says how the queries were made. The tuning set was looked at " +
-        'while the ranker was built (its synonym table came from its misses); the held-out set was written afterwards ' +
-        'and not used to change anything, so it is the fair figure.',
+        "broker's own tools as distractors). Its header says how each set was made. **tuning** was looked at while " +
+        'the ranker was built; **held-out** was written after an earlier ranker and its misses were published, so it is ' +
+        "no longer blind; **blind** was written after this ranker was final, from the tools' own descriptions, and " +
+        'committed on its own before it was first evaluated: it is the fair figure.',
       '',
     );
     L.push(
@@ -87,10 +96,11 @@ export function renderSearch(S) {
       '',
     );
     L.push(`find_tools p50 ${ms(rc.findMs?.p50)}, max ${ms(rc.findMs?.max)} (operator session, over HTTP).`, '');
-    const held = rc.misses.filter((m) => m.set === 'held-out');
-    if (held.length) {
-      L.push('Held-out misses (query → top 5):', '');
-      for (const m of held)
+    for (const set of ['blind', 'held-out']) {
+      const misses = rc.misses.filter((m) => m.set === set);
+      if (!misses.length) continue;
+      L.push(`Misses of the ${set} set (query → top 5):`, '');
+      for (const m of misses)
         L.push(`- "${m.query}" (wanted ${m.relevant.join(' or ')}) → ${m.top.join(', ') || 'nothing'}`);
       L.push('');
     }

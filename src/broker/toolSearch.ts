@@ -1,20 +1,31 @@
 // Finding tools by what they do: a MiniSearch (BM25+) index over every catalog tool's name, title,
-// description, parameter names and its server's description, kept in step with the catalog by
-// reindexing only the servers a rebuild changed, at the first search after the change.
+// description (its first sentence again, on its own), parameter names and its server's description,
+// kept in step with the catalog by reindexing only the servers a rebuild changed, at the first search
+// after the change.
 import MiniSearch, { type SearchResult } from 'minisearch';
+import stem from 'wink-porter2-stemmer';
 import type { Catalog, Route } from './catalog';
 import type { Tool } from './mcpTypes';
 
 /** The fields a query is matched against, and how much a match in each counts. */
-const FIELDS = ['name', 'title', 'description', 'parameters', 'server'] as const;
+const FIELDS = ['name', 'title', 'summary', 'description', 'parameters', 'server'] as const;
 type Field = (typeof FIELDS)[number];
-const BOOST: Record<Field, number> = { name: 3, title: 2, description: 1.5, parameters: 1, server: 0.5 };
+/**
+ * The first sentence says what a tool does; the rest of a description is often caveats and the
+ * format of the result ("use with caution", "returns JSON"), so the summary counts on top of it.
+ */
+const BOOST: Record<Field, number> = { name: 3, title: 2, summary: 1.5, description: 1, parameters: 1, server: 0.5 };
 
-/** Words that say nothing about which tool is meant ("I want to ..."). */
+/** How much a word counts that the query did not say but stands for (see RELATED). */
+const RELATED_WEIGHT = 0.5;
+
+/** Words that say nothing about which tool is meant ("I want to ...", "where is the ..."). */
 const STOP_WORDS = new Set(
   (
-    'a an and any are as at be by can do does for from get give how i in into is it its me my of on or ' +
-    'please some that the their them then there these this to up want we what when which with you your'
+    'a about all also am an and any are as at be been but by called can could did do does for from get give ' +
+    'had has have how i if in into is it its just let me might my named need of on or our please shall should ' +
+    'so some than that the their them then there these they this those to up us use using want was we ' +
+    'were what when where which while who whom why will with would you your'
   ).split(' '),
 );
 
@@ -31,75 +42,70 @@ export function words(text: string): string[] {
 }
 
 /**
- * One form per word for plurals and common verb endings, so "files" finds "file" and "reading"
- * finds "read". Deliberately light (no stemming library): a prefix search covers the rest.
+ * One form per word: lower case, then the English (Porter2) stem, so "files", "filed" and "filing"
+ * are one term and "directories" finds "directory". Filler words are dropped.
  */
 export function normalizeTerm(term: string): string | null {
   const t = term.toLowerCase();
   if (STOP_WORDS.has(t)) return null;
-  if (t.length > 5 && t.endsWith('ies')) return `${t.slice(0, -3)}y`;
-  if (t.length > 5 && t.endsWith('ing')) return t.slice(0, -3);
-  if (t.length > 4 && /(sses|xes|ches|shes)$/.test(t)) return t.slice(0, -2);
-  if (t.length > 3 && t.endsWith('s') && !/(ss|us|is)$/.test(t)) return t.slice(0, -1);
-  if (t.length > 4 && t.endsWith('ed') && !t.endsWith('eed')) return t.slice(0, -2);
-  return t;
+  return /^[a-z]+$/.test(t) ? stem(t) : t;
 }
 
 /**
- * What people type for what tool descriptions say: everyday and shell words on the query side only,
- * each also searched as the words it stands for. General vocabulary, no tool's or server's names.
+ * Groups of words that people use for the same action or thing in software, whatever the tool:
+ * everyday words, shell commands and abbreviations. Query side only: a query word also searches the
+ * other words of its group, at RELATED_WEIGHT, so a tool that uses the query's own word still ranks
+ * first. Kept short and general on purpose (no tool's or server's names): it was written while
+ * looking at the tuning queries, and a table grown from a query set's misses only fits that set.
  */
-const QUERY_SYNONYMS: Record<string, readonly string[]> = {
-  folder: ['directory'],
-  dir: ['directory'],
-  mkdir: ['create', 'directory'],
-  ls: ['list', 'directory'],
-  cat: ['read', 'file'],
-  stat: ['info', 'metadata'],
-  grep: ['search'],
-  find: ['search'],
-  lookup: ['search'],
-  mv: ['move', 'rename'],
-  rename: ['move'],
-  relocate: ['move'],
-  cp: ['copy'],
-  rm: ['delete'],
-  remove: ['delete'],
-  erase: ['delete'],
-  forget: ['delete'],
-  drop: ['delete'],
-  modify: ['edit'],
-  change: ['edit'],
-  patch: ['edit'],
-  save: ['write'],
-  picture: ['image'],
-  photo: ['image'],
-  png: ['image'],
-  jpg: ['image'],
-  biggest: ['size'],
-  largest: ['size'],
-  plus: ['sum', 'add'],
-  addition: ['sum', 'add'],
-  total: ['sum'],
-  link: ['relation'],
-  relationship: ['relation'],
-  connect: ['relation'],
-  remember: ['memory', 'knowledge'],
-  recall: ['memory', 'knowledge'],
-  memorize: ['memory', 'knowledge'],
-  fact: ['observation'],
-  env: ['environment'],
-  var: ['variable'],
-  zip: ['gzip', 'compress'],
-  compress: ['gzip'],
-};
+const RELATED: readonly (readonly string[])[] = [
+  ['directory', 'folder', 'dir', 'mkdir', 'ls'],
+  ['delete', 'remove', 'erase', 'rm', 'forget', 'discard'],
+  ['create', 'make', 'new', 'add', 'mkdir'],
+  ['edit', 'modify', 'change', 'update', 'patch', 'alter'],
+  ['write', 'save', 'store'],
+  ['read', 'open', 'view', 'show', 'display', 'cat'],
+  ['list', 'ls', 'enumerate'],
+  ['search', 'find', 'lookup', 'query', 'grep'],
+  ['move', 'rename', 'mv'],
+  ['copy', 'cp', 'duplicate'],
+  ['info', 'metadata', 'stat', 'detail'],
+  ['image', 'picture', 'photo', 'png', 'jpg'],
+  ['environment', 'env'],
+  ['variable', 'var'],
+  ['compress', 'zip', 'gzip'],
+  ['relation', 'relationship', 'link', 'connect'],
+  ['memory', 'remember', 'memorize', 'recall'],
+  ['sum', 'plus', 'total', 'addition'],
+];
 
-/** A query word, normalized, and the words it also stands for. */
-function queryTerms(term: string): string[] | null {
-  const t = normalizeTerm(term);
-  if (t === null) return null;
-  const also = QUERY_SYNONYMS[t] ?? QUERY_SYNONYMS[term.toLowerCase()];
-  return also ? [t, ...also] : [t];
+/** Each normalized word → the normalized words of every group it is in. */
+const RELATED_TERMS: ReadonlyMap<string, readonly string[]> = (() => {
+  const map = new Map<string, Set<string>>();
+  for (const group of RELATED) {
+    const terms = group.map((w) => normalizeTerm(w)).filter((t): t is string => t !== null);
+    for (const t of terms) {
+      const set = map.get(t) ?? new Set<string>();
+      for (const other of terms) if (other !== t) set.add(other);
+      map.set(t, set);
+    }
+  }
+  return new Map([...map].map(([k, v]) => [k, [...v]]));
+})();
+
+/** A query's terms, each with its weight: its own words at 1, related words at RELATED_WEIGHT. */
+export function queryTerms(query: string): Map<string, number> {
+  const terms = new Map<string, number>();
+  const own = words(query)
+    .map((w) => normalizeTerm(w))
+    .filter((t): t is string => t !== null);
+  for (const t of own) terms.set(t, 1);
+  for (const t of own) {
+    for (const related of RELATED_TERMS.get(t) ?? []) {
+      if (!terms.has(related)) terms.set(related, RELATED_WEIGHT);
+    }
+  }
+  return terms;
 }
 
 interface ToolDocument {
@@ -113,6 +119,7 @@ interface ToolDocument {
   parameters: string;
   /** The server's name and description, as words. */
   server: string;
+  /** The first sentence of the description, searched on its own and returned as the one-liner. */
   summary: string;
 }
 
@@ -158,13 +165,14 @@ export class ToolSearch {
     processTerm: normalizeTerm,
     searchOptions: {
       boost: BOOST,
-      processTerm: queryTerms,
       combineWith: 'OR',
       // Prefixes and typos only for words long enough not to match everything.
       prefix: (term) => term.length >= 3,
       fuzzy: (term) => (term.length >= 5 ? 0.2 : false),
     },
   });
+  /** A readable word for each indexed stem ("directori" → "directories"), for the "why" of a match. */
+  private readonly surface = new Map<string, string>();
   /** Indexed document ids per server, and the server description they were indexed with. */
   private readonly indexed = new Map<string, { ids: string[]; about: string }>();
   private pending = new Set<string>();
@@ -183,7 +191,13 @@ export class ToolSearch {
 
   search(query: string, opts: SearchOptions): ToolMatch[] {
     this.sync();
-    const results = this.index.search(query, {
+    const terms = queryTerms(query);
+    if (!terms.size) return [];
+    // The terms are normalized already: searched as they are, each at its weight.
+    const results = this.index.search([...terms.keys()].join(' '), {
+      tokenize: (text) => text.split(' '),
+      processTerm: (term) => term,
+      boostTerm: (term) => terms.get(term) ?? 1,
       filter: (r) => opts.visible({ server: r.serverName as string, name: r.tool as string, exposed: r.id as string }),
     });
     return results.slice(0, Math.max(0, opts.limit)).map((r) => this.toMatch(r));
@@ -198,7 +212,8 @@ export class ToolSearch {
   private toMatch(result: SearchResult): ToolMatch {
     const matched: Partial<Record<Field, string[]>> = {};
     for (const [term, fields] of Object.entries(result.match)) {
-      for (const field of fields as Field[]) (matched[field] ??= []).push(term);
+      const word = this.surface.get(term) ?? term;
+      for (const field of fields as Field[]) (matched[field] ??= []).push(word);
     }
     return {
       name: result.id as string,
@@ -223,6 +238,13 @@ export class ToolSearch {
     const servers = [...this.pending];
     this.pending.clear();
     for (const server of servers) this.reindex(server);
+  }
+
+  private learnWords(text: string): void {
+    for (const word of words(text)) {
+      const term = normalizeTerm(word);
+      if (term !== null && !this.surface.has(term)) this.surface.set(term, word.toLowerCase());
+    }
   }
 
   private reindex(server: string): void {
@@ -250,6 +272,8 @@ export class ToolSearch {
       });
     }
     if (!docs.length) return;
+    for (const doc of docs)
+      this.learnWords(`${doc.name} ${doc.title} ${doc.description} ${doc.parameters} ${doc.server}`);
     this.index.addAll(docs);
     this.indexed.set(server, { ids: docs.map((d) => d.id), about });
   }

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { Catalog } from '../../src/broker/catalog';
 import type { Tool } from '../../src/broker/mcpTypes';
 import type { ServedServer } from '../../src/broker/servedServer';
-import { normalizeTerm, oneLine, ToolSearch, words } from '../../src/broker/toolSearch';
+import { normalizeTerm, oneLine, queryTerms, ToolSearch, words } from '../../src/broker/toolSearch';
 import { countToolTokens } from '../../src/broker/toolTokens';
 import { lintDefinition } from '../../src/registry/lint';
 import { ClientDefSchema } from '../../src/registry/schema';
@@ -37,13 +37,25 @@ describe('tool search: words and normalization', () => {
     assert.deepEqual(words('HTTPServer status'), ['HTTP', 'Server', 'status']);
   });
 
-  it('folds plurals and verb endings to one form and drops filler words', () => {
+  it('folds plurals and verb endings to one stem and drops filler words', () => {
     assert.equal(normalizeTerm('Files'), 'file');
-    assert.equal(normalizeTerm('directories'), 'directory');
+    assert.equal(normalizeTerm('directories'), normalizeTerm('directory'));
     assert.equal(normalizeTerm('reading'), 'read');
     assert.equal(normalizeTerm('matches'), 'match');
+    assert.equal(normalizeTerm('observations'), normalizeTerm('observe'));
     assert.equal(normalizeTerm('status'), 'status');
+    assert.equal(normalizeTerm('v2'), 'v2');
     assert.equal(normalizeTerm('the'), null);
+  });
+
+  it("weights a query's own words above the related words they stand for", () => {
+    const terms = queryTerms('remove the folder');
+    assert.equal(terms.get('remov'), 1);
+    assert.equal(terms.get('folder'), 1);
+    assert.ok(terms.get('delet')! > 0 && terms.get('delet')! < 1, 'remove also searches delete, weaker');
+    assert.ok(terms.get(normalizeTerm('directory')!)! < 1);
+    assert.equal(terms.has('the'), false);
+    assert.equal(queryTerms('delete directory').get('delet'), 1, 'a word said outright counts fully');
   });
 
   it('keeps the first sentence of a description, one line', () => {
@@ -89,6 +101,26 @@ describe('tool search: ranking and why', () => {
     const byServer = search.search('github', all).map((h) => h.name);
     assert.deepEqual(byServer.sort(), ['github__createIssue', 'github__list_pull_requests']);
     assert.equal(search.search('folder contents', all)[0].name, 'fs__list_directory', 'everyday word');
+    const why = search.search('directories', all)[0].matched;
+    assert.ok(why.name?.includes('directory') && !why.name.includes('directori'), 'why shows words, not stems');
+  });
+
+  it("ranks the tool that uses the query's own word above one that uses a related word", () => {
+    const catalog = new Catalog();
+    const search = new ToolSearch(catalog, () => undefined);
+    search.invalidate(
+      catalog.rebuild([
+        served('a', [tool('remove_item', 'Remove an item from the list.'), tool('delete_item', 'Delete an item.')]),
+      ]).tools,
+    );
+    assert.deepEqual(
+      search.search('remove item', all).map((h) => h.name),
+      ['a__remove_item', 'a__delete_item'],
+    );
+    assert.deepEqual(
+      search.search('delete item', all).map((h) => h.name),
+      ['a__delete_item', 'a__remove_item'],
+    );
   });
 
   it('returns only what the caller may see, and at most the limit', () => {
