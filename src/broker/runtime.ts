@@ -4,7 +4,7 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { rootKey } from './platform/paths';
+import { rootKey } from '../registry/rootPaths';
 import { perUserHome } from './platform/userFiles';
 import { writePrivateFile } from './privateFiles';
 
