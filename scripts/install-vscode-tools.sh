@@ -10,6 +10,8 @@
 #   FORCE=1 bash scripts/install-vscode-tools.sh   reinstalls from scratch (the npm cache still helps).
 #   Without FORCE, a present but unverified install (no stamp) is re-verified, not rebuilt.
 #   VSCODE_TOOLS_DIR=/some/dir                      installs elsewhere (default <repo>/.tools/vscode).
+#   CHROMIUM_PATH=/usr/bin/google-chrome            uses that browser instead of Debian's chromium (as the
+#                                                   tests do); Ubuntu ships chromium only as a snap.
 set -euo pipefail
 
 CODE_SERVER_VERSION="4.139.1"
@@ -22,6 +24,7 @@ STAMP="$TOOLS/.ready"
 WANT="format=$STAMP_FORMAT code-server=$CODE_SERVER_VERSION node=$NODE_RANGE"
 NODE24_DIR="$TOOLS/node24"
 NODE24="$NODE24_DIR/node_modules/node/bin/node"
+BROWSER="${CHROMIUM_PATH:-/usr/bin/chromium}"
 CS_DIR="$TOOLS/node_modules/code-server"
 LOG="$TOOLS/install.log"
 
@@ -31,16 +34,15 @@ die() { say "ERROR: $*" >&2; exit 1; }
 
 # ---------------------------------------------------------------- fast path
 if [ "${FORCE:-}" != "1" ] && [ -f "$STAMP" ] && grep -qxF "$WANT" <(head -n1 "$STAMP") \
-  && [ -x "$NODE24" ] && [ -f "$CS_DIR/out/node/entry.js" ] && [ -x /usr/bin/chromium ]; then
+  && [ -x "$NODE24" ] && [ -f "$CS_DIR/out/node/entry.js" ] && [ -x "$BROWSER" ]; then
   say "ready (${WANT}; $(sed -n 2p "$STAMP")) in $TOOLS"
   exit 0
 fi
 
 # ---------------------------------------------------------------- Debian packages
 need_pkgs=()
-for p in chromium libkrb5-dev; do
-  dpkg -s "$p" >/dev/null 2>&1 || need_pkgs+=("$p")
-done
+[ -n "${CHROMIUM_PATH:-}" ] || dpkg -s chromium >/dev/null 2>&1 || need_pkgs+=(chromium)
+dpkg -s libkrb5-dev >/dev/null 2>&1 || need_pkgs+=(libkrb5-dev)
 command -v make >/dev/null 2>&1 || need_pkgs+=(make)
 command -v g++ >/dev/null 2>&1 || need_pkgs+=(g++)
 command -v python3 >/dev/null 2>&1 || need_pkgs+=(python3)
@@ -54,7 +56,7 @@ if [ ${#need_pkgs[@]} -gt 0 ]; then
 else
   say "Debian packages present (chromium, libkrb5-dev, make, g++, python3)"
 fi
-[ -x /usr/bin/chromium ] || die "/usr/bin/chromium missing after apt-get install chromium"
+[ -x "$BROWSER" ] || die "$BROWSER is missing (apt-get install chromium, or set CHROMIUM_PATH to a Chromium or Chrome)"
 
 # ---------------------------------------------------------------- npm installs
 command -v npm >/dev/null 2>&1 || die "npm not found on PATH"

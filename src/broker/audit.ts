@@ -2,8 +2,7 @@
 // rotated by size. Arguments are never written (they may hold secrets); known secret values are
 // scrubbed from anything that is. Lines are batched: a burst of calls costs one write.
 import * as fs from 'node:fs';
-import * as path from 'node:path';
-import { ensurePrivateDir } from './runtime';
+import { openPrivateAppend, rotatePrivateFile } from './privateFiles';
 
 export class AuditLog {
   private fd?: number;
@@ -49,14 +48,13 @@ export class AuditLog {
   }
 
   private open(): void {
-    ensurePrivateDir(path.dirname(this.file));
-    this.fd = fs.openSync(this.file, 'a', 0o600);
+    this.fd = openPrivateAppend(this.file);
     this.size = fs.fstatSync(this.fd).size;
   }
 
   private rotate(): void {
     this.closeFile();
-    fs.renameSync(this.file, `${this.file}.1`);
+    rotatePrivateFile(this.file);
     this.open();
   }
 

@@ -2,6 +2,7 @@
 // lines quoted when a launch fails, and followed line by line for the editor's log channel.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { openPrivateAppend, rotatePrivateFile } from './privateFiles';
 import type { RuntimePaths } from './runtime';
 
 /** Past this size the next launch moves the log to `broker.log.1` (one old copy is kept). */
@@ -12,11 +13,24 @@ export function brokerLogFile(paths: RuntimePaths): string {
 }
 
 export function rotateLog(file: string, maxBytes = MAX_LOG_BYTES): void {
+  let size: number;
   try {
-    if (fs.statSync(file).size > maxBytes) fs.renameSync(file, `${file}.1`);
+    size = fs.statSync(file).size;
   } catch {
-    /* no log yet */
+    return; // no log yet
   }
+  if (size > maxBytes) rotatePrivateFile(file);
+}
+
+/**
+ * Opens the log a new broker writes to (rotated first), private to the user like every per-user
+ * file: it holds the broker's messages, which name servers, files and errors. Returns the descriptor
+ * the child inherits and the offset its output starts at.
+ */
+export function openBrokerLog(file: string, maxBytes = MAX_LOG_BYTES): { fd: number; startOffset: number } {
+  rotateLog(file, maxBytes);
+  const fd = openPrivateAppend(file);
+  return { fd, startOffset: fs.fstatSync(fd).size };
 }
 
 /**

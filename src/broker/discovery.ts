@@ -2,7 +2,7 @@
 // starters (windows, terminals) race: an exclusive lock file decides who starts it.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { isProcessAlive, readRecord, rootId, type BrokerRecord, type RuntimePaths } from './runtime';
+import { ensurePrivateDir, isProcessAlive, readRecord, rootId, type BrokerRecord, type RuntimePaths } from './runtime';
 
 /** A record counts only if its process lives and its endpoint answers as the broker for this root. */
 export async function liveRecord(paths: RuntimePaths, root: string): Promise<BrokerRecord | undefined> {
@@ -24,7 +24,8 @@ export type StartLock = { release(): void };
  * waits for that starter's record). A lock whose holder died is taken over.
  */
 export function tryLock(paths: RuntimePaths): StartLock | undefined {
-  fs.mkdirSync(path.dirname(paths.lockFile), { recursive: true, mode: 0o700 });
+  // The lock holds only a pid, but shares the directory of the discovery records: keep that private.
+  ensurePrivateDir(path.dirname(paths.lockFile));
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const fd = fs.openSync(paths.lockFile, 'wx', 0o600);

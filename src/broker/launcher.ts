@@ -4,7 +4,7 @@
 // discovery record answers. A failed launch says why: the spawn error, or the log's last lines.
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import { brokerLogFile, readTail, rotateLog } from './brokerLog';
+import { brokerLogFile, openBrokerLog, readTail } from './brokerLog';
 import { liveRecord } from './discovery';
 import { BROKER_NODE_FLAGS, brokerEnvironment, isProcessAlive, runtimePaths } from './runtime';
 import type { BrokerRecord, RuntimePaths } from './runtime';
@@ -68,10 +68,7 @@ export async function launchBroker(opts: LaunchOptions): Promise<BrokerRecord> {
   const paths = runtimePaths(opts.root, opts.env ?? process.env);
   const plan = launchPlan(opts);
   const logFile = brokerLogFile(paths);
-  fs.mkdirSync(paths.workspaceDir, { recursive: true, mode: 0o700 });
-  rotateLog(logFile);
-  const fd = fs.openSync(logFile, 'a', 0o600);
-  const startOffset = fs.fstatSync(fd).size;
+  const { fd, startOffset } = openBrokerLog(logFile);
   log.info(`Starting the broker for ${opts.root}${opts.untrusted ? ' in Restricted Mode (it starts no server)' : ''}.`);
   // Output in a file rather than a pipe: a pipe would die with this process, the broker must not.
   const child = spawn(plan.command, plan.args, {

@@ -1,12 +1,14 @@
 // Per-user runtime state: where tokens, discovery records, approvals and audit logs live.
 // Nothing here is ever written inside the workspace.
-import { execFileSync } from 'node:child_process';
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { rootKey } from './platform/paths';
-import { icaclsPrivateArgs, perUserHome, windowsAccount } from './platform/userFiles';
+import { rootKey } from '../registry/rootPaths';
+import { perUserHome } from './platform/userFiles';
+import { writePrivateFile } from './privateFiles';
+
+export { ensurePrivateDir, writePrivateFile } from './privateFiles';
 
 /** `SWITCHBOARD_HOME` overrides the per-user directory (tests point it at a temp dir). */
 export function switchboardHome(env: NodeJS.ProcessEnv = process.env): string {
@@ -53,40 +55,6 @@ export function runtimePaths(root: string, env: NodeJS.ProcessEnv = process.env)
     catalogFile: path.join(workspaceDir, 'catalog.json'),
     catalogKeyFile: path.join(workspaceDir, 'catalog.key'),
   };
-}
-
-export function ensurePrivateDir(dir: string): void {
-  fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
-  if (process.platform === 'win32') restrictToUser(dir, 'directory');
-  else
-    try {
-      fs.chmodSync(dir, 0o700);
-    } catch {
-      /* not ours to fix (e.g. a shared tmp); files stay 0600 */
-    }
-}
-
-/** Writes a file readable only by the current user, atomically. */
-export function writePrivateFile(file: string, content: string): void {
-  ensurePrivateDir(path.dirname(file));
-  const tmp = `${file}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`;
-  const fd = fs.openSync(tmp, 'w', 0o600);
-  try {
-    fs.writeSync(fd, content);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  // Windows ignores the mode: narrow the ACL before the file takes its name, so no reader sees it open.
-  if (process.platform === 'win32') restrictToUser(tmp);
-  fs.renameSync(tmp, file);
-}
-
-/** Windows: the ACL counterpart of 0600/0700 (platform/userFiles.ts). */
-function restrictToUser(target: string, kind: 'file' | 'directory' = 'file'): void {
-  const account = windowsAccount(process.env);
-  if (!account) throw new Error(`Cannot restrict ${target} to the current user: set USERNAME in the environment.`);
-  execFileSync('icacls', icaclsPrivateArgs(target, account, kind), { stdio: 'ignore', windowsHide: true });
 }
 
 export function newToken(): string {

@@ -4,6 +4,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { BrokerState, ServerStatus } from '../broker/controlApi';
+import { isInsideRoot } from '../registry/rootPaths';
 import { definitionPath, KIND_DIRS, type Kind } from '../registry/schema';
 import { BrokerConnection, type EditorRole, type Phase } from './brokerConnection';
 import { brokerLineLevel } from './brokerLogLevel';
@@ -246,7 +247,7 @@ export class Ctx implements vscode.Disposable {
   }
 }
 
+/** By this OS's rules (case, drives, UNC shares): the registry's own containment check. */
 export function isInside(dir: string, file: string): boolean {
-  const rel = path.relative(dir, file);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+  return isInsideRoot(dir, file, process.platform);
 }

@@ -1,14 +1,9 @@
 // Two registry files whose names differ only in case (Echo.yaml, echo.yaml) are one file on Windows
 // and macOS: which one a checkout keeps is chance, so the pair is a problem there (and worth a warning
 // on Linux, where the repository would break for everyone on those systems).
-import * as path from 'node:path';
 import type { Problem } from './problems';
+import { ignoresCase, pathsFor } from './rootPaths';
 import type { Kind } from './schema';
-
-/** Whether names differing only in case name one file on `platform` (NTFS, APFS/HFS+ as shipped). */
-export function ignoresCase(platform: NodeJS.Platform): boolean {
-  return platform === 'win32' || platform === 'darwin';
-}
 
 /**
  * Problems for the files of one registry directory (`files`: paths as listed) whose names are equal
@@ -22,6 +17,7 @@ export function caseCollisionProblems(
   warnElsewhere = false,
 ): Problem[] {
   const here = ignoresCase(platform);
+  const path = pathsFor(platform);
   if (!here && !warnElsewhere) return [];
   const byKey = new Map<string, string[]>();
   for (const file of files) {

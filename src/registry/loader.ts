@@ -6,9 +6,9 @@
 // the file is deleted.
 
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { caseCollisionProblems } from './caseCollisions';
 import { escapeOf, realRootOf } from './containment';
+import { childPath, normalizeRoot, pathsFor } from './rootPaths';
 import { MAX_FILE_BYTES, parseDefinition, stemOf, YAML_EXTENSIONS, type ParseResult } from './parse';
 import { compareProblems, type Problem } from './problems';
 import { KIND_DIRS, KINDS, type ClientDef, type Definition, type Kind, type PromptDef, type ServerDef } from './schema';
@@ -112,7 +112,8 @@ export class RegistryLoader {
   private lastSignature = '';
 
   constructor(root: string) {
-    this.root = path.resolve(root);
+    // `C:/Repo/`, `c:\Repo` and `\\?\C:\Repo` are one root on Windows (rootPaths.ts).
+    this.root = normalizeRoot(root, process.cwd(), process.platform);
   }
 
   /** The snapshot of the latest load, if any. */
@@ -133,7 +134,7 @@ export class RegistryLoader {
     const realRoot = realRootOf(this.root);
 
     for (const kind of KINDS) {
-      const dir = path.join(this.root, KIND_DIRS[kind]);
+      const dir = childPath(this.root, KIND_DIRS[kind], process.platform);
       const owners = new Map<string, string>(); // name → file that defines it
       for (const file of this.list(kind, dir, realRoot, problems)) {
         seenFiles.add(file);
@@ -146,7 +147,7 @@ export class RegistryLoader {
             column: 1,
             kind,
             severity: 'error',
-            message: `duplicate ${kind} '${name}': already defined by ${path.basename(owner)}; this file is ignored`,
+            message: `duplicate ${kind} '${name}': already defined by ${pathsFor(process.platform).basename(owner)}; this file is ignored`,
           });
           continue;
         }
@@ -219,7 +220,7 @@ export class RegistryLoader {
         return this.listings.get(kind) ?? [];
       }
     }
-    const files = names.map((n) => path.join(dir, n));
+    const files = names.map((n) => pathsFor(process.platform).join(dir, n));
     // On Windows and macOS `Echo.yaml` and `echo.yaml` are one file: which one a checkout keeps is chance.
     problems.push(...caseCollisionProblems(kind, files, process.platform));
     this.listings.set(kind, files);

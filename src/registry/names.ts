@@ -8,6 +8,14 @@
 
 import { jsonQuoted } from './quote';
 
+/**
+ * Windows' device names: `nul.yaml` or `CON` is a device in every folder there, not a file. Kept here,
+ * free of node:path, because the webview bundles names.ts.
+ */
+export function isWindowsDeviceName(base: string): boolean {
+  return /^(con|prn|aux|nul|conin\$|conout\$|com[0-9¹²³]|lpt[0-9¹²³])( *\..*)?[. ]*$/i.test(base);
+}
+
 /** Lowercase letter first, then up to 30 of [a-z0-9-]: at most 31 characters in all. */
 export const NAME_PATTERN = /^[a-z][a-z0-9-]{0,30}$/;
 
@@ -62,6 +70,8 @@ export function validateName(name: string): string | undefined {
     return `the name must be lowercase${suggestion ? ` (try '${suggestion}')` : ''}`;
   }
   if (name === RESERVED_NAME) return `'${RESERVED_NAME}' is reserved for the broker's own tools`;
+  // On every system: a registry with `nul.yaml` cannot be checked out, or written, on Windows.
+  if (isWindowsDeviceName(name)) return `'${name}' is a device name on Windows, where ${name}.yaml cannot be a file`;
   if (!/^[a-z]/.test(name)) return `the name must start with a lowercase letter (a-z), not ${describeChar(name[0])}`;
   const bad = [...name].find((ch) => !/[a-z0-9-]/.test(ch));
   if (bad !== undefined) return `the name may contain only a-z, 0-9 and '-', not ${describeChar(bad)}`;

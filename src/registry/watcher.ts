@@ -14,8 +14,8 @@
 
 import { EventEmitter } from 'node:events';
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { isDefinitionFileName, type RegistryLoader, type RegistrySnapshot } from './loader';
+import { childPath, sameEntryName } from './rootPaths';
 import { KIND_DIRS, KINDS } from './schema';
 
 export interface RegistryWatcherOptions {
@@ -33,7 +33,12 @@ export interface RegistryWatcherEvents {
   error: [Error];
 }
 
-const KIND_DIR_NAMES = new Set(Object.values(KIND_DIRS));
+const KIND_DIR_NAMES = Object.values(KIND_DIRS);
+
+/** Whether an entry of the root is a kind directory; on Windows and macOS `MCP-Servers.d` is one too. */
+function isKindDirName(name: string): boolean {
+  return KIND_DIR_NAMES.some((k) => sameEntryName(k, name, process.platform));
+}
 
 interface Armed {
   watcher: fs.FSWatcher;
@@ -96,7 +101,7 @@ export class RegistryWatcher extends EventEmitter<RegistryWatcherEvents> {
   }
 
   private dirs(): string[] {
-    return KINDS.map((k) => path.join(this.root, KIND_DIRS[k]));
+    return KINDS.map((k) => childPath(this.root, KIND_DIRS[k], process.platform));
   }
 
   /** Makes the set of live fs.watch handles match the directories that exist right now. */
@@ -138,7 +143,7 @@ export class RegistryWatcher extends EventEmitter<RegistryWatcherEvents> {
     if (dir === this.root) {
       // The root is usually the workspace folder, busy with unrelated files; only the kind
       // directories matter there. (No file name means the platform did not say: assume it does.)
-      if (filename !== null && !KIND_DIR_NAMES.has(String(filename))) return;
+      if (filename !== null && !isKindDirName(String(filename))) return;
       // A kind directory appeared or was replaced: arm right away so events for the files written
       // into it next are not lost.
       this.arm();
@@ -196,7 +201,7 @@ export class RegistryWatcher extends EventEmitter<RegistryWatcherEvents> {
       }
       for (const name of names) {
         try {
-          const st = fs.statSync(path.join(dir, name));
+          const st = fs.statSync(childPath(dir, name, process.platform));
           parts.push(`${name}:${st.ino}:${st.size}:${st.mtimeMs}`);
         } catch {
           parts.push(`${name}:gone`);

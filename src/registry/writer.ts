@@ -12,7 +12,8 @@ import * as path from 'node:path';
 import { isInside } from './containment';
 import { explainIssues } from './issues';
 import { assertSafeName } from './names';
-import { jsonQuoted, quoted } from './quote';
+import { quoted } from './quote';
+import { childPath, normalizeRoot } from './rootPaths';
 import { KIND_DIRS, KIND_NOUNS, SCHEMAS, type DefByKind, type Kind } from './schema';
 import { mergeIntoYaml, toYaml } from './serialize';
 
@@ -98,7 +99,7 @@ export class RegistryWriter {
   readonly root: string;
 
   constructor(root: string) {
-    this.root = path.resolve(root);
+    this.root = normalizeRoot(root, process.cwd(), process.platform);
   }
 
   /** Validates and writes one definition, creating the kind directory if needed. */
@@ -155,7 +156,7 @@ export class RegistryWriter {
   private async kindDir(kind: Kind, create: true): Promise<string>;
   private async kindDir(kind: Kind, create: false): Promise<string | undefined>;
   private async kindDir(kind: Kind, create: boolean): Promise<string | undefined> {
-    const dir = path.join(this.root, KIND_DIRS[kind]);
+    const dir = childPath(this.root, KIND_DIRS[kind], process.platform);
     if (create) await fs.promises.mkdir(dir, { recursive: true });
     let real: string;
     let realRoot: string;
@@ -186,10 +187,8 @@ export class RegistryWriter {
     return yaml;
   }
 
+  /** `dir`/`base`, refused unless `base` is one plain file name there (no separator, drive, stream or device). */
   private resolveInside(dir: string, base: string): string {
-    const file = path.resolve(dir, base);
-    if (path.dirname(file) !== path.resolve(dir))
-      throw new Error(`refusing to write outside ${dir}: ${jsonQuoted(base)}`);
-    return file;
+    return childPath(dir, base, process.platform);
   }
 }

@@ -49,7 +49,9 @@ describe('broker launcher (real processes)', function () {
       for (const flag of BROKER_NODE_FLAGS)
         assert.ok(argv.includes(flag), `the broker runs with ${flag}: ${argv.join(' ')}`);
       assert.ok(argv.includes('--idle-exit'), 'a broker started for an agent exits when idle');
-      assert.ok(fs.existsSync(brokerLogFile(runtimePaths(root, env))), 'its output goes to the broker log');
+      const log = brokerLogFile(runtimePaths(root, env));
+      assert.ok(fs.existsSync(log), 'its output goes to the broker log');
+      assert.equal(fs.statSync(log).mode & 0o777, 0o600, 'the broker log is private to the user');
       await waitFor(
         async () => (await client.listTools()).tools.some((t) => t.name === 'echo__echo'),
         'echo through the bridge',

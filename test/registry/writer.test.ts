@@ -161,6 +161,9 @@ describe('registry writer', () => {
     'switchboard',
     'a__b',
     '.hidden',
+    'nul', // Windows devices: a file of that name cannot exist there, whatever the extension
+    'con',
+    'com1',
   ];
   for (const name of traversal) {
     it(`refuses the name ${JSON.stringify(name.length > 20 ? name.slice(0, 20) + '...' : name)} for upsert and remove`, async () => {

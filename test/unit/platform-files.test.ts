@@ -1,6 +1,6 @@
 // Per-user files on each OS: where they live, and the Windows ACL that stands in for mode 0600.
 import assert from 'node:assert/strict';
-import { icaclsPrivateArgs, perUserHome, windowsAccount } from '../../src/broker/platform/userFiles';
+import { icaclsPrivateArgs, perUserHome, privateProtection, windowsAccount } from '../../src/broker/platform/userFiles';
 
 describe('platform: per-user files', () => {
   it('lives in %LOCALAPPDATA%\\Switchboard on Windows (local, not roaming), ~/.switchboard elsewhere', () => {
@@ -37,5 +37,33 @@ describe('platform: per-user files', () => {
     assert.equal(windowsAccount({}), undefined);
     assert.throws(() => icaclsPrivateArgs('C:\\f', 'op"\r\nx'), /account name/);
     assert.throws(() => icaclsPrivateArgs('C:\\f', ' '), /USERNAME/);
+  });
+
+  it('protects per-user files by mode on Linux and macOS, by an ACL naming the user on Windows', () => {
+    for (const platform of ['linux', 'darwin'] as const) {
+      assert.deepEqual(privateProtection(platform, {}, '/home/op/.switchboard/audit.jsonl'), {
+        how: 'mode',
+        mode: 0o600,
+      });
+      assert.deepEqual(privateProtection(platform, {}, '/home/op/.switchboard', 'directory'), {
+        how: 'mode',
+        mode: 0o700,
+      });
+    }
+    const env = { USERNAME: 'Op Name', USERDOMAIN: 'CORP' };
+    const log = 'C:\\Users\\Op Name\\AppData\\Local\\Switchboard\\workspaces\\0123\\broker.log';
+    assert.deepEqual(privateProtection('win32', env, log), {
+      how: 'acl',
+      command: 'icacls',
+      args: [log, '/inheritance:r', '/grant:r', 'CORP\\Op Name:F'],
+    });
+    const aclArgs = (target: string, kind: 'file' | 'directory') => {
+      const how = privateProtection('win32', env, target, kind);
+      if (how.how !== 'acl') throw new Error(`expected an ACL on Windows, got ${JSON.stringify(how)}`);
+      return how.args;
+    };
+    assert.equal(aclArgs(`${log}.1`, 'file')[0], `${log}.1`, 'the rotated copy too');
+    assert.equal(aclArgs('C:\\sb\\workspaces', 'directory').at(-1), 'CORP\\Op Name:(OI)(CI)F');
+    assert.throws(() => privateProtection('win32', {}, log), /set USERNAME/);
   });
 });

@@ -41,3 +41,22 @@ export function icaclsPrivateArgs(file: string, account: string, kind: 'file' | 
   // from its first byte, before its own ACL is narrowed.
   return [file, '/inheritance:r', '/grant:r', kind === 'directory' ? `${account}:(OI)(CI)F` : `${account}:F`];
 }
+
+/** How a per-user file or directory is made private on a platform: a POSIX mode, or an icacls run. */
+export type PrivateProtection = { how: 'mode'; mode: number } | { how: 'acl'; command: 'icacls'; args: string[] };
+
+/**
+ * The protection for `target`: 0600 (files) or 0700 (directories) on POSIX; on Windows the icacls
+ * arguments that leave the user alone on it. Throws, with what to set, when Windows names no user.
+ */
+export function privateProtection(
+  platform: NodeJS.Platform,
+  env: Env,
+  target: string,
+  kind: 'file' | 'directory' = 'file',
+): PrivateProtection {
+  if (platform !== 'win32') return { how: 'mode', mode: kind === 'directory' ? 0o700 : 0o600 };
+  const account = windowsAccount(env);
+  if (!account) throw new Error(`Cannot restrict ${target} to the current user: set USERNAME in the environment.`);
+  return { how: 'acl', command: 'icacls', args: icaclsPrivateArgs(target, account, kind) };
+}
