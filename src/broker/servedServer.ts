@@ -70,7 +70,7 @@ function forwardMeta(meta: JsonObject | undefined): JsonObject | undefined {
 function progressOptions(extra: RequestExtra): Omit<CallOptions, 'timeoutMs'> {
   const onprogress = extra.progressToken === undefined ? undefined : extra.sendProgress;
   // The caller: requests the upstream sends while handling this may be for it (serverRequestDispatch.ts).
-  return { signal: extra.signal, onprogress, caller: extra.caller };
+  return { signal: extra.signal, onprogress, caller: extra.caller, log: extra.log };
 }
 
 /** A supervised upstream as the router sees it: requests forwarded over its MCP connection. */
