@@ -8,11 +8,14 @@ import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
+  CreateTaskResultSchema,
   ElicitRequestSchema,
   LoggingMessageNotificationSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import {
+  connect,
+  fixtureServer,
   removeTempDirs,
   startBrokerProcess,
   startHttpFixture,
@@ -229,5 +232,81 @@ describe('remote upstreams of either era over Streamable HTTP', function () {
     await waitFor(() => logs.some((l) => l.level === 'error'), 'the log messages on the v1 session');
     const mine = logs.filter((l) => l.logger === 'rmodern/chatty').map((l) => l.level);
     assert.ok(mine.includes('warning') && mine.includes('error'), mine.join(', '));
+  });
+});
+
+describe('tasks across the eras', function () {
+  this.timeout(60_000);
+  let broker: BrokerProcess;
+  let v1: Client;
+
+  before(async () => {
+    const root = tempDir('sb-task-eras-');
+    writeRegistry(root, {
+      'mcp-servers.d/tasks.yaml': fixtureServer('tasks', 'tasks.mjs'),
+      'mcp-servers.d/modern.yaml': fixtureServer('modern', 'v2-server.mjs'),
+    });
+    broker = await startBrokerProcess({ root });
+    v1 = await connect(broker.url, broker.token, 'v1-tasks');
+    await waitFor(
+      async () => {
+        const names = (await v1.listTools()).tools.map((t) => t.name);
+        return names.includes('modern__echo') && names.includes('tasks__slow-task');
+      },
+      'both upstreams in the catalog',
+      20_000,
+    );
+  });
+
+  after(async () => {
+    await v1?.close().catch(() => undefined);
+    await broker?.stop();
+    removeTempDirs();
+  });
+
+  it('2025-11-25 caller × 2025-11-25 upstream: a task-augmented call creates a task (tasks.test.ts has the rest)', async () => {
+    const created = await v1.request(
+      { method: 'tools/call', params: { name: 'tasks__slow-task', arguments: { ms: 10, text: 't' }, task: { ttl: 60_000 } } },
+      CreateTaskResultSchema,
+    );
+    assert.match(created.task.taskId, /^tasks__/);
+  });
+
+  it('2025-11-25 caller × 2026-07-28 upstream: a task-augmented call fails naming the feature and the era', async () => {
+    const tools = (await v1.listTools()).tools;
+    const echo = tools.find((t) => t.name === 'modern__echo');
+    assert.equal((echo?.execution as Json | undefined)?.taskSupport, undefined, 'no task support is offered for it');
+    await assert.rejects(
+      v1.request(
+        { method: 'tools/call', params: { name: 'modern__echo', arguments: { text: 'x' }, task: { ttl: 60_000 } } },
+        CreateTaskResultSchema,
+      ),
+      (err: { code?: number; message: string }) => {
+        assert.equal(err.code, -32601);
+        assert.match(err.message, /speaks 2026-07-28, where tasks are the io\.modelcontextprotocol\/tasks extension/);
+        return true;
+      },
+    );
+  });
+
+  it('2026-07-28 caller × either upstream: tasks/* are refused naming the extension and the era', async () => {
+    for (const method of ['tasks/get', 'tasks/update', 'tasks/cancel']) {
+      const [reply] = await postRaw(broker.url, broker.token, method, { taskId: 'tasks__x', _meta: envelope() });
+      const error = reply.error as Json;
+      assert.equal(error.code, -32601);
+      assert.match(String(error.message), /io\.modelcontextprotocol\/tasks extension is not implemented by the broker/);
+    }
+  });
+
+  it('2026-07-28 caller × 2025-11-25 upstream: a tool that runs only as a task fails naming the feature and the era', async () => {
+    const [reply] = await postRaw(broker.url, broker.token, 'tools/call', {
+      name: 'tasks__failing-task',
+      arguments: {},
+      _meta: envelope(),
+    });
+    const error = reply.error as Json;
+    assert.ok(error, JSON.stringify(reply));
+    assert.match(String(error.message), /only as a task/);
+    assert.match(String(error.message), /2026-07-28/);
   });
 });

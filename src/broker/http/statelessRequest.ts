@@ -221,6 +221,7 @@ export class StatelessEndpoint {
           throw invalid('tools/call "arguments" must be an object');
         }
         const meta = forwardedMeta(params._meta as JsonObject);
+        this.refuseTaskOnly(ctx, params.name);
         return (extra) => this.router.callTool(ctx, params.name as string, args as JsonObject, meta, extra);
       }
       case 'prompts/get': {
@@ -236,6 +237,19 @@ export class StatelessEndpoint {
         return (extra) => this.router.readResource(ctx, params.uri as string, extra);
       }
     }
+  }
+
+  /** A tool its server runs only as a (2025-11-25) task cannot be called by a 2026-07-28 caller. */
+  private refuseTaskOnly(ctx: SessionContext, name: string): void {
+    const tool = this.router.listTools(ctx).find((t) => t.name === name);
+    const execution = tool?.execution as JsonObject | undefined;
+    if (execution?.taskSupport !== 'required') return;
+    throw new McpFailure(
+      ErrorCodes.MethodNotFound,
+      `Tool '${name.slice(0, 100)}' runs only as a task (execution.taskSupport 'required'): in 2026-07-28 tasks are ` +
+        'the io.modelcontextprotocol/tasks extension, which the broker does not offer; call it with "task" ' +
+        'from a 2025-11-25 session',
+    );
   }
 
   private extra(signal: AbortSignal, req: ModernRequest, channel: () => Exchange | undefined): RequestExtra {
