@@ -27,6 +27,11 @@ export interface RemoteLaunch {
   headers: Record<string, string>;
   /** The server's sign-in (`auth` in its definition): every request carries its token. */
   auth?: ServerOAuth;
+  /**
+   * Open a 2025-11-25 session without probing the era: for the operator's own connection to its
+   * broker, which needs what only a session has (the editor's GET stream, change notifications).
+   */
+  session?: boolean;
 }
 export type UpstreamLaunch = StdioLaunch | RemoteLaunch;
 

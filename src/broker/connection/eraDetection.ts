@@ -64,7 +64,7 @@ export async function connectRemoteEitherEra(
   logs: LogRing,
   timeoutMs: number,
 ): Promise<UpstreamConnection> {
-  if (launch.transport !== 'http') return RemoteConnection.connect(launch, events, logs, timeoutMs);
+  if (launch.transport !== 'http' || launch.session) return RemoteConnection.connect(launch, events, logs, timeoutMs);
   const target: ModernHttpTarget = {
     url: new URL(launch.url),
     headers: launch.headers,
