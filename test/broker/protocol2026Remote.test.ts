@@ -139,7 +139,8 @@ describe('remote upstreams of either era over Streamable HTTP', function () {
 
   for (const caller of ['v1', 'v2'] as const) {
     for (const upstream of ['rlegacy', 'rmodern'] as const) {
-      it(`${caller} caller × ${upstream === 'rmodern' ? '2026-07-28' : '2025-11-25'} remote upstream: list, call, progress, errors`, async () => {
+      const era = upstream === 'rmodern' ? '2026-07-28' : '2025-11-25';
+      it(`${caller} caller × ${era} remote upstream: list, call, progress, errors`, async () => {
         const client = caller === 'v1' ? v1 : v2;
         const names = (await client.listTools()).tools.map((t) => t.name);
         assert.ok(names.includes(`${upstream}__echo`));
@@ -155,7 +156,9 @@ describe('remote upstreams of either era over Streamable HTTP', function () {
         const call = { name: 'rmodern__steps', arguments: { steps: 3 } };
         // v1's callTool takes a result schema before the options; v2's takes the options second.
         const done =
-          caller === 'v1' ? await v1.callTool(call, undefined, { onprogress }) : await v2.callTool(call, { onprogress });
+          caller === 'v1'
+            ? await v1.callTool(call, undefined, { onprogress })
+            : await v2.callTool(call, { onprogress });
         assert.equal(textOf(done), '3 steps done');
         // A client may drop the last progress, sent back to back with the result (test/fixtures/README.md).
         assert.deepEqual(progress.slice(0, 2), [1, 2]);
@@ -201,7 +204,7 @@ describe('remote upstreams of either era over Streamable HTTP', function () {
     );
   });
 
-  it("sends a 2026-07-28 caller the log messages of its own request, at the io.modelcontextprotocol/logLevel it set", async () => {
+  it('sends a 2026-07-28 caller the log messages of its own request, at the io.modelcontextprotocol/logLevel it set', async () => {
     const messages = await postRaw(broker.url, broker.token, 'tools/call', {
       name: 'rmodern__chatty',
       arguments: {},
@@ -266,7 +269,10 @@ describe('tasks across the eras', function () {
 
   it('2025-11-25 caller × 2025-11-25 upstream: a task-augmented call creates a task (tasks.test.ts has the rest)', async () => {
     const created = await v1.request(
-      { method: 'tools/call', params: { name: 'tasks__slow-task', arguments: { ms: 10, text: 't' }, task: { ttl: 60_000 } } },
+      {
+        method: 'tools/call',
+        params: { name: 'tasks__slow-task', arguments: { ms: 10, text: 't' }, task: { ttl: 60_000 } },
+      },
       CreateTaskResultSchema,
     );
     assert.match(created.task.taskId, /^tasks__/);

@@ -121,7 +121,10 @@ export abstract class ModernSession implements UpstreamConnection {
     // A call's log messages: for its 2026-07-28 caller alone when it asked (and they can be told apart), else for the sessions.
     const own = this.logsPerCall ? opts.log : undefined;
     const level = own?.level ?? this.sessionLogLevel;
-    const logged: JsonObject = { ...params, _meta: { ...(params._meta as JsonObject | undefined), [META_LOG_LEVEL]: level } };
+    const logged: JsonObject = {
+      ...params,
+      _meta: { ...(params._meta as JsonObject | undefined), [META_LOG_LEVEL]: level },
+    };
     opts = { ...opts, log: own };
     let sent = logged;
     for (let round = 0; round < MAX_INPUT_ROUNDS; round++) {
