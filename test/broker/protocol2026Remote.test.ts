@@ -62,6 +62,45 @@ async function postRaw(url: string, token: string, method: string, params: Json)
   return [JSON.parse(text) as Json];
 }
 
+/** A 2026-07-28 subscriptions/listen POST to the broker, kept open; every message it carries is collected. */
+async function listenRaw(url: string, token: string, filter: Json): Promise<{ events: Json[]; close(): void }> {
+  const controller = new AbortController();
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: {
+      authorization: `Bearer ${token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': V,
+      'mcp-method': 'subscriptions/listen',
+    },
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 'listen-remote',
+      method: 'subscriptions/listen',
+      params: { _meta: envelope(), notifications: filter },
+    }),
+    signal: controller.signal,
+  });
+  const events: Json[] = [];
+  void (async () => {
+    const decoder = new TextDecoder();
+    let buffer = '';
+    for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+      buffer += decoder.decode(chunk, { stream: true });
+      for (let i = buffer.indexOf('\n\n'); i >= 0; i = buffer.indexOf('\n\n')) {
+        const data = buffer
+          .slice(0, i)
+          .split('\n')
+          .find((l) => l.startsWith('data: '));
+        buffer = buffer.slice(i + 2);
+        if (data) events.push(JSON.parse(data.slice(6)) as Json);
+      }
+    }
+  })().catch(() => undefined);
+  return { events, close: () => controller.abort() };
+}
+
 describe('remote upstreams of either era over Streamable HTTP', function () {
   this.timeout(60_000);
   let broker: BrokerProcess;
@@ -192,7 +231,9 @@ describe('remote upstreams of either era over Streamable HTTP', function () {
     });
   }
 
-  it("propagates the remote upstream's list changes (its subscriptions/listen) to session callers", async () => {
+  it("propagates the remote upstream's list changes (its subscriptions/listen) to callers of both eras", async () => {
+    const listen = await listenRaw(broker.url, broker.token, { toolsListChanged: true });
+    await waitFor(() => listen.events[0], 'the acknowledgment of the listen stream');
     const before = listChanged;
     assert.equal(textOf(await v1.callTool({ name: 'rmodern__spare', arguments: {} })), 'spare here');
     const r = await v2.callTool({ name: 'rmodern__drop', arguments: {} });
@@ -202,6 +243,14 @@ describe('remote upstreams of either era over Streamable HTTP', function () {
       async () => !(await v2.listTools()).tools.some((t) => t.name === 'rmodern__spare'),
       'the catalog without the dropped tool, for the v2 caller too',
     );
+    try {
+      await waitFor(
+        () => listen.events.some((e) => e.method === 'notifications/tools/list_changed'),
+        "tools/list_changed on the 2026-07-28 caller's subscriptions/listen",
+      );
+    } finally {
+      listen.close();
+    }
   });
 
   it('sends a 2026-07-28 caller the log messages of its own request, at the io.modelcontextprotocol/logLevel it set', async () => {
