@@ -133,6 +133,7 @@ export class Broker extends EventEmitter<BrokerEventMap> {
       instance: rootId(this.root),
       onRejected: (reason, status) => this.audit.write({ event: 'rejected', status, reason }),
       onRequest: () => this.idleCollector.touch(),
+      onSessionOpened: (opened) => this.audit.write({ event: 'session', ...opened }),
       editor: this.editor,
     });
     // The editor's folders are part of every upstream's roots (when its caller gives none).

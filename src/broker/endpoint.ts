@@ -52,6 +52,8 @@ export interface EndpointOptions {
   onRejected?(reason: string, status: number): void;
   /** Called at the start of every HTTP request, before any check (the idle collector's clock). */
   onRequest?(): void;
+  /** Called when a 2025-era session completes its handshake: which client, which revision (for the audit log). */
+  onSessionOpened?(opened: SessionOpened): void;
   /** Caps on open sessions, per client and in all (default 64 and 512). */
   sessionLimits?: Partial<SessionLimits>;
   /** How long a request may take to arrive, body included, from its first byte (default 30 s). */
@@ -60,6 +62,25 @@ export interface EndpointOptions {
   logRate?: LogRate;
   /** Where an operator session that declares itself the editor is registered (editorLink.ts). */
   editor?: EditorLink;
+}
+
+/** A session whose handshake completed, as the audit log records it. */
+export interface SessionOpened {
+  client: string;
+  server?: string;
+  /** The revision the session speaks: the one the client asked for if the broker speaks it, else the latest. */
+  protocol: string;
+  /** What the client's initialize asked for, when it is not what the session speaks. */
+  requested?: string;
+  clientName?: string;
+  clientVersion?: string;
+}
+
+/** What initialize settles on (the SDK's own rule, which does not expose its answer). */
+export function negotiatedSessionVersion(requested: unknown): string {
+  return typeof requested === 'string' && SESSION_PROTOCOL_VERSIONS.includes(requested)
+    ? requested
+    : SESSION_PROTOCOL_VERSIONS[0];
 }
 
 const STATELESS_METHOD_NOT_ALLOWED: Rejection = {
@@ -423,6 +444,8 @@ export class Endpoint {
       if (!Array.isArray(room)) return this.reject(res, room, (parsed.initialize as { id: Id }).id);
       for (const session of room) void this.closeSession(session);
       const session = this.createSession(identity, server);
+      const requested = ((parsed.initialize as { params?: JsonObject }).params ?? {}).protocolVersion;
+      this.reportOpened(session, negotiatedSessionVersion(requested), requested);
       session.transport.deliver(parsed.messages, res, { 'mcp-session-id': session.ctx.sessionId });
       return;
     }
@@ -443,6 +466,25 @@ export class Endpoint {
     this.sessions.set(ctx.sessionId, session);
     void session.server.connect(session.transport);
     return session;
+  }
+
+  /** Audits the session once its client says it is initialized (chained before any other hook). */
+  private reportOpened(session: McpSession, protocol: string, requested: unknown): void {
+    const report = this.opts.onSessionOpened;
+    if (!report) return;
+    const next = session.server.oninitialized;
+    session.server.oninitialized = () => {
+      const info = session.server.getClientVersion();
+      report({
+        client: session.ctx.identity.client,
+        ...(session.ctx.server === undefined ? {} : { server: session.ctx.server }),
+        protocol,
+        ...(requested === protocol ? {} : { requested: String(requested).slice(0, 40) }),
+        clientName: info?.name?.slice(0, 100),
+        clientVersion: info?.version?.slice(0, 100),
+      });
+      next?.();
+    };
   }
 
   /**

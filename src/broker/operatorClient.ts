@@ -41,7 +41,8 @@ export class OperatorClient {
       ? { serverRequest: (request) => answerAsEditor(request), clientCapabilities: EDITOR_CLIENT_CAPABILITIES }
       : {};
     const client = await connectUpstream(
-      { transport: 'http', url: record.url, headers: { authorization: `Bearer ${token}` } },
+      // A session, not the 2026-07-28 stateless era: the editor answers on its GET stream.
+      { transport: 'http', url: record.url, headers: { authorization: `Bearer ${token}` }, session: true },
       {
         toolsChanged: noop,
         promptsChanged: noop,

@@ -123,10 +123,15 @@ export class BrokerRouter implements Router {
         return result;
       }
       if (!server.toolTasks) {
+        // A 2026-07-28 server's tasks are the io.modelcontextprotocol/tasks extension, another shape.
+        const why =
+          server.protocol === '2026-07-28'
+            ? 'speaks 2026-07-28, where tasks are the io.modelcontextprotocol/tasks extension, which the broker ' +
+              'does not translate into 2025-11-25 tasks'
+            : 'does not support task-augmented tool calls';
         throw new McpFailure(
           ErrorCodes.MethodNotFound,
-          `Tool '${name}' cannot run as a task: server '${route.server}' does not support task-augmented ` +
-            'tool calls. Call it without "task".',
+          `Tool '${name}' cannot run as a task: server '${route.server}' ${why}. Call it without "task".`,
         );
       }
       const result = await target.callTool(route.name, args, meta, { ...this.call(ctx, extra), task });

@@ -49,6 +49,8 @@ export interface ServedServer {
   complete(params: JsonObject, call: ServedCall): Promise<JsonObject>;
   /** Whether it takes task-augmented tools/call (it declared `tasks.requests.tools.call`). */
   readonly toolTasks?: boolean;
+  /** The protocol revision the broker speaks with it, when it is an upstream that runs. */
+  readonly protocol?: string;
   /** tasks/get, tasks/result or tasks/cancel about one of its tasks, under its own task id. */
   taskRequest?(method: string, params: JsonObject, call: ServedCall): Promise<JsonObject>;
   /** Tells `events` its task status notifications and the end of its connection. */
@@ -70,7 +72,7 @@ function forwardMeta(meta: JsonObject | undefined): JsonObject | undefined {
 function progressOptions(extra: RequestExtra): Omit<CallOptions, 'timeoutMs'> {
   const onprogress = extra.progressToken === undefined ? undefined : extra.sendProgress;
   // The caller: requests the upstream sends while handling this may be for it (serverRequestDispatch.ts).
-  return { signal: extra.signal, onprogress, caller: extra.caller };
+  return { signal: extra.signal, onprogress, caller: extra.caller, log: extra.log };
 }
 
 /** A supervised upstream as the router sees it: requests forwarded over its MCP connection. */
@@ -104,6 +106,10 @@ export class UpstreamServer implements ServedServer {
 
   get toolTasks(): boolean {
     return declaresToolTasks(this.upstream.capabilities);
+  }
+
+  get protocol(): string | undefined {
+    return this.upstream.protocol;
   }
 
   get prompts(): readonly Prompt[] {

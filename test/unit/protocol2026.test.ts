@@ -2,7 +2,7 @@
 // forwarded bytes, the discover result as connection info.
 import assert from 'node:assert/strict';
 import { headerValue, statelessHeaders } from '../../src/broker/bridgeStateless';
-import { infoFromDiscover } from '../../src/broker/connection/modernStdioConnection';
+import { infoFromDiscover } from '../../src/broker/connection/modernSession';
 import { withResultType } from '../../src/broker/http/exchange';
 import {
   checkModernRequest,

@@ -3,9 +3,8 @@
 import type { ServerOAuth } from '../auth/serverOAuth';
 import type { LogRing } from '../logRing';
 import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from '../mcpTypes';
-import { RemoteConnection } from './remoteConnection';
 import type { ServerRequestCaller, ServerRequestHandler } from './serverRequests';
-import { connectStdioEitherEra } from './eraDetection';
+import { connectRemoteEitherEra, connectStdioEitherEra } from './eraDetection';
 
 export interface StdioLaunch {
   transport: 'stdio';
@@ -28,6 +27,11 @@ export interface RemoteLaunch {
   headers: Record<string, string>;
   /** The server's sign-in (`auth` in its definition): every request carries its token. */
   auth?: ServerOAuth;
+  /**
+   * Open a 2025-11-25 session without probing the era: for the operator's own connection to its
+   * broker, which needs what only a session has (the editor's GET stream, change notifications).
+   */
+  session?: boolean;
 }
 export type UpstreamLaunch = StdioLaunch | RemoteLaunch;
 
@@ -67,6 +71,14 @@ export interface CallOptions {
   forward?: boolean;
   /** Whose call this is: requests the server sends while it is in flight may be for that caller. */
   caller?: ServerRequestCaller;
+  /** The caller's own log messages (a 2026-07-28 caller that set io.modelcontextprotocol/logLevel). */
+  log?: CallLog;
+}
+
+/** Log messages a call's caller asked for, at or above `level`, sent on that call's own stream. */
+export interface CallLog {
+  level: string;
+  send(params: JsonObject): void;
 }
 
 export interface ConnectedInfo {
@@ -104,5 +116,5 @@ export function connectUpstream(
   timeoutMs: number,
 ): Promise<UpstreamConnection> {
   if (launch.transport === 'stdio') return connectStdioEitherEra(launch, events, logs, timeoutMs);
-  return RemoteConnection.connect(launch, events, logs, timeoutMs);
+  return connectRemoteEitherEra(launch, events, logs, timeoutMs);
 }

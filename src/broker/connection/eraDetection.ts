@@ -1,12 +1,19 @@
-// Which protocol era a stdio upstream speaks, found the way the 2026-07-28 revision says: probe
-// with server/discover on the started process; a DiscoverResult means 2026-07-28, anything else
-// (an error, silence) means a 2025-11-25 server, which is then initialized on the same pipe.
+// Which protocol era an upstream speaks, found the way the 2026-07-28 revision says: probe with
+// server/discover; a DiscoverResult that offers 2026-07-28 means a 2026-07-28 server, anything else
+// (an error, silence) a 2025-11-25 one. A stdio server is then initialized on the same pipe; a
+// Streamable HTTP one is connected exactly as before the probe existed (RemoteConnection).
 import type { LogRing } from '../logRing';
 import type { JsonObject } from '../mcpTypes';
 import { ChildStdioTransport } from './childStdioTransport';
-import type { ConnectionEvents, StdioLaunch, UpstreamConnection } from './connection';
+import type { ConnectionEvents, RemoteLaunch, StdioLaunch, UpstreamConnection } from './connection';
+import { ConnectionError } from './connectionError';
 import { explainStdioStartFailure } from './connectFailure';
-import { brokerEnvelope, infoFromDiscover, ModernStdioConnection } from './modernStdioConnection';
+import { ModernHttpConnection, postModern, type ModernHttpTarget } from './modernHttpConnection';
+import { brokerEnvelope, infoFromDiscover } from './modernSession';
+import { ModernStdioConnection } from './modernStdioConnection';
+import { authorizedFetch } from './oauthFlow';
+import { RemoteConnection } from './remoteConnection';
+import { signInError } from './signIn';
 import { StdioConnection } from './stdioConnection';
 
 /** How long a silent process may take to answer the probe before it is taken for a legacy server. */
@@ -42,4 +49,38 @@ export async function connectStdioEitherEra(
     return StdioConnection.connect(launch, events, logs, timeoutMs);
   }
   return StdioConnection.connect(launch, events, logs, timeoutMs, transport);
+}
+
+/**
+ * Reaches a remote upstream in the era it speaks. Only Streamable HTTP is probed (legacy SSE
+ * predates 2026-07-28). A server/discover POST whose answer offers 2026-07-28 makes it a 2026-07-28
+ * upstream; any other answer (a 2025 server's 400 "no session" or -32601, an HTTP error, no answer)
+ * leaves it to the 2025-11-25 connection, which reports a failure as it always did. A sign-in the
+ * probe finds missing is the same error the 2025 handshake would give.
+ */
+export async function connectRemoteEitherEra(
+  launch: RemoteLaunch,
+  events: ConnectionEvents,
+  logs: LogRing,
+  timeoutMs: number,
+): Promise<UpstreamConnection> {
+  if (launch.transport !== 'http' || launch.session) return RemoteConnection.connect(launch, events, logs, timeoutMs);
+  const target: ModernHttpTarget = {
+    url: new URL(launch.url),
+    headers: launch.headers,
+    fetch: launch.auth ? authorizedFetch(launch.auth) : fetch,
+  };
+  let discovered: JsonObject | undefined;
+  try {
+    const params = { _meta: brokerEnvelope(events.serverRequest !== undefined) };
+    const signal = AbortSignal.timeout(Math.min(timeoutMs, PROBE_TIMEOUT_MS));
+    discovered = await postModern(target, 0, 'server/discover', params, signal);
+  } catch (err) {
+    const signIn = signInError(err);
+    if (signIn) throw new ConnectionError('needs-sign-in', signIn.message);
+    // Not a 2026-07-28 server, or not reachable: the 2025 handshake says which, in its own words.
+  }
+  const info = discovered && infoFromDiscover(discovered);
+  if (info) return new ModernHttpConnection(target, info, events, logs);
+  return RemoteConnection.connect(launch, events, logs, timeoutMs);
 }

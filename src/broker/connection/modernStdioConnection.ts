@@ -1,217 +1,46 @@
-// A stdio upstream that speaks 2026-07-28: every request carries the broker's `_meta` envelope,
-// change notifications come on subscriptions/listen, and an input_required result is answered by
-// asking the caller (elicitation/sampling/roots as the caller's era has them) and retrying.
+// A stdio upstream that speaks 2026-07-28: requests and listen requests on the direct path of the
+// pipe (childStdioTransport.ts); what the era means for the broker is in modernSession.ts.
 import type { LogRing } from '../logRing';
-import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from '../mcpTypes';
-import { rememberedJson } from '../rawJson';
+import type { JsonObject } from '../mcpTypes';
 import type { ChildStdioTransport } from './childStdioTransport';
-import type { CallOptions, ConnectedInfo, ConnectionEvents, UpstreamConnection } from './connection';
-import { ConnectionError } from './connectionError';
-import { BROKER_CLIENT_CAPABILITIES } from './serverRequests';
+import type { CallOptions, ConnectedInfo, ConnectionEvents } from './connection';
+import { ModernSession } from './modernSession';
 
-export const MODERN_PROTOCOL = '2026-07-28';
+export { brokerEnvelope, infoFromDiscover, MODERN_PROTOCOL } from './modernSession';
 
 /** setTimeout's longest delay: a listen request has no answer to wait for. */
 const FOREVER_MS = 2 ** 31 - 1;
-/** Retries of one call with the caller's answers before the broker gives up on the upstream. */
-const MAX_INPUT_ROUNDS = 8;
 
-/** The broker's per-request envelope: who it is and what it can answer on a caller's behalf. */
-export function brokerEnvelope(answersServerRequests: boolean): JsonObject {
-  return {
-    'io.modelcontextprotocol/protocolVersion': MODERN_PROTOCOL,
-    'io.modelcontextprotocol/clientCapabilities': answersServerRequests ? BROKER_CLIENT_CAPABILITIES : {},
-    'io.modelcontextprotocol/clientInfo': { name: 'mcp-switchboard', version: '0.1.0' },
-  };
-}
-
-/** What a server/discover result says, as the connection's info; undefined if it is not one. */
-export function infoFromDiscover(result: JsonObject): ConnectedInfo | undefined {
-  const versions = result.supportedVersions;
-  if (!Array.isArray(versions) || !versions.includes(MODERN_PROTOCOL)) return undefined;
-  const meta = (result._meta ?? {}) as JsonObject;
-  const server = (meta['io.modelcontextprotocol/serverInfo'] ?? {}) as { name?: unknown; version?: unknown };
-  return {
-    serverName: typeof server.name === 'string' ? server.name : undefined,
-    serverVersion: typeof server.version === 'string' ? server.version : undefined,
-    instructions: typeof result.instructions === 'string' ? result.instructions : undefined,
-    capabilities: (result.capabilities ?? {}) as JsonObject,
-    protocol: MODERN_PROTOCOL,
-  };
-}
-
-/** An input_required result, also when it came as the upstream's unread bytes. */
-function inputRequired(result: JsonObject): JsonObject | undefined {
-  if (result.resultType === 'input_required') return result;
-  const raw = rememberedJson(result);
-  if (raw === undefined || !raw.includes('"input_required"')) return undefined;
-  const parsed = JSON.parse(raw.toString()) as JsonObject;
-  return parsed.resultType === 'input_required' ? parsed : undefined;
-}
-
-export class ModernStdioConnection implements UpstreamConnection {
-  private closing = false;
-  private readonly envelope: JsonObject;
-  /** The open listen requests: one for list changes, one per subscribed resource URI. */
-  private readonly listens = new Map<string, AbortController>();
-
+export class ModernStdioConnection extends ModernSession {
+  protected readonly logsPerCall = false;
   constructor(
     private readonly transport: ChildStdioTransport,
-    readonly info: ConnectedInfo,
-    private readonly events: ConnectionEvents,
+    info: ConnectedInfo,
+    events: ConnectionEvents,
     logs: LogRing,
   ) {
-    this.envelope = brokerEnvelope(events.serverRequest !== undefined);
+    super(info, events);
     transport.onmessage = (message) => this.onNotification(message as JsonObject);
     transport.onclose = () => {
       if (!this.closing) events.lost(`process ${transport.exitDescription ?? 'ended'}`);
     };
     transport.onerror = (err) => logs.push(`transport error: ${err.message}`);
-    const caps = info.capabilities;
-    const filter: JsonObject = {};
-    if ((caps.tools as JsonObject | undefined)?.listChanged) filter.toolsListChanged = true;
-    if ((caps.prompts as JsonObject | undefined)?.listChanged) filter.promptsListChanged = true;
-    if ((caps.resources as JsonObject | undefined)?.listChanged) filter.resourcesListChanged = true;
-    if (Object.keys(filter).length) this.listen('lists', filter);
+    this.listenForListChanges();
   }
 
   get pid(): number | undefined {
     return this.transport.child?.pid;
   }
 
-  async request(method: string, params: JsonObject, opts: CallOptions): Promise<JsonObject> {
-    switch (method) {
-      case 'ping':
-        return this.send('server/discover', {}, opts);
-      case 'logging/setLevel':
-        // 2026-07-28 has no session log level; the broker asks for no log messages per request.
-        return {};
-      case 'resources/subscribe':
-        if (typeof params.uri === 'string') this.listen(`uri:${params.uri}`, { resourceSubscriptions: [params.uri] });
-        return {};
-      case 'resources/unsubscribe':
-        this.listens.get(`uri:${String(params.uri)}`)?.abort();
-        this.listens.delete(`uri:${String(params.uri)}`);
-        return {};
-    }
-    if (method.startsWith('tasks/')) {
-      throw new ConnectionError(
-        'upstream-error',
-        `${method.slice(0, 60)} cannot be forwarded: this upstream speaks 2026-07-28, where tasks are the ` +
-          'io.modelcontextprotocol/tasks extension, which the broker does not translate',
-        -32601,
-      );
-    }
-    let sent = params;
-    for (let round = 0; round < MAX_INPUT_ROUNDS; round++) {
-      const result = await this.send(method, sent, opts);
-      const interim = inputRequired(result);
-      if (!interim) return result;
-      const inputResponses = await this.answer((interim.inputRequests ?? {}) as JsonObject, opts);
-      sent = { ...params, inputResponses };
-      if (typeof interim.requestState === 'string') sent.requestState = interim.requestState;
-    }
-    throw new ConnectionError(
-      'upstream-error',
-      `The server still asked for input after ${MAX_INPUT_ROUNDS} rounds of answers; the call was given up`,
-      -32603,
-    );
+  protected post(method: string, params: JsonObject, opts: CallOptions): Promise<JsonObject> {
+    return this.transport.call(method, params, opts);
   }
 
-  /** Puts each embedded request to the caller (as a server→client request of the caller's era). */
-  private async answer(inputRequests: JsonObject, opts: CallOptions): Promise<JsonObject> {
-    const handler = this.events.serverRequest;
-    const signal = opts.signal ?? new AbortController().signal;
-    const answers = await Promise.all(
-      Object.entries(inputRequests).map(async ([key, value]) => {
-        const asked = (value ?? {}) as { method?: unknown; params?: unknown };
-        if (!handler || typeof asked.method !== 'string') {
-          throw new ConnectionError(
-            'upstream-error',
-            `The server asked for input (${String(asked.method)}) that no caller can give here`,
-            -32601,
-          );
-        }
-        const params = (asked.params ?? {}) as JsonObject;
-        const result = await handler({ method: asked.method, params, signal }, opts.caller ? [opts.caller] : []);
-        return [key, result] as const;
-      }),
-    );
-    return Object.fromEntries(answers);
+  protected openListen(params: JsonObject, signal: AbortSignal): void {
+    this.transport.call('subscriptions/listen', params, { timeoutMs: FOREVER_MS, signal }).catch(() => undefined);
   }
 
-  private send(method: string, params: JsonObject, opts: CallOptions): Promise<JsonObject> {
-    const meta = { ...(params._meta as JsonObject | undefined), ...this.envelope };
-    return this.transport.call(method, { ...params, _meta: meta }, opts);
-  }
-
-  /** Opens a subscriptions/listen request; its notifications arrive through onNotification. */
-  private listen(key: string, notifications: JsonObject): void {
-    const controller = new AbortController();
-    this.listens.set(key, controller);
-    this.send('subscriptions/listen', { notifications }, { timeoutMs: FOREVER_MS, signal: controller.signal }).catch(
-      () => undefined,
-    );
-  }
-
-  private onNotification(message: JsonObject): void {
-    const params = (message.params ?? {}) as JsonObject;
-    switch (message.method) {
-      case 'notifications/tools/list_changed':
-        return this.events.toolsChanged();
-      case 'notifications/prompts/list_changed':
-        return this.events.promptsChanged();
-      case 'notifications/resources/list_changed':
-        return this.events.resourcesChanged();
-      case 'notifications/resources/updated':
-        if (typeof params.uri === 'string') this.events.resourceUpdated(params.uri);
-        return;
-      case 'notifications/message':
-        return this.events.log(params);
-    }
-  }
-
-  private async listAll<T>(method: string, key: string, timeoutMs: number): Promise<T[]> {
-    const items: T[] = [];
-    const seen = new Set<string>();
-    let cursor: string | undefined;
-    do {
-      const page = await this.send(method, cursor ? { cursor } : {}, { timeoutMs });
-      const list = page[key];
-      if (Array.isArray(list)) items.push(...(list as T[]));
-      cursor = typeof page.nextCursor === 'string' && page.nextCursor ? page.nextCursor : undefined;
-      if (cursor !== undefined) {
-        if (seen.has(cursor)) break;
-        seen.add(cursor);
-      }
-    } while (cursor !== undefined);
-    return items;
-  }
-
-  listTools(timeoutMs: number): Promise<Tool[]> {
-    return this.info.capabilities.tools ? this.listAll('tools/list', 'tools', timeoutMs) : Promise.resolve([]);
-  }
-  listPrompts(timeoutMs: number): Promise<Prompt[]> {
-    return this.info.capabilities.prompts ? this.listAll('prompts/list', 'prompts', timeoutMs) : Promise.resolve([]);
-  }
-  listResources(timeoutMs: number): Promise<Resource[]> {
-    if (!this.info.capabilities.resources) return Promise.resolve([]);
-    return this.listAll('resources/list', 'resources', timeoutMs);
-  }
-  listResourceTemplates(timeoutMs: number): Promise<ResourceTemplate[]> {
-    if (!this.info.capabilities.resources) return Promise.resolve([]);
-    return this.listAll<ResourceTemplate>('resources/templates/list', 'resourceTemplates', timeoutMs).catch(() => []);
-  }
-
-  /** 2026-07-28 deprecates roots and has no roots/list_changed: a request carries what it needs. */
-  notifyRootsChanged(): Promise<void> {
-    return Promise.resolve();
-  }
-
-  async close(): Promise<void> {
-    this.closing = true;
-    for (const controller of this.listens.values()) controller.abort();
-    this.listens.clear();
-    await this.transport.close().catch(() => undefined);
+  protected closeTransport(): Promise<void> {
+    return this.transport.close();
   }
 }

@@ -4,7 +4,6 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import { SignInRequired } from '../auth/serverOAuth';
 import type { LogRing } from '../logRing';
 import type { JsonObject } from '../mcpTypes';
 import type { CallOptions, ConnectedInfo, ConnectionEvents, RemoteLaunch, UpstreamConnection } from './connection';
@@ -12,6 +11,7 @@ import { CallTimer } from './callTimer';
 import { ConnectionError } from './connectionError';
 import { explainRemoteConnectFailure } from './connectFailure';
 import { authorizedFetch } from './oauthFlow';
+import { signInError } from './signIn';
 import { AnyResult, connectedInfo, createSdkClient, isSdkTimeout, SdkSession } from './sdkSession';
 import { holdTimers, oneCallerPerSession, withRelatedCaller, type ServerRequestCaller } from './serverRequests';
 
@@ -49,14 +49,6 @@ async function remoteTransport(launch: RemoteLaunch): Promise<RemoteTransport> {
     transport: new SSEClientTransport(url, { requestInit, eventSourceInit: { fetch: withHeaders }, ...signedIn }),
     isStreamEnd: (err) => err instanceof SseError,
   };
-}
-
-/** The sign-in error behind a failure, if that is what it is (the SDK may wrap it as a cause). */
-function signInError(err: unknown): SignInRequired | undefined {
-  for (let e = err, depth = 0; e && depth < 4; e = (e as { cause?: unknown }).cause, depth++) {
-    if (e instanceof SignInRequired) return e;
-  }
-  return undefined;
 }
 
 export class RemoteConnection extends SdkSession implements UpstreamConnection {

@@ -13,6 +13,19 @@ export const META_CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilit
 export const META_CLIENT_INFO = 'io.modelcontextprotocol/clientInfo';
 export const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
 export const META_SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
+export const META_LOG_LEVEL = 'io.modelcontextprotocol/logLevel';
+
+/** The syslog severities of notifications/message, least severe first. */
+export const LOG_LEVELS: readonly string[] = [
+  'debug',
+  'info',
+  'notice',
+  'warning',
+  'error',
+  'critical',
+  'alert',
+  'emergency',
+];
 
 /** The error codes 2026-07-28 reserves (-32020..-32099), used only with their meaning. */
 export const ModernCodes = {
@@ -187,7 +200,7 @@ export function removedMethodMessage(method: string): string | undefined {
     case 'logging/setLevel':
       return (
         "logging/setLevel was removed in 2026-07-28: set io.modelcontextprotocol/logLevel in a request's " +
-        '_meta instead (the broker does not forward upstream log messages to 2026-07-28 callers)'
+        "_meta instead; that request's log messages then come on its own stream"
       );
     case 'resources/subscribe':
     case 'resources/unsubscribe':

@@ -13,6 +13,8 @@ import { ListenStreams } from './listenStreams';
 import {
   checkModernRequest,
   isModernFailure,
+  LOG_LEVELS,
+  META_LOG_LEVEL,
   META_SERVER_INFO,
   MODERN_VERSIONS,
   removedMethodMessage,
@@ -207,6 +209,10 @@ export class StatelessEndpoint {
 
   private runner(ctx: SessionContext, req: ModernRequest): (extra: RequestExtra) => Promise<JsonObject> {
     const params = req.params;
+    const level = (params._meta as JsonObject)[META_LOG_LEVEL];
+    if (level !== undefined && (typeof level !== 'string' || !LOG_LEVELS.includes(level))) {
+      throw invalid(`_meta["${META_LOG_LEVEL}"] must be one of ${LOG_LEVELS.join(', ')}`);
+    }
     switch (req.method) {
       case 'tools/call': {
         if (typeof params.name !== 'string') throw invalid('tools/call needs a string "name"');
@@ -215,6 +221,7 @@ export class StatelessEndpoint {
           throw invalid('tools/call "arguments" must be an object');
         }
         const meta = forwardedMeta(params._meta as JsonObject);
+        this.refuseTaskOnly(ctx, params.name);
         return (extra) => this.router.callTool(ctx, params.name as string, args as JsonObject, meta, extra);
       }
       case 'prompts/get': {
@@ -232,9 +239,23 @@ export class StatelessEndpoint {
     }
   }
 
+  /** A tool its server runs only as a (2025-11-25) task cannot be called by a 2026-07-28 caller. */
+  private refuseTaskOnly(ctx: SessionContext, name: string): void {
+    const tool = this.router.listTools(ctx).find((t) => t.name === name);
+    const execution = tool?.execution as JsonObject | undefined;
+    if (execution?.taskSupport !== 'required') return;
+    throw new McpFailure(
+      ErrorCodes.MethodNotFound,
+      `Tool '${name.slice(0, 100)}' runs only as a task (execution.taskSupport 'required'): in 2026-07-28 tasks are ` +
+        'the io.modelcontextprotocol/tasks extension, which the broker does not offer; call it with "task" ' +
+        'from a 2025-11-25 session',
+    );
+  }
+
   private extra(signal: AbortSignal, req: ModernRequest, channel: () => Exchange | undefined): RequestExtra {
     const progressToken = (req.params._meta as JsonObject).progressToken as string | number | undefined;
-    return {
+    const level = (req.params._meta as JsonObject)[META_LOG_LEVEL];
+    const extra: RequestExtra = {
       signal,
       progressToken,
       sendProgress: (p) => {
@@ -242,6 +263,18 @@ export class StatelessEndpoint {
         channel()?.notify('notifications/progress', { ...p, progressToken });
       },
     };
+    if (typeof level === 'string') {
+      // The upstream is asked for this level; a message below it (an upstream that ignores the ask) is dropped.
+      const floor = LOG_LEVELS.indexOf(level);
+      extra.log = {
+        level,
+        send: (p) => {
+          if (signal.aborted || LOG_LEVELS.indexOf(String(p.level)) < floor) return;
+          channel()?.notify('notifications/message', p);
+        },
+      };
+    }
+    return extra;
   }
 
   private notFound(res: http.ServerResponse, id: Id, message: string): void {

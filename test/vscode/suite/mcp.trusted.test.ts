@@ -1,6 +1,8 @@
 // VS Code's own MCP client (not ours) reaches the broker through the extension's
 // McpServerDefinitionProvider, lists the broker's tools in vscode.lm.tools and calls an upstream.
 import * as assert from 'assert';
+import * as fs from 'fs';
+import * as path from 'path';
 import * as vscode from 'vscode';
 import { api, connectedEntry, useAbsoluteEcho, waitFor } from './switchboard.helpers';
 
@@ -38,6 +40,33 @@ async function startUntil(
     }
     if (!pred()) await new Promise((r) => setTimeout(r, 1000));
   }
+}
+
+interface SessionAudit {
+  event: string;
+  client: string;
+  protocol: string;
+  requested?: string;
+  clientName?: string;
+  clientVersion?: string;
+}
+
+/** The sessions the broker audited (event `session`), from every workspace under the suite's SWITCHBOARD_HOME. */
+function auditedSessions(): SessionAudit[] {
+  const home = process.env.SWITCHBOARD_HOME;
+  assert.ok(home, 'the suite runs with its own SWITCHBOARD_HOME');
+  const dir = path.join(home, 'workspaces');
+  const entries: SessionAudit[] = [];
+  for (const id of fs.existsSync(dir) ? fs.readdirSync(dir) : []) {
+    const file = path.join(dir, id, 'audit.jsonl');
+    if (!fs.existsSync(file)) continue;
+    for (const line of fs.readFileSync(file, 'utf8').split('\n')) {
+      if (!line.includes('"session"') || !line.endsWith('}')) continue; // a line still being written
+      const entry = JSON.parse(line) as SessionAudit;
+      if (entry.event === 'session') entries.push(entry);
+    }
+  }
+  return entries;
 }
 
 describe("VS Code's MCP client through the provider", function () {
@@ -87,6 +116,18 @@ describe("VS Code's MCP client through the provider", function () {
       () => (entry.state?.broker.sessions ?? 0) > before || (entry.state?.broker.sessions ?? 0) >= 2,
       "a second session (VS Code's client) on the broker",
     );
+    // Which revision VS Code's own client speaks with the broker, as the broker saw its handshake.
+    const opened = await waitFor(
+      a,
+      () => auditedSessions().find((e) => e.client === 'copilot'),
+      "the broker's audit of VS Code's session",
+    );
+    console.log(
+      `[mcp] VS Code ${vscode.version}'s MCP client (${opened.clientName} ${opened.clientVersion}) ` +
+        `opened a session on protocol ${opened.protocol}` +
+        (opened.requested ? ` (it asked for ${opened.requested})` : ' (the version it asked for)'),
+    );
+    assert.match(opened.protocol, /^\d{4}-\d{2}-\d{2}$/);
 
     // ... but operator-only tools (approvals) are refused to an agent, whatever it asks.
     const approve = vscode.lm.tools.find((t) => t.name.endsWith('switchboard__approve_server'));
