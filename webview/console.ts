@@ -21,10 +21,28 @@ import {
   vscode,
 } from './session';
 import { renderShell, writeForm } from './shell';
+import { showTool, toolFailure, toolResult } from './tryView';
+import { auditArrived, closeAudit, openAudit, requestAudit } from './auditView';
 import './console.css';
+
+// ------------------------------------------------------------------------------ tabs
+type View = 'server' | 'tool' | 'audit';
+function showView(view: View): void {
+  for (const v of ['server', 'tool', 'audit'] as View[]) {
+    $(`view-${v}`).hidden = v !== view;
+    const tab = $(`tab-${v}`);
+    tab.setAttribute('aria-selected', String(v === view));
+    tab.classList.toggle('active', v === view);
+  }
+  if (view === 'audit') openAudit();
+  else closeAudit();
+}
 
 // ------------------------------------------------------------------------------ DOM events
 function wireShell(): void {
+  for (const tab of Array.from(document.querySelectorAll<HTMLElement>('nav.tabs [data-view]')))
+    tab.addEventListener('click', () => showView(tab.dataset.view as View));
+  $('tab-tool').hidden = true;
   const form = $('form');
   form.addEventListener('input', (e) => onEdit(e.target as HTMLElement));
   form.addEventListener('change', (e) => onEdit(e.target as HTMLElement));
@@ -139,11 +157,32 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       setBusy(undefined);
       showBanner(`Not saved: ${msg.message}`, 'error');
       break;
+    case 'tryTool':
+      $('tab-tool').hidden = false;
+      showTool(msg.tool, msg.listed);
+      showView('tool');
+      break;
+    case 'toolResult':
+      toolResult(msg.name, msg.result, msg.ms);
+      requestAudit();
+      break;
+    case 'toolError':
+      toolFailure(msg.name, msg.message, msg.ms, msg.code);
+      requestAudit();
+      break;
+    case 'showAudit':
+      showView('audit');
+      openAudit(msg.client);
+      break;
+    case 'audit':
+      auditArrived(msg.tail, msg.error);
+      break;
   }
 });
 
 renderShell();
 wireShell();
+showView('server');
 const restored = vscode.getState();
 if (restored && restored.folder) applyState(restored);
 vscode.postMessage({ type: 'ready' });

@@ -1,5 +1,6 @@
 // Messages between the console webview and the extension. Types only: both sides import it.
-import type { ServerStatus } from '../src/broker/controlApi';
+import type { AuditTail, ServerStatus } from '../src/broker/controlApi';
+import type { Tool } from '../src/broker/mcpTypes';
 import type { ProbeResult } from '../src/broker/probe';
 
 export type Definition = Record<string, unknown>;
@@ -29,13 +30,21 @@ export type ToWebview =
   | { type: 'saved'; name: string; file: string; definition: Definition }
   | { type: 'saveError'; message: string }
   /** Run a probe of the form as it is, as if Probe was pressed. */
-  | { type: 'probeRequest' };
+  | { type: 'probeRequest' }
+  /** Show a tool in the Try-a-tool tab (`listed: false`: not in the operator's tools/list). */
+  | { type: 'tryTool'; tool: Tool; listed: boolean }
+  | { type: 'toolResult'; name: string; result: Record<string, unknown>; ms: number }
+  | { type: 'toolError'; name: string; message: string; code?: number; ms: number }
+  | { type: 'showAudit'; client?: string }
+  | { type: 'audit'; tail?: AuditTail; error?: string };
 
 export type FromWebview =
   | { type: 'ready' }
   | { type: 'probe'; definition: Definition }
   | { type: 'save'; definition: Definition }
   | { type: 'openFile'; name: string }
+  | { type: 'callTool'; name: string; arguments: Record<string, unknown> }
+  | { type: 'readAudit' }
   /** The console's state after each change, so the extension can resume it after the panel closed. */
   | { type: 'state'; state: ConsoleState };
 

@@ -15,7 +15,8 @@ const GRANT_HELP: Record<string, string> = {
   filesystem: 'may read and write files (recorded and audited)',
 };
 
-function field(id: Field, label: string, control: HTMLElement, help?: string): HTMLElement {
+/** A labelled control with its help text and an error line (`<id>-error`): the server form's and the tool form's. */
+export function field(id: Field | string, label: string, control: HTMLElement, help?: string): HTMLElement {
   const helpId = `${id}-help`;
   const errId = `${id}-error`;
   control.id = id;
@@ -30,11 +31,11 @@ function field(id: Field, label: string, control: HTMLElement, help?: string): H
   );
 }
 
-function input(placeholder = '', type = 'text'): HTMLInputElement {
+export function input(placeholder = '', type = 'text'): HTMLInputElement {
   return h('input', { type, placeholder, spellcheck: 'false', autocomplete: 'off' });
 }
 
-function textarea(placeholder: string, rows = 3): HTMLTextAreaElement {
+export function textarea(placeholder: string, rows = 3): HTMLTextAreaElement {
   return h('textarea', { placeholder, rows: String(rows), spellcheck: 'false' });
 }
 
@@ -93,8 +94,15 @@ export function renderShell(): void {
 
   document.body.replaceChildren(
     h(
+      'nav',
+      { class: 'tabs', role: 'tablist', 'aria-label': 'Console views' },
+      h('button', { type: 'button', role: 'tab', id: 'tab-server', 'data-view': 'server' }, 'Server'),
+      h('button', { type: 'button', role: 'tab', id: 'tab-tool', 'data-view': 'tool' }, 'Try a tool'),
+      h('button', { type: 'button', role: 'tab', id: 'tab-audit', 'data-view': 'audit' }, 'Recent calls'),
+    ),
+    h(
       'main',
-      {},
+      { id: 'view-server', role: 'tabpanel', 'aria-labelledby': 'tab-server' },
       h(
         'header',
         {},
@@ -205,6 +213,8 @@ export function renderShell(): void {
       ),
       h('section', { id: 'probe-results', class: 'results', 'aria-live': 'polite', 'aria-label': 'Probe results' }),
     ),
+    h('main', { id: 'view-tool', role: 'tabpanel', 'aria-labelledby': 'tab-tool', hidden: true }),
+    h('main', { id: 'view-audit', role: 'tabpanel', 'aria-labelledby': 'tab-audit', hidden: true }),
   );
 }
 

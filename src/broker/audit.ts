@@ -2,7 +2,43 @@
 // rotated by size. Arguments are never written (they may hold secrets); known secret values are
 // scrubbed from anything that is. Lines are batched: a burst of calls costs one write.
 import * as fs from 'node:fs';
+import type { AuditRecord } from './controlApi';
 import { openPrivateAppend, rotatePrivateFile } from './privateFiles';
+
+/** How much of a file is read at a time when reading it backwards. */
+const CHUNK = 64 * 1024;
+
+/** The lines of a file from the last to the first, read backwards in chunks (none if it is missing). */
+function* linesFromEnd(file: string): Generator<string> {
+  let fd: number;
+  try {
+    fd = fs.openSync(file, 'r');
+  } catch {
+    return;
+  }
+  try {
+    let pos = fs.fstatSync(fd).size;
+    // Bytes, not strings, across chunks: a chunk boundary may split a UTF-8 character.
+    let carry = Buffer.alloc(0);
+    while (pos > 0) {
+      const n = Math.min(CHUNK, pos);
+      pos -= n;
+      const chunk = Buffer.alloc(n);
+      fs.readSync(fd, chunk, 0, n, pos);
+      const data = Buffer.concat([chunk, carry]);
+      let end = data.length;
+      for (let i = data.length - 1; i >= 0; i--) {
+        if (data[i] !== 0x0a) continue;
+        if (i + 1 < end) yield data.toString('utf8', i + 1, end);
+        end = i;
+      }
+      carry = data.subarray(0, end);
+    }
+    if (carry.length) yield carry.toString('utf8');
+  } finally {
+    fs.closeSync(fd);
+  }
+}
 
 export class AuditLog {
   private fd?: number;
@@ -45,6 +81,34 @@ export class AuditLog {
       // Auditing must never break a call; the next flush retries opening the file.
       this.closeFile();
     }
+  }
+
+  /**
+   * The newest `limit` entries `keep` accepts, oldest first: from the current file, then the rotated
+   * one (`.1`) if that is not enough. Pending entries are written first, so a call just answered is in.
+   */
+  tail(limit: number, keep: (entry: AuditRecord) => boolean = () => true): AuditRecord[] {
+    this.flush();
+    const out: AuditRecord[] = [];
+    for (const file of [this.file, `${this.file}.1`]) {
+      for (const line of linesFromEnd(file)) {
+        let entry: AuditRecord;
+        try {
+          entry = JSON.parse(line) as AuditRecord;
+        } catch {
+          continue; // a line cut short by a crash mid-write
+        }
+        if (!entry || typeof entry !== 'object' || !keep(entry)) continue;
+        out.push(entry);
+        if (out.length >= limit) return out.reverse();
+      }
+    }
+    return out.reverse();
+  }
+
+  /** Where the entries are written (the rotated file is this path + `.1`). */
+  get path(): string {
+    return this.file;
   }
 
   private open(): void {

@@ -117,6 +117,36 @@ export interface BrokerState {
   problems: RegistryProblem[];
 }
 
+/**
+ * One line of the audit log (audit.jsonl), as written: `at` and `event` always; the rest by event.
+ * `call` / `facade`: client, operator, server (calls), tool, ms, outcome, and on failure error and
+ * code (the JSON-RPC error code; -32003 is a refusal), `isError` when the tool answered with an
+ * error result. Never arguments or results.
+ */
+export interface AuditRecord {
+  at: string;
+  event: string;
+  client?: string;
+  operator?: boolean;
+  server?: string;
+  tool?: string;
+  method?: string;
+  ms?: number;
+  outcome?: 'ok' | 'error';
+  error?: string;
+  code?: number;
+  isError?: boolean;
+  [field: string]: unknown;
+}
+
+export type AuditTail = {
+  /** `all`: every client's entries and the broker's own (the operator); `own`: the caller's calls only. */
+  scope: 'all' | 'own';
+  entries: AuditRecord[];
+  /** The log file (the operator only; `.1` next to it is the rotated one). */
+  file?: string;
+};
+
 export type LogLine = { at: string; stream: string; text: string };
 export type ServerLogs = { server: string; lines: LogLine[] };
 
@@ -165,6 +195,11 @@ export interface ControlApi {
    * router makes it the same call (profile check, audit) as a direct tools/call of `name`.
    */
   call_tool: { params: { name: string; arguments: Record<string, unknown> }; result: Record<string, unknown> };
+  /**
+   * The newest audit entries, oldest first. The operator reads every entry (optionally one client's);
+   * any other client only the entries of its own calls.
+   */
+  read_audit: { params: { limit?: number; client?: string }; result: AuditTail };
   /** Starts a server's sign-in (a loopback listener on the broker) and returns the URL to open. */
   begin_sign_in: { params: ByName; result: { name: string; url: string } };
   sign_out: { params: ByName; result: ServerStatus };

@@ -12,6 +12,8 @@ import type { Broker } from './broker';
 import { BROKER_VERSION } from './broker';
 import type { ClientTokens } from './clientTokens';
 import type {
+  AuditRecord,
+  AuditTail,
   BrokerState,
   ClientConnection,
   ClientSummary,
@@ -136,6 +138,24 @@ export class ControlOperations {
 
   listServers(): ServerStatus[] {
     return [...this.snapshot.servers.keys()].sort().map((n) => this.serverStatus(n));
+  }
+
+  /**
+   * The audit log's newest entries. Another client's entries say what it called and when, which is
+   * the operator's business, not a peer agent's: a client reads only the entries of its own calls.
+   */
+  readAudit(limit: number, identity: Identity, client?: string): AuditTail {
+    if (!identity.operator) {
+      if (client !== undefined && client !== identity.client)
+        throw new McpFailure(
+          ErrorCodes.Forbidden,
+          `Client '${identity.client}' may read only its own audit entries, not those of '${client}'.`,
+        );
+      const own = (e: AuditRecord): boolean => e.client === identity.client && e.operator !== true;
+      return { scope: 'own', entries: this.broker.audit.tail(limit, own) };
+    }
+    const keep = client === undefined ? undefined : (e: AuditRecord): boolean => e.client === client;
+    return { scope: 'all', entries: this.broker.audit.tail(limit, keep), file: this.broker.audit.path };
   }
 
   tailLogs(name: string, lines = 50): ServerLogs {

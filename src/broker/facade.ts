@@ -90,6 +90,9 @@ function optionalInt(args: JsonObject, key: string, min: number, max: number): n
 /** How many tools find_tools returns unless told, and at most. */
 const DEFAULT_FOUND = 5;
 const MAX_FOUND = 25;
+/** How many audit entries read_audit returns unless told, and at most. */
+const DEFAULT_AUDIT = 100;
+const MAX_AUDIT = 1000;
 
 /** The scope of a facade tool by its own name (`restart_server`); undefined for no such tool. */
 function scopeOf(tools: FacadeTools, name: string): Scope | undefined {
@@ -381,6 +384,26 @@ function definitions(): RegisteredTool[] {
         // The router answers call_tool before the facade sees it (it needs the caller's session).
         throw new McpFailure(ErrorCodes.InternalError, `${FACADE_NAMESPACE}__call_tool is answered by the router.`);
       },
+    },
+    read_audit: {
+      scope: 'read',
+      description:
+        'The newest audit log entries, oldest first: when, which client, which tool or operation, how long it took ' +
+        'and how it ended (never arguments or results). The operator reads every entry (client: one client only); ' +
+        'any other client reads only the entries of its own calls.',
+      input: {
+        type: 'object',
+        properties: {
+          limit: { type: 'integer', minimum: 1, maximum: MAX_AUDIT, default: DEFAULT_AUDIT },
+          client: { type: 'string', description: 'only the entries of this client' },
+        },
+        additionalProperties: false,
+      },
+      params: (a) => ({
+        limit: optionalInt(a, 'limit', 1, MAX_AUDIT),
+        client: a.client === undefined ? undefined : str(a, 'client'),
+      }),
+      run: (ops, p, identity) => ops.readAudit(p.limit ?? DEFAULT_AUDIT, identity, p.client),
     },
     begin_sign_in: {
       scope: 'operator',

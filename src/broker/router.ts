@@ -103,7 +103,7 @@ export class BrokerRouter implements Router {
     task?: JsonObject,
   ): Promise<JsonObject> {
     const scope = this.scopeOf(ctx);
-    const route = this.resolve(() => scope.resolveTool(name)) ?? this.fail(this.notListed(ctx, scope, name));
+    const route = this.resolve(() => scope.resolveTool(name)) ?? this.refuseUnlisted(ctx, scope, name);
     const server = this.target(route.server);
     if (server.kind === 'control' && route.name === CALL_TOOL) return this.callThrough(ctx, args, meta, extra);
     const entry: JsonObject =
@@ -258,6 +258,21 @@ export class BrokerRouter implements Router {
     return lookup();
   }
 
+  /** Refuses a call of a name that does not resolve; a quarantined tool's refusal is audited (a typo's is not). */
+  private refuseUnlisted(ctx: SessionContext, scope: SessionScope, name: string): never {
+    const failure = this.notListed(ctx, scope, name);
+    const held = this.deps.catalog.heldTool(name, scope.server);
+    if (held && failure.code === ErrorCodes.Forbidden) {
+      this.record(
+        ctx,
+        { event: 'call', server: held.server, tool: held.name, quarantined: true },
+        performance.now(),
+        failure,
+      );
+    }
+    throw failure;
+  }
+
   /** Why a tool name does not resolve: held back after its definition changed (pins.ts), or unknown. */
   private notListed(ctx: SessionContext, scope: SessionScope, name: string): McpFailure {
     const held = this.deps.catalog.heldTool(name, scope.server);
@@ -307,7 +322,8 @@ export class BrokerRouter implements Router {
     const started = performance.now();
     try {
       const result = await run();
-      this.record(ctx, audit, started);
+      // A tool that answered with an error result ran, but did not do what was asked: say so.
+      this.record(ctx, result.isError === true ? { ...audit, isError: true } : audit, started);
       return result;
     } catch (err) {
       this.record(ctx, audit, started, err);
@@ -324,6 +340,9 @@ export class BrokerRouter implements Router {
       ms: Math.round((performance.now() - started) * 100) / 100,
       outcome: error ? 'error' : 'ok',
       ...(error ? { error: (error as Error).message } : {}),
+      ...(typeof (error as { code?: unknown } | undefined)?.code === 'number'
+        ? { code: (error as { code: number }).code }
+        : {}),
     });
   }
 }

@@ -4,6 +4,7 @@ import * as crypto from 'node:crypto';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import type { ServerStatus } from '../broker/controlApi';
+import type { JsonObject, Tool } from '../broker/mcpTypes';
 import type { ProbeResult } from '../broker/probe';
 import { toMinimalObject } from '../registry/serialize';
 import type { ConsoleState, Definition, FromWebview, InitMessage, ToWebview } from '../../webview/protocol';
@@ -28,6 +29,7 @@ export class ConsolePanel {
   private ready = false;
   private savedName?: string;
   private probeWaiters: ((r: ProbeResult | undefined) => void)[] = [];
+  private queued: ToWebview[] = [];
 
   private constructor(
     private readonly ctx: Ctx,
@@ -68,6 +70,14 @@ export class ConsolePanel {
       ConsolePanel.panels.set(entry.key, panel);
     }
     panel.load(opts);
+    return panel;
+  }
+
+  /** Reveals the folder's console as it is, or opens it on its last draft (for the other tabs). */
+  static open(ctx: Ctx, entry: FolderEntry): ConsolePanel {
+    const panel = ConsolePanel.panels.get(entry.key);
+    if (!panel) return ConsolePanel.show(ctx, entry, { mode: 'new', resume: true });
+    panel.panel.reveal(vscode.ViewColumn.Active);
     return panel;
   }
 
@@ -128,6 +138,71 @@ export class ConsolePanel {
     });
   }
 
+  /** Shows a tool (by its namespaced name) in the Try-a-tool tab, with its definition from tools/list. */
+  async tryTool(name: string): Promise<void> {
+    await this.ctx.ensureConnected(this.entry);
+    const listed = await this.listTools();
+    const tool = listed.find((t) => t.name === name);
+    this.send({ type: 'tryTool', tool: tool ?? { name, inputSchema: { type: 'object' } }, listed: !!tool });
+  }
+
+  /** Shows the Recent calls tab (optionally one client's). */
+  showAudit(client?: string): void {
+    this.send({ type: 'showAudit', client });
+  }
+
+  /** All of the operator's tools (every page of tools/list). */
+  private async listTools(): Promise<Tool[]> {
+    const tools: Tool[] = [];
+    let cursor: string | undefined;
+    do {
+      const page = (await this.entry.conn.request('tools/list', cursor ? { cursor } : {})) as {
+        tools?: Tool[];
+        nextCursor?: string;
+      };
+      tools.push(...(page.tools ?? []));
+      cursor = page.nextCursor;
+    } while (cursor);
+    return tools;
+  }
+
+  /** Posts now, or once the webview has loaded (a message sent before 'ready' would be lost). */
+  private send(msg: ToWebview): void {
+    if (this.ready) this.post(msg);
+    else this.queued.push(msg);
+  }
+
+  /**
+   * A tool call from the console: a tools/call through the broker on the operator's session, routed
+   * like any client's (pins, quarantine, audit); the editor answers any elicitation it causes.
+   */
+  private async callTool(name: string, args: Record<string, unknown>): Promise<void> {
+    const started = performance.now();
+    try {
+      await this.ctx.ensureConnected(this.entry);
+      const result = await this.entry.conn.request('tools/call', { name, arguments: args } as JsonObject, 300_000);
+      this.post({ type: 'toolResult', name, result, ms: performance.now() - started });
+    } catch (err) {
+      const code = (err as { code?: unknown }).code;
+      this.post({
+        type: 'toolError',
+        name,
+        message: (err as Error).message,
+        ...(typeof code === 'number' ? { code } : {}),
+        ms: performance.now() - started,
+      });
+    }
+  }
+
+  private async readAudit(): Promise<void> {
+    try {
+      const tail = await this.entry.conn.call('read_audit', { limit: 500 });
+      this.post({ type: 'audit', tail });
+    } catch (err) {
+      this.post({ type: 'audit', error: (err as Error).message });
+    }
+  }
+
   private post(msg: ToWebview): void {
     void this.panel.webview.postMessage(msg);
   }
@@ -151,7 +226,14 @@ export class ConsolePanel {
           this.post(this.pending);
           this.pending = undefined;
         }
+        for (const q of this.queued.splice(0)) this.post(q);
         this.pushStatus();
+        return;
+      case 'callTool':
+        await this.callTool(m.name, m.arguments);
+        return;
+      case 'readAudit':
+        await this.readAudit();
         return;
       case 'probe':
         await this.runProbe(m.definition);

@@ -47,6 +47,8 @@ const COMMANDS: Record<string, commands.Cmd> = {
   rotateClientToken: commands.rotateClientToken,
   removePrompt: commands.removePrompt,
   openConsole: commands.openConsole,
+  tryTool: commands.tryTool,
+  showAudit: commands.showAudit,
   startBroker: commands.startBroker,
   stopBroker: commands.stopBroker,
   restartBroker: commands.restartBroker,

@@ -228,6 +228,7 @@ export class ServersProvider implements vscode.TreeDataProvider<ServerNode> {
         item.tooltip = new vscode.MarkdownString(`**${t.exposedAs}**${t.description ? `\n\n${t.description}` : ''}`);
         item.iconPath = new vscode.ThemeIcon('symbol-method');
         item.contextValue = 'tool';
+        item.command = { command: 'switchboard.tryTool', title: 'Try Tool', arguments: [node] };
         return item;
       }
       case 'hiddenTool': {

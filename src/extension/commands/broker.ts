@@ -2,7 +2,7 @@
 import * as vscode from 'vscode';
 import { ConsolePanel } from '../consolePanel';
 import type { Ctx, FolderEntry } from '../ctx';
-import { withProgress, type Cmd, type NoPrompt } from './shared';
+import { isNode, withProgress, type Cmd, type NoPrompt } from './shared';
 
 export const openConsole: Cmd = (ctx) => async () => {
   const entry = await ctx.pickEntry('Open the console for which folder?', false);
@@ -55,4 +55,40 @@ export const restartBroker: Cmd = (ctx) => async (arg?: unknown) => {
 
 export const showBrokerLog: Cmd = (ctx) => () => {
   ctx.output.show(true);
+};
+
+/** Try a tool: a tool node of the Servers tree, a namespaced tool name, or a pick of every tool. */
+export const tryTool: Cmd = (ctx) => async (arg?: unknown) => {
+  let entry: FolderEntry | undefined;
+  let name: string | undefined;
+  if (isNode(arg) && arg.kind === 'tool') {
+    entry = arg.entry;
+    name = (arg as unknown as { tool: { exposedAs: string } }).tool.exposedAs;
+  } else if (typeof arg === 'string') {
+    entry = await ctx.pickEntry('Try a tool of which folder?', false);
+    name = arg;
+  } else {
+    entry = await ctx.pickEntry('Try a tool of which folder?', false);
+    if (!entry) return;
+    const picked = await vscode.window.showQuickPick(
+      (entry.state?.servers ?? []).flatMap((s) =>
+        s.tools.map((t) => ({ label: t.exposedAs, description: s.name, detail: t.description })),
+      ),
+      { placeHolder: 'Try which tool?', matchOnDescription: true, matchOnDetail: true },
+    );
+    name = picked?.label;
+  }
+  if (!entry || !name) return;
+  const panel = ConsolePanel.open(ctx, entry);
+  await panel.tryTool(name);
+  return panel;
+};
+
+/** Recent calls from the audit log, in the console; from a client node, that client's. */
+export const showAudit: Cmd = (ctx) => async (arg?: unknown) => {
+  const entry = isNode(arg) ? arg.entry : await ctx.pickEntry('Show the recent calls of which folder?', false);
+  if (!entry) return;
+  const panel = ConsolePanel.open(ctx, entry);
+  panel.showAudit(isNode(arg) && arg.kind === 'client' ? arg.client?.name : undefined);
+  return panel;
 };

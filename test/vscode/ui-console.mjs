@@ -1,0 +1,174 @@
+#!/usr/bin/env node
+// The console's Try a tool and Recent calls, driven as a person would in a real VS Code
+// (code-server + headless Chromium): click the echo tool of the sample registry's echo server in
+// the Servers tree, fill the form generated from its input schema, Call, read the result; then
+// open Recent calls and find that call in the audit log. Screenshots go to docs/screenshots/.
+//   node test/vscode/ui-console.mjs [--out <dir>] [--keep] [--verbose] [--timeout <s>]
+// Exit code: 0 all steps passed, 1 a step failed, 124 timeout.
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { REPO_ROOT, ensureTools, launchCodeServer } from './codeServer.mjs';
+
+const { values: args } = parseArgs({
+  options: {
+    out: { type: 'string', default: join(REPO_ROOT, 'docs', 'screenshots') },
+    keep: { type: 'boolean', default: false },
+    verbose: { type: 'boolean', default: false },
+    timeout: { type: 'string', default: '300' },
+  },
+});
+
+const T0 = Date.now();
+const say = (m) => console.log(`[ui-console +${((Date.now() - T0) / 1000).toFixed(1).padStart(5)}s] ${m}`);
+const outDir = resolve(args.out);
+mkdirSync(outDir, { recursive: true });
+const home = mkdtempSync(join(tmpdir(), 'switchboard-ui-console-home-'));
+ensureTools({ log: null });
+
+let cs;
+let failed = false;
+const overall = setTimeout(
+  async () => {
+    console.error(`[ui-console] TIMEOUT after ${args.timeout} s`);
+    await cs?.page.screenshot({ path: join(outDir, 'failed-ui-console-timeout.png') }).catch(() => {});
+    await cs?.close();
+    process.exit(124);
+  },
+  Number(args.timeout) * 1000,
+);
+
+async function shot(name) {
+  const file = join(outDir, `${name}.png`);
+  await cs.page.screenshot({ path: file });
+  say(`screenshot ${file}`);
+}
+
+async function step(title, fn) {
+  const t = Date.now();
+  try {
+    await fn();
+    say(`ok   ${title} (${Date.now() - t} ms)`);
+  } catch (e) {
+    failed = true;
+    say(`FAIL ${title}: ${e.message.split('\n')[0]}`);
+    await shot(`failed-${title.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}`).catch(() => {});
+    throw e;
+  }
+}
+
+function stopBrokers(dir) {
+  const brokers = join(dir, 'brokers');
+  if (!existsSync(brokers)) return;
+  for (const f of readdirSync(brokers).filter((n) => n.endsWith('.json'))) {
+    try {
+      process.kill(JSON.parse(readFileSync(join(brokers, f), 'utf8')).pid, 'SIGTERM');
+    } catch {
+      /* gone */
+    }
+  }
+}
+
+try {
+  cs = await launchCodeServer({
+    folder: REPO_ROOT,
+    trusted: true,
+    extensionDevelopmentPath: REPO_ROOT,
+    extensionEnvironment: { SWITCHBOARD_HOME: home, SWITCHBOARD_ACCEPT_WORKSPACE_TRUST: '1' },
+    settings: {
+      'switchboard.registryRoot': 'workspace',
+      'workbench.colorTheme': 'Default Dark Modern',
+      'files.exclude': { '**/node_modules': true, '**/.tools': true, '**/out': true, '**/dist': true },
+      'search.followSymlinks': false,
+      'files.watcherExclude': { '**/node_modules/**': true, '**/.tools/**': true, '**/out/**': true },
+    },
+    keepTemp: args.keep,
+    killMatching: [home],
+    abortCleanupDirs: args.keep ? [] : [home],
+    onLog: (level, line) => {
+      if (args.verbose || level === 'error') console.log(`[${level}] ${line.split('\n')[0]}`);
+    },
+  });
+  const { page } = cs;
+  const frame = page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
+  const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Servers' }) });
+
+  await step('click the echo tool of the echo server in the Servers tree', async () => {
+    await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+    const tab = page.locator('.activitybar .action-item a[aria-label^="Switchboard"]').first();
+    await tab.waitFor({ timeout: 60_000 });
+    await tab.click();
+    const echo = pane.locator('.monaco-list-row', {
+      has: page.locator('.label-name', { hasText: /^echo$/ }),
+      hasText: /builtin · running/,
+    });
+    await echo.waitFor({ timeout: 90_000 });
+    await echo.click();
+    await page.keyboard.press('ArrowRight');
+    await pane.locator('.monaco-list-row', { hasText: 'Tools (' }).first().click();
+    await page.keyboard.press('ArrowRight');
+    await pane.locator('.monaco-list-row', { hasText: 'Echo the text back' }).click();
+    await frame.locator('#tool-title', { hasText: 'echo__echo' }).waitFor({ timeout: 30_000 });
+    await frame.locator('.schema-box summary').click();
+  });
+
+  await step('fill the form generated from the input schema, Call, and see the result', async () => {
+    const text = frame.locator('#arg-text');
+    await text.waitFor({ timeout: 10_000 });
+    // An empty required field is refused in the form, before any call.
+    await frame.locator('#call').click();
+    await frame.locator('#arg-text-error', { hasText: 'required' }).waitFor({ timeout: 5000 });
+    await text.fill('hello from the console');
+    await frame.locator('#call').click();
+    await frame.locator('#result-summary', { hasText: /Answered in [\d.]+ (ms|s)/ }).waitFor({ timeout: 30_000 });
+    const shown = await frame.locator('pre.result-text').first().textContent();
+    if (shown !== 'echo: hello from the console') throw new Error(`the result shows '${shown}'`);
+    const structured = await frame.locator('#tool-result pre.schema').textContent();
+    if (!structured?.includes('"text": "hello from the console"'))
+      throw new Error(`the structured content shows '${structured}'`);
+    await page.mouse.move(1300, 880);
+    await page.waitForTimeout(200);
+    await shot('console-try-tool');
+  });
+
+  await step('a tool error (isError) is shown as an error', async () => {
+    await page.keyboard.press('Escape');
+    await pane.locator('.monaco-list-row', { hasText: 'Return a tool error' }).click();
+    await frame.locator('#tool-title', { hasText: 'echo__fail' }).waitFor({ timeout: 30_000 });
+    await frame.locator('#arg-message').fill('this went wrong on purpose');
+    await frame.locator('#call').click();
+    await frame.locator('#result-summary .badge', { hasText: 'Tool error' }).waitFor({ timeout: 30_000 });
+  });
+
+  await step('Recent calls shows both calls from the audit log, filterable', async () => {
+    await frame.locator('#tab-audit').click();
+    const echoRow = frame.locator('table.audit tr', { hasText: 'echo__echo' });
+    await echoRow.first().waitFor({ timeout: 30_000 });
+    if (!/operator/.test((await echoRow.first().textContent()) ?? ''))
+      throw new Error('the row does not name the operator');
+    await frame.locator('table.audit tr', { hasText: 'echo__fail' }).first().waitFor({ timeout: 10_000 });
+    await frame.locator('#audit-outcome').selectOption('tool error');
+    await frame
+      .locator('table.audit tr', { hasText: 'echo__echo' })
+      .first()
+      .waitFor({ state: 'detached', timeout: 5000 });
+    await frame.locator('table.audit tr', { hasText: 'echo__fail' }).first().waitFor({ timeout: 5000 });
+    await frame.locator('#audit-outcome').selectOption('');
+    await frame.locator('#audit-text').fill('echo__');
+    await echoRow.first().waitFor({ timeout: 5000 });
+    await page.mouse.move(1300, 880);
+    await page.waitForTimeout(200);
+    await shot('console-audit');
+  });
+} catch (e) {
+  failed = true;
+  if (!/FAIL/.test(e.message)) console.error(`[ui-console] ${e.stack ?? e.message}`);
+} finally {
+  clearTimeout(overall);
+  await cs?.close();
+  stopBrokers(home);
+  if (!args.keep) rmSync(home, { recursive: true, force: true });
+}
+say(failed ? 'FAILED' : 'all steps passed');
+process.exit(failed ? 1 : 0);
