@@ -4,6 +4,7 @@
 // way; nothing here pretends to enforce what the OS cannot.
 import { spawnSync } from 'node:child_process';
 import * as os from 'node:os';
+import * as path from 'node:path';
 import { networkNotEnforcedReason, sandboxExecPrefix, sandboxProfile } from './platform/macSandbox';
 import { switchboardHome } from './runtime';
 
@@ -93,8 +94,9 @@ export function seatbeltUnavailableReason(): string | null {
       home: os.homedir(),
       switchboardHome: switchboardHome(process.env),
       hidden: [tmp, '/private/tmp'],
-      tempDir: tmp,
-      cacheDir: tmp,
+      // Inside a hidden directory, as a server's own are, so the probe writes every kind of rule a launch does.
+      tempDir: path.join(tmp, 'switchboard-sandbox'),
+      cacheDir: path.join(tmp, 'switchboard-sandbox', '.npm'),
       root: '/usr',
       cwd: '/usr',
       installDirs: ['/usr/bin'],
