@@ -1,6 +1,7 @@
 // The one launch path: a server definition and the workspace root become what to run (or reach),
 // with the environment its grants allow, the sandbox wrapper, and the redaction of its secrets.
 // Start, restart and probe all go through here, so none of them can drift from the others.
+import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -9,6 +10,7 @@ import type { LaunchCompanion, StdioLaunch, UpstreamLaunch } from './connection/
 import { buildEnvironment } from './environment';
 import { NetworkProxy, type ProxyRefusal } from './networkProxy';
 import { bwrapPlan, installDirsOf, resolveGrantPath } from './platform/bwrapArgs';
+import { sandboxExecPrefix, sandboxProfile, seatbeltEnvironment } from './platform/macSandbox';
 import { bridgeCommand, proxyEnvironment } from './platform/proxyBridge';
 import { findExecutable } from './processGroup';
 import { Redactor, urlSecretValues } from './redact';
@@ -65,6 +67,7 @@ export function planLaunch(def: ServerDef, root: string, opts: LaunchOptions = {
   const cwd = def.cwd ? path.resolve(root, def.cwd) : root;
   const launch: StdioLaunch = { transport: 'stdio', command: def.command!, args: def.args, cwd, env: built.env };
   if (decision.bwrap) Object.assign(launch, confine(def, root, decision, launch.env, opts));
+  else if (decision.seatbelt) Object.assign(launch, confineMac(def, root, decision, launch.env, opts));
   else if (decision.networkOnlyPrefix) launch.wrapper = decision.networkOnlyPrefix;
   const { enforcement } = decision;
   return { launch, enforcement, withheld: built.withheld, redactor: new Redactor(built.secretValues) };
@@ -105,6 +108,61 @@ function confine(
     env: { ...env, ...plan.env, ...(proxy ? proxyEnvironment() : {}) },
     companion: proxy,
   };
+}
+
+/**
+ * macOS: sandbox-exec with a profile built for this server. Its temp dir and npm cache are its own, kept
+ * between starts (npx finds its packages again) in the user's private temp dir, one per root and server.
+ * Throws, with the path, when a path cannot be written into a profile: the server does not start unconfined.
+ */
+function confineMac(
+  def: ServerDef,
+  root: string,
+  decision: SandboxDecision,
+  env: Record<string, string>,
+  opts: LaunchOptions,
+): { wrapper: string[]; env: Record<string, string> } {
+  const parentEnv = opts.parentEnv ?? process.env;
+  const home = parentEnv.HOME || os.homedir();
+  const cwd = path.resolve(root, def.cwd ?? '.');
+  const userTmp = os.tmpdir();
+  const key = crypto
+    .createHash('sha256')
+    .update(`${path.resolve(root)}\0${def.name}`)
+    .digest('hex')
+    .slice(0, 16);
+  const tempDir = path.join(userTmp, 'switchboard-sandbox', key);
+  const cacheDir = path.join(tempDir, '.npm');
+  fs.mkdirSync(cacheDir, { recursive: true, mode: 0o700 });
+  const executable = findExecutable(def.command!, env.PATH, cwd);
+  const files = {
+    home,
+    switchboardHome: switchboardHome(parentEnv),
+    hidden: [userTmp, '/private/tmp', '/private/var/tmp'],
+    tempDir,
+    cacheDir,
+    root: path.resolve(root),
+    cwd,
+    installDirs: installDirsOf(executable ? [executable, realpath(executable)] : []),
+    read: (def.filesystem?.read ?? []).map((p) => resolveGrantPath(p, root, home)),
+    write: (def.filesystem?.write ?? []).map((p) => resolveGrantPath(p, root, home)),
+    realpath: realpathOfAny,
+  };
+  const profile = sandboxProfile({ network: decision.network === 'full', files });
+  return { wrapper: sandboxExecPrefix(profile), env: { ...env, ...seatbeltEnvironment(files) } };
+}
+
+/** The real path of `p`, or of its deepest existing ancestor with the rest appended (a path not made yet). */
+function realpathOfAny(p: string): string {
+  const rest: string[] = [];
+  for (let d = p; ; d = path.dirname(d)) {
+    try {
+      return path.join(fs.realpathSync(d), ...rest);
+    } catch {
+      if (path.dirname(d) === d) return p;
+      rest.unshift(path.basename(d));
+    }
+  }
 }
 
 function realpath(file: string): string {

@@ -1,8 +1,12 @@
 // OS-level enforcement of grants, and the state that says what is enforced. On Linux bubblewrap
 // confines a stdio server's file system and network (`unshare --net` is the network-only fallback),
-// on macOS sandbox-exec cuts the network; nothing here pretends to enforce what the OS cannot.
+// on macOS sandbox-exec cuts the network and, with a per-server profile, confines the file system the same
+// way; nothing here pretends to enforce what the OS cannot.
 import { spawnSync } from 'node:child_process';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { networkNotEnforcedReason, sandboxExecPrefix, sandboxProfile } from './platform/macSandbox';
+import { switchboardHome } from './runtime';
 
 export interface Enforcement {
   network: 'enforced' | 'granted' | 'not-enforced';
@@ -22,6 +26,11 @@ export interface SandboxTools {
   bwrapUnavailable: string | null;
   /** A network-only prefix (`unshare --net`, sandbox-exec), or null when none runs here. */
   networkOnly: string[] | null;
+  /**
+   * macOS only (absent elsewhere): null when sandbox-exec runs a file-confining profile here, so each
+   * server gets its own profile; otherwise why not, in words.
+   */
+  seatbeltUnavailable?: string | null;
 }
 
 /** The part of a definition that decides its sandbox. */
@@ -65,6 +74,51 @@ function macSandboxPrefix(): string[] | null {
   return probe.status === 0 ? prefix : null;
 }
 
+let seatbeltReason: string | null | undefined;
+
+/**
+ * null when sandbox-exec accepts and runs a profile that confines files (probed once with the rules a launch
+ * writes, so a profile macOS refuses shows up here instead of as servers that do not start), or why not.
+ * `SWITCHBOARD_NO_SEATBELT=1` makes the probe fail, to see the fallback.
+ */
+export function seatbeltUnavailableReason(): string | null {
+  if (seatbeltReason !== undefined) return seatbeltReason;
+  if (process.platform !== 'darwin')
+    return (seatbeltReason = `sandbox-exec is macOS only (this is ${process.platform})`);
+  if (process.env.SWITCHBOARD_NO_SEATBELT === '1')
+    return (seatbeltReason = 'the macOS sandbox is switched off (SWITCHBOARD_NO_SEATBELT=1)');
+  const tmp = os.tmpdir();
+  const profile = sandboxProfile({
+    network: false,
+    files: {
+      home: os.homedir(),
+      switchboardHome: switchboardHome(process.env),
+      hidden: [tmp, '/private/tmp'],
+      // Inside a hidden directory, as a server's own are, so the probe writes every kind of rule a launch does.
+      tempDir: path.join(tmp, 'switchboard-sandbox'),
+      cacheDir: path.join(tmp, 'switchboard-sandbox', '.npm'),
+      root: '/usr',
+      cwd: '/usr',
+      installDirs: ['/usr/bin'],
+      read: [],
+      write: [],
+    },
+  });
+  const prefix = sandboxExecPrefix(profile);
+  const probe = spawnSync(prefix[0], [...prefix.slice(1), '/usr/bin/true'], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+    timeout: 5000,
+    encoding: 'utf8',
+  });
+  if (probe.error && (probe.error as NodeJS.ErrnoException).code === 'ENOENT')
+    seatbeltReason = `${prefix[0]} is missing`;
+  else if (probe.status !== 0) {
+    const said = (probe.stderr ?? '').trim().split('\n')[0] || `exit ${probe.status ?? probe.signal}`;
+    seatbeltReason = `sandbox-exec refused the file-confining profile: ${said}`;
+  } else seatbeltReason = null;
+  return seatbeltReason;
+}
+
 let bwrapReason: string | null | undefined;
 
 /**
@@ -93,7 +147,9 @@ export function bwrapUnavailableReason(): string | null {
 
 /** The tools this system offers, probed once each. */
 export function sandboxTools(): SandboxTools {
-  return { bwrapUnavailable: bwrapUnavailableReason(), networkOnly: networkIsolationPrefix() };
+  const tools: SandboxTools = { bwrapUnavailable: bwrapUnavailableReason(), networkOnly: networkIsolationPrefix() };
+  if (process.platform === 'darwin') tools.seatbeltUnavailable = seatbeltUnavailableReason();
+  return tools;
 }
 
 /** How a stdio server is confined: the pieces launch.ts turns into a command line. */
@@ -105,6 +161,8 @@ export interface SandboxDecision {
   network: 'none' | 'full' | 'proxy';
   /** Without bwrap: the network-only prefix to put in front, if any. */
   networkOnlyPrefix?: string[];
+  /** macOS: run under sandbox-exec with a profile built for this server (files confined; network as `network`). */
+  seatbelt?: boolean;
 }
 
 /** `tools` are the probed ones unless a test passes its own (then nothing is spawned). */
@@ -131,10 +189,12 @@ export function decideSandbox(def: SandboxedDef, given?: SandboxTools): SandboxD
   const fullFiles = hasFiles && !paths;
   // Bubblewrap is used whenever it has something to restrict: files, the network, or both.
   const bwrap = tools.bwrapUnavailable === null && !(fullFiles && hasNetwork && !allow);
+  // Without bubblewrap, a macOS profile confines the files; with full file access the network-only prefix does.
+  const seatbelt = !bwrap && !fullFiles && tools.seatbeltUnavailable === null;
   const enforcement: Enforcement = { network: 'granted', filesystem: 'granted', secrets, notes };
 
   if (fullFiles) notes.push('the filesystem grant names no paths: full access to the file system');
-  else if (bwrap) {
+  else if (bwrap || seatbelt) {
     enforcement.filesystem = 'enforced';
     if (paths) {
       enforcement.readPaths = [...paths.read];
@@ -143,7 +203,8 @@ export function decideSandbox(def: SandboxedDef, given?: SandboxTools): SandboxD
   } else {
     enforcement.filesystem = 'not-enforced';
     const what = paths ? 'the paths the filesystem grant names are not enforced' : 'file access is not restricted';
-    notes.push(`${what}: ${tools.bwrapUnavailable}; the server can read and write what its user can`);
+    const why = tools.seatbeltUnavailable ?? tools.bwrapUnavailable;
+    notes.push(`${what}: ${why}; the server can read and write what its user can`);
   }
 
   let network: SandboxDecision['network'] = 'full';
@@ -153,6 +214,13 @@ export function decideSandbox(def: SandboxedDef, given?: SandboxTools): SandboxD
     enforcement.network = 'enforced';
     network = allow ? 'proxy' : 'none';
     if (allow) enforcement.allowedHosts = allow;
+  } else if (seatbelt) {
+    // The allow-list's proxy is reached through a bridge inside a Linux network namespace; no macOS
+    // equivalent is built, so an allow-list fails closed here too.
+    enforcement.network = 'enforced';
+    network = 'none';
+    if (allow)
+      notes.push('the network allow-list is not built on macOS (its proxy needs bubblewrap): no network at all');
   } else if (tools.networkOnly) {
     // Fail closed: an allow-list that cannot be enforced becomes no network at all.
     enforcement.network = 'enforced';
@@ -164,5 +232,7 @@ export function decideSandbox(def: SandboxedDef, given?: SandboxTools): SandboxD
     const why = networkNotEnforcedReason(process.platform);
     notes.push(`network access cannot be blocked on this system (${why}); the server can reach the network`);
   }
-  return { enforcement, bwrap, network, networkOnlyPrefix };
+  const decision: SandboxDecision = { enforcement, bwrap, network, networkOnlyPrefix };
+  if (seatbelt) decision.seatbelt = true;
+  return decision;
 }
