@@ -10,6 +10,15 @@ import type { ConsoleState, Definition, FromWebview, InitMessage, ToWebview } fr
 import type { Ctx, FolderEntry } from './ctx';
 
 export const CONSOLE_VIEW_TYPE = 'switchboard.console';
+const APPROVE_NOW = 'Approve now';
+
+/** What Save did: the file written, whether the Servers view selected it, the action offered. */
+export interface SaveOutcome {
+  name: string;
+  file: string;
+  selected: boolean;
+  offered?: typeof APPROVE_NOW;
+}
 
 export interface ConsoleOptions {
   mode: 'new' | 'edit';
@@ -196,7 +205,12 @@ export class ConsolePanel {
     for (const w of this.probeWaiters.splice(0)) w(result);
   }
 
-  private async save(definition: Definition): Promise<void> {
+  /**
+   * What Save in the form does (also callable by tests): writes through the broker, selects the
+   * server in the Servers view and, when it cannot run before the operator approves it, offers
+   * "Approve now" (the approval modal, which shows what will run). Resolves with what it offered.
+   */
+  async save(definition: Definition): Promise<SaveOutcome | undefined> {
     const name = String(definition.name ?? '');
     this.post({ type: 'saving' });
     try {
@@ -210,17 +224,24 @@ export class ConsolePanel {
       const rel = path.relative(this.entry.folder.uri.fsPath, written.file).split(path.sep).join('/');
       this.post({ type: 'saved', name: written.name, file: rel, definition: toMinimalObject('server', definition) });
       this.pushStatus();
+      const selected = await vscode.commands
+        .executeCommand<boolean>('switchboard.revealServer', this.entry.key, written.name)
+        .then(undefined, () => false);
       const s = written.status;
       if (s.state === 'awaiting-approval') {
         const who = s.trust === 'community' ? 'a community server' : `${s.trust}, which you accept once`;
-        const text = `Saved '${name}'. It is ${who}: approve it to run it.`;
-        const asked = vscode.window.showInformationMessage(text, 'Approve…');
+        const text = `Saved '${written.name}'. It is ${who}: it runs once you approve it.`;
+        const asked = vscode.window.showInformationMessage(text, APPROVE_NOW);
         void asked.then((p) => {
-          if (p) void vscode.commands.executeCommand('switchboard.approveServer', name);
+          if (p === APPROVE_NOW) void vscode.commands.executeCommand('switchboard.approveServer', written.name);
         });
-      } else vscode.window.setStatusBarMessage(`$(check) Saved ${rel}`, 4000);
+        return { name: written.name, file: rel, selected, offered: APPROVE_NOW };
+      }
+      vscode.window.setStatusBarMessage(`$(check) Saved ${rel}`, 4000);
+      return { name: written.name, file: rel, selected };
     } catch (err) {
       this.post({ type: 'saveError', message: (err as Error).message });
+      return undefined;
     }
   }
 
