@@ -37,6 +37,7 @@ export class ConsolePanel {
   private ready = false;
   private savedName?: string;
   private probeWaiters: ((r: ProbeResult | undefined) => void)[] = [];
+  private early: ToWebview[] = [];
 
   private constructor(
     private readonly ctx: Ctx,
@@ -138,7 +139,9 @@ export class ConsolePanel {
   }
 
   private post(msg: ToWebview): void {
-    void this.panel.webview.postMessage(msg);
+    // A webview drops what arrives before its script listens: keep it until it says it is ready.
+    if (!this.ready) this.early.push(msg);
+    else void this.panel.webview.postMessage(msg);
   }
 
   private pushStatus(): void {
@@ -160,6 +163,7 @@ export class ConsolePanel {
           this.post(this.pending);
           this.pending = undefined;
         }
+        for (const msg of this.early.splice(0)) this.post(msg);
         this.pushStatus();
         return;
       case 'probe':

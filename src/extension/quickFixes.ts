@@ -26,7 +26,13 @@ export class RegistryQuickFixes implements vscode.CodeActionProvider {
     _range: vscode.Range,
     context: vscode.CodeActionContext,
   ): vscode.CodeAction[] {
-    if (!kindOf(doc.uri.fsPath, this.ctx.entries().map((e) => e.root))) return [];
+    if (
+      !kindOf(
+        doc.uri.fsPath,
+        this.ctx.entries().map((e) => e.root),
+      )
+    )
+      return [];
     const actions: vscode.CodeAction[] = [];
     for (const d of context.diagnostics) {
       if (d.source !== 'switchboard') continue;

@@ -91,7 +91,9 @@ export class ServerLogTerminal implements vscode.Pseudoterminal {
         this.reads++;
         const page: ServerLogs = await this.entry.conn.call(
           'tail_logs',
-          this.cursor === undefined ? { name: this.server, lines: 200 } : { name: this.server, after: this.cursor, lines: 500 },
+          this.cursor === undefined
+            ? { name: this.server, lines: 200 }
+            : { name: this.server, after: this.cursor, lines: 500 },
         );
         if (!this.following) return;
         this.cursor = page.next;

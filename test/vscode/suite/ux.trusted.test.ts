@@ -62,9 +62,12 @@ describe('first steps (issue 21)', function () {
         .map((n) => entry.conn.call('restart_server', { name: n }).catch(() => undefined)),
     );
     // Only the screenshots need them: a slow machine goes on without them rather than failing here.
-    await waitFor(a, () => sample.every((n) => entry.server(n)?.state === 'running'), 'the sample servers', 90_000).catch(
-      (err: Error) => console.log(`[ux] ${err.message}`),
-    );
+    await waitFor(
+      a,
+      () => sample.every((n) => entry.server(n)?.state === 'running'),
+      'the sample servers',
+      90_000,
+    ).catch((err: Error) => console.log(`[ux] ${err.message}`));
   });
 
   it('Save in the console selects the new server and offers "Approve now" for a community server', async () => {
@@ -202,7 +205,7 @@ describe('first steps (issue 21)', function () {
 
   it("the status bar explains VS Code's MCP client state, which MCP: List Servers shows", async () => {
     const a = await api();
-    const entry = await connectedEntry(a);
+    await connectedEntry(a);
     a.statusBar.update();
     if (a.mcp.startedAt) assert.match(a.statusBar.tooltipText, /VS Code's MCP client: connected to the broker since/);
     else {
