@@ -148,7 +148,11 @@ export type AuditTail = {
 };
 
 export type LogLine = { at: string; stream: string; text: string };
-export type ServerLogs = { server: string; lines: LogLine[] };
+/**
+ * `next` is the cursor to pass as `after` to get only newer lines (a follower); `skipped` counts the
+ * lines after `after` that are no longer (or not all) returned: the ring dropped them, or `lines` capped them.
+ */
+export type ServerLogs = { server: string; lines: LogLine[]; next: number; skipped?: number };
 
 /** A registry definition as JSON; the broker validates it against the registry schema. */
 export type DefinitionInput = Record<string, unknown>;
@@ -168,7 +172,7 @@ type WithDefinition = { definition: DefinitionInput };
 export interface ControlApi {
   list_servers: { params: NoParams; result: { servers: ServerStatus[] } };
   server_status: { params: ByName; result: ServerStatus };
-  tail_logs: { params: ByName & { lines?: number }; result: ServerLogs };
+  tail_logs: { params: ByName & { lines?: number; after?: number }; result: ServerLogs };
   list_prompts: { params: NoParams; result: { prompts: PromptSummary[] } };
   list_clients: { params: NoParams; result: { clients: ClientSummary[] } };
   registry_problems: { params: NoParams; result: { problems: RegistryProblem[] } };

@@ -158,17 +158,24 @@ export class ControlOperations {
     return { scope: 'all', entries: this.broker.audit.tail(limit, keep), file: this.broker.audit.path };
   }
 
-  tailLogs(name: string, lines = 50): ServerLogs {
+  /** With `after` (a previous answer's `next`), only the lines logged since: how a follower polls. */
+  tailLogs(name: string, lines = 50, after?: number): ServerLogs {
     this.def(name);
     const upstream = this.broker.upstream(name);
     const n = Math.max(1, Math.min(500, Math.floor(lines)));
+    const ring = upstream?.logs;
+    if (!ring) return { server: name, lines: [], next: 0 };
+    const page =
+      after === undefined ? { lines: ring.tail(n), next: ring.mark(), skipped: 0 } : ring.since(Math.floor(after), n);
     return {
       server: name,
-      lines: (upstream?.logs.tail(n) ?? []).map((l) => ({
+      lines: page.lines.map((l) => ({
         at: new Date(l.at).toISOString(),
         stream: l.stream,
-        text: upstream!.redactText(l.text),
+        text: upstream.redactText(l.text),
       })),
+      next: page.next,
+      ...(page.skipped ? { skipped: page.skipped } : {}),
     };
   }
 

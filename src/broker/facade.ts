@@ -144,15 +144,25 @@ function definitions(): RegisteredTool[] {
     },
     tail_logs: {
       scope: 'read',
-      description: "The last lines of a server's stderr and lifecycle log (secrets redacted).",
+      description:
+        "The last lines of a server's stderr and lifecycle log (secrets redacted). To follow it, pass the " +
+        "previous answer's `next` as `after`: only newer lines come back.",
       input: {
         type: 'object',
-        properties: { name: { type: 'string' }, lines: { type: 'integer', minimum: 1, maximum: 500, default: 50 } },
+        properties: {
+          name: { type: 'string' },
+          lines: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
+          after: { type: 'integer', minimum: 0, description: "a previous answer's `next`: only lines logged since" },
+        },
         required: ['name'],
         additionalProperties: false,
       },
-      params: (a) => ({ name: str(a, 'name'), lines: typeof a.lines === 'number' ? a.lines : undefined }),
-      run: (ops, p) => ops.tailLogs(p.name, p.lines ?? 50),
+      params: (a) => ({
+        name: str(a, 'name'),
+        lines: typeof a.lines === 'number' ? a.lines : undefined,
+        after: typeof a.after === 'number' ? a.after : undefined,
+      }),
+      run: (ops, p) => ops.tailLogs(p.name, p.lines ?? 50, p.after),
     },
     list_prompts: {
       scope: 'read',

@@ -8,8 +8,13 @@ export interface LogLine {
 export class LogRing {
   private readonly lines: LogLine[] = [];
   private partial = '';
-  /** Lines pushed since the ring was made (not capped), so a caller can mark where a launch began. */
-  private pushed = 0;
+  /**
+   * Counts lines pushed (not capped), so a caller can mark where a launch began and a follower where
+   * it stopped reading. It starts at the creation time in µs rather than 0: a ring that replaces
+   * another (the server redefined) continues above every cursor handed out by the old one.
+   */
+  private pushed = Date.now() * 1000;
+  private readonly base = this.pushed;
 
   constructor(
     private readonly maxLines = 500,
@@ -37,6 +42,17 @@ export class LogRing {
 
   tail(n = 50): LogLine[] {
     return this.lines.slice(-n);
+  }
+
+  /**
+   * The lines pushed after `cursor` (a previous `next`, or mark()), at most `n` of the newest, for a
+   * follower: `next` is where to continue, `skipped` how many it missed (fell off the ring, or beyond `n`).
+   */
+  since(cursor: number, n = 500): { lines: LogLine[]; next: number; skipped: number } {
+    const from = Math.max(this.base, Math.min(cursor, this.pushed));
+    const fresh = this.pushed - from;
+    const kept = Math.min(fresh, this.lines.length, n);
+    return { lines: this.lines.slice(this.lines.length - kept), next: this.pushed, skipped: fresh - kept };
   }
 
   /** A mark for stderrSince(): the count of lines pushed so far. */

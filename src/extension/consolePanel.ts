@@ -11,6 +11,15 @@ import type { ConsoleState, Definition, FromWebview, InitMessage, ToWebview } fr
 import type { Ctx, FolderEntry } from './ctx';
 
 export const CONSOLE_VIEW_TYPE = 'switchboard.console';
+const APPROVE_NOW = 'Approve now';
+
+/** What Save did: the file written, whether the Servers view selected it, the action offered. */
+export interface SaveOutcome {
+  name: string;
+  file: string;
+  selected: boolean;
+  offered?: typeof APPROVE_NOW;
+}
 
 export interface ConsoleOptions {
   mode: 'new' | 'edit';
@@ -29,7 +38,7 @@ export class ConsolePanel {
   private ready = false;
   private savedName?: string;
   private probeWaiters: ((r: ProbeResult | undefined) => void)[] = [];
-  private queued: ToWebview[] = [];
+  private early: ToWebview[] = [];
 
   private constructor(
     private readonly ctx: Ctx,
@@ -143,12 +152,12 @@ export class ConsolePanel {
     await this.ctx.ensureConnected(this.entry);
     const listed = await this.listTools();
     const tool = listed.find((t) => t.name === name);
-    this.send({ type: 'tryTool', tool: tool ?? { name, inputSchema: { type: 'object' } }, listed: !!tool });
+    this.post({ type: 'tryTool', tool: tool ?? { name, inputSchema: { type: 'object' } }, listed: !!tool });
   }
 
   /** Shows the Recent calls tab (optionally one client's). */
   showAudit(client?: string): void {
-    this.send({ type: 'showAudit', client });
+    this.post({ type: 'showAudit', client });
   }
 
   /** All of the operator's tools (every page of tools/list). */
@@ -164,12 +173,6 @@ export class ConsolePanel {
       cursor = page.nextCursor;
     } while (cursor);
     return tools;
-  }
-
-  /** Posts now, or once the webview has loaded (a message sent before 'ready' would be lost). */
-  private send(msg: ToWebview): void {
-    if (this.ready) this.post(msg);
-    else this.queued.push(msg);
   }
 
   /**
@@ -204,7 +207,9 @@ export class ConsolePanel {
   }
 
   private post(msg: ToWebview): void {
-    void this.panel.webview.postMessage(msg);
+    // A webview drops what arrives before its script listens: keep it until it says it is ready.
+    if (!this.ready) this.early.push(msg);
+    else void this.panel.webview.postMessage(msg);
   }
 
   private pushStatus(): void {
@@ -226,7 +231,7 @@ export class ConsolePanel {
           this.post(this.pending);
           this.pending = undefined;
         }
-        for (const q of this.queued.splice(0)) this.post(q);
+        for (const msg of this.early.splice(0)) this.post(msg);
         this.pushStatus();
         return;
       case 'callTool':
@@ -278,7 +283,12 @@ export class ConsolePanel {
     for (const w of this.probeWaiters.splice(0)) w(result);
   }
 
-  private async save(definition: Definition): Promise<void> {
+  /**
+   * What Save in the form does (also callable by tests): writes through the broker, selects the
+   * server in the Servers view and, when it cannot run before the operator approves it, offers
+   * "Approve now" (the approval modal, which shows what will run). Resolves with what it offered.
+   */
+  async save(definition: Definition): Promise<SaveOutcome | undefined> {
     const name = String(definition.name ?? '');
     this.post({ type: 'saving' });
     try {
@@ -292,17 +302,24 @@ export class ConsolePanel {
       const rel = path.relative(this.entry.folder.uri.fsPath, written.file).split(path.sep).join('/');
       this.post({ type: 'saved', name: written.name, file: rel, definition: toMinimalObject('server', definition) });
       this.pushStatus();
+      const selected = await vscode.commands
+        .executeCommand<boolean>('switchboard.revealServer', this.entry.key, written.name)
+        .then(undefined, () => false);
       const s = written.status;
       if (s.state === 'awaiting-approval') {
         const who = s.trust === 'community' ? 'a community server' : `${s.trust}, which you accept once`;
-        const text = `Saved '${name}'. It is ${who}: approve it to run it.`;
-        const asked = vscode.window.showInformationMessage(text, 'Approve…');
+        const text = `Saved '${written.name}'. It is ${who}: it runs once you approve it.`;
+        const asked = vscode.window.showInformationMessage(text, APPROVE_NOW);
         void asked.then((p) => {
-          if (p) void vscode.commands.executeCommand('switchboard.approveServer', name);
+          if (p === APPROVE_NOW) void vscode.commands.executeCommand('switchboard.approveServer', written.name);
         });
-      } else vscode.window.setStatusBarMessage(`$(check) Saved ${rel}`, 4000);
+        return { name: written.name, file: rel, selected, offered: APPROVE_NOW };
+      }
+      vscode.window.setStatusBarMessage(`$(check) Saved ${rel}`, 4000);
+      return { name: written.name, file: rel, selected };
     } catch (err) {
       this.post({ type: 'saveError', message: (err as Error).message });
+      return undefined;
     }
   }
 

@@ -9,7 +9,8 @@ import { EditorClient } from './editorClient';
 import { RegistryDiagnostics } from './diagnostics';
 import { McpProvider, PROVIDER_ID } from './mcpProvider';
 import { PromptsProvider } from './prompts';
-import { ServersProvider } from './servers';
+import { RegistryQuickFixes } from './quickFixes';
+import { ServersProvider, type ServerNode } from './servers';
 import { BrokerStatusBar } from './statusBar';
 import { TerminalEnvironment } from './terminalEnv';
 import type { ConsoleState } from '../../webview/protocol';
@@ -18,10 +19,12 @@ import type { ConsoleState } from '../../webview/protocol';
 export interface SwitchboardApi {
   ctx: Ctx;
   servers: ServersProvider;
+  serversView: vscode.TreeView<ServerNode>;
   prompts: PromptsProvider;
   clients: ClientsProvider;
   mcp: McpProvider;
   diagnostics: RegistryDiagnostics;
+  statusBar: BrokerStatusBar;
   /** The window as the brokers' fallback client (elicitation, sampling) for callers that cannot. */
   editorClient: EditorClient;
 }
@@ -102,12 +105,19 @@ export function activate(context: vscode.ExtensionContext): SwitchboardApi {
   const promptsView = vscode.window.createTreeView('switchboard.prompts', { treeDataProvider: prompts });
   const clientsView = vscode.window.createTreeView('switchboard.clients', { treeDataProvider: clients });
   context.subscriptions.push(serversView, promptsView, clientsView);
+  // Not in the palette: the console selects what it just saved (see revealServer).
+  context.subscriptions.push(
+    vscode.commands.registerCommand('switchboard.revealServer', (folderKey: string, name: string) =>
+      revealServer(ctx, servers, serversView, folderKey, name),
+    ),
+  );
 
   const mcp = new McpProvider(ctx);
   context.subscriptions.push(mcp, vscode.lm.registerMcpServerDefinitionProvider(PROVIDER_ID, mcp));
 
   const diagnostics = new RegistryDiagnostics(ctx);
-  const statusBar = new BrokerStatusBar(ctx);
+  context.subscriptions.push(RegistryQuickFixes.register(ctx));
+  const statusBar = new BrokerStatusBar(ctx, mcp);
   const terminalEnv = new TerminalEnvironment(ctx);
   context.subscriptions.push(diagnostics, statusBar, terminalEnv, commands.watchWorkspaceTrust(ctx));
   context.subscriptions.push(commands.watchSignIns(ctx));
@@ -149,7 +159,40 @@ export function activate(context: vscode.ExtensionContext): SwitchboardApi {
 
   ctx.init();
   updateViews();
-  return { ctx, servers, prompts, clients, mcp, diagnostics, editorClient };
+  return { ctx, servers, serversView, prompts, clients, mcp, diagnostics, statusBar, editorClient };
+}
+
+/**
+ * Selects a server in the Servers view (showing the view), once the broker's state lists it: a
+ * server just saved may arrive with the next state update. Resolves whether it was selected.
+ */
+async function revealServer(
+  ctx: Ctx,
+  servers: ServersProvider,
+  view: vscode.TreeView<ServerNode>,
+  folderKey: string,
+  name: string,
+): Promise<boolean> {
+  const entry = ctx.entries().find((e) => e.key === folderKey);
+  if (!entry) return false;
+  const deadline = Date.now() + 10_000;
+  while (!entry.server(name) && Date.now() < deadline) {
+    await new Promise<void>((resolve) => {
+      const sub = ctx.onDidChange(() => {
+        sub.dispose();
+        clearTimeout(timer);
+        resolve();
+      });
+      const timer = setTimeout(() => {
+        sub.dispose();
+        resolve();
+      }, 1000);
+    });
+  }
+  const node = servers.nodeOf(entry, name);
+  if (!node) return false;
+  await view.reveal(node, { select: true, focus: false, expand: true });
+  return true;
 }
 
 /** The welcome views key on this: loading | stopped | failed | empty | ready. */

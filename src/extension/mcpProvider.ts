@@ -14,8 +14,13 @@ export class McpProvider
 {
   private readonly emitter = new vscode.EventEmitter<void>();
   readonly onDidChangeMcpServerDefinitions = this.emitter.event;
+  private readonly startedEmitter = new vscode.EventEmitter<void>();
+  /** Fires when VS Code's MCP client starts one of the definitions (it connects on first use, not before). */
+  readonly onDidStart = this.startedEmitter.event;
+  /** When VS Code's client first started a definition of this window, if it has. */
+  startedAt?: Date;
   private signature = '';
-  private readonly disposables: vscode.Disposable[] = [this.emitter];
+  private readonly disposables: vscode.Disposable[] = [this.emitter, this.startedEmitter];
   /** Which entry and plan each handed-out definition came from, for resolve. */
   private readonly origin = new WeakMap<
     vscode.McpHttpServerDefinition,
@@ -30,6 +35,11 @@ export class McpProvider
           this.maybeChanged(true);
       }),
     );
+  }
+
+  /** How many definitions VS Code is offered now (none in Restricted Mode). */
+  offered(): number {
+    return this.plans().length;
   }
 
   private plans(): { entry: FolderEntry; plan: PlannedDefinition }[] {
@@ -97,6 +107,10 @@ export class McpProvider
       `VS Code's MCP client connects to ${def.uri.toString()} as ` +
         `${plan.client ? `the client '${plan.client}'` : 'a per-server endpoint (no control tools)'}.`,
     );
+    if (!this.startedAt) {
+      this.startedAt = new Date();
+      this.startedEmitter.fire();
+    }
     return def;
   }
 

@@ -359,3 +359,23 @@ export function statusSummary(folders: FolderSummaryInput[]): Summary {
   } else if (waiting) text = `$(shield) Switchboard ${running}/${total}`;
   return { text, tooltip: tips.join('\n'), severity };
 }
+
+/**
+ * The status bar tooltip's line about VS Code's own MCP client, which "MCP: List Servers" describes:
+ * that client connects to the broker only when Copilot or agent mode first uses it, so it reads
+ * "Stopped" while the broker is already running every server for every other agent.
+ */
+export function vscodeClientLine(offered: number, running: number, startedAt?: Date): string | undefined {
+  if (offered === 0) return undefined;
+  const servers = plural(running, 'server');
+  if (!startedAt)
+    return (
+      "VS Code's MCP client: not connected yet — it connects on first use by Copilot or agent mode, " +
+      `so "MCP: List Servers" shows Switchboard as Stopped until then; the broker is running ${servers} meanwhile.`
+    );
+  const at = `${String(startedAt.getHours()).padStart(2, '0')}:${String(startedAt.getMinutes()).padStart(2, '0')}`;
+  return (
+    `VS Code's MCP client: connected to the broker since ${at} ("MCP: List Servers" shows this connection; ` +
+    `the broker is running ${servers}).`
+  );
+}

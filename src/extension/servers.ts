@@ -91,6 +91,12 @@ export class ServersProvider implements vscode.TreeDataProvider<ServerNode> {
     }
   }
 
+  /** The server's node as the view shows it now, if the broker lists it. */
+  nodeOf(entry: FolderEntry, name: string): ServerNode | undefined {
+    const status = entry.server(name);
+    return status && { kind: 'server', entry, status };
+  }
+
   private serversOf(entry: FolderEntry): ServerNode[] {
     return (entry.state?.servers ?? []).map((status) => ({ kind: 'server', entry, status }));
   }

@@ -1,17 +1,26 @@
 // The status bar item: broker state across folders; the tooltip has one line per folder.
 import * as vscode from 'vscode';
 import type { Ctx } from './ctx';
-import { statusSummary } from './presentation';
+import type { McpProvider } from './mcpProvider';
+import { statusSummary, vscodeClientLine } from './presentation';
 
 export class BrokerStatusBar implements vscode.Disposable {
   private readonly item = vscode.window.createStatusBarItem('switchboard.status', vscode.StatusBarAlignment.Left, 50);
   private readonly disposables: vscode.Disposable[] = [this.item];
   private ticker?: NodeJS.Timeout;
+  /** The tooltip as plain text (for tests). */
+  tooltipText = '';
 
-  constructor(private readonly ctx: Ctx) {
+  constructor(
+    private readonly ctx: Ctx,
+    private readonly mcp: McpProvider,
+  ) {
     this.item.name = 'Switchboard';
     this.item.command = 'switchboard.servers.focus';
-    this.disposables.push(ctx.onDidChange(() => this.update()));
+    this.disposables.push(
+      ctx.onDidChange(() => this.update()),
+      mcp.onDidStart(() => this.update()),
+    );
     this.update();
   }
 
@@ -32,11 +41,17 @@ export class BrokerStatusBar implements vscode.Disposable {
       })),
     );
     this.item.text = summary.text;
+    const escape = (l: string): string => l.replace(/[\\`*_[\]<>]/g, (c) => `\\${c}`);
+    const running = entries.flatMap((e) => e.state?.servers ?? []).filter((s) => s.state === 'running').length;
+    const client = vscodeClientLine(this.mcp.offered(), running, this.mcp.startedAt);
+    this.tooltipText = [summary.tooltip, client].filter(Boolean).join('\n\n');
     const tip = new vscode.MarkdownString(
       summary.tooltip
         .split('\n')
-        .map((l) => `- ${l.replace(/[\\`*_[\]<>]/g, (c) => `\\${c}`)}`)
-        .join('\n') + '\n\nClick to show the Switchboard servers.',
+        .map((l) => `- ${escape(l)}`)
+        .join('\n') +
+        (client ? `\n\n${escape(client)}` : '') +
+        '\n\nClick to show the Switchboard servers.',
       true,
     );
     this.item.tooltip = tip;

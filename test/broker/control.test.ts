@@ -146,6 +146,29 @@ describe('control plane', function () {
     assert.match(textOf(unknown), /No server named 'nope'/);
   });
 
+  it('tail_logs with after: only the lines logged since that cursor, each once (a live log follows this way)', async () => {
+    const first = await facade(operator, 'tail_logs', { name: 'echo', lines: 500 });
+    assert.equal(typeof first.next, 'number');
+    const idle = await facade(operator, 'tail_logs', { name: 'echo', after: first.next });
+    assert.deepEqual(idle.lines, []);
+    assert.equal(idle.next, first.next);
+    await facade(operator, 'restart_server', { name: 'echo' });
+    let fresh: Json[] = [];
+    let cursor = first.next;
+    await waitFor(async () => {
+      const page = await facade(operator, 'tail_logs', { name: 'echo', after: cursor });
+      fresh = fresh.concat(page.lines);
+      cursor = page.next;
+      return fresh.some((l: Json) => /^running/.test(l.text));
+    }, 'the restart in the followed log');
+    // Only what happened since: the restart's own lines, not the first start's.
+    assert.equal(fresh.filter((l: Json) => /^running/.test(l.text)).length, 1);
+    assert.ok(cursor > first.next);
+    const stale = await facade(operator, 'tail_logs', { name: 'echo', after: 0, lines: 2 });
+    assert.equal(stale.lines.length, 2);
+    assert.ok(stale.skipped > 0, 'lines beyond the cap are counted as skipped');
+  });
+
   it('enables, disables, restarts, upserts and removes through the facade', async () => {
     const before = await facade(operator, 'server_status', { name: 'echo' });
     const restarted = await facade(operator, 'restart_server', { name: 'echo' });

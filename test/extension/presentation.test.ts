@@ -12,6 +12,7 @@ import {
   serverTooltip,
   stateIcon,
   statusSummary,
+  vscodeClientLine,
 } from '../../src/extension/presentation';
 
 function server(over: Partial<ServerStatus> = {}): ServerStatus {
@@ -157,6 +158,16 @@ describe('extension: presentation', () => {
     );
     assert.match(tip, /spawn nope ENOENT/);
     assert.match(tip, /network: not granted, but not blockable here/);
+  });
+
+  it("explains VS Code's MCP client state next to the broker's", () => {
+    assert.equal(vscodeClientLine(0, 3), undefined);
+    assert.match(vscodeClientLine(1, 5)!, /^VS Code's MCP client: not connected yet — it connects on first use/);
+    assert.match(vscodeClientLine(1, 5)!, /shows Switchboard as Stopped until then; the broker is running 5 servers/);
+    assert.match(
+      vscodeClientLine(1, 1, new Date(2026, 0, 1, 9, 5))!,
+      /connected to the broker since 09:05 .*1 server\)/,
+    );
   });
 
   it('summarises the brokers in the status bar', () => {

@@ -9,7 +9,7 @@ import type { Kind } from '../../registry/schema';
 import { toMinimalObject } from '../../registry/serialize';
 import { ConsolePanel } from '../consolePanel';
 import type { FolderEntry } from '../ctx';
-import { stateLabel } from '../presentation';
+import { ServerLogTerminal } from '../serverLog';
 import {
   errorText,
   isNode,
@@ -159,35 +159,11 @@ export const probeServer: Cmd = (ctx) => async (arg?: unknown, opts?: { show?: b
   return panel.probe();
 };
 
-const logChannels = new Map<string, vscode.OutputChannel>();
-
+/** Opens (or shows again) the server's live log: a terminal that follows its stderr as it is written. */
 export const showServerLogs: Cmd = (ctx) => async (arg?: unknown) => {
   const ref = await resolveServer(ctx, arg, 'Show the logs of which server?');
   if (!ref) return;
-  const key = `${ref.entry.key}/${ref.name}`;
-  let channel = logChannels.get(key);
-  if (!channel) {
-    channel = vscode.window.createOutputChannel(
-      `Switchboard: ${ref.name}${ctx.activeEntries().length > 1 ? ` (${ref.entry.name})` : ''}`,
-      'log',
-    );
-    logChannels.set(key, channel);
-    ctx.extension.subscriptions.push(channel);
-  }
-  const logs = await withProgress(`Switchboard: reading the logs of '${ref.name}'`, () =>
-    ref.entry.conn.call('tail_logs', { name: ref.name, lines: 500 }),
-  );
-  if (!logs) return;
-  channel.clear();
-  const s = ref.entry.server(ref.name);
-  channel.appendLine(
-    `# ${ref.name}: ${s ? stateLabel(s.state) : 'unknown'}${s?.pid ? `, pid ${s.pid}` : ''} — ` +
-      `last ${logs.lines.length} lines of stderr and lifecycle events (secrets redacted). Run the command again to refresh.`,
-  );
-  for (const l of logs.lines) channel.appendLine(`${l.at} [${l.stream}] ${l.text}`);
-  if (logs.lines.length === 0) channel.appendLine('(nothing logged yet)');
-  channel.show(true);
-  return logs;
+  return ServerLogTerminal.show(ref.entry, ref.name, ctx.activeEntries().length > 1);
 };
 
 async function openFile(file: string): Promise<void> {

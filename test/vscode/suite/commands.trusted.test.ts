@@ -84,8 +84,9 @@ describe('commands (end to end)', function () {
     assert.deepStrictEqual(Object.keys((echoTool.inputSchema as { properties: object }).properties), ['text']);
     assert.ok((probe.connectMs ?? -1) >= 0);
 
-    const logs = await run<{ lines: { text: string }[] }>('showServerLogs', 'added');
-    assert.ok(Array.isArray(logs.lines));
+    const logs = await run<{ server: string; terminal: vscode.Terminal }>('showServerLogs', 'added');
+    assert.strictEqual(logs.server, 'added');
+    logs.terminal.dispose();
 
     const pid = entry.server('added')!.pid;
     await run('restartServer', 'added');
