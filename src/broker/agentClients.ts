@@ -25,7 +25,7 @@ import {
   type BridgeCommand,
 } from './agentFormats';
 import { ClientTokens } from './clientTokens';
-import { runtimePaths } from './runtime';
+import { runtimePaths, writePrivateFile } from './runtime';
 
 export { AGENT_IDS, AGENTS, type AgentEnv, type AgentId } from './agentFormats';
 
@@ -147,6 +147,33 @@ export interface ChangeReport {
   client: string;
 }
 
+/**
+ * The agents' files that `add` created (per user, beside the workspace's tokens), so that `remove`
+ * deletes such a file again but never one that was there before, even if it held nothing else.
+ */
+function createdFiles(opts: AgentClientOptions) {
+  const file = path.join(runtimePaths(opts.root, opts.env ?? process.env).workspaceDir, 'agent-files.json');
+  let created: string[] = [];
+  try {
+    const value: unknown = JSON.parse(fs.readFileSync(file, 'utf8'));
+    if (Array.isArray(value)) created = value.filter((v): v is string => typeof v === 'string');
+  } catch {
+    /* none yet */
+  }
+  const save = () => writePrivateFile(file, JSON.stringify(created) + '\n');
+  return {
+    has: (f: string) => created.includes(f),
+    add(f: string) {
+      if (!created.includes(f)) created.push(f);
+      save();
+    },
+    delete(f: string) {
+      created = created.filter((c) => c !== f);
+      save();
+    },
+  };
+}
+
 function assertRegistry(root: string): void {
   if (!fs.existsSync(path.join(root, KIND_DIRS.server)))
     throw new Error(`${root} has no ${KIND_DIRS.server}/: is --root the folder that holds the registry?`);
@@ -189,6 +216,7 @@ export async function addAgent(id: string, opts: AgentClientOptions & { scope?: 
   const token = tokens.tokenFor(client);
   if (!hadToken) changes.push(`created the token of '${client}' (${token.file}, readable only by you)`);
   if (!same) {
+    if (!fs.existsSync(file)) createdFiles(opts).add(file);
     fs.mkdirSync(path.dirname(file), { recursive: true });
     await writeFileAtomic(file, next);
     changes.push(`${existing ? 'updated' : 'added'} the MCP server '${name}' in ${file}`);
@@ -213,11 +241,13 @@ export async function removeAgent(id: string, opts: AgentClientOptions): Promise
   const changes: string[] = [];
   if (entry) {
     const next = withoutEntry(spec, text, name);
-    if (next === undefined) {
+    const created = createdFiles(opts);
+    if (next.empty && created.has(file)) {
       fs.rmSync(file);
-      changes.push(`removed ${file} (it held only the '${name}' entry)`);
+      created.delete(file);
+      changes.push(`removed ${file} (add had created it for the '${name}' entry alone)`);
     } else {
-      await writeFileAtomic(file, next);
+      await writeFileAtomic(file, next.text);
       changes.push(`removed the MCP server '${name}' from ${file}`);
     }
   }

@@ -7,7 +7,15 @@
 // otherwise nothing is written.
 import * as path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import { applyEdits, modify, parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
+import {
+  applyEdits,
+  findNodeAtLocation,
+  modify,
+  parse,
+  parseTree,
+  printParseErrorCode,
+  type ParseError,
+} from 'jsonc-parser';
 import type * as SmolToml from 'smol-toml' with { 'resolution-mode': 'import' };
 import { isMap, isSeq, parseDocument } from 'yaml';
 
@@ -228,11 +236,40 @@ function indentOf(text: string): { insertSpaces: boolean; tabSize: number } {
   return m[1].startsWith('\t') ? { insertSpaces: false, tabSize: 1 } : { insertSpaces: true, tabSize: m[1].length };
 }
 
+/**
+ * Sets or deletes `mcpServers.<name>`. jsonc-parser computes the edit; the inserted JSON is laid out
+ * here, indented like the file, because its own formatter re-lays the neighbouring lines too (a
+ * one-line sibling entry would come back spread over several).
+ */
 function jsonSet(text: string, name: string, value: Json | undefined): string {
   const base = text.trim() === '' ? '{}\n' : text;
+  const edits = modify(base, ['mcpServers', name], value, {});
+  if (value === undefined) {
+    const next = applyEdits(base, edits);
+    // An object left empty is written `{}`, as it most likely was before the entry came.
+    const servers = findNodeAtLocation(parseTree(next) ?? ({} as never), ['mcpServers']);
+    if (servers?.type !== 'object' || servers.children?.length) return next;
+    return next.slice(0, servers.offset) + '{}' + next.slice(servers.offset + servers.length);
+  }
   const eol = base.includes('\r\n') ? '\r\n' : '\n';
-  const edits = modify(base, ['mcpServers', name], value, { formattingOptions: { ...indentOf(base), eol } });
-  return applyEdits(base, edits);
+  const { insertSpaces, tabSize } = indentOf(base);
+  const unit = insertSpaces ? ' '.repeat(tabSize) : '\t';
+  const pad = (depth: number) => unit.repeat(depth);
+  const pretty = (v: unknown, depth: number) =>
+    JSON.stringify(v, null, unit)
+      .split('\n')
+      .join(eol + pad(depth));
+  const doc = parse(base) as Json;
+  const servers = isObject(doc.mcpServers) ? doc.mcpServers : undefined;
+  const laidOut = edits.map((e) => {
+    if (servers && name in servers) return { ...e, content: pretty(value, 2) };
+    const [key, v, depth] = servers ? [name, value, 2] : ['mcpServers', { [name]: value }, 1];
+    const comma = e.content.startsWith(',') ? ',' : '';
+    const closesEmpty = !comma && /^\s*\}/.test(base.slice(e.offset + e.length));
+    const tail = closesEmpty ? eol + pad(depth - 1) : '';
+    return { ...e, content: `${comma}${eol}${pad(depth)}${JSON.stringify(key)}: ${pretty(v, depth)}${tail}` };
+  });
+  return applyEdits(base, laidOut);
 }
 
 const TOML_MARK = '# MCP Switchboard (switchboard clients add): ';
@@ -270,6 +307,9 @@ function tomlRemove(text: string, name: string): string {
   return text.endsWith('\n') && !next.endsWith('\n') && next !== '' ? `${next}\n` : next;
 }
 
+/** Flow lists as people write them (`[a, b]`), and no folding of long paths. */
+const YAML_STYLE = { flowCollectionPadding: false, lineWidth: 0 } as const;
+
 function yamlSet(text: string, name: string, entry: Json | undefined): string {
   const doc = parseYamlText(text, 'config.yaml');
   if (doc.contents === null) doc.contents = doc.createNode({}) as never;
@@ -278,12 +318,12 @@ function yamlSet(text: string, name: string, entry: Json | undefined): string {
     if (!isSeq(list)) return text;
     const i = list.items.findIndex((it) => isMap(it) && it.get('name') === name);
     if (i >= 0) list.items.splice(i, 1);
-    return doc.toString();
+    return doc.toString(YAML_STYLE);
   }
   const node = doc.createNode({ name, ...entry });
   if (isSeq(list)) list.items.push(node);
   else doc.set('mcpServers', doc.createNode([{ name, ...entry }]));
-  return doc.toString();
+  return doc.toString(YAML_STYLE);
 }
 
 /** Continue refuses a config.yaml without these; a file this code creates starts with them. */
@@ -305,8 +345,8 @@ export function withEntry(spec: AgentSpec, text: string, name: string, entry: Js
   return next;
 }
 
-/** The text without the entry, or undefined when the file then holds nothing else (delete it). */
-export function withoutEntry(spec: AgentSpec, text: string, name: string): string | undefined {
+/** The text without the entry; `empty` when the file then holds nothing a person wrote. */
+export function withoutEntry(spec: AgentSpec, text: string, name: string): { text: string; empty: boolean } {
   let next: string;
   if (spec.format === 'json') next = jsonSet(text, name, undefined);
   else if (spec.format === 'toml') next = tomlRemove(text, name);
@@ -318,7 +358,7 @@ export function withoutEntry(spec: AgentSpec, text: string, name: string): strin
   );
   const skeleton =
     spec.format === 'yaml' && isDeepStrictEqual(Object.fromEntries(leftovers), parseDocument(CONTINUE_SKELETON).toJS());
-  return leftovers.length === 0 || skeleton ? undefined : next;
+  return { text: next, empty: leftovers.length === 0 || skeleton };
 }
 
 function isEmpty(v: unknown): boolean {
