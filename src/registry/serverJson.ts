@@ -121,6 +121,15 @@ export interface NeededValue {
   description?: string;
 }
 
+/** Thrown when required, non-secret values have no default: `missing` says which, so a UI can ask. */
+export class MissingValuesError extends Error {
+  constructor(readonly missing: readonly NeededValue[]) {
+    const list = missing.map((m) => `${m.field} (${m.name}${m.description ? `: ${m.description}` : ''})`);
+    super(`these values are required and have no default; give each one: ${list.join('; ')}`);
+    this.name = 'MissingValuesError';
+  }
+}
+
 export interface ServerJsonImport {
   /** A server definition for the writer (`trust: community`). */
   definition: Record<string, unknown>;
@@ -256,10 +265,7 @@ export function serverJsonToDefinition(value: unknown, opts: ServerJsonOptions =
   } else {
     Object.assign(def, packageCommand(doc.packages![choice.index], `packages[${choice.index}]`, r, grants));
   }
-  if (r.missing.length) {
-    const list = r.missing.map((m) => `${m.field} (${m.name}${m.description ? `: ${m.description}` : ''})`);
-    throw new Error(`these values are required and have no default; give each one: ${list.join('; ')}`);
-  }
+  if (r.missing.length) throw new MissingValuesError(r.missing);
   if (r.inputs.size && def.transport === 'stdio') grants.add('secrets');
   if (grants.size) def.grants = ['network', 'secrets', 'filesystem'].filter((g) => grants.has(g));
   const notes = [...r.notes];
