@@ -2,9 +2,11 @@
 // run control operations on the running broker.
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import * as readline from 'node:readline';
+import { addAgent, AGENT_IDS, listAgents, removeAgent, type AgentClientOptions, type Scope } from './agentClients';
 import { approvalSummaryBlock } from './approvalSummary';
 import { Bridge } from './bridge';
 import { ClientTokens } from './clientTokens';
@@ -16,6 +18,8 @@ import { parseLogRate } from './http/logRateLimit';
 import { pinCommands } from './pinCommands';
 import { runtimePaths, type BrokerRecord } from './runtime';
 import { KIND_DIRS } from '../registry/schema';
+import { serverJsonChoices, parseServerJson, serverJsonToDefinition } from '../registry/serverJson';
+import { RegistryValidationError, RegistryWriter } from '../registry/writer';
 import { COUNT_TOKENS_COMMAND, countTokensFromStdin } from './toolTokens';
 
 interface Command {
@@ -404,9 +408,187 @@ created on first use (mode 0600, outside the workspace). --rotate replaces it.`,
       });
     },
   },
+  clients: {
+    summary: 'list the coding agents it can connect; connect one to this broker (add) or undo that (remove)',
+    usage: `switchboard clients [--root <dir>] [--home <dir>] [--json]
+switchboard clients add <agent> [--root <dir>] [--scope read|write] [--name <entry>] [--home <dir>]
+switchboard clients remove <agent> [--root <dir>] [--name <entry>] [--home <dir>]
+
+Without a subcommand: each agent, its configuration file, and whether that file already runs
+this workspace's broker. add writes the agent's own MCP configuration so that it starts the stdio
+bridge (node .../dist/broker.js connect --root <dir> --client <agent>), declares the agent as a
+client of its own (clients.d/<agent>.yaml) and creates its token (per user, outside the workspace).
+Running it again changes nothing. remove undoes what add did and leaves the rest of the file as it was.
+
+Agents: ${AGENT_IDS.join(', ')}
+
+  --root <dir>     registry root (default: .)
+  --scope <s>      read (default for a new client) or write (may also enable, restart, upsert...)
+  --name <entry>   the server's name in the agent's configuration (default: switchboard)
+  --home <dir>     look for the agents' files under <dir> instead of your home directory
+                   (CODEX_HOME, COPILOT_HOME and the like are then ignored)
+  --json           print the list as JSON`,
+    options: {
+      ...rootOption,
+      home: { type: 'string' },
+      scope: { type: 'string' },
+      name: { type: 'string' },
+      json: { type: 'boolean' },
+    },
+    async run(values, positionals) {
+      const [sub, agent, ...extra] = positionals;
+      const opts = agentClientOptions(values);
+      if (sub === undefined || sub === 'list') {
+        const rows = await listAgents(opts);
+        if (values.json) {
+          process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
+          return 0;
+        }
+        const table_ = rows.map((r) => [
+          r.id,
+          r.label,
+          r.installed ? 'yes' : 'no',
+          r.configured === 'yes' ? 'yes' : r.configured === 'other' ? 'no (the name runs something else)' : 'no',
+          r.scopes ? r.scopes.join(', ') : '-',
+          r.file,
+        ]);
+        process.stdout.write(
+          table([['AGENT', 'NAME', 'FOUND', 'CONNECTED', 'SCOPES', 'CONFIGURATION FILE'], ...table_]) +
+            `\n\nConnect one: switchboard clients add <agent> --root ${opts.root}\n`,
+        );
+        return 0;
+      }
+      if (sub !== 'add' && sub !== 'remove')
+        throw new Error(
+          `unknown subcommand '${sub}': use 'clients', 'clients add <agent>' or 'clients remove <agent>'`,
+        );
+      if (!agent)
+        throw new Error(`name the agent: switchboard clients ${sub} <agent> (one of ${AGENT_IDS.join(', ')})`);
+      if (extra.length) throw new Error(`unexpected argument '${extra[0]}'`);
+      const scope = values.scope as string | undefined;
+      if (scope !== undefined && scope !== 'read' && scope !== 'write')
+        throw new Error(`--scope must be read or write, got '${scope}'`);
+      if (sub === 'remove' && scope !== undefined) throw new Error('--scope is for add');
+      const report =
+        sub === 'add'
+          ? await addAgent(agent, { ...opts, scope: scope as Scope | undefined })
+          : await removeAgent(agent, opts);
+      if (report.changes.length === 0) {
+        process.stdout.write(
+          sub === 'add'
+            ? `${agent} already runs this broker's bridge as '${report.client}' (${report.file}): nothing changed.\n`
+            : `${agent} has no Switchboard entry in ${report.file}: nothing to remove.\n`,
+        );
+        return 0;
+      }
+      for (const c of report.changes) process.stdout.write(`- ${c}\n`);
+      if (sub === 'add')
+        process.stdout.write(
+          `Restart ${agent} (or reload its MCP servers) to connect; it calls as '${report.client}'.\n`,
+        );
+      return 0;
+    },
+  },
+  import: {
+    summary: 'add a server from an MCP Registry server.json (file or - for stdin), as a community server',
+    usage: `switchboard import <file.json|-> [--root <dir>] [--package <n> | --remote <n>] [--name <name>]
+                   [--value NAME=VALUE ...]
+
+Reads a server.json in the official MCP Registry format and writes mcp-servers.d/<name>.yaml:
+npm packages run with npx, pypi with uvx, oci images with docker run, nuget with dnx, remotes
+as http or sse. Secret environment variables and headers become \${input:NAME} references (the
+value comes from your per-user secret store, never from the YAML). The server is community: it
+runs only after you approve it (switchboard approve <name>).
+
+  --package <n>    which of packages[] to run (0 is the first), when there are several
+  --remote <n>     which of remotes[] to connect to instead
+  --name <name>    the registry name (default: the last part of the server.json name)
+  --value N=V      a required, non-secret value that has no default (repeatable)`,
+    options: {
+      ...rootOption,
+      package: { type: 'string' },
+      remote: { type: 'string' },
+      name: { type: 'string' },
+      value: { type: 'string', multiple: true },
+    },
+    async run(values, positionals) {
+      const source = positionals[0];
+      if (!source) throw new Error('name the server.json: switchboard import <file.json> (or - to read stdin)');
+      const root = path.resolve(String(values.root ?? '.'));
+      const text = source === '-' ? fs.readFileSync(0, 'utf8') : fs.readFileSync(source, 'utf8');
+      let json: unknown;
+      try {
+        json = JSON.parse(text);
+      } catch (err) {
+        throw new Error(`${source === '-' ? 'stdin' : source} is not JSON: ${(err as Error).message}`, { cause: err });
+      }
+      if (values.package !== undefined && values.remote !== undefined)
+        throw new Error('give --package or --remote, not both');
+      const choice =
+        values.package !== undefined
+          ? { kind: 'package' as const, index: parseNumber(values.package, 'package', 0) }
+          : values.remote !== undefined
+            ? { kind: 'remote' as const, index: parseNumber(values.remote, 'remote', 0) }
+            : undefined;
+      const given: Record<string, string> = {};
+      for (const pair of (values.value as unknown as string[] | undefined) ?? []) {
+        const eq = pair.indexOf('=');
+        if (eq <= 0) throw new Error(`--value takes NAME=VALUE, got '${pair}'`);
+        given[pair.slice(0, eq)] = pair.slice(eq + 1);
+      }
+      let imported;
+      try {
+        imported = serverJsonToDefinition(json, { choice, values: given, name: values.name as string | undefined });
+      } catch (err) {
+        const doc = (() => {
+          try {
+            return parseServerJson(json);
+          } catch {
+            return undefined;
+          }
+        })();
+        const hint =
+          doc && !choice && serverJsonChoices(doc).length > 1 ? '\nPick one with --package <n> or --remote <n>.' : '';
+        throw new Error(`${(err as Error).message}${hint}`, { cause: err });
+      }
+      const name = String(imported.definition.name);
+      if (['.yaml', '.yml'].some((ext) => fs.existsSync(path.join(root, KIND_DIRS.server, name + ext))))
+        throw new Error(
+          `${KIND_DIRS.server}/${name}.yaml already exists; import under another name with --name <name>`,
+        );
+      if (!fs.existsSync(path.join(root, KIND_DIRS.server)))
+        throw new Error(`${root} has no ${KIND_DIRS.server}/: is --root the folder that holds the registry?`);
+      let written;
+      try {
+        written = await new RegistryWriter(root).upsert('server', imported.definition);
+      } catch (err) {
+        if (err instanceof RegistryValidationError) throw new Error(err.message, { cause: err });
+        throw err;
+      }
+      process.stdout.write(`Wrote ${path.relative(process.cwd(), written.path) || written.path}\n`);
+      for (const n of imported.notes) process.stdout.write(`- ${n}\n`);
+      process.stdout.write(`Approve it to run it: switchboard approve ${name} --root ${root}\n`);
+      return 0;
+    },
+  },
   // review, lock and verify: the tool pins (pinCommands.ts).
   ...pinCommands,
 };
+
+/** Where `clients` looks and what the bridge it writes runs: this node and this bundle. */
+function agentClientOptions(values: Record<string, string | boolean | undefined>): AgentClientOptions {
+  const home = values.home as string | undefined;
+  return {
+    root: path.resolve(String(values.root ?? '.')),
+    // --home puts every agent's file under it; the agents' own variables would point elsewhere.
+    agentEnv: home
+      ? { home: path.resolve(home), platform: process.platform, env: {} }
+      : { home: os.homedir(), platform: process.platform, env: process.env },
+    node: process.execPath,
+    script: __filename,
+    entryName: values.name as string | undefined,
+  };
+}
 
 /** The flag, or SWITCHBOARD_ACCEPT_WORKSPACE_TRUST=1 in the environment of whoever starts the broker. */
 function acceptsWorkspaceTrust(flag: boolean): boolean {

@@ -1,5 +1,7 @@
 // Client and prompt commands: copy a client's connection details, rotate its token, remove a prompt.
+import * as os from 'node:os';
 import * as vscode from 'vscode';
+import { addAgent, listAgents, removeAgent, type AgentClientOptions, type Scope } from '../../broker/agentClients';
 import type { Ctx, FolderEntry } from '../ctx';
 import { isNode, withProgress, type Cmd, type NoPrompt } from './shared';
 
@@ -114,3 +116,94 @@ export const removePrompt: Cmd = (ctx) => async (arg?: unknown, opts?: NoPrompt)
     r.entry.conn.call('remove_prompt', { name: r.name }),
   );
 };
+
+/**
+ * Connect an Agent…: writes a coding agent's own MCP configuration so that it runs this folder's
+ * broker through the stdio bridge, as a client of its own (the same code as `switchboard clients add`).
+ * On an agent that is already connected it offers to disconnect it instead.
+ */
+export const connectAgent: Cmd =
+  (ctx) => async (agent?: string, opts?: { scope?: Scope; home?: string; remove?: boolean }) => {
+    const entry = await ctx.pickEntry("Connect an agent to which folder's broker?", true);
+    if (!entry) return;
+    const base: AgentClientOptions = {
+      root: entry.root,
+      agentEnv: opts?.home
+        ? { home: opts.home, platform: process.platform, env: {} }
+        : { home: os.homedir(), platform: process.platform, env: process.env },
+      // The agent starts the bridge itself, outside VS Code: plain `node` from its PATH.
+      node: 'node',
+      script: ctx.brokerCli(),
+    };
+    let id = agent;
+    let remove = opts?.remove === true;
+    if (!id) {
+      const rows = await listAgents(base);
+      const pick = await vscode.window.showQuickPick(
+        rows.map((r) => ({
+          label: r.label,
+          description:
+            r.configured === 'yes'
+              ? `connected as '${r.client}' (${(r.scopes ?? ['read']).join(', ')})`
+              : r.configured === 'other'
+                ? "its 'switchboard' entry runs something else"
+                : r.installed
+                  ? 'found on this machine'
+                  : 'not found',
+          detail: r.file,
+          row: r,
+        })),
+        { placeHolder: "Connect which agent to this workspace's broker? (its own MCP configuration is edited)" },
+      );
+      if (!pick) return;
+      id = pick.row.id;
+      if (pick.row.configured === 'yes') {
+        const answer = await vscode.window.showInformationMessage(
+          `${pick.row.label} already runs this broker as '${pick.row.client}'.`,
+          {
+            modal: true,
+            detail: `Disconnecting removes the entry from ${pick.row.file} and the client '${pick.row.client}'.`,
+          },
+          'Disconnect',
+        );
+        if (answer !== 'Disconnect') return;
+        remove = true;
+      }
+    }
+    let scope = opts?.scope;
+    if (!remove && !scope && !agent) {
+      const s = await vscode.window.showQuickPick(
+        [
+          {
+            label: 'read',
+            description: 'recommended',
+            detail: 'Call tools, list servers, read logs.',
+            scope: 'read' as const,
+          },
+          { label: 'read, write', detail: 'Also enable, restart, add and edit servers.', scope: 'write' as const },
+        ],
+        { placeHolder: 'What may the agent do with the broker itself?' },
+      );
+      if (!s) return;
+      scope = s.scope;
+    }
+    try {
+      const report = remove ? await removeAgent(id, base) : await addAgent(id, { ...base, scope });
+      for (const c of report.changes) ctx.output.info(`Connect an agent: ${c}`);
+      void vscode.window.showInformationMessage(
+        report.changes.length === 0
+          ? remove
+            ? `Nothing to remove from ${report.file}.`
+            : `Already connected: ${report.file} runs this broker as '${report.client}'. Nothing changed.`
+          : remove
+            ? `Disconnected '${report.client}': ${report.changes.join('; ')}.`
+            : `Connected as '${report.client}': ${report.changes.join('; ')}. Restart the agent to use it.`,
+      );
+      return report;
+    } catch (err) {
+      void vscode.window.showErrorMessage(
+        `Cannot ${remove ? 'disconnect' : 'connect'} ${id}: ${(err as Error).message}`,
+      );
+      return undefined;
+    }
+  };

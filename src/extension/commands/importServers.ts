@@ -5,6 +5,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
 import { candidateFiles, describeTarget, parseMcpConfig, SOURCE_LABELS, type ImportSource } from '../importConfig';
+import {
+  MissingValuesError,
+  serverJsonChoices,
+  parseServerJson,
+  serverJsonToDefinition,
+} from '../../registry/serverJson';
 import { errorText, type Cmd } from './shared';
 
 export const importServers: Cmd =
@@ -162,4 +168,84 @@ export const importServers: Cmd =
           if (p) ctx.output.show();
         });
     return { written, failed, skipped: parsed.skipped };
+  };
+
+/**
+ * Import from server.json…: an MCP Registry server.json (a file, the clipboard or pasted text) into
+ * the registry as a community server; secrets become ${input:NAME}, never values in the YAML.
+ */
+export const importServerJson: Cmd =
+  (ctx) =>
+  async (
+    source?: string,
+    opts?: { text?: string; choice?: { kind: 'package' | 'remote'; index: number }; values?: Record<string, string> },
+  ) => {
+    const entry = await ctx.pickEntry("Import into which folder's registry?", false);
+    if (!entry) return;
+    let text = opts?.text ?? (source ? await fs.promises.readFile(source, 'utf8') : undefined);
+    if (text === undefined) {
+      const how = await vscode.window.showQuickPick(
+        [
+          { label: '$(folder-opened) Choose a server.json file…', how: 'file' as const },
+          { label: '$(clippy) Use the JSON on the clipboard', how: 'clipboard' as const },
+          { label: '$(edit) Paste the JSON…', how: 'paste' as const },
+        ],
+        { placeHolder: 'Where is the server.json (MCP Registry format)?' },
+      );
+      if (!how) return;
+      if (how.how === 'file') {
+        const uris = await vscode.window.showOpenDialog({ filters: { 'server.json': ['json'] }, openLabel: 'Import' });
+        if (!uris?.length) return;
+        text = await fs.promises.readFile(uris[0].fsPath, 'utf8');
+      } else if (how.how === 'clipboard') text = await vscode.env.clipboard.readText();
+      else text = await vscode.window.showInputBox({ prompt: 'Paste the server.json', ignoreFocusOut: true });
+      if (!text) return;
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+      const doc = parseServerJson(json);
+      let choice = opts?.choice;
+      const choices = serverJsonChoices(doc);
+      if (!choice && choices.length > 1) {
+        const pick = await vscode.window.showQuickPick(
+          choices.map((c) => ({ label: c.label, description: c.field, c })),
+          { placeHolder: `${doc.name} can run in ${choices.length} ways; which one?` },
+        );
+        if (!pick) return;
+        choice = { kind: pick.c.kind, index: pick.c.index };
+      }
+      const values = { ...(opts?.values ?? {}) };
+      const taken = new Set(entry.state?.servers.map((s) => s.name) ?? []);
+      for (;;) {
+        try {
+          const imported = serverJsonToDefinition(json, { choice, values });
+          const name = String(imported.definition.name);
+          if (taken.has(name)) throw new Error(`a server named '${name}' already exists in this registry`);
+          await ctx.ensureConnected(entry);
+          await entry.conn.call('upsert_server', { definition: imported.definition });
+          for (const n of imported.notes) ctx.output.info(`Import '${name}': ${n}`);
+          void vscode.window.showInformationMessage(
+            `Imported '${name}' as a community server: approve it to run it.` +
+              (imported.inputs.length
+                ? ` Its secrets (${imported.inputs.join(', ')}) are asked per user, not stored in the YAML.`
+                : ''),
+          );
+          return imported;
+        } catch (err) {
+          if (!(err instanceof MissingValuesError)) throw err;
+          for (const m of err.missing) {
+            const v = await vscode.window.showInputBox({
+              prompt: `${m.name}: ${m.description ?? m.field} (required)`,
+              ignoreFocusOut: true,
+            });
+            if (v === undefined) return;
+            values[m.name] = v;
+          }
+        }
+      }
+    } catch (err) {
+      void vscode.window.showErrorMessage(`Cannot import this server.json: ${errorText(err)}`);
+      return undefined;
+    }
   };
