@@ -169,6 +169,28 @@ class System {
     }
     return tools;
   }
+  /**
+   * `sessions` sessions of this system in each of `procs` client processes (bench/lib/loadClient.mjs,
+   * shared by every system: loadClients()), kept until stop(); for the throughput cells. What each
+   * connects to: connectSpec().
+   */
+  async loadClients(procs, sessions) {
+    const spec = this.connectSpec();
+    this.loaders = loadClientPool(procs);
+    await Promise.all(
+      this.loaders.map(async (l) => {
+        const { pids } = await l.ask({ cmd: 'connect', key: this.key, spec, sessions });
+        this.adoptClientPids(pids);
+      }),
+    );
+    return this.loaders;
+  }
+  /** Server processes a client process started (direct stdio: the upstream of each session). */
+  adoptClientPids() {}
+  async closeLoadClients() {
+    await Promise.allSettled((this.loaders ?? []).map((l) => l.ask({ cmd: 'close', key: this.key })));
+    this.loaders = [];
+  }
   /** pids of the server side (gateway + upstream children), re-read from /proc. */
   serverPids() {
     return this.mainPid ? tree(this.mainPid) : [];
@@ -178,8 +200,57 @@ class System {
     return this.mainPid ? [this.mainPid] : [];
   }
   async closeClients() {
+    await this.closeLoadClients();
     await Promise.allSettled(this.clients.map((c) => Promise.race([c.close(), sleep(2000)])));
     this.clients = [];
+  }
+}
+
+const loadClientProcs = [];
+/** Ends the client processes (each system's sessions in them closed first: closeLoadClients()). */
+export async function stopLoadClients() {
+  const procs = loadClientProcs.splice(0);
+  await Promise.all(
+    procs.map((l) => {
+      l.proc.stdin.end();
+      return stopGracefully(l.proc, 3000);
+    }),
+  );
+}
+
+/** The first n client processes, started as needed; they live until the bench kills its processes. */
+function loadClientPool(n) {
+  while (loadClientProcs.length < n) loadClientProcs.push(new LoadClient());
+  return loadClientProcs.slice(0, n);
+}
+
+/** A client process of bench/lib/loadClient.mjs: questions answered in order, one line each. */
+class LoadClient {
+  constructor() {
+    this.proc = spawnTracked(NODE, [path.join(HERE, 'loadClient.mjs')], {
+      cwd: REPO,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    this.stderr = tail(this.proc.stderr);
+    this.answers = [];
+    readline.createInterface({ input: this.proc.stdout }).on('line', (l) => this.answers.shift()?.(JSON.parse(l)));
+  }
+  get pid() {
+    return this.proc.pid;
+  }
+  ask(message) {
+    if (this.proc.exitCode !== null || this.proc.signalCode !== null)
+      return Promise.reject(new Error('the load client has exited'));
+    return new Promise((resolve, reject) => {
+      const onExit = (c) => reject(new Error(`a load client exited ${c}: ${this.stderr.join('\n')}`));
+      this.proc.once('exit', onExit);
+      this.answers.push((m) => {
+        this.proc.off('exit', onExit);
+        if (m.error) reject(new Error(`load client: ${m.error}`));
+        else resolve(m);
+      });
+      this.proc.stdin.write(JSON.stringify(message) + '\n');
+    });
   }
 }
 
@@ -208,6 +279,16 @@ export class DirectStdio extends System {
       trackPid(pid);
     }
     return client;
+  }
+  connectSpec() {
+    return { transport: 'stdio', command: NODE, args: [this.script, ...this.args], cwd: REPO };
+  }
+  adoptClientPids(pids) {
+    for (const pid of pids) {
+      if (this.pids.includes(pid)) continue;
+      this.pids.push(pid);
+      trackPid(pid);
+    }
   }
   serverPids() {
     return this.pids.flatMap((p) => tree(p));
@@ -261,6 +342,9 @@ export class DirectHttp extends System {
   }
   connect() {
     return connectClient(new StreamableHTTPClientTransport(new URL(this.url)));
+  }
+  connectSpec() {
+    return { transport: 'http', url: this.url };
   }
   gatewayPids() {
     return [];
@@ -339,6 +423,9 @@ export class Broker extends System {
     this.mainPid = this.proc.pid;
     this.listening = assertLoopbackOnly(this.mainPid, this.key);
     return this;
+  }
+  connectSpec() {
+    return { transport: 'http', url: this.url, headers: { Authorization: `Bearer ${this.token}` } };
   }
   connect(serverPath) {
     const url = serverPath ? this.url.replace(/\/mcp$/, `/servers/${serverPath}/mcp`) : this.url;
@@ -473,6 +560,9 @@ export class McpHub extends Peer {
   connect() {
     return connectClient(new SSEClientTransport(new URL(this.url)));
   }
+  connectSpec() {
+    return { transport: 'sse', url: this.url };
+  }
 }
 
 export class Supergateway extends Peer {
@@ -516,6 +606,9 @@ export class Supergateway extends Peer {
   connect() {
     return connectClient(new StreamableHTTPClientTransport(new URL(this.url)));
   }
+  connectSpec() {
+    return { transport: 'http', url: this.url };
+  }
 }
 
 export class McpProxy extends Peer {
@@ -557,5 +650,8 @@ export class McpProxy extends Peer {
   }
   connect() {
     return connectClient(new StreamableHTTPClientTransport(new URL(this.url)));
+  }
+  connectSpec() {
+    return { transport: 'http', url: this.url };
   }
 }
