@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 // MCP Switchboard benchmark suite: `npm run bench` (builds, then runs this file).
 //
-//   node bench/run.mjs                 full run (< 10 min on 2 cores); writes docs/benchmarks.md,
+//   node bench/run.mjs                 full run (~12 min on 2 cores); writes docs/benchmarks.md,
 //                                      docs/bench-*.svg and bench/results/bench-<stamp>.json
 //   node bench/run.mjs --quick         smoke run (a few hundred calls); writes under bench/results/
 //   node bench/run.mjs --only <s>[,<s>] only these sections (latency, throughput, payload, fanout,
-//                                      catalog, reload, coldstart); writes under bench/results/
+//                                      catalog, reload, coldstart, tokens, recall, scale-start,
+//                                      scale-lazy, scale-first-call); writes under bench/results/
 //   node bench/run.mjs --profile       CPU profile of the broker under the echo load (node --cpu-prof);
 //                                      prints the top 25 self-time functions
 //   node bench/run.mjs --render <json> re-render the markdown/SVG from a results file
@@ -90,7 +91,7 @@ for (let i = 0; i < argv.length; i++) {
       fs
         .readFileSync(new URL(import.meta.url), 'utf8')
         .split('\n')
-        .slice(1, 13)
+        .slice(1, 14)
         .map((l) => l.replace(/^\/\/ ?/, ''))
         .join('\n') + '\n',
     );
