@@ -340,6 +340,7 @@ async function coreSystems() {
     );
   }
   await sleep(500);
+  for (const s of core) if (s.tokensCounted) await s.tokensCounted();
   for (const s of core) {
     const pids = s.serverPids();
     s.idle = {
@@ -738,6 +739,7 @@ async function sectionFanout() {
       broker.clients.push(...clients);
       for (const c of clients) for (const s of names) await callEcho(c, `${s}__echo`);
       const setupMs = performance.now() - t;
+      await broker.tokensCounted();
       await sleep(300);
       row.broker = { ...serverSideCensus(), setupMs, brokerRssBytes: rssOf([broker.mainPid]) };
       await broker.stop();
@@ -814,6 +816,7 @@ async function sectionCatalog() {
     const t1 = performance.now();
     await timeLists(broker, client, lists, acc);
     while (performance.now() - t1 < 500 && acc.calls < 500) await timeLists(broker, client, 10, acc);
+    await broker.tokensCounted();
     await sleep(200);
     const r = accResult(acc, true);
     matrix.push({
@@ -1039,6 +1042,7 @@ async function sectionColdstart() {
       if (echoListedMs === undefined) await sleep(5);
     }
     if (client) broker.clients.push(client);
+    await broker.tokensCounted();
     await sleep(1000);
     runs.push({
       readyMs,

@@ -224,6 +224,14 @@ function loadClientPool(n) {
   return loadClientProcs.slice(0, n);
 }
 
+function readCmdline(pid) {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  } catch {
+    return [];
+  }
+}
+
 /** A client process of bench/lib/loadClient.mjs: questions answered in order, one line each. */
 class LoadClient {
   constructor() {
@@ -434,6 +442,34 @@ export class Broker extends System {
         requestInit: { headers: { Authorization: `Bearer ${this.token}` } },
       }),
     );
+  }
+  /**
+   * Waits until every server's tool-definition tokens are counted. The broker counts them in a
+   * short-lived child process (~100 MB while it runs, ~1 s) once its catalog has been quiet: a
+   * memory or process reading taken before would count that child as part of the server side.
+   */
+  async tokensCounted(timeoutMs = 60_000) {
+    const client = await this.connect();
+    try {
+      await waitFor(
+        async () => {
+          const r = await client.callTool({ name: 'switchboard__list_servers', arguments: {} });
+          return r.structuredContent.servers.every((s) => s.toolTokens !== undefined);
+        },
+        "the broker to count its tools' tokens",
+        timeoutMs,
+        100,
+      );
+      // Its counter is a child process: wait for it to be reaped as well.
+      await waitFor(
+        () => tree(this.mainPid).every((pid) => !readCmdline(pid).includes('count-tokens')),
+        'the token counter to exit',
+        timeoutMs,
+        50,
+      );
+    } finally {
+      await client.close().catch(() => {});
+    }
   }
   /** Waits until the aggregated catalog holds every `names` (or `count` upstream tools). */
   async waitForTools({ names = [], count } = {}, timeoutMs = 60_000) {
