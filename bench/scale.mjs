@@ -9,7 +9,17 @@ import readline from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { BROKER_ENV, BROKER_JS, BROKER_NODE_FLAGS, ECHO, NODE, REPO, listAllTools, tempDir } from './lib/systems.mjs';
+import {
+  BROKER_ENV,
+  BROKER_JS,
+  BROKER_NODE_FLAGS,
+  ECHO,
+  NODE,
+  REPO,
+  listAllTools,
+  tempDir,
+  tokenCounterIdle,
+} from './lib/systems.mjs';
 import { rssOf, sleep, spawnTracked, stopGracefully, tree } from './lib/proc.mjs';
 import { summarize } from './lib/stats.mjs';
 
@@ -312,12 +322,8 @@ export async function sectionScaleLazy() {
     await until(async () => (await servers(client)).every((s) => s.state === settled), `every server ${settled}`);
     const settledMs = performance.now() - t;
     for (const name of ['s01', 's02']) await client.callTool({ name: `${name}__echo`, arguments: { text: 'x' } });
-    // Settled: every server's tool-definition tokens counted (in a short-lived child process, which
-    // has exited by then), and a moment for the two started upstreams to finish their start.
-    await until(
-      async () => (await servers(client)).every((s) => s.toolTokens !== undefined),
-      'every server to have its tokens counted',
-    );
+    // Settled: the broker's token counter (a short-lived child process) has run and exited.
+    await tokenCounterIdle(broker.proc.pid);
     await sleep(500);
     const list = await servers(client);
     out[lifecycle] = {

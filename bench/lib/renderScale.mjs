@@ -120,7 +120,7 @@ export function renderScale(S) {
   if (lz?.lazy) {
     L.push(`## Scale: ${lz.servers} servers of which ${lz.used} are used, lazy vs eager`, '');
     L.push(
-      `${lz.servers} echo servers, all \`lifecycle: lazy\` (no cache yet: each runs once to learn its catalog, then goes idle), or all eager. Then ${lz.used} of them get a call, and once the broker has settled (every server's tool-definition tokens counted: that runs in a short-lived child process) the RSS (VmRSS) of the broker and every process under it is summed. Each upstream is two processes: bubblewrap (its sandbox, ~2 MB) and Node running the echo fixture (~60 MB: Node, the SDK, zod).`,
+      `${lz.servers} echo servers, all \`lifecycle: lazy\` (no cache yet: each runs once to learn its catalog, then goes idle), or all eager. Then ${lz.used} of them get a call, and once the broker has settled (its token counter, a short-lived child process, has run and exited) the RSS (VmRSS) of the broker and every process under it is summed. Each upstream is two processes: bubblewrap (its sandbox, ~2 MB) and Node running the echo fixture (~60 MB: Node, the SDK, zod).`,
       '',
     );
     const row = (label, r) => [

@@ -224,6 +224,17 @@ function loadClientPool(n) {
   return loadClientProcs.slice(0, n);
 }
 
+/** No `count-tokens` child under `pid` for 1.5 s in a row, or `timeoutMs` passed. */
+export async function tokenCounterIdle(pid, timeoutMs = 60_000) {
+  const deadline = performance.now() + timeoutMs;
+  let quietSince = performance.now();
+  while (performance.now() < deadline) {
+    if (tree(pid).some((p) => readCmdline(p).includes('count-tokens'))) quietSince = performance.now();
+    else if (performance.now() - quietSince >= 1500) return;
+    await sleep(100);
+  }
+}
+
 function readCmdline(pid) {
   try {
     return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
@@ -444,32 +455,13 @@ export class Broker extends System {
     );
   }
   /**
-   * Waits until every server's tool-definition tokens are counted. The broker counts them in a
-   * short-lived child process (~100 MB while it runs, ~1 s) once its catalog has been quiet: a
-   * memory or process reading taken before would count that child as part of the server side.
+   * Waits until the broker's token counter is done: it counts tool-definition tokens in a short-lived
+   * child process (~100 MB while it runs, about a second) once its catalog has been quiet, and a
+   * memory or process reading taken meanwhile would count that child as part of the server side.
+   * Done: no counter under the broker for 1.5 s in a row (at most `timeoutMs`, then read anyway).
    */
   async tokensCounted(timeoutMs = 60_000) {
-    const client = await this.connect();
-    try {
-      await waitFor(
-        async () => {
-          const r = await client.callTool({ name: 'switchboard__list_servers', arguments: {} });
-          return r.structuredContent.servers.every((s) => s.toolTokens !== undefined);
-        },
-        "the broker to count its tools' tokens",
-        timeoutMs,
-        100,
-      );
-      // Its counter is a child process: wait for it to be reaped as well.
-      await waitFor(
-        () => tree(this.mainPid).every((pid) => !readCmdline(pid).includes('count-tokens')),
-        'the token counter to exit',
-        timeoutMs,
-        50,
-      );
-    } finally {
-      await client.close().catch(() => {});
-    }
+    await tokenCounterIdle(this.mainPid, timeoutMs);
   }
   /** Waits until the aggregated catalog holds every `names` (or `count` upstream tools). */
   async waitForTools({ names = [], count } = {}, timeoutMs = 60_000) {
