@@ -1,11 +1,12 @@
 #!/usr/bin/env node
 // MCP Switchboard benchmark suite: `npm run bench` (builds, then runs this file).
 //
-//   node bench/run.mjs                 full run (< 10 min on 2 cores); writes docs/benchmarks.md,
+//   node bench/run.mjs                 full run (~12 min on 2 cores); writes docs/benchmarks.md,
 //                                      docs/bench-*.svg and bench/results/bench-<stamp>.json
 //   node bench/run.mjs --quick         smoke run (a few hundred calls); writes under bench/results/
 //   node bench/run.mjs --only <s>[,<s>] only these sections (latency, throughput, payload, fanout,
-//                                      catalog, reload, coldstart); writes under bench/results/
+//                                      catalog, reload, coldstart, tokens, recall, scale-start,
+//                                      scale-lazy, scale-first-call); writes under bench/results/
 //   node bench/run.mjs --profile       CPU profile of the broker under the echo load (node --cpu-prof);
 //                                      prints the top 25 self-time functions
 //   node bench/run.mjs --render <json> re-render the markdown/SVG from a results file
@@ -13,8 +14,10 @@
 // Benchmarks, not tests: nothing here fails on a slow figure. Targets are reported, not enforced.
 // Only loopback traffic; every loop is bounded in count and time; every process started is killed.
 import fs from 'node:fs';
+import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import readline from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -29,6 +32,7 @@ import {
   serverYaml,
   removeTemp,
   removeTempSettled,
+  stopLoadClients,
   versionOf,
   REPO,
   BENCH,
@@ -37,7 +41,17 @@ import {
   TOOLS,
   BROKER_JS,
 } from './lib/systems.mjs';
-import { cpuSnapshot, cpuDelta, rssOf, pssOf, killAll, leftovers, sleep } from './lib/proc.mjs';
+import {
+  cpuSnapshot,
+  cpuDelta,
+  rssOf,
+  pssOf,
+  killAll,
+  leftovers,
+  sleep,
+  spawnTracked,
+  stopGracefully,
+} from './lib/proc.mjs';
 import { summarize, rotate } from './lib/stats.mjs';
 import { renderMarkdown, renderCharts, verdicts } from './lib/render.mjs';
 import { summarizeProfile, formatProfile } from './lib/profile.mjs';
@@ -77,7 +91,7 @@ for (let i = 0; i < argv.length; i++) {
       fs
         .readFileSync(new URL(import.meta.url), 'utf8')
         .split('\n')
-        .slice(1, 13)
+        .slice(1, 14)
         .map((l) => l.replace(/^\/\/ ?/, ''))
         .join('\n') + '\n',
     );
@@ -150,7 +164,7 @@ const CFG = opt.quick
 const SECTION_BUDGET_S = opt.quick
   ? {
       latency: 40,
-      throughput: 90,
+      throughput: 150,
       payload: 30,
       fanout: 60,
       catalog: 60,
@@ -214,6 +228,11 @@ setTimeout(() => emergencyExit(3, `watchdog: the run passed ${WATCHDOG_MS / 60_0
 const us = (ms) => ms * 1000;
 const MB = (b) => b / 1024 / 1024;
 const ECHO_ARGS = { text: 'hello' };
+/**
+ * Client processes a throughput cell spreads its sessions over: with all sessions in the bench
+ * process, that one process at a full core capped the 8- and 32-session cells, not the servers.
+ */
+const CLIENT_PROCS = 4;
 
 /** Cores kept busy by everything on the machine over `ms` (from /proc/stat), before we start. */
 async function backgroundBusyCores(ms = 2000) {
@@ -321,6 +340,7 @@ async function coreSystems() {
     );
   }
   await sleep(500);
+  for (const s of core) if (s.tokensCounted) await s.tokensCounted();
   for (const s of core) {
     const pids = s.serverPids();
     s.idle = {
@@ -338,27 +358,91 @@ async function stopCore() {
   if (!core) return;
   coreInfo = Object.fromEntries(core.map((s) => [s.key, systemInfo(s)]));
   for (const s of core) await s.stop().catch((err) => log(`stop ${s.key}: ${err.message}`));
+  await stopLoadClients();
   core = undefined;
   await sleep(300);
 }
 const systemInfo = (s) => ({ key: s.key, label: s.label, tool: s.toolNames.echo, startMs: s.startMs, idle: s.idle });
 
 // ---- 1. sequential latency ---------------------------------------------------------------------
+/**
+ * The floor row: bench/fixtures/http-echo.mjs over keep-alive HTTP, posted by the bench process with
+ * node:http (no SDK on either side). Shaped like a system for timedBlock().
+ */
+async function httpFloor() {
+  const proc = spawnTracked(NODE, [path.join(BENCH, 'fixtures', 'http-echo.mjs'), '0'], {
+    cwd: REPO,
+    stdio: ['ignore', 'pipe', 'ignore'],
+    detached: true,
+  });
+  const url = new URL(
+    await new Promise((resolve, reject) => {
+      readline.createInterface({ input: proc.stdout }).once('line', (l) => resolve(JSON.parse(l).listening));
+      proc.once('exit', (c) => reject(new Error(`http-echo exited ${c}`)));
+    }),
+  );
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  let id = 0;
+  const post = () =>
+    new Promise((resolve, reject) => {
+      const body = JSON.stringify({
+        jsonrpc: '2.0',
+        id: ++id,
+        method: 'tools/call',
+        params: { name: 'echo', arguments: ECHO_ARGS },
+      });
+      const req = http.request(
+        url,
+        { method: 'POST', agent, headers: { 'content-type': 'application/json' } },
+        (res) => {
+          const chunks = [];
+          res.on('data', (c) => chunks.push(c));
+          res.on('end', () => {
+            try {
+              resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+            } catch (err) {
+              reject(err);
+            }
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end(body);
+    });
+  for (let i = 0; i < CFG.warmup; i++) await post();
+  return {
+    key: 'floor-http',
+    clients: [undefined],
+    call: post,
+    serverPids: () => [proc.pid],
+    gatewayPids: () => [],
+    stop: async () => {
+      agent.destroy();
+      await stopGracefully(proc, 3000);
+    },
+  };
+}
+
 async function sectionLatency() {
   const systems = await coreSystems();
+  const floor = await httpFloor();
   const { calls, block, min } = CFG.latency;
   const rounds = Math.ceil(calls / block);
   const minRounds = Math.ceil(min / block); // the budget may only cut rounds beyond the minimum
   const accs = new Map(systems.map((s) => [s.key, newAcc()]));
   let done = 0;
+  accs.set(floor.key, newAcc());
   for (let r = 0; r < rounds && (r < minRounds || !overBudget()); r++, done++) {
-    for (const s of rotate(systems, r)) {
-      await timedBlock(s, s.clients[0], block, (c) => callEcho(c, s.toolNames.echo), accs.get(s.key));
+    for (const s of rotate([...systems, floor], r)) {
+      const call = s === floor ? () => floor.call() : (c) => callEcho(c, s.toolNames.echo);
+      await timedBlock(s, s.clients[0], block, call, accs.get(s.key));
     }
   }
+  await floor.stop();
   const out = { callsPerSystem: done * block, truncated: done < rounds, block, systems: {} };
   for (const s of systems)
     out.systems[s.key] = { ...systemInfo(s), ...accResult(accs.get(s.key), s.gatewayPids().length > 0) };
+  out.floor = accResult(accs.get(floor.key), false);
   for (const s of systems)
     log(
       `latency ${s.key.padEnd(13)} p50 ${out.systems[s.key].p50Us.toFixed(0)} µs  p99 ${out.systems[s.key].p99Us.toFixed(0)} µs  server CPU/call ${out.systems[s.key].serverCpuPerCallUs.toFixed(0)} µs`,
@@ -404,21 +488,67 @@ async function closedLoop(system, clients, durationMs, cap) {
   };
 }
 
+/**
+ * The closed loop of one throughput cell over client processes (bench/lib/loadClient.mjs): c
+ * sessions spread over min(c, CLIENT_PROCS) processes, all starting at one instant.
+ */
+async function closedLoopProcs(system, c, durationMs, cap) {
+  const procs = Math.min(c, CLIENT_PROCS);
+  const loaders = system.loaders.slice(0, procs);
+  const pids = system.serverPids();
+  const gw = system.gatewayPids();
+  const startAt = Date.now() + 30;
+  const before = cpuSnapshot(pids);
+  const runs = await Promise.all(
+    loaders.map((l, i) =>
+      l.ask({
+        cmd: 'run',
+        key: system.key,
+        // c is a multiple of procs here (1, 8, 32 over 1 or 4 processes); any remainder goes to the first.
+        sessions: Math.floor(c / procs) + (i < c % procs ? 1 : 0),
+        durationMs,
+        cap: Math.ceil(cap / procs),
+        tool: system.toolNames.echo,
+        args: ECHO_ARGS,
+        startAt,
+      }),
+    ),
+  );
+  return {
+    calls: runs.reduce((a, r) => a + r.calls, 0),
+    errors: runs.reduce((a, r) => a + r.errors, 0),
+    elapsedMs: Math.max(...runs.map((r) => r.elapsedMs)),
+    serverCpuUs: cpuDelta(before, pids),
+    gatewayCpuUs: cpuDelta(before, gw),
+    clientCpuUs: runs.reduce((a, r) => a + r.cpuUs, 0),
+    lat: runs.flatMap((r) => r.lat),
+  };
+}
+
 async function sectionThroughput() {
   const systems = await coreSystems();
   const { concurrency, durationMs, rounds, cap } = CFG.throughput;
   const maxC = Math.max(...concurrency);
   for (const s of systems) {
     const t = performance.now();
-    const clients = await s.pool(maxC);
-    // resolve names on new sessions is not needed (same server); warm every new session a little
+    const loaders = await s.loadClients(Math.min(maxC, CLIENT_PROCS), Math.ceil(maxC / CLIENT_PROCS));
+    // Warm every new session a little (the in-process session of section 1 is not used here).
     await Promise.all(
-      clients.slice(1).map(async (c) => {
-        for (let i = 0; i < 20; i++) await callEcho(c, s.toolNames.echo);
-      }),
+      loaders.map((l) =>
+        l.ask({
+          cmd: 'run',
+          key: s.key,
+          sessions: Math.ceil(maxC / CLIENT_PROCS),
+          durationMs: 2000,
+          cap: 20 * Math.ceil(maxC / CLIENT_PROCS),
+          tool: s.toolNames.echo,
+          args: ECHO_ARGS,
+          startAt: 0,
+        }),
+      ),
     );
     log(
-      `throughput: ${s.key} has ${clients.length} sessions (${s.serverPids().length} server-side processes) in ${(performance.now() - t).toFixed(0)} ms`,
+      `throughput: ${s.key} has ${maxC} sessions in ${loaders.length} client processes (${s.serverPids().length} server-side processes) in ${(performance.now() - t).toFixed(0)} ms`,
     );
   }
   await sleep(500);
@@ -431,7 +561,7 @@ async function sectionThroughput() {
           truncated = true;
           continue;
         }
-        const res = await closedLoop(s, s.clients.slice(0, c), durationMs, cap);
+        const res = await closedLoopProcs(s, c, durationMs, cap);
         const a = (acc[`${s.key}/${c}`] ??= {
           calls: 0,
           errors: 0,
@@ -451,7 +581,7 @@ async function sectionThroughput() {
       }
     }
   }
-  const out = { concurrency, durationMs, rounds, truncated, systems: {} };
+  const out = { concurrency, durationMs, rounds, truncated, clientProcs: CLIENT_PROCS, systems: {} };
   for (const s of systems) {
     out.systems[s.key] = { label: s.label, processesAtMax: s.serverPids().length, byConcurrency: {} };
     for (const c of concurrency) {
@@ -609,6 +739,7 @@ async function sectionFanout() {
       broker.clients.push(...clients);
       for (const c of clients) for (const s of names) await callEcho(c, `${s}__echo`);
       const setupMs = performance.now() - t;
+      await broker.tokensCounted();
       await sleep(300);
       row.broker = { ...serverSideCensus(), setupMs, brokerRssBytes: rssOf([broker.mainPid]) };
       await broker.stop();
@@ -685,6 +816,7 @@ async function sectionCatalog() {
     const t1 = performance.now();
     await timeLists(broker, client, lists, acc);
     while (performance.now() - t1 < 500 && acc.calls < 500) await timeLists(broker, client, 10, acc);
+    await broker.tokensCounted();
     await sleep(200);
     const r = accResult(acc, true);
     matrix.push({
@@ -910,6 +1042,7 @@ async function sectionColdstart() {
       if (echoListedMs === undefined) await sleep(5);
     }
     if (client) broker.clients.push(client);
+    await broker.tokensCounted();
     await sleep(1000);
     runs.push({
       readyMs,

@@ -3,12 +3,23 @@
 // which 2 are used against 50 eager ones; the first call to a cold lazy server against its floor
 // (spawn + handshake + call, directly). Sections of bench/run.mjs: scale-start, scale-lazy, scale-first-call.
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import readline from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { BROKER_ENV, BROKER_JS, BROKER_NODE_FLAGS, ECHO, NODE, REPO, listAllTools, tempDir } from './lib/systems.mjs';
+import {
+  BROKER_ENV,
+  BROKER_JS,
+  BROKER_NODE_FLAGS,
+  ECHO,
+  NODE,
+  REPO,
+  listAllTools,
+  tempDir,
+  tokenCounterIdle,
+} from './lib/systems.mjs';
 import { rssOf, sleep, spawnTracked, stopGracefully, tree } from './lib/proc.mjs';
 import { summarize } from './lib/stats.mjs';
 
@@ -38,12 +49,30 @@ function registry(root, count, more = '') {
   }
 }
 
-/** A broker on a given root and home (so a second start finds the first one's catalog cache). */
-async function startBroker(root, home) {
+const START_TRACE = path.join(REPO, 'bench', 'start-trace.cjs');
+
+/**
+ * A broker on a given root and home (so a second start finds the first one's catalog cache).
+ * `traced`: with bench/start-trace.cjs, whose milestones land in `trace` (ms since process start).
+ */
+async function startBroker(root, home, { traced = false } = {}) {
   const t0 = performance.now();
+  const preload = traced ? ['--require', START_TRACE] : [];
+  const trace = [];
   const proc = spawnTracked(
     NODE,
-    [...BROKER_NODE_FLAGS, BROKER_JS, 'serve', '--root', root, '--port', '0', '--json', '--accept-workspace-trust'],
+    [
+      ...BROKER_NODE_FLAGS,
+      ...preload,
+      BROKER_JS,
+      'serve',
+      '--root',
+      root,
+      '--port',
+      '0',
+      '--json',
+      '--accept-workspace-trust',
+    ],
     {
       cwd: REPO,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -52,7 +81,11 @@ async function startBroker(root, home) {
     },
   );
   const stderr = [];
-  readline.createInterface({ input: proc.stderr }).on('line', (l) => stderr.push(l) > 40 && stderr.shift());
+  readline.createInterface({ input: proc.stderr }).on('line', (l) => {
+    const m = /^START-TRACE (\S+) ([\d.]+) ([\d.]+)$/.exec(l);
+    if (m) trace.push({ name: m[1], ms: Number(m[2]), cpuMs: Number(m[3]), at: performance.now() - t0 });
+    else if (stderr.push(l) > 40) stderr.shift();
+  });
   const ready = await new Promise((resolve, reject) => {
     const t = setTimeout(() => reject(new Error(`broker not ready: ${stderr.join('\n')}`)), 60_000);
     readline.createInterface({ input: proc.stdout }).on('line', (l) => {
@@ -83,7 +116,7 @@ async function startBroker(root, home) {
     );
     return client;
   };
-  return { proc, t0, readyMs, connect, stop: () => stopGracefully(proc, 10_000) };
+  return { proc, t0, readyMs, connect, url: ready.url, token, trace, stop: () => stopGracefully(proc, 10_000) };
 }
 
 async function servers(client) {
@@ -101,20 +134,120 @@ async function until(check, what, timeoutMs = 90_000, everyMs = 20) {
   throw new Error(`timed out waiting for ${what}`);
 }
 
+/** One POST of a JSON-RPC message with node:http; the answer's JSON (plain or as an SSE event). */
+function post(url, headers, message, agent) {
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers },
+      },
+      (res) => {
+        const chunks = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          if (res.statusCode >= 300) return reject(new Error(`HTTP ${res.statusCode}: ${text.slice(0, 200)}`));
+          const data = res.headers['content-type']?.startsWith('text/event-stream')
+            ? text
+                .split('\n')
+                .filter((l) => l.startsWith('data:'))
+                .map((l) => l.slice(5))
+                .join('')
+            : text;
+          resolve({ headers: res.headers, body: data ? JSON.parse(data) : undefined });
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(JSON.stringify(message));
+  });
+}
+
+/**
+ * The client of the timed runs: initialize, notifications/initialized, then tools/list over plain
+ * node:http until the list is complete. Measured: the last byte of that list received and parsed
+ * by JSON.parse, nothing else (an SDK Client would also validate it and compile every tool's output
+ * schema: that is timed apart, by sdkListMs).
+ */
+async function wireSession(broker) {
+  const agent = new http.Agent({ keepAlive: true });
+  const auth = { authorization: `Bearer ${broker.token}` };
+  const init = await post(
+    broker.url,
+    auth,
+    {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: {
+        protocolVersion: '2025-06-18',
+        capabilities: {},
+        clientInfo: { name: 'switchboard-bench', version: '1.0.0' },
+      },
+    },
+    agent,
+  );
+  const initializedMs = performance.now() - broker.t0;
+  const headers = {
+    ...auth,
+    'mcp-session-id': init.headers['mcp-session-id'],
+    'mcp-protocol-version': init.body.result.protocolVersion,
+  };
+  await post(broker.url, headers, { jsonrpc: '2.0', method: 'notifications/initialized' }, agent);
+  let id = 2;
+  const list = async () => {
+    const tools = [];
+    let cursor;
+    do {
+      const r = await post(
+        broker.url,
+        headers,
+        { jsonrpc: '2.0', id: id++, method: 'tools/list', params: cursor ? { cursor } : {} },
+        agent,
+      );
+      tools.push(...r.body.result.tools);
+      cursor = r.body.result.nextCursor;
+    } while (cursor);
+    return tools;
+  };
+  return { initializedMs, list, close: () => agent.destroy() };
+}
+
 /** Broker start → the first tools/list holding every upstream tool; ms from spawn and from ready. */
-async function timeToCompleteList(root, home) {
-  const broker = await startBroker(root, home);
-  const client = await broker.connect();
+async function timeToCompleteList(root, home, opts) {
+  const broker = await startBroker(root, home, opts);
+  const session = await wireSession(broker);
   let lists = 0;
   await until(async () => {
     lists++;
-    const own = (await listAllTools(client)).filter((t) => !t.name.startsWith('switchboard__'));
+    const own = (await session.list()).filter((t) => !t.name.startsWith('switchboard__'));
     return own.length >= SERVERS * TOOLS_PER_SERVER;
   }, 'the complete tools/list');
   const completeMs = performance.now() - broker.t0;
+  session.close();
+  // The same list through the SDK's Client, as an agent built on it would take it (a new session).
+  const client = await broker.connect();
+  const t = performance.now();
+  await listAllTools(client);
+  const sdkListMs = performance.now() - t;
   const cached = (await servers(client)).filter((s) => s.catalog === 'cached').length;
   const afterReadyMs = completeMs - broker.readyMs;
-  return { broker, client, sample: { readyMs: broker.readyMs, completeMs, afterReadyMs, lists, cached } };
+  return {
+    broker,
+    client,
+    sample: {
+      readyMs: broker.readyMs,
+      initializedMs: session.initializedMs,
+      completeMs,
+      afterReadyMs,
+      sdkListMs,
+      lists,
+      cached,
+    },
+  };
 }
 
 export async function sectionScaleStart({ quick }) {
@@ -143,8 +276,19 @@ export async function sectionScaleStart({ quick }) {
     await client.close().catch(() => {});
     await broker.stop();
   }
+  // One more warm start, traced (bench/start-trace.cjs): where the time goes, not a timed run.
+  const traced = await timeToCompleteList(root, home, { traced: true });
+  const breakdown = {
+    trace: traced.broker.trace,
+    initializedMs: traced.sample.initializedMs,
+    completeMs: traced.sample.completeMs,
+    readyMs: traced.sample.readyMs,
+  };
+  await traced.client.close().catch(() => {});
+  await traced.broker.stop();
   const stats = (rows, key) => summarize(rows.map((r) => r[key]));
   return {
+    breakdown,
     servers: SERVERS,
     toolsPerServer: TOOLS_PER_SERVER,
     cold: { runs: cold, completeMs: stats(cold, 'completeMs'), afterReadyMs: stats(cold, 'afterReadyMs') },
@@ -153,6 +297,8 @@ export async function sectionScaleStart({ quick }) {
       completeMs: stats(warm, 'completeMs'),
       afterReadyMs: stats(warm, 'afterReadyMs'),
       readyMs: stats(warm, 'readyMs'),
+      initializedMs: stats(warm, 'initializedMs'),
+      sdkListMs: stats(warm, 'sdkListMs'),
     },
   };
 }
@@ -176,6 +322,8 @@ export async function sectionScaleLazy() {
     await until(async () => (await servers(client)).every((s) => s.state === settled), `every server ${settled}`);
     const settledMs = performance.now() - t;
     for (const name of ['s01', 's02']) await client.callTool({ name: `${name}__echo`, arguments: { text: 'x' } });
+    // Settled: the broker's token counter (a short-lived child process) has run and exited.
+    await tokenCounterIdle(broker.proc.pid);
     await sleep(500);
     const list = await servers(client);
     out[lifecycle] = {

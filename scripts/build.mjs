@@ -37,6 +37,27 @@ const jsoncParserEsm = {
   },
 };
 
+/**
+ * js-tiktoken's ranks are a megabyte of source that only counting tokens needs, and counting runs in
+ * a short-lived child process (src/broker/toolTokens.ts). In the broker bundle they would be parsed
+ * and kept by every broker, at every start: they are bundled apart, next to it, and required from
+ * there only when counting.
+ */
+const TOKENIZER_FILES = {
+  'js-tiktoken/lite': 'tiktoken-lite.js',
+  'js-tiktoken/ranks/cl100k_base': 'tiktoken-cl100k_base.js',
+};
+const tokenizerApart = {
+  name: 'tokenizer-apart',
+  setup(b) {
+    b.onResolve({ filter: /^js-tiktoken\// }, (args) => {
+      const file = TOKENIZER_FILES[args.path];
+      if (!file) throw new Error(`bundle ${args.path} apart too (scripts/build.mjs)`);
+      return { path: `./${file}`, external: true };
+    });
+  },
+};
+
 // Whitespace minification drops comments too: a few non-ASCII characters in the SDK's comments
 // would otherwise make V8 hold the whole bundle's source as a two-byte string (3.4 MB, not 1.2).
 // Names stay as they are (readable stack traces); the source maps map positions back.
@@ -58,7 +79,22 @@ const node = {
 mkdirSync('dist', { recursive: true });
 
 await Promise.all([
-  build({ ...node, entryPoints: ['src/broker/main.ts'], outfile: 'dist/broker.js', format: 'cjs' }),
+  build({
+    ...node,
+    plugins: [...node.plugins, tokenizerApart],
+    entryPoints: ['src/broker/main.ts'],
+    outfile: 'dist/broker.js',
+    format: 'cjs',
+  }),
+  ...Object.entries(TOKENIZER_FILES).map(([module, file]) =>
+    // A require() of the module, as the broker bundle's own require would have resolved it.
+    build({
+      ...node,
+      stdin: { contents: `module.exports = require(${JSON.stringify(module)});`, resolveDir: process.cwd() },
+      outfile: `dist/${file}`,
+      format: 'cjs',
+    }),
+  ),
   build({
     ...node,
     entryPoints: ['src/extension/extension.ts'],

@@ -76,11 +76,12 @@ export function verdicts(results) {
         `${usStr(lat.broker.p50Us)} vs fastest peer ${best} ${usStr(lat[best].p50Us)} (${x3(ratio(lat.broker.p50Us, lat[best].p50Us))})`,
       );
     }
+    const floor = S.latency.floor;
     add(
-      'broker process CPU per forwarded call ≤ 500 µs',
-      lat.broker.gatewayCpuPerCallUs <= 500,
+      'broker process CPU per forwarded call ≤ 150 µs',
+      lat.broker.gatewayCpuPerCallUs <= 150,
       `${usStr(lat.broker.gatewayCpuPerCallUs)} (broker + upstream: ${usStr(lat.broker.serverCpuPerCallUs)})`,
-      `same call: the SDK's own Streamable HTTP server (direct b) spends ${usStr(lat['direct-http'].serverCpuPerCallUs)}, the stdio upstream alone (a) ${usStr(lat['direct-stdio']?.serverCpuPerCallUs)}; where the broker's time goes: \`node bench/run.mjs --profile\``,
+      `${floor ? `floor: a bare node:http JSON echo server spends ${usStr(floor.serverCpuPerCallUs)} per request in this run; ` : ''}same call: the SDK's own Streamable HTTP server (direct b) spends ${usStr(lat['direct-http'].serverCpuPerCallUs)}, the stdio upstream alone (a) ${usStr(lat['direct-stdio']?.serverCpuPerCallUs)}; where the broker's time goes: \`node bench/run.mjs --profile\``,
     );
   } else {
     add(
@@ -98,7 +99,7 @@ export function verdicts(results) {
       '8 sessions through the broker ≥ 1.5× calls/s of direct SDK Streamable HTTP',
       b >= 1.5 * h,
       `${n0(b)}/s vs ${n0(h)}/s = ${x3(ratio(b, h))}`,
-      `cores busy (client + server) ${busy(tp.broker.byConcurrency[8])} vs ${busy(tp['direct-http'].byConcurrency[8])}; the one client process spends ${usStr(tp.broker.byConcurrency[8].clientCpuPerCallUs)} vs ${usStr(tp['direct-http'].byConcurrency[8].clientCpuPerCallUs)} per call`,
+      `cores busy (client + server) ${busy(tp.broker.byConcurrency[8])} vs ${busy(tp['direct-http'].byConcurrency[8])}; the ${S.throughput.clientProcs ? `${Math.min(8, S.throughput.clientProcs)} client processes spend` : 'one client process spends'} ${usStr(tp.broker.byConcurrency[8].clientCpuPerCallUs)} vs ${usStr(tp['direct-http'].byConcurrency[8].clientCpuPerCallUs)} per call`,
     );
   } else add('8 sessions through the broker ≥ 1.5× direct SDK HTTP', null, 'throughput section not run');
   const cat = S.catalog?.compare;
@@ -429,20 +430,37 @@ export function renderMarkdown(results, chartFiles = []) {
           'client CPU / call',
           'idle RSS gateway / all server-side',
         ],
-        present(lat).map((k) => {
-          const v = lat[k];
-          const idle = results.systems?.[k]?.idle ?? v.idle;
-          return [
-            NAMES[k],
-            usStr(v.p50Us),
-            usStr(v.p90Us),
-            usStr(v.p99Us),
-            usStr(v.serverCpuPerCallUs),
-            usStr(v.gatewayCpuPerCallUs),
-            usStr(v.clientCpuPerCallUs),
-            idle ? `${mbStr(idle.gatewayRssBytes)} / ${mbStr(idle.serverRssBytes)} (${idle.processes} proc)` : '—',
-          ];
-        }),
+        present(lat)
+          .map((k) => {
+            const v = lat[k];
+            const idle = results.systems?.[k]?.idle ?? v.idle;
+            return [
+              NAMES[k],
+              usStr(v.p50Us),
+              usStr(v.p90Us),
+              usStr(v.p99Us),
+              usStr(v.serverCpuPerCallUs),
+              usStr(v.gatewayCpuPerCallUs),
+              usStr(v.clientCpuPerCallUs),
+              idle ? `${mbStr(idle.gatewayRssBytes)} / ${mbStr(idle.serverRssBytes)} (${idle.processes} proc)` : '—',
+            ];
+          })
+          .concat(
+            S.latency.floor
+              ? [
+                  [
+                    'floor: bare node:http JSON echo (no MCP)',
+                    usStr(S.latency.floor.p50Us),
+                    usStr(S.latency.floor.p90Us),
+                    usStr(S.latency.floor.p99Us),
+                    usStr(S.latency.floor.serverCpuPerCallUs),
+                    '—',
+                    usStr(S.latency.floor.clientCpuPerCallUs),
+                    '—',
+                  ],
+                ]
+              : [],
+          ),
       ),
     );
     L.push('');
@@ -465,6 +483,11 @@ export function renderMarkdown(results, chartFiles = []) {
     L.push(
       'Idle RSS is read after start-up, one connected session and the warm-up calls; "gateway" is the broker or peer process alone, "all server-side" adds its upstream children.',
     );
+    if (S.latency.floor)
+      L.push(
+        '',
+        'The floor row is `bench/fixtures/http-echo.mjs`: a bare `node:http` server that parses the JSON-RPC body and answers its arguments back in one write, posted to by the bench with `node:http` over one keep-alive connection, in the same interleaved blocks. It is what any Node HTTP JSON server pays per request; the broker also forwards each call to its stdio upstream and reads the answer back, so its CPU per call cannot reach this floor.',
+      );
     L.push('');
   }
 
@@ -475,7 +498,7 @@ export function renderMarkdown(results, chartFiles = []) {
     L.push('## 2. Throughput');
     L.push('');
     L.push(
-      `Closed loop: each of N sessions keeps one \`tools/call\` echo in flight; ${S.throughput.rounds} interleaved rounds of ${(S.throughput.durationMs / 1000).toFixed(1)} s per cell${S.throughput.truncated ? ' (**some cells cut by the time budget**)' : ''}. Direct stdio runs one upstream process per session; direct HTTP one upstream process serving all sessions; the last column shows how many server-side processes each gateway needed for ${Math.max(...conc)} sessions. All N sessions live in one client process (the bench) on the same 2 cores, so the client competes with the server side: "cores busy" = (client + server CPU per call) × calls/s is the CPU a cell used of the machine's ${results.machine?.cores ?? 2} cores (which other jobs shared): where it is near the cores available, the machine and the client, not the server, set the ceiling.`,
+      `Closed loop: each of N sessions keeps one \`tools/call\` echo in flight; ${S.throughput.rounds} interleaved rounds of ${(S.throughput.durationMs / 1000).toFixed(1)} s per cell${S.throughput.truncated ? ' (**some cells cut by the time budget**)' : ''}. Direct stdio runs one upstream process per session; direct HTTP one upstream process serving all sessions; the last column shows how many server-side processes each gateway needed for ${Math.max(...conc)} sessions. ${S.throughput.clientProcs ? `The N sessions are spread over min(N, ${S.throughput.clientProcs}) client processes (\`bench/lib/loadClient.mjs\`, the same SDK client; they start each cell together), so that no single client process at a full core sets the ceiling; they still share the machine's cores with the server side` : 'All N sessions live in one client process (the bench) on the same 2 cores, so the client competes with the server side'}: "cores busy" = (client + server CPU per call) × calls/s is the CPU a cell used of the machine's ${results.machine?.cores ?? 2} cores (which other jobs shared): where it is near the cores available, the machine and the client, not the server, set the ceiling.`,
     );
     L.push('');
     if (chartFiles.includes('bench-throughput.svg')) {

@@ -169,6 +169,28 @@ class System {
     }
     return tools;
   }
+  /**
+   * `sessions` sessions of this system in each of `procs` client processes (bench/lib/loadClient.mjs,
+   * shared by every system: loadClients()), kept until stop(); for the throughput cells. What each
+   * connects to: connectSpec().
+   */
+  async loadClients(procs, sessions) {
+    const spec = this.connectSpec();
+    this.loaders = loadClientPool(procs);
+    await Promise.all(
+      this.loaders.map(async (l) => {
+        const { pids } = await l.ask({ cmd: 'connect', key: this.key, spec, sessions });
+        this.adoptClientPids(pids);
+      }),
+    );
+    return this.loaders;
+  }
+  /** Server processes a client process started (direct stdio: the upstream of each session). */
+  adoptClientPids() {}
+  async closeLoadClients() {
+    await Promise.allSettled((this.loaders ?? []).map((l) => l.ask({ cmd: 'close', key: this.key })));
+    this.loaders = [];
+  }
   /** pids of the server side (gateway + upstream children), re-read from /proc. */
   serverPids() {
     return this.mainPid ? tree(this.mainPid) : [];
@@ -178,8 +200,76 @@ class System {
     return this.mainPid ? [this.mainPid] : [];
   }
   async closeClients() {
+    await this.closeLoadClients();
     await Promise.allSettled(this.clients.map((c) => Promise.race([c.close(), sleep(2000)])));
     this.clients = [];
+  }
+}
+
+const loadClientProcs = [];
+/** Ends the client processes (each system's sessions in them closed first: closeLoadClients()). */
+export async function stopLoadClients() {
+  const procs = loadClientProcs.splice(0);
+  await Promise.all(
+    procs.map((l) => {
+      l.proc.stdin.end();
+      return stopGracefully(l.proc, 3000);
+    }),
+  );
+}
+
+/** The first n client processes, started as needed; they live until the bench kills its processes. */
+function loadClientPool(n) {
+  while (loadClientProcs.length < n) loadClientProcs.push(new LoadClient());
+  return loadClientProcs.slice(0, n);
+}
+
+/** No `count-tokens` child under `pid` for 1.5 s in a row, or `timeoutMs` passed. */
+export async function tokenCounterIdle(pid, timeoutMs = 60_000) {
+  const deadline = performance.now() + timeoutMs;
+  let quietSince = performance.now();
+  while (performance.now() < deadline) {
+    if (tree(pid).some((p) => readCmdline(p).includes('count-tokens'))) quietSince = performance.now();
+    else if (performance.now() - quietSince >= 1500) return;
+    await sleep(100);
+  }
+}
+
+function readCmdline(pid) {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+  } catch {
+    return [];
+  }
+}
+
+/** A client process of bench/lib/loadClient.mjs: questions answered in order, one line each. */
+class LoadClient {
+  constructor() {
+    this.proc = spawnTracked(NODE, [path.join(HERE, 'loadClient.mjs')], {
+      cwd: REPO,
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    this.stderr = tail(this.proc.stderr);
+    this.answers = [];
+    readline.createInterface({ input: this.proc.stdout }).on('line', (l) => this.answers.shift()?.(JSON.parse(l)));
+  }
+  get pid() {
+    return this.proc.pid;
+  }
+  ask(message) {
+    if (this.proc.exitCode !== null || this.proc.signalCode !== null)
+      return Promise.reject(new Error('the load client has exited'));
+    return new Promise((resolve, reject) => {
+      const onExit = (c) => reject(new Error(`a load client exited ${c}: ${this.stderr.join('\n')}`));
+      this.proc.once('exit', onExit);
+      this.answers.push((m) => {
+        this.proc.off('exit', onExit);
+        if (m.error) reject(new Error(`load client: ${m.error}`));
+        else resolve(m);
+      });
+      this.proc.stdin.write(JSON.stringify(message) + '\n');
+    });
   }
 }
 
@@ -208,6 +298,16 @@ export class DirectStdio extends System {
       trackPid(pid);
     }
     return client;
+  }
+  connectSpec() {
+    return { transport: 'stdio', command: NODE, args: [this.script, ...this.args], cwd: REPO };
+  }
+  adoptClientPids(pids) {
+    for (const pid of pids) {
+      if (this.pids.includes(pid)) continue;
+      this.pids.push(pid);
+      trackPid(pid);
+    }
   }
   serverPids() {
     return this.pids.flatMap((p) => tree(p));
@@ -261,6 +361,9 @@ export class DirectHttp extends System {
   }
   connect() {
     return connectClient(new StreamableHTTPClientTransport(new URL(this.url)));
+  }
+  connectSpec() {
+    return { transport: 'http', url: this.url };
   }
   gatewayPids() {
     return [];
@@ -340,6 +443,9 @@ export class Broker extends System {
     this.listening = assertLoopbackOnly(this.mainPid, this.key);
     return this;
   }
+  connectSpec() {
+    return { transport: 'http', url: this.url, headers: { Authorization: `Bearer ${this.token}` } };
+  }
   connect(serverPath) {
     const url = serverPath ? this.url.replace(/\/mcp$/, `/servers/${serverPath}/mcp`) : this.url;
     return connectClient(
@@ -347,6 +453,15 @@ export class Broker extends System {
         requestInit: { headers: { Authorization: `Bearer ${this.token}` } },
       }),
     );
+  }
+  /**
+   * Waits until the broker's token counter is done: it counts tool-definition tokens in a short-lived
+   * child process (~100 MB while it runs, about a second) once its catalog has been quiet, and a
+   * memory or process reading taken meanwhile would count that child as part of the server side.
+   * Done: no counter under the broker for 1.5 s in a row (at most `timeoutMs`, then read anyway).
+   */
+  async tokensCounted(timeoutMs = 60_000) {
+    await tokenCounterIdle(this.mainPid, timeoutMs);
   }
   /** Waits until the aggregated catalog holds every `names` (or `count` upstream tools). */
   async waitForTools({ names = [], count } = {}, timeoutMs = 60_000) {
@@ -473,6 +588,9 @@ export class McpHub extends Peer {
   connect() {
     return connectClient(new SSEClientTransport(new URL(this.url)));
   }
+  connectSpec() {
+    return { transport: 'sse', url: this.url };
+  }
 }
 
 export class Supergateway extends Peer {
@@ -516,6 +634,9 @@ export class Supergateway extends Peer {
   connect() {
     return connectClient(new StreamableHTTPClientTransport(new URL(this.url)));
   }
+  connectSpec() {
+    return { transport: 'http', url: this.url };
+  }
 }
 
 export class McpProxy extends Peer {
@@ -557,5 +678,8 @@ export class McpProxy extends Peer {
   }
   connect() {
     return connectClient(new StreamableHTTPClientTransport(new URL(this.url)));
+  }
+  connectSpec() {
+    return { transport: 'http', url: this.url };
   }
 }

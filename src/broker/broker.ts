@@ -21,10 +21,16 @@ import { rootId, type RuntimePaths } from './runtime';
 import { UpstreamServer, type ServedServer } from './servedServer';
 import { Supervisor, type StartDecision } from './supervisor';
 import { ToolSearch } from './toolSearch';
-import { countHere, ToolTokens, workerCounter, type TokenCounter } from './toolTokens';
+import { countHere, ToolTokens, processCounter, type TokenCounter } from './toolTokens';
 import type { Upstream } from './upstream';
 
 export const BROKER_VERSION = '0.1.0';
+
+/**
+ * How long, at most, servers listed from the catalog cache wait for the first tools/list before
+ * they start anyway (nobody may be connecting yet: the editor's client can come seconds later).
+ */
+const START_HOLD_MS = 1500;
 
 export interface BrokerOptions {
   root: string;
@@ -64,12 +70,12 @@ export interface BrokerEventMap {
 }
 
 /**
- * Counting tokens in a worker on the broker's own entry point (the bundle, or bin/switchboard.js);
+ * Counting tokens in a child process on the broker's own entry point (the bundle, or bin/switchboard.js);
  * in this process when the broker is embedded elsewhere (there is no entry point to run).
  */
 function tokenCounter(): TokenCounter {
   const script = process.argv[1];
-  return script && /(broker|switchboard)\.js$/.test(script) ? workerCounter(script) : countHere;
+  return script && /(broker|switchboard)\.js$/.test(script) ? processCounter(script) : countHere;
 }
 
 export class Broker extends EventEmitter<BrokerEventMap> {
@@ -91,6 +97,7 @@ export class Broker extends EventEmitter<BrokerEventMap> {
   private readonly servedUpstreams = new WeakMap<Upstream, UpstreamServer>();
   private catalogTimer?: NodeJS.Timeout;
   private readonly idleCollector = new IdleCollector();
+  private listServed = false;
 
   constructor(
     readonly opts: BrokerOptions,
@@ -121,6 +128,7 @@ export class Broker extends EventEmitter<BrokerEventMap> {
       settleCatalog: () => this.settleCatalog(),
       audit: (entry) => this.audit.write(entry),
       toolsChanged: (sessionId) => this.endpoint.toolListChanged(sessionId),
+      toolsListed: () => this.firstListServed(),
     });
     this.endpoint = new Endpoint({
       port: opts.port,
@@ -159,10 +167,21 @@ export class Broker extends EventEmitter<BrokerEventMap> {
     this.supervisor.on('audit', (entry) => this.audit.write(entry));
     this.watcher.on('snapshot', (snap) => void this.apply(snap));
     await this.supervisor.setPolicy((def) => governance.decide(def));
+    this.supervisor.holdQueuedStarts(START_HOLD_MS);
     await this.apply(this.watcher.start());
     // Start-up leaves garbage too (the registry parse, every upstream's handshake).
     this.idleCollector.touch();
     return port;
+  }
+
+  /**
+   * The first tools/list since start: once its answer is written (setImmediate), the servers
+   * listed from the catalog cache may start. Until then they would compete with it for the CPU.
+   */
+  private firstListServed(): void {
+    if (this.listServed) return;
+    this.listServed = true;
+    setImmediate(() => this.supervisor.openQueuedStarts());
   }
 
   /** Times the broker went quiet and ran a collection (0 where --expose-gc is not given). */

@@ -34,6 +34,8 @@ export interface RouterDeps {
   audit(entry: JsonObject): void;
   /** Sends notifications/tools/list_changed to one session (its found tools grew). */
   toolsChanged(sessionId: string): void;
+  /** A tools/list is being answered (the broker lets held upstream starts go after the first). */
+  toolsListed?(): void;
 }
 
 /** The facade tools the router answers or follows up itself, by their own names. */
@@ -65,6 +67,7 @@ export class BrokerRouter implements Router {
   }
 
   listTools(ctx: SessionContext): Tool[] {
+    this.deps.toolsListed?.();
     const scope = this.scopeOf(ctx);
     const listed = this.profiledTools(ctx, scope);
     // toolMode search: the facade tools it may call, the pinned ones and what this session found.

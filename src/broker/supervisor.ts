@@ -112,6 +112,15 @@ export class Supervisor extends EventEmitter<SupervisorEventMap> {
     return upstream;
   }
 
+  /** Cache-listed servers wait to start until openQueuedStarts() or `maxMs` (see StartGate.hold). */
+  holdQueuedStarts(maxMs: number): void {
+    this.gate.hold(maxMs);
+  }
+
+  openQueuedStarts(): void {
+    this.gate.open();
+  }
+
   stopAll(): Promise<void> {
     return this.enqueue(async () => {
       await Promise.all(this.all().map((u) => this.retire(u)));

@@ -228,6 +228,8 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     }
     if (this.state !== 'starting') return undefined;
     this.learning = false;
+    // Someone waits now: a start held back behind the broker's first list goes ahead.
+    this.gate?.open();
     return this.whenSettled(this.def.timeouts.startupMs).catch((err: Error) => {
       throw new McpFailure(
         ErrorCodes.UpstreamUnavailable,

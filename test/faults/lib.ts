@@ -74,8 +74,21 @@ function isSandboxMonitor(pid: number): boolean {
 }
 
 /**
+ * The broker's own token counter (`<broker entry> count-tokens`, src/broker/toolTokens.ts): a
+ * short-lived child running the broker's bundle, not a server.
+ */
+function isTokenCounter(pid: number): boolean {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes('count-tokens');
+  } catch {
+    return false;
+  }
+}
+
+/**
  * Every live descendant of `root` (children, grandchildren, ...), zombies excluded; a sandboxed
- * server's bwrap monitor is looked through, so one server counts once with or without the sandbox.
+ * server's bwrap monitor is looked through, so one server counts once with or without the sandbox,
+ * and the broker's token counter is not counted.
  */
 export function descendants(root: number): number[] {
   const children = new Map<number, number[]>();
@@ -92,7 +105,7 @@ export function descendants(root: number): number[] {
   const queue = [...(children.get(root) ?? [])];
   while (queue.length && out.length < 10_000) {
     const pid = queue.shift()!;
-    if (!isSandboxMonitor(pid)) out.push(pid);
+    if (!isSandboxMonitor(pid) && !isTokenCounter(pid)) out.push(pid);
     queue.push(...(children.get(pid) ?? []));
   }
   return out;

@@ -4,7 +4,8 @@ import assert from 'node:assert/strict';
 import { Catalog } from '../../src/broker/catalog';
 import type { Tool } from '../../src/broker/mcpTypes';
 import type { ServedServer } from '../../src/broker/servedServer';
-import { countHere, ToolTokens, type TokenCounter } from '../../src/broker/toolTokens';
+import { BROKER_JS } from '../helpers/broker';
+import { countHere, processCounter, ToolTokens, type TokenCounter } from '../../src/broker/toolTokens';
 
 function served(name: string, tools: Tool[]): ServedServer {
   return { name, available: true, tools, prompts: [], resources: [], resourceTemplates: [] } as unknown as ServedServer;
@@ -61,5 +62,16 @@ describe('tool tokens', () => {
     assert.equal(batches[1].length, 1);
     assert.match(batches[1][0], /one whole file/);
     tokens.close();
+  });
+
+  it('counts in a child process on the built broker (its tokenizer bundled apart), as this process does', async function () {
+    this.timeout(60_000);
+    const texts = ['hello world', JSON.stringify(toolsOf('file')[0]), ''];
+    assert.deepEqual(await processCounter(BROKER_JS)(texts), await countHere(texts));
+  });
+
+  it('rejects when the counting process fails, instead of hanging', async function () {
+    this.timeout(60_000);
+    await assert.rejects(processCounter(`${BROKER_JS}.missing`)(['x']), /counting tokens failed/);
   });
 });
