@@ -28,6 +28,8 @@ export interface RemoteLaunch {
   headers: Record<string, string>;
   /** The server's sign-in (`auth` in its definition): every request carries its token. */
   auth?: ServerOAuth;
+  /** A VS Code account's token (`auth: { type: vscode }`), read at each request: sent as a bearer token. */
+  bearer?: () => string | undefined;
 }
 export type UpstreamLaunch = StdioLaunch | RemoteLaunch;
 

@@ -35,8 +35,8 @@ async function remoteTransport(launch: RemoteLaunch): Promise<RemoteTransport> {
   const url = new URL(launch.url);
   const requestInit = { headers: launch.headers };
   // A signed-in server: every request (POST, GET stream, SSE) carries the current access token.
-  const base = launch.auth ? authorizedFetch(launch.auth) : fetch;
-  const signedIn = launch.auth ? { fetch: base } : {};
+  const base = launch.auth ? authorizedFetch(launch.auth) : launch.bearer ? bearerFetch(launch.bearer) : fetch;
+  const signedIn = launch.auth || launch.bearer ? { fetch: base } : {};
   if (launch.transport === 'http') {
     const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
     const transport = new StreamableHTTPClientTransport(url, { requestInit, ...signedIn });
@@ -48,6 +48,26 @@ async function remoteTransport(launch: RemoteLaunch): Promise<RemoteTransport> {
   return {
     transport: new SSEClientTransport(url, { requestInit, eventSourceInit: { fetch: withHeaders }, ...signedIn }),
     isStreamEnd: (err) => err instanceof SseError,
+  };
+}
+
+/**
+ * The fetch of a server that uses a VS Code account: the editor's current token on every request.
+ * A 401 means VS Code's session no longer works for it: the person must sign in again there.
+ */
+function bearerFetch(token: () => string | undefined): typeof fetch {
+  const refused = 'the server refused the VS Code account token (HTTP 401): sign in again from VS Code';
+  return async (input, init) => {
+    const current = token();
+    if (current === undefined) throw new SignInRequired('the VS Code account token was withdrawn: sign in again from VS Code');
+    const headers = new Headers(init?.headers);
+    headers.set('authorization', `Bearer ${current}`);
+    const res = await fetch(input, { ...init, headers });
+    if (res.status === 401) {
+      await res.body?.cancel();
+      throw new SignInRequired(refused);
+    }
+    return res;
   };
 }
 
