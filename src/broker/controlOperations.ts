@@ -351,7 +351,7 @@ export class ControlOperations {
       );
       if (refusal) throw new McpFailure(ErrorCodes.Forbidden, refusal);
     }
-    return probeServer(parsed.data, this.broker.root);
+    return probeServer(parsed.data, this.broker.root, undefined, this.broker.supervisor.credentials);
   }
 
   /**
