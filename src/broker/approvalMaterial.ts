@@ -99,13 +99,13 @@ export function normalizeForApproval(def: ServerDef, root: string, envFileConten
       def.auth?.type === 'vscode'
         ? { type: 'vscode', provider: def.auth.provider, scopes: [...def.auth.scopes].sort() }
         : def.auth
-      ? {
-          type: def.auth.type,
-          clientId: def.auth.clientId ?? null,
-          scopes: sorted(def.auth.scopes),
-          clientMetadataUrl: def.auth.clientMetadataUrl ?? null,
-        }
-      : null,
+          ? {
+              type: def.auth.type,
+              clientId: def.auth.clientId ?? null,
+              scopes: sorted(def.auth.scopes),
+              clientMetadataUrl: def.auth.clientMetadataUrl ?? null,
+            }
+          : null,
   };
 }
 

@@ -402,7 +402,8 @@ waited for it. Values reach only servers with the 'secrets' grant.`,
       }
       if ((action !== 'set' && action !== 'unset') || !name)
         throw new Error('usage: switchboard secret set|unset <NAME>, or switchboard secret list');
-      if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name)) throw new Error(`'${name}' is not an input name (letters, digits, _, . or -)`);
+      if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name))
+        throw new Error(`'${name}' is not an input name (letters, digits, _, . or -)`);
       if (action === 'set') {
         const value = await readSecretValue(`Value of ${name} (hidden): `);
         if (!value) throw new Error(`no value given for ${name}; nothing stored`);
@@ -456,7 +457,9 @@ async function readSecretValue(prompt: string): Promise<string> {
   if (!stdin.isTTY) {
     const chunks: Buffer[] = [];
     for await (const chunk of stdin) chunks.push(chunk as Buffer);
-    return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+    return Buffer.concat(chunks)
+      .toString('utf8')
+      .replace(/\r?\n$/, '');
   }
   process.stderr.write(prompt);
   stdin.setRawMode(true);

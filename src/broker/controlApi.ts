@@ -196,7 +196,10 @@ export interface ControlApi {
    * `${input:NAME}`: the editor's value (held in memory only; without `value`, forgotten), or with
    * `reload`, re-read from the per-user store after `switchboard secret set|unset`.
    */
-  set_input: { params: ByName & { value?: string; reload?: boolean }; result: { name: string; source?: InputSource; servers: string[] } };
+  set_input: {
+    params: ByName & { value?: string; reload?: boolean };
+    result: { name: string; source?: InputSource; servers: string[] };
+  };
   /** The editor's workspace folders, given to upstreams as roots (with the registry root). */
   set_editor_roots: { params: { roots: Root[] }; result: { roots: Root[]; changed: boolean } };
 }

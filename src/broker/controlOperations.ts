@@ -4,7 +4,14 @@ import * as path from 'node:path';
 import type { RegistrySnapshot } from '../registry/loader';
 import { whyFilteredOut } from '../registry/names';
 import { formatProblem } from '../registry/problems';
-import { definitionPath, inputsReferenced, lifecycleOf, ServerDefSchema, type Kind, type ServerDef } from '../registry/schema';
+import {
+  definitionPath,
+  inputsReferenced,
+  lifecycleOf,
+  ServerDefSchema,
+  type Kind,
+  type ServerDef,
+} from '../registry/schema';
 import { RegistryWriter } from '../registry/writer';
 import { ApprovalMismatch, type Approvals } from './approvals';
 import { approvalSummaryText } from './approvalSummary';

@@ -420,7 +420,7 @@ function definitions(): RegisteredTool[] {
       idempotent: true,
       description:
         "Operator only (the editor): hand over a VS Code account's access token for a server with " +
-        "auth: { type: vscode }. The broker holds it in memory only and sends it to that server alone; without " +
+        'auth: { type: vscode }. The broker holds it in memory only and sends it to that server alone; without ' +
         "'token' it is withdrawn. 'provider' and 'scopes' must be the server's (a token for other scopes is refused).",
       input: {
         type: 'object',
@@ -460,7 +460,11 @@ function definitions(): RegisteredTool[] {
         required: ['name'],
         additionalProperties: false,
       },
-      params: (a) => ({ name: str(a, 'name'), ...optionalString(a, 'value'), ...(a.reload === true ? { reload: true } : {}) }),
+      params: (a) => ({
+        name: str(a, 'name'),
+        ...optionalString(a, 'value'),
+        ...(a.reload === true ? { reload: true } : {}),
+      }),
       run: (ops, p) => ops.setInput(p),
     },
     set_editor_roots: {

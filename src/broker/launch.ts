@@ -85,13 +85,18 @@ export function planLaunch(def: ServerDef, root: string, opts: LaunchOptions = {
       Object.entries(def.headers).map(([k, v]) => [k, resolveInputs(v, granted, input, collected)]),
     );
     if (collected.missingInputs.length)
-      throw new WaitingForCredentials(missingInputsMessage(def.name, collected.missingInputs), 'needs-input', collected.missingInputs);
+      throw new WaitingForCredentials(
+        missingInputsMessage(def.name, collected.missingInputs),
+        'needs-input',
+        collected.missingInputs,
+      );
     const launch: RemoteLaunch = { transport: def.transport, ...credentialsAsHeader(def.url!, headers) };
     const secrets = [...Object.values(launch.headers), ...collected.secretValues, ...urlSecretValues(def.url!)];
     if (def.auth?.type === 'vscode') {
       const credentials = opts.credentials;
       const token = credentials?.accountToken(def);
-      if (!credentials || token === undefined) throw new WaitingForCredentials(needsAccountMessage(def, opts), 'needs-sign-in');
+      if (!credentials || token === undefined)
+        throw new WaitingForCredentials(needsAccountMessage(def, opts), 'needs-sign-in');
       // Read at each request: a session VS Code refreshed is used without a reconnect.
       launch.bearer = () => credentials.accountToken(def);
       secrets.push(token);
@@ -109,7 +114,11 @@ export function planLaunch(def: ServerDef, root: string, opts: LaunchOptions = {
     input,
   });
   if (built.missingInputs.length)
-    throw new WaitingForCredentials(missingInputsMessage(def.name, built.missingInputs), 'needs-input', built.missingInputs);
+    throw new WaitingForCredentials(
+      missingInputsMessage(def.name, built.missingInputs),
+      'needs-input',
+      built.missingInputs,
+    );
   const cwd = def.cwd ? path.resolve(root, def.cwd) : root;
   const launch: StdioLaunch = { transport: 'stdio', command: def.command!, args: def.args, cwd, env: built.env };
   if (decision.bwrap) Object.assign(launch, confine(def, root, decision, launch.env, opts));

@@ -233,7 +233,8 @@ export function serverTooltip(s: ServerStatus): string {
     out.push(`- Sign-in: VS Code account ${s.account.provider}${scopes}; ${state}`);
   }
   for (const i of s.inputs ?? []) {
-    const where = i.source === 'editor' ? "VS Code's secret storage" : i.source === 'store' ? 'your per-user store' : '';
+    const where =
+      i.source === 'editor' ? "VS Code's secret storage" : i.source === 'store' ? 'your per-user store' : '';
     const state = i.withheld ? "withheld (no 'secrets' grant)" : where ? `entered (${where})` : 'not entered yet';
     out.push(`- Secret \`${i.name}\`: ${state}`);
   }

@@ -160,7 +160,7 @@ const PROVIDER_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 const VscodeAuthSchema = z
   .object({
     type: z.literal('vscode').meta({
-      description: "Use an account VS Code is signed in to (the Accounts menu): VS Code hands the broker its token.",
+      description: 'Use an account VS Code is signed in to (the Accounts menu): VS Code hands the broker its token.',
     }),
     provider: z
       .string()
@@ -173,7 +173,9 @@ const VscodeAuthSchema = z
       .array(z.string().min(1).regex(/^\S+$/, { error: 'a scope has no spaces' }))
       .superRefine(noDuplicates('auth.scopes'))
       .default([])
-      .meta({ description: 'Scopes the session needs, e.g. [repo] for github or [https://graph.microsoft.com/.default].' }),
+      .meta({
+        description: 'Scopes the session needs, e.g. [repo] for github or [https://graph.microsoft.com/.default].',
+      }),
   })
   .strict();
 
@@ -195,7 +197,10 @@ export function inputsReferenced(def: Pick<ServerDef, 'env' | 'headers'>): strin
 
 const InputSchema = z
   .object({
-    description: z.string().optional().meta({ description: 'What to enter, shown in the prompt (e.g. "Linear API key").' }),
+    description: z
+      .string()
+      .optional()
+      .meta({ description: 'What to enter, shown in the prompt (e.g. "Linear API key").' }),
     password: z.boolean().default(true).meta({ description: 'Hide what is typed (default true).' }),
   })
   .strict();

@@ -116,7 +116,12 @@ export class Credentials extends EventEmitter<CredentialEvents> implements Crede
     if (given.token === undefined) this.accounts.delete(def.name);
     else {
       const account = given.account !== undefined ? { account: given.account } : {};
-      this.accounts.set(def.name, { provider: auth.provider, scopes: [...auth.scopes], token: given.token, ...account });
+      this.accounts.set(def.name, {
+        provider: auth.provider,
+        scopes: [...auth.scopes],
+        token: given.token,
+        ...account,
+      });
     }
     if (before !== given.token) this.emit('account', def.name);
     return this.accountStatus(def)!;

@@ -59,7 +59,8 @@ function bearerFetch(token: () => string | undefined): typeof fetch {
   const refused = 'the server refused the VS Code account token (HTTP 401): sign in again from VS Code';
   return async (input, init) => {
     const current = token();
-    if (current === undefined) throw new SignInRequired('the VS Code account token was withdrawn: sign in again from VS Code');
+    if (current === undefined)
+      throw new SignInRequired('the VS Code account token was withdrawn: sign in again from VS Code');
     const headers = new Headers(init?.headers);
     headers.set('authorization', `Bearer ${current}`);
     const res = await fetch(input, { ...init, headers });
