@@ -60,7 +60,6 @@ async function httpFixture(authFile: string): Promise<{ url: string; stop(): Pro
   return { url, stop: () => stopProcess(proc) };
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the status as JSON
 const state = (op: Client, name: string): Promise<any> => facade(op, 'server_status', { name });
 
 describe('credentials: entered secrets and VS Code accounts', function () {
