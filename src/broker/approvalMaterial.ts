@@ -32,7 +32,10 @@ export interface ApprovalMaterial {
   allowedTools: string[] | null;
   excludeTools: string[] | null;
   /** The sign-in settings the authorization server sees (never a token, nor the secret's path). */
-  auth: { type: 'oauth'; clientId: string | null; scopes: string[] | null; clientMetadataUrl: string | null } | null;
+  auth:
+    | { type: 'oauth'; clientId: string | null; scopes: string[] | null; clientMetadataUrl: string | null }
+    | { type: 'vscode'; provider: string; scopes: string[] }
+    | null;
 }
 
 export type ApprovalField = keyof ApprovalMaterial;
@@ -92,14 +95,17 @@ export function normalizeForApproval(def: ServerDef, root: string, envFileConten
     grants: [...[...def.grants].sort(), ...grantScope(def)],
     allowedTools: sorted(def.allowedTools),
     excludeTools: sorted(def.excludeTools),
-    auth: def.auth
-      ? {
-          type: def.auth.type,
-          clientId: def.auth.clientId ?? null,
-          scopes: sorted(def.auth.scopes),
-          clientMetadataUrl: def.auth.clientMetadataUrl ?? null,
-        }
-      : null,
+    auth:
+      def.auth?.type === 'vscode'
+        ? { type: 'vscode', provider: def.auth.provider, scopes: [...def.auth.scopes].sort() }
+        : def.auth
+          ? {
+              type: def.auth.type,
+              clientId: def.auth.clientId ?? null,
+              scopes: sorted(def.auth.scopes),
+              clientMetadataUrl: def.auth.clientMetadataUrl ?? null,
+            }
+          : null,
   };
 }
 

@@ -2,7 +2,7 @@
 // lines both the CLI and the editor render, with values that could be secrets masked and paths
 // outside the registry root flagged.
 import * as path from 'node:path';
-import type { ServerDef } from '../registry/schema';
+import { inputsReferenced, type ServerDef } from '../registry/schema';
 import { isOutsideRoot, relativeToRoot, type EnvFileDigest } from './approvalMaterial';
 import { looksSecret } from './environment';
 
@@ -93,7 +93,15 @@ export function approvalLines(def: ServerDef, root: string, envFile: EnvFileDige
   }
   const headers = Object.keys(def.headers).sort();
   if (headers.length) lines.push({ label: 'HTTP headers', value: `${headers.join(', ')} (values hidden)` });
-  if (def.auth) {
+  const inputs = inputsReferenced(def);
+  if (inputs.length) {
+    const passed = def.grants.includes('secrets') ? 'passed to the server' : "withheld (no 'secrets' grant)";
+    lines.push({ label: 'Entered secrets', value: `${inputs.join(', ')} (entered once, kept per user; ${passed})` });
+  }
+  if (def.auth?.type === 'vscode') {
+    const scopes = def.auth.scopes.length ? `scopes ${def.auth.scopes.join(' ')}` : 'no extra scopes';
+    lines.push({ label: 'Sign-in', value: `VS Code account: ${def.auth.provider} (${scopes}); token held in memory` });
+  } else if (def.auth) {
     const client = def.auth.clientId ? `client ${def.auth.clientId}` : 'registers itself';
     const scopes = def.auth.scopes?.length ? `scopes ${def.auth.scopes.join(' ')}` : "the server's scopes";
     lines.push({ label: 'Sign-in', value: `OAuth (${client}; ${scopes}); tokens kept per user` });

@@ -298,6 +298,7 @@ export class Broker extends EventEmitter<BrokerEventMap> {
   private secretValues(): string[] {
     const values = this.tokens.values();
     for (const upstream of this.supervisor.all()) values.push(...upstream.secretValues);
+    values.push(...this.supervisor.credentials.values());
     return values;
   }
 

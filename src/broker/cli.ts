@@ -16,7 +16,8 @@ import { launchBroker } from './launcher';
 import { findBroker, OperatorClient } from './operatorClient';
 import { parseLogRate } from './http/logRateLimit';
 import { pinCommands } from './pinCommands';
-import { runtimePaths, type BrokerRecord } from './runtime';
+import { runtimePaths, switchboardHome, type BrokerRecord } from './runtime';
+import { SecretStore } from './auth/secretStore';
 import { KIND_DIRS } from '../registry/schema';
 import { serverJsonChoices, parseServerJson, serverJsonToDefinition } from '../registry/serverJson';
 import { RegistryValidationError, RegistryWriter } from '../registry/writer';
@@ -388,6 +389,54 @@ Deletes the tokens the broker keeps for the server; it then waits for a new sign
       });
     },
   },
+  secret: {
+    summary: 'set, unset or list the secrets ${input:NAME} refers to (per user)',
+    usage: `switchboard secret set <NAME> [--root <dir>]
+switchboard secret unset <NAME> [--root <dir>]
+switchboard secret list
+
+Keeps the value of \${input:NAME} (used in a server's env or headers) in your per-user store:
+the OS keychain where one works, else a 0600 file under ~/.switchboard/secrets. 'set' reads
+the value from a hidden prompt, or from stdin when it is not a terminal (never from the
+command line). A running broker of the workspace (--root, default .) starts the servers that
+waited for it. Values reach only servers with the 'secrets' grant.`,
+    options: { ...rootOption },
+    async run(values, positionals) {
+      const [action, name] = positionals;
+      const store = SecretStore.open(switchboardHome());
+      if (action === 'list') {
+        const names = store.list();
+        if (names.length === 0) process.stdout.write(`No secrets stored (${store.kind}).\n`);
+        for (const n of names) process.stdout.write(`${n}\n`);
+        return 0;
+      }
+      if ((action !== 'set' && action !== 'unset') || !name)
+        throw new Error('usage: switchboard secret set|unset <NAME>, or switchboard secret list');
+      if (!/^[A-Za-z0-9_.-]{1,64}$/.test(name))
+        throw new Error(`'${name}' is not an input name (letters, digits, _, . or -)`);
+      if (action === 'set') {
+        const value = await readSecretValue(`Value of ${name} (hidden): `);
+        if (!value) throw new Error(`no value given for ${name}; nothing stored`);
+        store.set(name, value);
+        process.stdout.write(`Stored ${name} (${store.kind === 'keychain' ? 'OS keychain' : 'private file'}).\n`);
+      } else {
+        const had = store.unset(name);
+        process.stdout.write(had ? `Removed ${name}.\n` : `${name} was not stored.\n`);
+      }
+      const root = path.resolve(String(values.root ?? '.'));
+      const record = await liveRecord(runtimePaths(root), root);
+      if (record) {
+        const client = await OperatorClient.connect(record);
+        try {
+          const { servers } = await client.call('set_input', { name, reload: true });
+          if (servers.length) process.stdout.write(`Servers using it: ${servers.join(', ')}.\n`);
+        } finally {
+          await client.close();
+        }
+      }
+      return 0;
+    },
+  },
   token: {
     summary: "print where a client's token is (creating it), or rotate it",
     usage: `switchboard token <client> [--root <dir>] [--rotate]
@@ -588,6 +637,41 @@ function agentClientOptions(values: Record<string, string | boolean | undefined>
     script: __filename,
     entryName: values.name as string | undefined,
   };
+}
+
+/** A secret from a hidden terminal prompt, or the whole of stdin (one trailing newline dropped). */
+async function readSecretValue(prompt: string): Promise<string> {
+  const stdin = process.stdin;
+  if (!stdin.isTTY) {
+    const chunks: Buffer[] = [];
+    for await (const chunk of stdin) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks)
+      .toString('utf8')
+      .replace(/\r?\n$/, '');
+  }
+  process.stderr.write(prompt);
+  stdin.setRawMode(true);
+  stdin.resume();
+  return new Promise((resolve, reject) => {
+    let value = '';
+    const done = (err?: Error): void => {
+      stdin.setRawMode(false);
+      stdin.pause();
+      stdin.off('data', onData);
+      process.stderr.write('\n');
+      if (err) reject(err);
+      else resolve(value);
+    };
+    const onData = (data: Buffer): void => {
+      for (const ch of data.toString('utf8')) {
+        if (ch === '\r' || ch === '\n') return done();
+        if (ch === '\u0003') return done(new Error('cancelled'));
+        if (ch === '\u007f' || ch === '\b') value = value.slice(0, -1);
+        else value += ch;
+      }
+    };
+    stdin.on('data', onData);
+  });
 }
 
 /** The flag, or SWITCHBOARD_ACCEPT_WORKSPACE_TRUST=1 in the environment of whoever starts the broker. */

@@ -4,6 +4,7 @@ import type { ClientDef, Lifecycle, PromptDef, ServerDef } from '../registry/sch
 import type { Problem } from '../registry/problems';
 import type { ApprovalStatus } from './approvals';
 import type { ApprovalLine } from './approvalSummary';
+import type { AccountStatus, InputSource } from './auth/credentials';
 import type { SignInStatus } from './auth/signIns';
 import type { Root } from './editorLink';
 import type { PinState, ToolChanges } from './pins';
@@ -50,6 +51,10 @@ export interface ServerStatus {
    * tokens), and the authorization URL while a sign-in is in progress.
    */
   auth?: SignInStatus;
+  /** `auth: { type: vscode }`: the VS Code account it needs and whether the editor handed a token over (never the token). */
+  account?: AccountStatus;
+  /** The `${input:NAME}` secrets its env or headers use: where each value comes from (never the value). */
+  inputs?: InputStatus[];
   /** Present when the state is needs-sign-in: the URL once the operator started a sign-in. */
   signIn?: { url?: string; scope?: string };
   /** The tool pins: whether the tools match what was approved, and which are held back until reviewed. */
@@ -60,6 +65,17 @@ export interface ServerStatus {
   protocol?: string;
   target: string;
   file: string;
+}
+
+export interface InputStatus {
+  name: string;
+  /** From the definition's `inputs`: what to enter, and whether to hide it while typed. */
+  description?: string;
+  password: boolean;
+  /** editor: entered in VS Code (held in memory); store: `switchboard secret set`; absent: nobody entered it. */
+  source?: InputSource;
+  /** Not passed: the server has no `secrets` grant. */
+  withheld?: boolean;
 }
 
 export type PromptSummary = {
@@ -207,6 +223,22 @@ export interface ControlApi {
   /** Starts a server's sign-in (a loopback listener on the broker) and returns the URL to open. */
   begin_sign_in: { params: ByName; result: { name: string; url: string } };
   sign_out: { params: ByName; result: ServerStatus };
+  /**
+   * The editor hands over a VS Code account's token for a server with `auth: { type: vscode }`
+   * (held in memory only); without `token` it is withdrawn. provider and scopes must be the server's.
+   */
+  set_account_token: {
+    params: ByName & { provider: string; scopes: string[]; token?: string; account?: string };
+    result: ServerStatus;
+  };
+  /**
+   * `${input:NAME}`: the editor's value (held in memory only; without `value`, forgotten), or with
+   * `reload`, re-read from the per-user store after `switchboard secret set|unset`.
+   */
+  set_input: {
+    params: ByName & { value?: string; reload?: boolean };
+    result: { name: string; source?: InputSource; servers: string[] };
+  };
   /** The editor's workspace folders, given to upstreams as roots (with the registry root). */
   set_editor_roots: { params: { roots: Root[] }; result: { roots: Root[]; changed: boolean } };
 }

@@ -4,7 +4,14 @@ import * as path from 'node:path';
 import type { RegistrySnapshot } from '../registry/loader';
 import { whyFilteredOut } from '../registry/names';
 import { formatProblem } from '../registry/problems';
-import { definitionPath, lifecycleOf, ServerDefSchema, type Kind, type ServerDef } from '../registry/schema';
+import {
+  definitionPath,
+  inputsReferenced,
+  lifecycleOf,
+  ServerDefSchema,
+  type Kind,
+  type ServerDef,
+} from '../registry/schema';
 import { RegistryWriter } from '../registry/writer';
 import { ApprovalMismatch, type Approvals } from './approvals';
 import { approvalSummaryText } from './approvalSummary';
@@ -18,6 +25,9 @@ import type {
   ClientConnection,
   ClientSummary,
   FoundTool,
+  InputStatus,
+  ParamsOf,
+  ResultOf,
   PromptSummary,
   RegistryProblem,
   Removed,
@@ -122,6 +132,7 @@ export class ControlOperations {
       approvalSummary: approvalSummaryText(approval.lines),
       withheldEnv: upstream?.withheldEnv ?? [],
       ...(auth ? { auth } : {}),
+      ...this.credentialStatus(def),
       ...(state === 'needs-sign-in' ? { signIn: { url: auth?.url, scope: auth?.stepUpScope } } : {}),
       pins: this.pins?.state(name, upstream?.state === 'running') ?? {
         status: 'unpinned',
@@ -134,6 +145,25 @@ export class ControlOperations {
       target: def.transport === 'stdio' ? [def.command, ...def.args].join(' ') : redactUrl(def.url ?? ''),
       file: this.fileOf('server', name),
     };
+  }
+
+  /** The VS Code account and entered secrets a server uses: where they come from, never a value. */
+  private credentialStatus(def: ServerDef): Pick<ServerStatus, 'account' | 'inputs'> {
+    const credentials = this.broker.supervisor.credentials;
+    const account = credentials.accountStatus(def);
+    const granted = def.grants.includes('secrets');
+    const inputs: InputStatus[] = inputsReferenced(def).map((name) => {
+      const declared = def.inputs?.[name];
+      const source = granted ? credentials.inputSource(name) : undefined;
+      return {
+        name,
+        ...(declared?.description ? { description: declared.description } : {}),
+        password: declared?.password ?? true,
+        ...(source ? { source } : {}),
+        ...(granted ? {} : { withheld: true }),
+      };
+    });
+    return { ...(account ? { account } : {}), ...(inputs.length ? { inputs } : {}) };
   }
 
   listServers(): ServerStatus[] {
@@ -355,7 +385,7 @@ export class ControlOperations {
       );
       if (refusal) throw new McpFailure(ErrorCodes.Forbidden, refusal);
     }
-    return probeServer(parsed.data, this.broker.root);
+    return probeServer(parsed.data, this.broker.root, undefined, this.broker.supervisor.credentials);
   }
 
   /**
@@ -425,6 +455,34 @@ export class ControlOperations {
       await upstream.whenSettled(def.timeouts.startupMs).catch(() => undefined);
     }
     return this.serverStatus(name);
+  }
+
+  /** The editor hands over (or withdraws) a VS Code account's token for one server; memory only. */
+  setAccountToken(p: ParamsOf<'set_account_token'>): ServerStatus {
+    const def = this.def(p.name);
+    try {
+      this.broker.supervisor.credentials.supplyAccount(def, p);
+    } catch (err) {
+      throw new McpFailure(ErrorCodes.InvalidParams, (err as Error).message);
+    }
+    return this.serverStatus(p.name);
+  }
+
+  /** An entered secret from the editor (memory only), or re-read from the per-user store. */
+  setInput(p: ParamsOf<'set_input'>): ResultOf<'set_input'> {
+    if (!/^[A-Za-z0-9_.-]{1,64}$/.test(p.name))
+      throw new McpFailure(ErrorCodes.InvalidParams, `'${p.name}' is not an input name (letters, digits, _, . or -)`);
+    if (p.reload && p.value !== undefined)
+      throw new McpFailure(ErrorCodes.InvalidParams, "give either 'value' or 'reload', not both");
+    const credentials = this.broker.supervisor.credentials;
+    if (p.reload) credentials.reloadInput(p.name);
+    else credentials.supplyInput(p.name, p.value);
+    const servers = [...this.snapshot.servers.values()]
+      .filter((d) => inputsReferenced(d).includes(p.name))
+      .map((d) => d.name)
+      .sort();
+    const source = credentials.inputSource(p.name);
+    return { name: p.name, ...(source ? { source } : {}), servers };
   }
 
   /** The editor's folders become roots of every upstream whose caller gives none (editorLink.ts). */

@@ -3,6 +3,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as util from 'node:util';
+import { INPUT_REFERENCE } from '../registry/schema';
 
 const PASSED_THROUGH = [
   'PATH',
@@ -43,6 +44,9 @@ const PASSED_WITH_NETWORK = ['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_D
 
 const SECRET_LOOKING = /(TOKEN|SECRET|PASSW(OR)?D|API_?KEY|ACCESS_?KEY|PRIVATE|CREDENTIAL|AUTH|COOKIE|SESSION)/i;
 
+const REFERENCE = /\$\{(env|input):([A-Za-z0-9_.-]+)\}/g;
+const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
 export function looksSecret(name: string): boolean {
   return SECRET_LOOKING.test(name);
 }
@@ -69,6 +73,8 @@ export interface EnvironmentInput {
   /** The server's grants: `secrets` and `network` decide what of the environment it gets. */
   grants: readonly string[];
   parentEnv?: NodeJS.ProcessEnv;
+  /** The value of `${input:NAME}` (entered once in VS Code or with `switchboard secret set`), if any. */
+  input?: (name: string) => string | undefined;
 }
 
 export interface BuiltEnvironment {
@@ -77,6 +83,33 @@ export interface BuiltEnvironment {
   withheld: string[];
   /** Values that must never be written anywhere: the broker redacts them from logs. */
   secretValues: string[];
+  /** Inputs the server is granted but nobody has entered yet: it cannot start without them. */
+  missingInputs: string[];
+}
+
+/**
+ * Replaces `${input:NAME}` in one value. Without the `secrets` grant an input is withheld (it
+ * becomes empty, and `input:NAME` is listed); with it, a value nobody entered yet is listed missing.
+ */
+export function resolveInputs(
+  template: string,
+  secretsGranted: boolean,
+  input: ((name: string) => string | undefined) | undefined,
+  out: { withheld: string[]; secretValues: string[]; missingInputs: string[] },
+): string {
+  return template.replace(INPUT_REFERENCE, (_, name: string) => {
+    if (!secretsGranted) {
+      if (!out.withheld.includes(`input:${name}`)) out.withheld.push(`input:${name}`);
+      return '';
+    }
+    const value = input?.(name);
+    if (value === undefined) {
+      if (!out.missingInputs.includes(name)) out.missingInputs.push(name);
+      return '';
+    }
+    if (value) out.secretValues.push(value);
+    return value;
+  });
 }
 
 /**
@@ -92,12 +125,17 @@ export function buildEnvironment(input: EnvironmentInput): BuiltEnvironment {
   const env: Record<string, string> = {};
   const withheld: string[] = [];
   const secretValues: string[] = [];
+  const missingInputs: string[] = [];
+  const collected = { withheld, secretValues, missingInputs };
   for (const name of inherited) {
     const value = parent[name];
     if (value !== undefined) env[name] = value;
   }
-  for (const [name, template] of Object.entries(input.env)) {
-    env[name] = template.replace(/\$\{env:([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, ref: string) => {
+  for (const [name, raw] of Object.entries(input.env)) {
+    // One pass over both kinds of reference: a value that contains `${env:…}` text is not expanded again.
+    env[name] = raw.replace(REFERENCE, (whole: string, kind: string, ref: string) => {
+      if (kind === 'input') return resolveInputs(whole, secretsGranted, input.input, collected);
+      if (!ENV_NAME.test(ref)) return whole;
       const allowListed = inherited.includes(ref);
       if (!allowListed && !secretsGranted) {
         if (!withheld.includes(ref)) withheld.push(ref);
@@ -128,5 +166,5 @@ export function buildEnvironment(input: EnvironmentInput): BuiltEnvironment {
       }
     }
   }
-  return { env, withheld, secretValues };
+  return { env, withheld, secretValues, missingInputs };
 }

@@ -112,6 +112,21 @@ function rootsArg(v: unknown): { uri: string; name?: string }[] {
   });
 }
 
+function stringList(args: JsonObject, key: string): string[] {
+  const v = args[key];
+  if (!Array.isArray(v) || !v.every((x) => typeof x === 'string'))
+    throw new McpFailure(ErrorCodes.InvalidParams, `'${key}' must be an array of strings`);
+  return v as string[];
+}
+
+/** `{ key: value }` when the argument is a string, `{}` when absent. */
+function optionalString<K extends string>(args: JsonObject, key: K): { [P in K]?: string } {
+  const v = args[key];
+  if (v === undefined) return {};
+  if (typeof v !== 'string') throw new McpFailure(ErrorCodes.InvalidParams, `'${key}' must be a string`);
+  return { [key]: v } as { [P in K]?: string };
+}
+
 const noParams = (): Record<string, never> => ({});
 const byName = (a: JsonObject): { name: string } => ({ name: str(a, 'name') });
 const withDefinition = (a: JsonObject): { definition: DefinitionInput } => ({ definition: obj(a, 'definition') });
@@ -432,6 +447,58 @@ function definitions(): RegisteredTool[] {
       input: nameArg('server name'),
       params: byName,
       run: (ops, p) => ops.signOut(p.name),
+    },
+    set_account_token: {
+      scope: 'operator',
+      idempotent: true,
+      description:
+        "Operator only (the editor): hand over a VS Code account's access token for a server with " +
+        'auth: { type: vscode }. The broker holds it in memory only and sends it to that server alone; without ' +
+        "'token' it is withdrawn. 'provider' and 'scopes' must be the server's (a token for other scopes is refused).",
+      input: {
+        type: 'object',
+        properties: {
+          name: { type: 'string', description: 'server name' },
+          provider: { type: 'string' },
+          scopes: { type: 'array', items: { type: 'string' } },
+          token: { type: 'string' },
+          account: { type: 'string', description: "the account's label, shown in the state" },
+        },
+        required: ['name', 'provider', 'scopes'],
+        additionalProperties: false,
+      },
+      params: (a) => ({
+        name: str(a, 'name'),
+        provider: str(a, 'provider'),
+        scopes: stringList(a, 'scopes'),
+        ...optionalString(a, 'token'),
+        ...optionalString(a, 'account'),
+      }),
+      run: (ops, p) => ops.setAccountToken(p),
+    },
+    set_input: {
+      scope: 'operator',
+      idempotent: true,
+      description:
+        'Operator only (the editor or CLI): the value of ${input:NAME}, held in memory only (without value: ' +
+        "forgotten); or reload: true to re-read it from the per-user store after 'switchboard secret set'. " +
+        "Servers waiting for it start; it reaches only servers with the 'secrets' grant. The value is never returned.",
+      input: {
+        type: 'object',
+        properties: {
+          name: { type: 'string', description: 'input name (the NAME of ${input:NAME})' },
+          value: { type: 'string' },
+          reload: { type: 'boolean' },
+        },
+        required: ['name'],
+        additionalProperties: false,
+      },
+      params: (a) => ({
+        name: str(a, 'name'),
+        ...optionalString(a, 'value'),
+        ...(a.reload === true ? { reload: true } : {}),
+      }),
+      run: (ops, p) => ops.setInput(p),
     },
     set_editor_roots: {
       scope: 'operator',

@@ -5,9 +5,10 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { ServerDef } from '../registry/schema';
-import type { LaunchCompanion, StdioLaunch, UpstreamLaunch } from './connection/connection';
-import { buildEnvironment } from './environment';
+import type { ServerDef, VscodeAuthSettings } from '../registry/schema';
+import { describeAccount, type CredentialSource } from './auth/credentials';
+import type { LaunchCompanion, RemoteLaunch, StdioLaunch, UpstreamLaunch } from './connection/connection';
+import { buildEnvironment, resolveInputs } from './environment';
 import { NetworkProxy, type ProxyRefusal } from './networkProxy';
 import { bwrapPlan, installDirsOf, resolveGrantPath } from './platform/bwrapArgs';
 import { sandboxExecPrefix, sandboxProfile, seatbeltEnvironment } from './platform/macSandbox';
@@ -26,7 +27,35 @@ export interface LaunchPlan {
   redactor: Redactor;
 }
 
+/**
+ * The definition cannot run until someone supplies a credential: an entered secret
+ * (`needs-input`) or a VS Code account's token (`needs-sign-in`). Waiting, not failing.
+ */
+export class WaitingForCredentials extends Error {
+  constructor(
+    message: string,
+    readonly state: 'needs-input' | 'needs-sign-in',
+    /** The inputs nobody entered yet (needs-input). */
+    readonly inputs: string[] = [],
+  ) {
+    super(message);
+  }
+}
+
+/** What to tell the person when inputs are missing. */
+export function missingInputsMessage(server: string, names: readonly string[]): string {
+  const list = names.join(', ');
+  return (
+    `'${server}' needs input ${list}: enter it in VS Code (Switchboard: Enter Secret) ` +
+    `or run: switchboard secret set ${names[0]}`
+  );
+}
+
 export interface LaunchOptions {
+  /** Entered secrets and VS Code account tokens (without it, none are known). */
+  credentials?: CredentialSource;
+  /** Whether a VS Code window is connected (it is the only source of account tokens). */
+  editorConnected?: boolean;
   /** The broker's environment (process.env unless a test passes its own). */
   parentEnv?: NodeJS.ProcessEnv;
   /**
@@ -49,12 +78,33 @@ function toolsFor(opts: LaunchOptions): SandboxTools {
 
 /** Throws, with what to fix, when the definition cannot be launched (an unreadable envFile). */
 export function planLaunch(def: ServerDef, root: string, opts: LaunchOptions = {}): LaunchPlan {
+  const input = opts.credentials ? (name: string) => opts.credentials!.input(name) : undefined;
   if (def.transport !== 'stdio') {
     const enforcement = decideSandbox(def, { bwrapUnavailable: null, networkOnly: null }).enforcement;
-    const launch = { transport: def.transport, ...credentialsAsHeader(def.url!, def.headers) };
+    const collected = { withheld: [] as string[], secretValues: [] as string[], missingInputs: [] as string[] };
+    const granted = def.grants.includes('secrets');
+    const headers = Object.fromEntries(
+      Object.entries(def.headers).map(([k, v]) => [k, resolveInputs(v, granted, input, collected)]),
+    );
+    if (collected.missingInputs.length)
+      throw new WaitingForCredentials(
+        missingInputsMessage(def.name, collected.missingInputs),
+        'needs-input',
+        collected.missingInputs,
+      );
+    const launch: RemoteLaunch = { transport: def.transport, ...credentialsAsHeader(def.url!, headers) };
+    const secrets = [...Object.values(launch.headers), ...collected.secretValues, ...urlSecretValues(def.url!)];
+    if (def.auth?.type === 'vscode') {
+      const credentials = opts.credentials;
+      const token = credentials?.accountToken(def);
+      if (!credentials || token === undefined)
+        throw new WaitingForCredentials(needsAccountMessage(def, opts), 'needs-sign-in');
+      // Read at each request: a session VS Code refreshed is used without a reconnect.
+      launch.bearer = () => credentials.accountToken(def);
+      secrets.push(token);
+    }
     // Credentials in the URL (user info, `?api_key=`) are as secret as an authorization header.
-    const redactor = new Redactor([...Object.values(launch.headers), ...urlSecretValues(def.url!)]);
-    return { launch, enforcement, withheld: [], redactor };
+    return { launch, enforcement, withheld: collected.withheld, redactor: new Redactor(secrets) };
   }
   const decision = decideSandbox(def, toolsFor(opts));
   const built = buildEnvironment({
@@ -63,7 +113,14 @@ export function planLaunch(def: ServerDef, root: string, opts: LaunchOptions = {
     envFile: def.envFile,
     grants: def.grants,
     parentEnv: opts.parentEnv,
+    input,
   });
+  if (built.missingInputs.length)
+    throw new WaitingForCredentials(
+      missingInputsMessage(def.name, built.missingInputs),
+      'needs-input',
+      built.missingInputs,
+    );
   const cwd = def.cwd ? path.resolve(root, def.cwd) : root;
   const launch: StdioLaunch = { transport: 'stdio', command: def.command!, args: def.args, cwd, env: built.env };
   if (decision.bwrap) Object.assign(launch, confine(def, root, decision, launch.env, opts));
@@ -71,6 +128,20 @@ export function planLaunch(def: ServerDef, root: string, opts: LaunchOptions = {
   else if (decision.networkOnlyPrefix) launch.wrapper = decision.networkOnlyPrefix;
   const { enforcement } = decision;
   return { launch, enforcement, withheld: built.withheld, redactor: new Redactor(built.secretValues) };
+}
+
+/** What to tell the person while a server waits for a VS Code account's token. */
+function needsAccountMessage(def: ServerDef, opts: LaunchOptions): string {
+  const auth = def.auth as VscodeAuthSettings;
+  const account = describeAccount(auth);
+  if (opts.editorConnected === false) {
+    return (
+      `'${def.name}' signs in with ${account} of VS Code, and no VS Code window is connected to this broker ` +
+      "(a standalone 'switchboard serve' cannot get that token): open this workspace in VS Code with the " +
+      'Switchboard extension, which hands the token over'
+    );
+  }
+  return `'${def.name}' needs ${account} of VS Code: sign in from the server's Sign In action in VS Code`;
 }
 
 /** The bubblewrap wrapper, the environment inside it and, for an allow-list, the proxy that runs alongside. */

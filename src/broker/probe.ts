@@ -2,6 +2,7 @@
 // It is launched exactly as a start would launch it (launch.ts): same environment, sandbox, redaction.
 import type { ServerDef } from '../registry/schema';
 import { connectUpstream, type UpstreamConnection } from './connection/connection';
+import type { CredentialSource } from './auth/credentials';
 import { planLaunch, type LaunchPlan } from './launch';
 import { LogRing } from './logRing';
 import type { Prompt, Resource, ResourceTemplate, Tool } from './mcpTypes';
@@ -70,14 +71,19 @@ const ignored = {
   lost() {},
 };
 
-export async function probeServer(def: ServerDef, root: string, timeoutMs = 15_000): Promise<ProbeResult> {
+export async function probeServer(
+  def: ServerDef,
+  root: string,
+  timeoutMs = 15_000,
+  credentials?: CredentialSource,
+): Promise<ProbeResult> {
   const logs = new LogRing(200);
   const empty = { tools: [], prompts: [], resources: [], resourceTemplates: [] };
   let plan: LaunchPlan;
   try {
     const onNetworkRefused = (r: { host: string; port: number }): void =>
       logs.push(`network: refused ${r.host}:${r.port} (not in this server's network allow-list)`);
-    plan = planLaunch(def, root, { onNetworkRefused });
+    plan = planLaunch(def, root, { onNetworkRefused, credentials });
   } catch (err) {
     return { ok: false, error: (err as Error).message, ...empty, stderrTail: [] };
   }

@@ -2,7 +2,8 @@
 // and leave every unchanged upstream alone. Eager servers run while they may; lazy ones rest idle
 // on their cached catalog until a request needs them. Live lists go to the persisted catalog.
 import { EventEmitter } from 'node:events';
-import type { ServerDef } from '../registry/schema';
+import { inputsReferenced, type ServerDef } from '../registry/schema';
+import { Credentials } from './auth/credentials';
 import { SignIns } from './auth/signIns';
 import type { CatalogCache } from './catalogCache';
 import { StartGate } from './startGate';
@@ -38,6 +39,8 @@ export class Supervisor extends EventEmitter<SupervisorEventMap> {
   private policy: StartPolicy = NOTHING_RUNS;
   /** The remote servers' sign-ins: a completed one reconnects its server. */
   readonly signIns: SignIns;
+  /** Entered secrets and VS Code account tokens: a change restarts the servers that wait for it or use it. */
+  readonly credentials: Credentials;
   /** Each adopted definition's hash in the catalog cache (computed once: it reads the env file). */
   private readonly hashes = new WeakMap<Upstream, string>();
   private readonly gate = new StartGate();
@@ -50,12 +53,33 @@ export class Supervisor extends EventEmitter<SupervisorEventMap> {
   ) {
     super();
     this.signIns = new SignIns(home, root);
+    this.credentials = new Credentials(home);
+    this.credentials.on('inputs', (names) => void this.credentialsChanged((u) => usesInput(u.def, names)));
+    this.credentials.on('account', (name) => void this.credentialsChanged((u) => u.name === name, true));
     this.signIns.on('changed', () => this.emit('state'));
     this.signIns.on('signedIn', (name) => {
       const upstream = this.get(name);
       if (upstream && this.policy(upstream.def).run) void upstream.restart();
       this.emit('state');
     });
+  }
+
+  /**
+   * Starts again the servers a changed credential concerns: those waiting for it, and those that
+   * run with a value it replaced (an entered secret is read at launch). A running server whose
+   * VS Code token was refreshed keeps running: it reads the token at each request.
+   */
+  private async credentialsChanged(concerns: (u: Upstream) => boolean, account = false): Promise<void> {
+    await this.enqueue(async () => {
+      for (const upstream of this.all()) {
+        if (!concerns(upstream) || !this.policy(upstream.def).run) continue;
+        const waiting = upstream.state === 'needs-input' || upstream.state === 'needs-sign-in';
+        const withdrawn = account && this.credentials.accountToken(upstream.def) === undefined;
+        const running = ['running', 'starting', 'backoff'].includes(upstream.state);
+        if (waiting || (running && (!account || withdrawn))) void upstream.restart();
+      }
+    });
+    this.emit('state');
   }
 
   get(name: string): Upstream | undefined {
@@ -82,6 +106,7 @@ export class Supervisor extends EventEmitter<SupervisorEventMap> {
       }
       await Promise.all(work);
       this.signIns.retain(new Set(servers.keys()));
+      this.credentials.retain(new Set(servers.keys()));
       this.cache?.retain(new Set(servers.keys()));
       for (const [name, def] of servers) {
         if (this.upstreams.has(name)) continue;
@@ -134,7 +159,7 @@ export class Supervisor extends EventEmitter<SupervisorEventMap> {
     const decision = this.policy(upstream.def);
     if (decision.run) {
       // A server waiting for sign-in starts again when the sign-in completes, not on every policy change.
-      const up = ['running', 'starting', 'backoff', 'needs-sign-in'].includes(upstream.state);
+      const up = ['running', 'starting', 'backoff', 'needs-sign-in', 'needs-input'].includes(upstream.state);
       if (!upstream.lazy) {
         if (!up) upstream.start();
       } else if (!up && upstream.state !== 'idle') {
@@ -152,7 +177,8 @@ export class Supervisor extends EventEmitter<SupervisorEventMap> {
       const decision = this.policy(def);
       return decision.run ? undefined : decision;
     };
-    const upstream = new Upstream(def, this.root, mayStart, this.signIns.forServer(def), this.gate, this.editor);
+    const signIn = this.signIns.forServer(def);
+    const upstream = new Upstream(def, this.root, mayStart, signIn, this.gate, this.editor, this.credentials);
     if (this.cache) {
       const hash = this.cache.hashOf(def);
       this.hashes.set(upstream, hash);
@@ -189,4 +215,8 @@ export class Supervisor extends EventEmitter<SupervisorEventMap> {
     this.queue = run.catch(() => undefined);
     return run;
   }
+}
+
+function usesInput(def: ServerDef, names: readonly string[]): boolean {
+  return inputsReferenced(def).some((n) => names.includes(n));
 }

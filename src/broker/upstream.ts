@@ -10,7 +10,8 @@ import { ConnectionError } from './connection/connectionError';
 import { IdleClock } from './idleClock';
 import type { StartGate } from './startGate';
 import type { EditorLink } from './editorLink';
-import { planLaunch } from './launch';
+import { planLaunch, WaitingForCredentials } from './launch';
+import type { Credentials } from './auth/credentials';
 import { LogRing } from './logRing';
 import {
   ErrorCodes,
@@ -35,7 +36,8 @@ export type UpstreamState =
   | 'disabled' // enabled: false
   | 'awaiting-approval' // community tier without the operator's approval
   | 'blocked' // the workspace is not trusted: nothing from it may run
-  | 'needs-sign-in'; // a remote server that waits for the person to sign in (not a failure)
+  | 'needs-sign-in' // a remote server that waits for the person to sign in (not a failure)
+  | 'needs-input'; // waits for a secret the person enters once (`${input:NAME}`), not a failure
 
 export interface UpstreamSnapshot {
   name: string;
@@ -90,6 +92,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   readonly serverRequests: ServerRequestDispatch;
   /** Scrubs this server's secrets from text; replaced at each launch (the definition's values). */
   private redactor = new Redactor([]);
+  private accountRedaction?: { token?: string; redactor: Redactor };
 
   private client?: UpstreamConnection;
   private consecutiveFailures = 0;
@@ -123,7 +126,9 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     /** The server's sign-in, for a remote server with `auth`. */
     readonly signIn?: ServerOAuth,
     private readonly gate?: StartGate,
-    editor?: EditorLink,
+    private readonly editor?: EditorLink,
+    /** Entered secrets and VS Code account tokens. */
+    private readonly credentials?: Credentials,
   ) {
     super();
     // Every request that finds the server (re)starting waits on one 'state' listener and removes it
@@ -332,7 +337,11 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   private async connect(generation: number): Promise<void> {
     let client: UpstreamConnection;
     try {
-      const plan = planLaunch(this.def, this.root, { onNetworkRefused: (r) => this.networkRefused(r.host, r.port) });
+      const plan = planLaunch(this.def, this.root, {
+        onNetworkRefused: (r) => this.networkRefused(r.host, r.port),
+        credentials: this.credentials,
+        editorConnected: this.editor?.current() !== undefined,
+      });
       this.redactor = plan.redactor;
       this.withheldEnv = plan.withheld;
       if (plan.withheld.length) {
@@ -362,6 +371,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     } catch (err) {
       if (generation !== this.generation) return;
       if (err instanceof ConnectionError && err.kind === 'needs-sign-in') return this.awaitSignIn(err.message);
+      if (err instanceof WaitingForCredentials) return this.awaitSignIn(err.message, err.state);
       // A command that does not exist will not appear by restarting.
       const permanent = err instanceof ConnectionError && err.kind === 'not-found';
       // `npx -y pkg` without the network grant hangs in a download it cannot make: say so.
@@ -484,11 +494,11 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
    * Waits for a sign-in: no restart and no crash counted (retrying cannot help until the person
    * acts); signing in restarts the server.
    */
-  private awaitSignIn(reason: string): void {
+  private awaitSignIn(reason: string, state: 'needs-sign-in' | 'needs-input' = 'needs-sign-in'): void {
     this.lastError = reason;
-    this.logs.push(`waiting for sign-in: ${reason}`);
+    this.logs.push(`${state === 'needs-input' ? 'waiting for an entered secret' : 'waiting for sign-in'}: ${reason}`);
     this.clearRestartTimer();
-    this.setState('needs-sign-in');
+    this.setState(state);
   }
 
   private onLost(generation: number, reason: string, needsSignIn = false): void {
@@ -577,6 +587,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
       'awaiting-approval': "is waiting for the operator's approval",
       blocked: 'cannot run because the workspace is not trusted',
       'needs-sign-in': 'is waiting for you to sign in',
+      'needs-input': 'is waiting for a secret to be entered',
     };
     return new McpFailure(
       ErrorCodes.UpstreamUnavailable,
@@ -622,7 +633,17 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
 
   /** Scrubs this server's secret values from text. */
   redactText(text: string): string {
-    return this.redactor.redact(text);
+    return this.accountRedactor().redact(this.redactor.redact(text));
+  }
+
+  /** A VS Code account token can change while the server runs (VS Code refreshed the session). */
+  private accountRedactor(): Redactor {
+    const token = this.credentials?.accountToken(this.def);
+    const known = this.accountRedaction;
+    if (known && known.token === token) return known.redactor;
+    const redactor = new Redactor(token ? [token] : []);
+    this.accountRedaction = { token, redactor };
+    return redactor;
   }
 
   private clearLists(): void {

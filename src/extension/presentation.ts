@@ -23,6 +23,7 @@ const STATE_LABELS: Record<State, string> = {
   'awaiting-approval': 'awaiting approval',
   blocked: 'blocked (Restricted Mode)',
   'needs-sign-in': 'needs sign-in',
+  'needs-input': 'needs a secret',
 };
 
 export function stateLabel(state: State): string {
@@ -51,6 +52,8 @@ export function stateIcon(state: State): IconSpec {
       return { id: 'lock', color: 'disabledForeground' };
     case 'needs-sign-in':
       return { id: 'account', color: 'list.warningForeground' };
+    case 'needs-input':
+      return { id: 'key', color: 'list.warningForeground' };
     default:
       return { id: 'question' };
   }
@@ -187,7 +190,9 @@ export function serverContextValue(s: ServerStatus): string {
   if (s.approval === 'approved') tokens.push('approved');
   if (s.pins?.status === 'changed') tokens.push('toolsChanged');
   if (s.enabled && !['awaiting-approval', 'blocked', 'disabled'].includes(s.state)) tokens.push('restartable');
-  if (s.state === 'needs-sign-in') tokens.push('needsSignIn');
+  // A VS Code account or an OAuth sign-in: both offer Sign In.
+  if (s.state === 'needs-sign-in' || (s.account && !s.account.supplied)) tokens.push('needsSignIn');
+  if (s.inputs?.length) tokens.push('hasInputs');
   if (s.auth?.signedIn) tokens.push('signedIn');
   tokens.push(s.state);
   // What the row's inline actions key on: a failing server offers Restart and Logs, nothing else.
@@ -221,7 +226,20 @@ export function serverTooltip(s: ServerStatus): string {
     const signed = s.auth.signedIn ? `signed in${scope}` : 'not signed in';
     out.push(`- Sign-in: ${signed}; tokens kept in ${where}`);
   }
+  if (s.account) {
+    const scopes = s.account.scopes.length ? ` (scopes ${s.account.scopes.join(', ')})` : '';
+    const who = s.account.account ? ` as ${escapeMarkdown(s.account.account)}` : '';
+    const state = s.account.supplied ? `token handed over by VS Code${who}, held in memory` : 'no token yet';
+    out.push(`- Sign-in: VS Code account ${s.account.provider}${scopes}; ${state}`);
+  }
+  for (const i of s.inputs ?? []) {
+    const where =
+      i.source === 'editor' ? "VS Code's secret storage" : i.source === 'store' ? 'your per-user store' : '';
+    const state = i.withheld ? "withheld (no 'secrets' grant)" : where ? `entered (${where})` : 'not entered yet';
+    out.push(`- Secret \`${i.name}\`: ${state}`);
+  }
   if (s.state === 'needs-sign-in') out.push('', '$(account) Sign in to use this server (the Sign In action).');
+  if (s.state === 'needs-input') out.push('', '$(key) Enter its secret to use this server (the Enter Secret action).');
   if (s.approval === 'required') out.push('', '$(shield) Needs your approval before it runs.');
   if (s.approval === 'changed') {
     // While it waits, lastError is the broker's reason, which names what changed.

@@ -4,7 +4,7 @@
 import { packageRunnerWarning } from './packageRunner';
 import type { DataPath } from './positions';
 import type { ClientDef, DefByKind, Kind, PromptDef, ServerDef } from './schema';
-import { PLACEHOLDER_PATTERN } from './schema';
+import { INPUT_REFERENCE, PLACEHOLDER_PATTERN } from './schema';
 
 export interface Lint {
   path: DataPath;
@@ -20,6 +20,19 @@ function lintServer(s: ServerDef): Lint[] {
       path: ['envFile'],
       message: "the values in 'envFile' are withheld because this server has no 'secrets' grant",
     });
+  }
+  if (!s.grants.includes('secrets')) {
+    for (const [field, values] of [
+      ['env', s.env],
+      ['headers', s.headers],
+    ] as const) {
+      for (const [key, value] of Object.entries(values)) {
+        const names = [...value.matchAll(INPUT_REFERENCE)].map((m) => m[1]);
+        if (names.length === 0) continue;
+        const message = `the input ${names.join(', ')} is withheld because this server has no 'secrets' grant`;
+        out.push({ path: [field, key], message });
+      }
+    }
   }
   const runner = packageRunnerWarning(s);
   if (runner) out.push({ path: ['command'], message: runner });
@@ -40,7 +53,7 @@ function lintServer(s: ServerDef): Lint[] {
         message: "this header replaces the token from signing in ('auth'); remove one of the two",
       });
     }
-    const secretFile = s.auth.clientSecretFile;
+    const secretFile = s.auth.type === 'oauth' ? s.auth.clientSecretFile : undefined;
     if (secretFile !== undefined && !secretFile.startsWith('~/') && !/^([a-zA-Z]:)?[\\/]/.test(secretFile)) {
       out.push({
         path: ['auth', 'clientSecretFile'],

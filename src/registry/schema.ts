@@ -154,7 +154,56 @@ const OAuthSchema = z
     }
   });
 
-export type ServerAuth = z.output<typeof OAuthSchema>;
+/** An authentication provider id of VS Code: github and microsoft are built in; an extension can add more. */
+const PROVIDER_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+const VscodeAuthSchema = z
+  .object({
+    type: z.literal('vscode').meta({
+      description: 'Use an account VS Code is signed in to (the Accounts menu): VS Code hands the broker its token.',
+    }),
+    provider: z
+      .string()
+      .regex(PROVIDER_ID, { error: 'a provider is an authentication provider id such as github or microsoft' })
+      .meta({
+        description: "VS Code's authentication provider: github, microsoft, or another extension's provider id.",
+        examples: ['github', 'microsoft'],
+      }),
+    scopes: z
+      .array(z.string().min(1).regex(/^\S+$/, { error: 'a scope has no spaces' }))
+      .superRefine(noDuplicates('auth.scopes'))
+      .default([])
+      .meta({
+        description: 'Scopes the session needs, e.g. [repo] for github or [https://graph.microsoft.com/.default].',
+      }),
+  })
+  .strict();
+
+export type OAuthSettings = z.output<typeof OAuthSchema>;
+export type VscodeAuthSettings = z.output<typeof VscodeAuthSchema>;
+export type ServerAuth = OAuthSettings | VscodeAuthSettings;
+
+/** `${input:NAME}`: a secret the person enters once (VS Code's password box, or `switchboard secret set NAME`). */
+export const INPUT_REFERENCE = /\$\{input:([A-Za-z0-9_.-]+)\}/g;
+const INPUT_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+
+/** The names of the inputs a definition's env and header values refer to, in order of first use. */
+export function inputsReferenced(def: Pick<ServerDef, 'env' | 'headers'>): string[] {
+  const names = new Set<string>();
+  for (const value of [...Object.values(def.env), ...Object.values(def.headers)])
+    for (const m of value.matchAll(INPUT_REFERENCE)) names.add(m[1]);
+  return [...names];
+}
+
+const InputSchema = z
+  .object({
+    description: z
+      .string()
+      .optional()
+      .meta({ description: 'What to enter, shown in the prompt (e.g. "Linear API key").' }),
+    password: z.boolean().default(true).meta({ description: 'Hide what is typed (default true).' }),
+  })
+  .strict();
 
 const pathList = (what: string) =>
   z
@@ -226,11 +275,22 @@ export const ServerDefSchema = z
     headers: z.record(z.string().min(1), z.string()).default({}).meta({
       description: 'HTTP headers sent to a remote server.',
     }),
-    auth: OAuthSchema.optional().meta({
-      description:
-        'How the broker signs in to a remote (sse or http) server: { type: oauth }. ' +
-        'Tokens are kept per user, outside the workspace.',
-    }),
+    auth: z
+      .discriminatedUnion('type', [OAuthSchema, VscodeAuthSchema])
+      .optional()
+      .meta({
+        description:
+          'How the broker signs in to a remote (sse or http) server: { type: oauth } (the broker signs in) or ' +
+          '{ type: vscode, provider: github } (an account of VS Code). Tokens are kept per user, outside the workspace.',
+      }),
+    inputs: z
+      .record(z.string().regex(INPUT_NAME, { error: 'an input name is letters, digits, _, . or -' }), InputSchema)
+      .optional()
+      .meta({
+        description:
+          'How to ask for the ${input:NAME} values used in env and headers: a description and whether to hide it. ' +
+          "Values are entered once (VS Code, or 'switchboard secret set NAME'), kept per user, and passed only with the 'secrets' grant.",
+      }),
     grants: z
       .array(z.enum(['network', 'secrets', 'filesystem']))
       .default([])

@@ -18,7 +18,7 @@ import { listenForRedirect } from '../../src/broker/auth/loopback';
 import { ServerOAuth, SignInRequired, signInKey } from '../../src/broker/auth/serverOAuth';
 import { FileTokenStore, openTokenStore } from '../../src/broker/auth/tokenStore';
 import { lintDefinition } from '../../src/registry/lint';
-import { ServerDefSchema, type ServerDef } from '../../src/registry/schema';
+import { ServerDefSchema, type OAuthSettings, type ServerDef } from '../../src/registry/schema';
 
 type Input = z.input<typeof ServerDefSchema>;
 const ROOT = path.join(os.tmpdir(), 'sb-unit-auth', 'ws');
@@ -150,7 +150,7 @@ describe('auth: the token file store', () => {
 describe('auth: one server sign-in', () => {
   const def = remote({ auth: { type: 'oauth', scopes: ['mcp'] } });
   const make = (dir = tempDir()) =>
-    new ServerOAuth('srv', def.url!, def.auth!, signInKey(def), new FileTokenStore(dir), ROOT);
+    new ServerOAuth('srv', def.url!, def.auth as OAuthSettings, signInKey(def), new FileTokenStore(dir), ROOT);
 
   it('keys sign-ins by name and by url and settings', () => {
     assert.notEqual(signInKey(def), signInKey(remote({ auth: { type: 'oauth', scopes: ['mcp', 'x'] } })));

@@ -6,7 +6,7 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { ServerAuth, ServerDef } from '../../registry/schema';
+import type { OAuthSettings, ServerDef } from '../../registry/schema';
 import type { TokenStore } from './tokenStore';
 
 export interface OAuthTokens {
@@ -62,7 +62,7 @@ const PLACEHOLDER_REDIRECT = 'http://127.0.0.1/callback';
 
 /** The key a server's sign-in is stored under: its name and everything that decides whom it signs in to. */
 export function signInKey(def: ServerDef): string {
-  const auth = def.auth!;
+  const auth = def.auth as OAuthSettings;
   const settings = [auth.type, auth.clientId ?? null, auth.scopes ?? null, auth.clientMetadataUrl ?? null];
   const bound = JSON.stringify([def.url, ...settings]);
   return `${def.name}/${crypto.createHash('sha256').update(bound).digest('hex').slice(0, 16)}`;
@@ -78,7 +78,7 @@ export class ServerOAuth {
   constructor(
     readonly serverName: string,
     readonly serverUrl: string,
-    readonly settings: ServerAuth,
+    readonly settings: OAuthSettings,
     readonly key: string,
     private readonly store: TokenStore,
     private readonly root: string,

@@ -36,6 +36,13 @@ export interface SignInEvents {
   signedIn: [string];
 }
 
+/** Why a server has no browser sign-in: no `auth`, or a VS Code account (the editor hands that token over). */
+function notOAuth(def: ServerDef, what: string): string {
+  if (def.auth?.type === 'vscode')
+    return `'${def.name}' uses a VS Code account (${def.auth.provider}): sign in from VS Code, which hands the broker its token`;
+  return `'${def.name}' has no 'auth' setting: there is nothing to ${what}`;
+}
+
 export class SignIns extends EventEmitter<SignInEvents> {
   private store?: TokenStore;
   private readonly clients = new Map<string, ServerOAuth>();
@@ -57,7 +64,7 @@ export class SignIns extends EventEmitter<SignInEvents> {
 
   /** The OAuth client of a server with `auth`, the same object for as long as its settings stay. */
   forServer(def: ServerDef): ServerOAuth | undefined {
-    if (!def.auth || def.transport === 'stdio' || !def.url) return undefined;
+    if (def.auth?.type !== 'oauth' || def.transport === 'stdio' || !def.url) return undefined;
     const key = signInKey(def);
     const known = this.clients.get(def.name);
     if (known?.key === key) return known;
@@ -88,7 +95,7 @@ export class SignIns extends EventEmitter<SignInEvents> {
    */
   async begin(def: ServerDef): Promise<{ url: string }> {
     const oauth = this.forServer(def);
-    if (!oauth) throw new Error(`'${def.name}' has no 'auth' setting: there is nothing to sign in to`);
+    if (!oauth) throw new Error(notOAuth(def, 'sign in to'));
     this.cancel(def.name);
     this.lastErrors.delete(def.name);
     const state = crypto.randomBytes(24).toString('base64url');
@@ -127,7 +134,7 @@ export class SignIns extends EventEmitter<SignInEvents> {
   /** Deletes the server's tokens; the next connection needs a new sign-in. */
   signOut(def: ServerDef): void {
     const oauth = this.forServer(def);
-    if (!oauth) throw new Error(`'${def.name}' has no 'auth' setting: there is nothing to sign out of`);
+    if (!oauth) throw new Error(notOAuth(def, 'sign out of'));
     this.cancel(def.name);
     oauth.signOut();
     this.emit('changed', def.name);

@@ -109,10 +109,10 @@ function workingKeychain(): KeychainTokenStore | undefined {
 }
 
 /**
- * The store for this user: the keychain where it works, else files under `<home>/oauth`.
+ * The store for this user: the keychain where it works, else files under `<home>/<dir>` (oauth, secrets).
  * SWITCHBOARD_TOKEN_STORE=file forces the file store (tests, and machines whose keychain prompts).
  */
-export function openTokenStore(home: string, env: NodeJS.ProcessEnv = process.env): TokenStore {
+export function openTokenStore(home: string, env: NodeJS.ProcessEnv = process.env, dir = 'oauth'): TokenStore {
   const keychain = env.SWITCHBOARD_TOKEN_STORE === 'file' ? undefined : workingKeychain();
-  return keychain ?? new FileTokenStore(path.join(home, 'oauth'));
+  return keychain ?? new FileTokenStore(path.join(home, dir));
 }

@@ -32,6 +32,8 @@ export interface RemoteLaunch {
    * broker, which needs what only a session has (the editor's GET stream, change notifications).
    */
   session?: boolean;
+  /** A VS Code account's token (`auth: { type: vscode }`), read at each request: sent as a bearer token. */
+  bearer?: () => string | undefined;
 }
 export type UpstreamLaunch = StdioLaunch | RemoteLaunch;
 

@@ -11,7 +11,7 @@ import { explainStdioStartFailure } from './connectFailure';
 import { ModernHttpConnection, postModern, type ModernHttpTarget } from './modernHttpConnection';
 import { brokerEnvelope, infoFromDiscover } from './modernSession';
 import { ModernStdioConnection } from './modernStdioConnection';
-import { authorizedFetch } from './oauthFlow';
+import { signedInFetch } from './signIn';
 import { RemoteConnection } from './remoteConnection';
 import { signInError } from './signIn';
 import { StdioConnection } from './stdioConnection';
@@ -68,7 +68,7 @@ export async function connectRemoteEitherEra(
   const target: ModernHttpTarget = {
     url: new URL(launch.url),
     headers: launch.headers,
-    fetch: launch.auth ? authorizedFetch(launch.auth) : fetch,
+    fetch: signedInFetch(launch),
   };
   let discovered: JsonObject | undefined;
   try {

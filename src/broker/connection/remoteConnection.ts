@@ -10,8 +10,7 @@ import type { CallOptions, ConnectedInfo, ConnectionEvents, RemoteLaunch, Upstre
 import { CallTimer } from './callTimer';
 import { ConnectionError } from './connectionError';
 import { explainRemoteConnectFailure } from './connectFailure';
-import { authorizedFetch } from './oauthFlow';
-import { signInError } from './signIn';
+import { signedInFetch, signInError } from './signIn';
 import { AnyResult, connectedInfo, createSdkClient, isSdkTimeout, SdkSession } from './sdkSession';
 import { holdTimers, oneCallerPerSession, withRelatedCaller, type ServerRequestCaller } from './serverRequests';
 
@@ -35,8 +34,8 @@ async function remoteTransport(launch: RemoteLaunch): Promise<RemoteTransport> {
   const url = new URL(launch.url);
   const requestInit = { headers: launch.headers };
   // A signed-in server: every request (POST, GET stream, SSE) carries the current access token.
-  const base = launch.auth ? authorizedFetch(launch.auth) : fetch;
-  const signedIn = launch.auth ? { fetch: base } : {};
+  const base = signedInFetch(launch);
+  const signedIn = launch.auth || launch.bearer ? { fetch: base } : {};
   if (launch.transport === 'http') {
     const { StreamableHTTPClientTransport } = await import('@modelcontextprotocol/sdk/client/streamableHttp.js');
     const transport = new StreamableHTTPClientTransport(url, { requestInit, ...signedIn });
