@@ -4,6 +4,7 @@
 import * as path from 'node:path';
 import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
 import { looksSecret } from '../broker/environment';
+import { INPUT_NAME } from '../registry/schema';
 
 export type ImportSource = 'vscode' | 'claude-desktop' | 'cursor' | 'claude-code' | 'file';
 
@@ -41,6 +42,14 @@ export interface ImportContext {
   home: string;
   /** Names already in the registry: imports get another name rather than replacing them silently. */
   existing?: ReadonlySet<string>;
+  /** The file's own `inputs` declarations (read from the file by parseMcpConfig). */
+  inputs?: ReadonlyMap<string, DeclaredInput>;
+}
+
+/** How a VS Code input asks for its value. */
+interface DeclaredInput {
+  description?: string;
+  password?: boolean;
 }
 
 /** Where each tool keeps its configuration, for the import picker. */
@@ -155,6 +164,7 @@ export function parseMcpConfig(text: string, ctx: ImportContext): ImportResult {
     );
   const taken = new Set(ctx.existing ?? []);
   const result: ImportResult = { servers: [], skipped: [] };
+  ctx = { ...ctx, inputs: declaredInputs(doc) };
   for (const [key, raw] of Object.entries(map)) {
     if (!isObject(raw)) {
       result.skipped.push({ name: key, reason: 'the entry is not an object' });
@@ -169,6 +179,20 @@ export function parseMcpConfig(text: string, ctx: ImportContext): ImportResult {
     }
   }
   return result;
+}
+
+/** VS Code's top-level `inputs` (promptString ones): how each asks for its value. */
+function declaredInputs(doc: unknown): Map<string, DeclaredInput> {
+  const out = new Map<string, DeclaredInput>();
+  const list = isObject(doc) && Array.isArray(doc.inputs) ? (doc.inputs as unknown[]) : [];
+  for (const i of list) {
+    if (!isObject(i) || typeof i.id !== 'string') continue;
+    out.set(i.id, {
+      description: typeof i.description === 'string' ? i.description : undefined,
+      password: typeof i.password === 'boolean' ? i.password : undefined,
+    });
+  }
+  return out;
 }
 
 function stringArray(v: unknown, what: string): string[] {
@@ -201,6 +225,8 @@ function convert(key: string, raw: Json, ctx: ImportContext, taken: ReadonlySet<
     return r === '' ? '.' : r.split(path.sep).join('/');
   };
   const inputs = new Set<string>();
+  /** The inputs kept as `${input:NAME}` (env and header values): the registry asks for them once. */
+  const kept = new Set<string>();
   /** Substitutes VS Code's variables; `where` decides what `${env:X}` may stay as. */
   const subst = (value: string, where: 'path' | 'arg' | 'env' | 'header'): string => {
     let v = value.replace(/\$\{(workspaceFolder|workspaceRoot)\}/g, () => {
@@ -209,9 +235,14 @@ function convert(key: string, raw: Json, ctx: ImportContext, taken: ReadonlySet<
     });
     v = v.replace(/\$\{userHome\}/g, ctx.home);
     if (where !== 'env') v = v.replace(/^~(?=\/|$)/, ctx.home);
-    v = v.replace(/\$\{input:([^}]+)\}/g, (_, id: string) => {
+    v = v.replace(/\$\{input:([^}]+)\}/g, (whole: string, id: string) => {
+      // The registry resolves inputs in env and header values only; elsewhere one stays to be filled by hand.
+      if ((where === 'env' || where === 'header') && INPUT_NAME.test(id)) {
+        kept.add(id);
+        return whole;
+      }
       inputs.add(id);
-      return where === 'env' ? '\u0000' : `<${id}>`;
+      return `<${id}>`;
     });
     if (where !== 'env' && /\$\{env:[^}]+\}/.test(v))
       notes.push(
@@ -235,7 +266,7 @@ function convert(key: string, raw: Json, ctx: ImportContext, taken: ReadonlySet<
     const outHeaders: Record<string, string> = {};
     for (const [k, v] of Object.entries(headers)) {
       const value = subst(v, 'header');
-      if (looksSecret(k) || /^bearer\s/i.test(value)) {
+      if (!/\$\{input:[^}]+\}/.test(value) && (looksSecret(k) || /^bearer\s/i.test(value))) {
         notes.push(
           `header '${k}' holds a credential: it is written to the registry file as it was; ` +
             'keep that file out of version control or replace the value',
@@ -262,10 +293,8 @@ function convert(key: string, raw: Json, ctx: ImportContext, taken: ReadonlySet<
     if (def.envFile) grants.add('secrets');
     for (const [k, v] of Object.entries(env)) {
       const value = subst(v, 'env');
-      if (value.includes('\u0000')) {
-        outEnv[k] = `\${env:${k}}`;
-        notes.push(`${k} was a VS Code input (\${input:...}); it now comes from the environment variable ${k}`);
-        if (looksSecret(k)) grants.add('secrets');
+      if (/\$\{input:[^}]+\}/.test(value)) {
+        outEnv[k] = value;
       } else if (looksSecret(k) && !/^\$\{env:[^}]+\}$/.test(value)) {
         // Never copy a credential into the workspace, where it would be committed.
         outEnv[k] = `\${env:${k}}`;
@@ -284,7 +313,28 @@ function convert(key: string, raw: Json, ctx: ImportContext, taken: ReadonlySet<
       grants.add('network');
       notes.push(`${program} downloads and runs a package, so it gets the 'network' grant`);
     }
+    if (kept.size) grants.add('secrets');
     if (grants.size) def.grants = ['network', 'secrets', 'filesystem'].filter((g) => grants.has(g));
+  }
+  if (kept.size) {
+    // Entered secrets reach a server only with the secrets grant (a stdio server's grants are set above).
+    if (isRemote) def.grants = ['secrets'];
+    def.inputs = Object.fromEntries(
+      [...kept].map((id) => {
+        const declared = ctx.inputs?.get(id);
+        return [
+          id,
+          {
+            ...(declared?.description ? { description: declared.description } : {}),
+            password: declared?.password ?? true,
+          },
+        ];
+      }),
+    );
+    notes.push(
+      `it asks for ${[...kept].map((i) => `'${i}'`).join(', ')} once: enter ${kept.size > 1 ? 'them' : 'it'} with ` +
+        "'Switchboard: Enter Secret' or 'switchboard secret set NAME' (kept per user, never in the workspace)",
+    );
   }
   if (raw.disabled === true) {
     def.enabled = false;
@@ -298,7 +348,8 @@ function convert(key: string, raw: Json, ctx: ImportContext, taken: ReadonlySet<
     def.excludeTools = raw.disabledTools;
   if (inputs.size)
     notes.push(
-      `it prompted for ${[...inputs].map((i) => `'${i}'`).join(', ')}; provide those values before it can run`,
+      `it prompted for ${[...inputs].map((i) => `'${i}'`).join(', ')} outside env and headers, where the registry ` +
+        'cannot ask for it: replace the <placeholder> before it can run',
     );
   return { name, originalName: key, definition: def, notes };
 }

@@ -185,7 +185,7 @@ export type ServerAuth = OAuthSettings | VscodeAuthSettings;
 
 /** `${input:NAME}`: a secret the person enters once (VS Code's password box, or `switchboard secret set NAME`). */
 export const INPUT_REFERENCE = /\$\{input:([A-Za-z0-9_.-]+)\}/g;
-const INPUT_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
+export const INPUT_NAME = /^[A-Za-z0-9_.-]{1,64}$/;
 
 /** The names of the inputs a definition's env and header values refer to, in order of first use. */
 export function inputsReferenced(def: Pick<ServerDef, 'env' | 'headers'>): string[] {

@@ -17,7 +17,7 @@ describe('extension: import from other tools', () => {
   it('reads VS Code .vscode/mcp.json (JSONC, inputs, workspaceFolder, http)', () => {
     const text = `{
       // my servers
-      "inputs": [{ "type": "promptString", "id": "gh-token", "password": true }],
+      "inputs": [{ "type": "promptString", "id": "gh-token", "password": true, "description": "GitHub token" }],
       "servers": {
         "GitHub": { "type": "http", "url": "https://api.githubcopilot.com/mcp/", "headers": { "Authorization": "Bearer \${input:gh-token}" } },
         "files": { "type": "stdio", "command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "\${workspaceFolder}"], },
@@ -33,8 +33,12 @@ describe('extension: import from other tools', () => {
     const gh = byName.get('github')!;
     assert.equal(gh.definition.transport, 'http');
     assert.equal(gh.definition.url, 'https://api.githubcopilot.com/mcp/');
+    // An input stays an input: asked once, kept per user, never written to the workspace.
+    assert.deepEqual(gh.definition.headers, { Authorization: 'Bearer ${input:gh-token}' });
+    assert.deepEqual(gh.definition.inputs, { 'gh-token': { description: 'GitHub token', password: true } });
+    assert.deepEqual(gh.definition.grants, ['secrets'], 'entered secrets need the secrets grant');
     assert.ok(
-      gh.notes.some((n) => n.includes("'gh-token'")),
+      gh.notes.some((n) => n.includes("'gh-token'") && n.includes('Enter Secret')),
       gh.notes.join('; '),
     );
     const files = byName.get('files')!;
@@ -42,9 +46,26 @@ describe('extension: import from other tools', () => {
     assert.deepEqual(files.definition.grants, ['network'], 'npx downloads: network grant');
     const db = byName.get('db')!;
     assert.equal(db.definition.cwd, '../tools', 'cwd becomes relative to the registry root');
-    assert.deepEqual(db.definition.env, { API_KEY: '${env:API_KEY}', MODE: 'dev' });
+    assert.deepEqual(db.definition.env, { API_KEY: '${input:key}', MODE: 'dev' });
+    assert.deepEqual(db.definition.inputs, { key: { password: true } }, 'an undeclared input is a password');
     assert.deepEqual(db.definition.grants, ['secrets']);
     for (const s of r.servers) valid(s.definition);
+  });
+
+  it('leaves an input outside env and headers as a placeholder to fill by hand, and says so', () => {
+    const text = JSON.stringify({
+      servers: {
+        tool: { command: 'node', args: ['server.js', '--key', '${input:api}'], env: { X: '${input:bad name}' } },
+      },
+    });
+    const tool = parseMcpConfig(text, ctx).servers[0];
+    assert.deepEqual(tool.definition.args, ['server.js', '--key', '<api>']);
+    assert.equal((tool.definition.env as Record<string, string>).X, '<bad name>', 'not a registry input name');
+    assert.equal(tool.definition.inputs, undefined);
+    assert.ok(
+      tool.notes.some((n) => n.includes("'api'") && n.includes('placeholder')),
+      tool.notes.join('; '),
+    );
   });
 
   it('reads Claude Desktop / Cursor mcpServers and never copies a secret into the workspace', () => {
