@@ -166,6 +166,8 @@ const inputName = (raw: string): string => raw.replace(/[^A-Za-z0-9_]+/g, '_').r
 
 class Resolver {
   readonly inputs = new Set<string>();
+  /** What each input is, from its server.json description: shown when the value is asked for. */
+  readonly described = new Map<string, string>();
   readonly notes: string[] = [];
   readonly missing: NeededValue[] = [];
 
@@ -181,6 +183,7 @@ class Resolver {
     if (input.isSecret) {
       const id = inputName(name);
       this.inputs.add(id);
+      if (input.description && !this.described.has(id)) this.described.set(id, input.description);
       return `\${input:${id}}`;
     }
     const given = this.values[name];
@@ -266,13 +269,21 @@ export function serverJsonToDefinition(value: unknown, opts: ServerJsonOptions =
     Object.assign(def, packageCommand(doc.packages![choice.index], `packages[${choice.index}]`, r, grants));
   }
   if (r.missing.length) throw new MissingValuesError(r.missing);
-  if (r.inputs.size && def.transport === 'stdio') grants.add('secrets');
+  // Entered secrets reach a server (stdio env or remote headers) only with the secrets grant.
+  if (r.inputs.size) grants.add('secrets');
   if (grants.size) def.grants = ['network', 'secrets', 'filesystem'].filter((g) => grants.has(g));
+  if (r.inputs.size)
+    def.inputs = Object.fromEntries(
+      [...r.inputs].map((id) => {
+        const description = r.described.get(id);
+        return [id, { ...(description ? { description } : {}), password: true }];
+      }),
+    );
   const notes = [...r.notes];
   if (r.inputs.size) {
     notes.push(
       `its secrets are not in the YAML: ${[...r.inputs].map((i) => `\${input:${i}}`).join(', ')} ` +
-        'take their values from your per-user secret store when it starts',
+        "are entered once (Switchboard: Enter Secret, or 'switchboard secret set NAME') and kept per user",
     );
   }
   notes.push('it is a community server: it runs only after you approve exactly what it runs');

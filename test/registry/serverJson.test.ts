@@ -85,7 +85,12 @@ describe('server.json import', function () {
       'X-Region': 'eu',
       'X-Api-Secret': '${input:X_Api_Secret}',
     });
-    assert.deepEqual(def.grants, []);
+    // Entered secrets go to a remote server's headers only with the secrets grant (else withheld).
+    assert.deepEqual(def.grants, ['secrets']);
+    assert.deepEqual(def.inputs, {
+      api_key: { description: 'Workspace API key', password: true },
+      X_Api_Secret: { description: 'Signing secret', password: true },
+    });
     const sse = loads(serverJsonToDefinition(doc, { choice: { kind: 'remote', index: 1 } }).definition);
     assert.equal(sse.transport, 'sse');
     assert.deepEqual(sse.headers, { 'X-Api-Key': '${input:X_Api_Key}' });
