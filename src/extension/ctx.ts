@@ -8,6 +8,7 @@ import { isInsideRoot } from '../registry/rootPaths';
 import { definitionPath, KIND_DIRS, type Kind } from '../registry/schema';
 import { BrokerConnection, type EditorRole, type Phase } from './brokerConnection';
 import { brokerLineLevel } from './brokerLogLevel';
+import type { EditorSecrets } from './editorSecrets';
 import { readSettings, SECTION, settingId, type Settings } from './config';
 
 /** One workspace folder and its broker. */
@@ -62,6 +63,8 @@ export class Ctx implements vscode.Disposable {
   private readonly watchers = new Map<string, vscode.Disposable>();
   /** The window as the brokers' fallback client (editorClient.ts); set before init(). */
   editorRole?: EditorRole;
+  /** `${input:NAME}` values and VS Code account tokens handed to the brokers (editorSecrets.ts); set before init(). */
+  secrets?: EditorSecrets;
 
   constructor(readonly extension: vscode.ExtensionContext) {
     this.output = vscode.window.createOutputChannel('Switchboard', { log: true });

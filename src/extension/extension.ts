@@ -6,6 +6,7 @@ import { ClientsProvider } from './clients';
 import { CONSOLE_VIEW_TYPE, ConsolePanel } from './consolePanel';
 import { Ctx } from './ctx';
 import { EditorClient } from './editorClient';
+import { EditorSecrets } from './editorSecrets';
 import { RegistryDiagnostics } from './diagnostics';
 import { McpProvider, PROVIDER_ID } from './mcpProvider';
 import { PromptsProvider } from './prompts';
@@ -27,6 +28,8 @@ export interface SwitchboardApi {
   statusBar: BrokerStatusBar;
   /** The window as the brokers' fallback client (elicitation, sampling) for callers that cannot. */
   editorClient: EditorClient;
+  /** Entered `${input:NAME}` values and VS Code account tokens handed to the brokers. */
+  secrets: EditorSecrets;
 }
 
 let current: Ctx | undefined;
@@ -60,6 +63,8 @@ const COMMANDS: Record<string, commands.Cmd> = {
   showBrokerLog: commands.showBrokerLog,
   signIn: commands.signIn,
   signOut: commands.signOut,
+  enterSecret: commands.enterSecret,
+  forgetSecret: commands.forgetSecret,
 };
 
 export function activate(context: vscode.ExtensionContext): SwitchboardApi {
@@ -68,8 +73,11 @@ export function activate(context: vscode.ExtensionContext): SwitchboardApi {
   // Its test hook (each input as shown) is on only under the VS Code test suite.
   const editorClient = new EditorClient(context.workspaceState, ctx.output, !!process.env.SWITCHBOARD_TEST_RESULT);
   ctx.editorRole = editorClient;
+  const secrets = new EditorSecrets(ctx, context.secrets, !!process.env.SWITCHBOARD_TEST_RESULT);
+  ctx.secrets = secrets;
   context.subscriptions.push(
     editorClient,
+    secrets,
     vscode.workspace.onDidChangeWorkspaceFolders(() => {
       for (const entry of ctx.entries()) {
         entry.conn.editorRootsChanged().catch((err: Error) => ctx.output.warn(`Roots not updated: ${err.message}`));
@@ -161,7 +169,7 @@ export function activate(context: vscode.ExtensionContext): SwitchboardApi {
 
   ctx.init();
   updateViews();
-  return { ctx, servers, serversView, prompts, clients, mcp, diagnostics, statusBar, editorClient };
+  return { ctx, servers, serversView, prompts, clients, mcp, diagnostics, statusBar, editorClient, secrets };
 }
 
 /**

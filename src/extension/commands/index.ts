@@ -8,4 +8,5 @@ export * from './importServers';
 export * from './clients';
 export * from './broker';
 export * from './signIn';
+export * from './secrets';
 export * from './toolChanges';

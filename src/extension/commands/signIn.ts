@@ -1,5 +1,6 @@
 // Sign-in commands for remote servers with `auth`: Sign In asks the broker to start the browser
-// step and opens its URL with the editor's browser; Sign Out deletes the broker's tokens; and a
+// step and opens its URL with the editor's browser (or, for a VS Code account, asks VS Code for a
+// session and hands its token to the broker); Sign Out deletes the broker's tokens; and a
 // notification offers Sign In when a server starts waiting for it.
 import * as vscode from 'vscode';
 import type { Ctx } from '../ctx';
@@ -7,8 +8,25 @@ import { resolveServer, withProgress, type Cmd, type NoPrompt } from './shared';
 
 /** `{ url }` is returned for tests and other extensions; `openBrowser: false` leaves opening it to them. */
 export const signIn: Cmd = (ctx) => async (arg?: unknown, opts?: { openBrowser?: boolean }) => {
-  const ref = await resolveServer(ctx, arg, 'Sign in to which server?', (s) => s.auth !== undefined);
+  const ref = await resolveServer(
+    ctx,
+    arg,
+    'Sign in to which server?',
+    (s) => s.auth !== undefined || s.account !== undefined,
+  );
   if (!ref) return undefined;
+  const status = ref.entry.server(ref.name);
+  // `auth: { type: vscode }`: the editor's own account (VS Code asks the person), no browser step here.
+  if (status?.account) {
+    if (!ctx.secrets) throw new Error('VS Code accounts are not available in this window.');
+    const secrets = ctx.secrets;
+    const s = await withProgress(`Switchboard: signing '${ref.name}' in with ${status.account.provider}`, () =>
+      secrets.handOverAccount(ref.entry, status, true),
+    );
+    if (s)
+      vscode.window.setStatusBarMessage(`$(check) '${ref.name}' uses ${s.account?.account ?? 'your account'}`, 4000);
+    return s;
+  }
   const begun = await withProgress(`Switchboard: starting the sign-in to '${ref.name}'`, () =>
     ref.entry.conn.call('begin_sign_in', { name: ref.name }),
   );
