@@ -10,7 +10,7 @@ import { describeAccount, type CredentialSource } from './auth/credentials';
 import type { LaunchCompanion, RemoteLaunch, StdioLaunch, UpstreamLaunch } from './connection/connection';
 import { buildEnvironment, resolveInputs } from './environment';
 import { NetworkProxy, type ProxyRefusal } from './networkProxy';
-import { bwrapPlan, installDirsOf, resolveGrantPath } from './platform/bwrapArgs';
+import { bwrapPlan, installDirsOf, resolveGrantPath, scriptPackageDir } from './platform/bwrapArgs';
 import { sandboxExecPrefix, sandboxProfile, seatbeltEnvironment } from './platform/macSandbox';
 import { bridgeCommand, proxyEnvironment } from './platform/proxyBridge';
 import { findExecutable } from './processGroup';
@@ -160,6 +160,13 @@ function confine(
       ? new NetworkProxy(def.network!.allow, (refusal) => opts.onNetworkRefused?.(refusal))
       : undefined;
   const executables = [findExecutable(def.command!, env.PATH, cwd), ...(proxy ? [process.execPath] : [])];
+  // The script an interpreter runs is the server's code as much as its command is: a server run as
+  // `node ~/tools/server.js` (or this repository's sample, cloned under HOME) must still find it.
+  const script = scriptArgument(def.args ?? [], cwd);
+  const hiddenDirs = [home, '/tmp', ...(parentEnv.XDG_RUNTIME_DIR ? [parentEnv.XDG_RUNTIME_DIR] : [])];
+  const scriptDirs = script
+    ? [scriptPackageDir(script, hiddenDirs, isFile), scriptPackageDir(realpath(script), hiddenDirs, isFile)]
+    : [];
   const plan = bwrapPlan({
     files: def.grants.includes('filesystem') && !def.filesystem ? 'full' : 'confined',
     home,
@@ -167,7 +174,7 @@ function confine(
     hidden: parentEnv.XDG_RUNTIME_DIR ? [parentEnv.XDG_RUNTIME_DIR] : [],
     root: path.resolve(root),
     cwd,
-    installDirs: installDirsOf(executables.flatMap((f) => (f ? [f, realpath(f)] : []))),
+    installDirs: [...installDirsOf(executables.flatMap((f) => (f ? [f, realpath(f)] : []))), ...scriptDirs],
     read: (def.filesystem?.read ?? []).map((p) => resolveGrantPath(p, root, home)),
     write: (def.filesystem?.write ?? []).map((p) => resolveGrantPath(p, root, home)),
     network: proxy ? { kind: 'proxy', socketDir: proxy.dir } : { kind: decision.network === 'full' ? 'full' : 'none' },
@@ -221,6 +228,22 @@ function confineMac(
   };
   const profile = sandboxProfile({ network: decision.network === 'full', files });
   return { wrapper: sandboxExecPrefix(profile), env: { ...env, ...seatbeltEnvironment(files) } };
+}
+
+function isFile(p: string): boolean {
+  try {
+    return fs.statSync(p).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** The first argument that is not a flag, when it names an existing file (relative to the working directory). */
+function scriptArgument(args: readonly string[], cwd: string): string | undefined {
+  const first = args.find((a) => !a.startsWith('-'));
+  if (!first) return undefined;
+  const p = path.resolve(cwd, first);
+  return isFile(p) ? p : undefined;
 }
 
 /** The real path of `p`, or of its deepest existing ancestor with the rest appended (a path not made yet). */

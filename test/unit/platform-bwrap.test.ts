@@ -6,6 +6,7 @@ import {
   installDirsOf,
   isInside,
   resolveGrantPath,
+  scriptPackageDir,
   type BwrapInput,
 } from '../../src/broker/platform/bwrapArgs';
 import { decideSandbox, type SandboxTools } from '../../src/broker/sandbox';
@@ -47,6 +48,21 @@ function mounts(args: string[]): string[][] {
 }
 
 describe('platform: bubblewrap sandbox', () => {
+  it("binds back a script's package (nearest package.json or pyproject.toml), never a hidden directory whole", () => {
+    const files = new Set(['/home/ann/src/app/package.json', '/home/ann/package.json', '/tmp/x/pyproject.toml']);
+    const isFile = (p: string): boolean => files.has(p);
+    const hidden = ['/home/ann', '/tmp'];
+    assert.equal(scriptPackageDir('/home/ann/src/app/test/fixtures/echo.mjs', hidden, isFile), '/home/ann/src/app');
+    assert.equal(scriptPackageDir('/tmp/x/tool.py', hidden, isFile), '/tmp/x');
+    // A stray ~/package.json does not expose HOME: the script's own folder instead.
+    assert.equal(scriptPackageDir('/home/ann/tools/server.js', hidden, isFile), '/home/ann/tools');
+    assert.equal(scriptPackageDir('/home/ann/server.js', hidden, isFile), '/home/ann/server.js', 'the file alone');
+    assert.equal(
+      scriptPackageDir('/opt/s/server.js', hidden, () => false),
+      '/opt/s',
+    );
+  });
+
   it('without the filesystem grant: root read-only, /tmp and HOME empty, the registry root bound back, no network', () => {
     const { prefix, env } = bwrapPlan(input());
     assert.deepEqual(prefix.slice(0, 7), ['bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--tmpfs']);

@@ -111,6 +111,23 @@ export function installDirsOf(files: readonly string[]): string[] {
   return [...dirs];
 }
 
+/**
+ * The package a script belongs to (`node server.js`, `python tool.py`): the nearest folder above it
+ * with a package.json or pyproject.toml, so the script's own imports and node_modules come with it.
+ * Without one, the script's own folder. Never one of `hidden` itself (a HOME with a stray
+ * package.json must not be exposed whole): then the script's folder, or the file alone.
+ */
+export function scriptPackageDir(script: string, hidden: readonly string[], isFile: (p: string) => boolean): string {
+  const own = path.posix.dirname(script);
+  // A script right in HOME or /tmp: only the file itself, never the hidden folder.
+  if (hidden.includes(own)) return script;
+  for (let dir = own; dir !== path.posix.dirname(dir); dir = path.posix.dirname(dir)) {
+    if (hidden.includes(dir)) return own;
+    if (isFile(path.posix.join(dir, 'package.json')) || isFile(path.posix.join(dir, 'pyproject.toml'))) return dir;
+  }
+  return own;
+}
+
 /** A path the filesystem grant names: `~/x` in the home directory, relative ones against the registry root. */
 export function resolveGrantPath(p: string, root: string, home: string): string {
   if (p === '~') return home;
