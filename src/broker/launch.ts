@@ -238,12 +238,20 @@ function isFile(p: string): boolean {
   }
 }
 
-/** The first argument that is not a flag, when it names an existing file (relative to the working directory). */
+/** What an interpreter's script is called; other file arguments (data, config) are not bound back. */
+const SCRIPT_FILE = /\.(?:[cm]?js|[cm]?ts|py|rb|pl|php|sh)$/i;
+
+/**
+ * The first argument that names an existing script file (relative to the working directory): the
+ * server's code, as in `node server.js` or `node --flag -e … ./server.mjs`.
+ */
 function scriptArgument(args: readonly string[], cwd: string): string | undefined {
-  const first = args.find((a) => !a.startsWith('-'));
-  if (!first) return undefined;
-  const p = path.resolve(cwd, first);
-  return isFile(p) ? p : undefined;
+  for (const a of args) {
+    if (a.startsWith('-') || !SCRIPT_FILE.test(a)) continue;
+    const p = path.resolve(cwd, a);
+    if (isFile(p)) return p;
+  }
+  return undefined;
 }
 
 /** The real path of `p`, or of its deepest existing ancestor with the rest appended (a path not made yet). */
