@@ -61,6 +61,11 @@ describe('platform: bubblewrap sandbox', () => {
       scriptPackageDir('/opt/s/server.js', hidden, () => false),
       '/opt/s',
     );
+    assert.equal(
+      scriptPackageDir('/tmp/r/node_modules/@scope/pkg/dist/index.js', hidden, isFile),
+      '/tmp/r/node_modules',
+      'a package in node_modules needs its hoisted dependencies',
+    );
   });
 
   it('without the filesystem grant: root read-only, /tmp and HOME empty, the registry root bound back, no network', () => {

@@ -118,6 +118,8 @@ export function installDirsOf(files: readonly string[]): string[] {
  * package.json must not be exposed whole): then the script's folder, or the file alone.
  */
 export function scriptPackageDir(script: string, hidden: readonly string[], isFile: (p: string) => boolean): string {
+  // A package's script inside a node_modules tree loads its dependencies from the whole tree.
+  if (script.split('/').includes('node_modules')) return installDirsOf([script])[0];
   const own = path.posix.dirname(script);
   // A script right in HOME or /tmp: only the file itself, never the hidden folder.
   if (hidden.includes(own)) return script;
