@@ -164,8 +164,10 @@ describe('control plane', function () {
     // Only what happened since: the restart's own lines, not the first start's.
     assert.equal(fresh.filter((l: Json) => /^running/.test(l.text)).length, 1);
     assert.ok(cursor > first.next);
-    const stale = await facade(operator, 'tail_logs', { name: 'echo', after: 0, lines: 2 });
-    assert.equal(stale.lines.length, 2);
+    // Two "running" lines at least (the child's own "shutting down" may or may not make it out
+    // before it is killed), so a cap of one always leaves some behind.
+    const stale = await facade(operator, 'tail_logs', { name: 'echo', after: 0, lines: 1 });
+    assert.equal(stale.lines.length, 1);
     assert.ok(stale.skipped > 0, 'lines beyond the cap are counted as skipped');
   });
 
