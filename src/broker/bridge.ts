@@ -4,6 +4,7 @@
 // the 2026-07-28 era (per-request `_meta`, no initialize) is bridged statelessly (bridgeStateless.ts).
 import * as readline from 'node:readline';
 import { claimedVersion, StatelessInFlight, statelessHeaders } from './bridgeStateless';
+import { readSseMessages } from './http/sseMessages';
 
 export interface BridgeTarget {
   url: string;
@@ -254,7 +255,8 @@ export class Bridge {
     const type = res.headers.get('content-type') ?? '';
     if (type.includes('text/event-stream')) {
       const out: Message[] = [];
-      await readEvents(res, (m) => {
+      await readSseMessages(res, (raw) => {
+        const m = raw as Message;
         // Progress and other notifications of this request go to the client as they arrive.
         if (m.id !== undefined && (m.result !== undefined || m.error !== undefined)) out.push(m);
         else this.write(m);
@@ -279,7 +281,7 @@ export class Bridge {
     };
     if (this.protocolVersion) headers['mcp-protocol-version'] = this.protocolVersion ?? PROTOCOL_FALLBACK;
     void fetch(target.url, { method: 'GET', headers, signal: controller.signal })
-      .then((res) => (res.ok ? readEvents(res, (m) => this.write(m)) : res.body?.cancel()))
+      .then((res) => (res.ok ? readSseMessages(res, (m) => this.write(m as Message)) : res.body?.cancel()))
       .then(() => new Promise((r) => setTimeout(r, 300)))
       .catch(() => undefined)
       .finally(() => {
@@ -317,29 +319,4 @@ async function refusal(res: Response): Promise<string> {
     /* no JSON body: the status says it */
   }
   return `The broker refused this bridge: ${reason}`;
-}
-
-async function readEvents(res: Response, onMessage: (m: Message) => void): Promise<void> {
-  if (!res.body) return;
-  const decoder = new TextDecoder();
-  let buffer = '';
-  for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let end: number;
-    while ((end = buffer.search(/\r?\n\r?\n/)) !== -1) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end).replace(/^\r?\n\r?\n/, '');
-      const data = block
-        .split(/\r?\n/)
-        .filter((l) => l.startsWith('data:'))
-        .map((l) => l.slice(5).replace(/^ /, ''))
-        .join('\n');
-      if (!data) continue;
-      try {
-        onMessage(JSON.parse(data) as Message);
-      } catch {
-        /* a malformed event is skipped */
-      }
-    }
-  }
 }

@@ -3,6 +3,7 @@
 // progress first; closing that stream is how a call is cancelled. List changes come on a
 // subscriptions/listen POST whose stream stays open (reopened when the server drops it).
 import { statelessHeaders } from '../bridgeStateless';
+import { readSseMessages } from '../http/sseMessages';
 import type { LogRing } from '../logRing';
 import { ErrorCodes, type JsonObject } from '../mcpTypes';
 import { CallTimer } from './callTimer';
@@ -23,45 +24,6 @@ export interface ModernHttpTarget {
   headers: Record<string, string>;
   /** fetch, or the signed-in fetch of a server with `auth` (a bearer token on every request). */
   fetch: Fetch;
-}
-
-/**
- * Reads an SSE body message by message; `onMessage` returns false once it has what it waited for,
- * and the rest of the stream is cancelled.
- */
-export async function readSseMessages(res: Response, onMessage: (m: JsonObject) => boolean): Promise<void> {
-  if (!res.body) return;
-  const reader = res.body.getReader();
-  const decoder = new TextDecoder();
-  let buffer = '';
-  try {
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) return;
-      buffer += decoder.decode(value, { stream: true });
-      let end: number;
-      while ((end = buffer.search(/\r?\n\r?\n/)) !== -1) {
-        const block = buffer.slice(0, end);
-        buffer = buffer.slice(end).replace(/^\r?\n\r?\n/, '');
-        const data = block
-          .split(/\r?\n/)
-          .filter((l) => l.startsWith('data:'))
-          .map((l) => l.slice(5).replace(/^ /, ''))
-          .join('\n');
-        if (!data) continue; // a comment (keep-alive) or an event without data
-        let message: unknown;
-        try {
-          message = JSON.parse(data);
-        } catch {
-          continue; // a malformed event is skipped
-        }
-        if (message && typeof message === 'object' && !Array.isArray(message) && !onMessage(message as JsonObject))
-          return;
-      }
-    }
-  } finally {
-    await reader.cancel().catch(() => undefined);
-  }
 }
 
 /** A JSON-RPC response message's outcome: its result, or its error as a ConnectionError. */
