@@ -7,6 +7,7 @@ import { rememberedJson } from '../rawJson';
 import type { CallOptions, ConnectedInfo, ConnectionEvents, UpstreamConnection } from './connection';
 import { ConnectionError } from './connectionError';
 import { BROKER_CLIENT_CAPABILITIES } from './serverRequests';
+import { listAllPages } from './listPages';
 
 export const MODERN_PROTOCOL = '2026-07-28';
 
@@ -193,21 +194,8 @@ export abstract class ModernSession implements UpstreamConnection {
     }
   }
 
-  private async listAll<T>(method: string, key: string, timeoutMs: number): Promise<T[]> {
-    const items: T[] = [];
-    const seen = new Set<string>();
-    let cursor: string | undefined;
-    do {
-      const page = await this.send(method, cursor ? { cursor } : {}, { timeoutMs });
-      const list = page[key];
-      if (Array.isArray(list)) items.push(...(list as T[]));
-      cursor = typeof page.nextCursor === 'string' && page.nextCursor ? page.nextCursor : undefined;
-      if (cursor !== undefined) {
-        if (seen.has(cursor)) break;
-        seen.add(cursor);
-      }
-    } while (cursor !== undefined);
-    return items;
+  private listAll<T>(method: string, key: string, timeoutMs: number): Promise<T[]> {
+    return listAllPages<T>((params) => this.send(method, params, { timeoutMs }), key);
   }
 
   listTools(timeoutMs: number): Promise<Tool[]> {

@@ -16,6 +16,7 @@ import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from '../mc
 import { sharedSchemaValidator } from '../schemaValidator';
 import type { ConnectedInfo, ConnectionEvents } from './connection';
 import { BROKER_CLIENT_CAPABILITIES, routeServerRequests, type CallsInFlight } from './serverRequests';
+import { listAllPages } from './listPages';
 
 /** Results are checked by the downstream client; re-validating them here would only cost time. */
 export const AnyResult = z.looseObject({});
@@ -63,24 +64,15 @@ export abstract class SdkSession {
     readonly info: ConnectedInfo,
   ) {}
 
-  private async listAll<T>(method: string, key: string, timeoutMs: number): Promise<T[]> {
-    const items: T[] = [];
-    let cursor: string | undefined;
-    const seen = new Set<string>();
-    do {
-      const page = (await this.client.request({ method, params: cursor ? { cursor } : {} } as never, AnyResult, {
-        timeout: timeoutMs,
-      })) as Record<string, unknown>;
-      const list = page[key];
-      if (Array.isArray(list)) items.push(...(list as T[]));
-      cursor = typeof page.nextCursor === 'string' && page.nextCursor ? page.nextCursor : undefined;
-      // A server that hands back a cursor it already gave would otherwise loop forever.
-      if (cursor !== undefined) {
-        if (seen.has(cursor)) break;
-        seen.add(cursor);
-      }
-    } while (cursor !== undefined);
-    return items;
+  private listAll<T>(method: string, key: string, timeoutMs: number): Promise<T[]> {
+    return listAllPages<T>(
+      async (params) =>
+        (await this.client.request({ method, params } as never, AnyResult, { timeout: timeoutMs })) as Record<
+          string,
+          unknown
+        >,
+      key,
+    );
   }
 
   listTools(timeoutMs: number): Promise<Tool[]> {
