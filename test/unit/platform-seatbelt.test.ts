@@ -2,6 +2,8 @@
 // no path, however hostile, can end its string literal early. Nothing here runs sandbox-exec (no Mac here).
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import { planLaunch } from '../../src/broker/launch';
 import {
   pathForms,
@@ -188,6 +190,20 @@ describe('platform: macOS file sandbox (Seatbelt profile)', () => {
     for (const bad of ['/Users/op/new\nline', '/Users/op/nul\u0000', '/Users/op/del\u007f', '/Users/op/tab\t'])
       assert.throws(() => sandboxProfile({ network: false, files: files({ read: [bad] }) }), /control character/);
     assert.throws(() => sandboxProfile({ network: false, files: files({ read: ['relative/dir'] }) }), /absolute/);
+  });
+
+  it('refuses a relative path whatever the working directory, even inside a hidden one (no endless walk)', () => {
+    // A relative path resolves against the cwd: from inside the hidden /tmp it once walked up forever.
+    const cwd = process.cwd();
+    const inside = fs.mkdtempSync(path.join(os.tmpdir(), 'seatbelt-cwd-'));
+    try {
+      process.chdir(inside);
+      for (const read of [['relative/dir'], ['.']])
+        assert.throws(() => sandboxProfile({ network: false, files: files({ hidden: ['/tmp'], read }) }), /absolute/);
+    } finally {
+      process.chdir(cwd);
+      fs.rmSync(inside, { recursive: true, force: true });
+    }
   });
 
   it('keeps the network-only profile as it was when the files are not confined', () => {

@@ -80,6 +80,9 @@ function fileRules(files: SeatbeltFiles): string[] {
   const own = [files.tempDir, files.cacheDir];
   const hidden = [files.home, ...(files.hidden ?? [])].filter((d) => d !== '/');
   const readable = [files.root, files.cwd, ...files.installDirs, ...files.read, ...files.write, ...own];
+  // Refuse a relative path before any walking: path.posix.relative() would resolve it against the
+  // broker's own working directory, and the walk below would then never reach its hidden directory.
+  for (const p of [...readable, ...hidden, files.switchboardHome]) sbplPath(p);
   // The directories between a hidden directory and a path re-admitted inside it: stat-able, not listable.
   const walk = unique(
     readable.flatMap(forms).flatMap((p) => hidden.flatMap(forms).flatMap((h) => (isInside(p, h) ? between(h, p) : []))),
@@ -139,7 +142,7 @@ function between(dir: string, p: string): string[] {
   const out: string[] = [];
   for (let d = path.posix.dirname(p); isInside(d, dir); d = path.posix.dirname(d)) {
     out.push(d);
-    if (d === dir || d === '/') break;
+    if (d === dir || d === path.posix.dirname(d)) break;
   }
   return out;
 }
