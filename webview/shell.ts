@@ -218,23 +218,26 @@ export function renderShell(): void {
   );
 }
 
+/** The form's text inputs and selects, each read and written as its value (trust, grants and enabled are not). */
+const TEXT_FIELDS = [
+  'name',
+  'description',
+  'transport',
+  'command',
+  'args',
+  'cwd',
+  'env',
+  'envFile',
+  'url',
+  'headers',
+  'allowedTools',
+  'excludeTools',
+  'lifecycle',
+] as const;
+
 export function readForm(): ConsoleState['form'] {
   const form: ConsoleState['form'] = {};
-  for (const id of [
-    'name',
-    'description',
-    'transport',
-    'command',
-    'args',
-    'cwd',
-    'env',
-    'envFile',
-    'url',
-    'headers',
-    'allowedTools',
-    'excludeTools',
-    'lifecycle',
-  ] as const) {
+  for (const id of TEXT_FIELDS) {
     form[id] = ($(id) as HTMLInputElement).value;
   }
   form.trust = (document.querySelector('input[name=trust]:checked') as HTMLInputElement | null)?.value ?? 'community';
@@ -246,21 +249,7 @@ export function readForm(): ConsoleState['form'] {
 }
 
 export function writeForm(form: ConsoleState['form']): void {
-  for (const id of [
-    'name',
-    'description',
-    'transport',
-    'command',
-    'args',
-    'cwd',
-    'env',
-    'envFile',
-    'url',
-    'headers',
-    'allowedTools',
-    'excludeTools',
-    'lifecycle',
-  ] as const) {
+  for (const id of TEXT_FIELDS) {
     ($(id) as HTMLInputElement).value = String(form[id] ?? (id === 'transport' ? 'stdio' : ''));
   }
   for (const r of Array.from(document.querySelectorAll<HTMLInputElement>('input[name=trust]')))
