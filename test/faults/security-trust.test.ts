@@ -12,6 +12,7 @@ import { parse as parseYaml } from 'yaml';
 import {
   BROKER_JS,
   connect,
+  REPO,
   removeTempDirs,
   stopProcess,
   tempDir,
@@ -35,6 +36,11 @@ import {
 } from './lib';
 
 const BARE = path.join(FAULT_FIXTURES, 'bare.mjs');
+/**
+ * good/server.mjs imports bare.mjs from this repository: where the repository is a clone under /tmp or
+ * HOME (which the sandbox hides), the server needs a read grant on it, as a real one would.
+ */
+const SEES_FIXTURES = `grants: [filesystem]\nfilesystem: { read: [${JSON.stringify(REPO)}] }\n`;
 
 /** A community server running `node <args>` (the tier every agent-written server gets). */
 function communityServer(name: string, args: string[], more = ''): string {
@@ -93,14 +99,14 @@ describe('faults: security — approvals bind what runs', function () {
     fs.writeFileSync(path.join(root, 'settings.env'), 'MODE=quiet\n');
     fs.writeFileSync(path.join(outside, 'creds'), 'aws_secret_access_key=canary-other-project\n');
     writeRegistry(root, {
-      'mcp-servers.d/bycwd.yaml': communityServer('bycwd', ['server.mjs'], 'cwd: good\n'),
+      'mcp-servers.d/bycwd.yaml': communityServer('bycwd', ['server.mjs'], `cwd: good\n${SEES_FIXTURES}`),
       'mcp-servers.d/byenv.yaml': communityServer('byenv', [BARE], 'env:\n  NODE_OPTIONS: --max-old-space-size=64\n'),
       'mcp-servers.d/byenvfile.yaml': communityServer(
         'byenvfile',
         [BARE],
         'envFile: settings.env\ngrants: [secrets]\n',
       ),
-      'mcp-servers.d/stale.yaml': communityServer('stale', ['server.mjs'], 'cwd: good\n'),
+      'mcp-servers.d/stale.yaml': communityServer('stale', ['server.mjs'], `cwd: good\n${SEES_FIXTURES}`),
       'clients.d/writer.yaml': 'name: writer\nmcp_allow: [read, write]\n',
     });
     broker = await startBroker({ root });
