@@ -250,6 +250,7 @@ async function waitHttpOk(url, { timeoutMs, child, what }) {
  * @param {string} [opts.workspace]            a .code-workspace file to open instead (a multi-root window)
  * @param {boolean} [opts.trusted=true]        false: no --disable-workspace-trust, the window opens in Restricted Mode
  * @param {string} [opts.extensionDevelopmentPath]  extension folder loaded as a development extension
+ * @param {string[]} [opts.extraDevelopmentPaths]  more extension folders loaded as development extensions
  * @param {string} [opts.extensionTestsPath]   CommonJS test entry (exports run()) executed in the extension host
  * @param {Record<string,string>} [opts.extensionEnvironment]  env vars for the extension host
  * @param {Record<string,unknown>} [opts.settings]  merged over DEFAULT_SETTINGS
@@ -273,6 +274,7 @@ export async function launchCodeServer(opts) {
     workspace,
     trusted = true,
     extensionDevelopmentPath,
+    extraDevelopmentPaths = [],
     extensionTestsPath,
     extensionEnvironment,
     settings = {},
@@ -460,8 +462,9 @@ export async function launchCodeServer(opts) {
     });
 
     const payload = [];
-    if (extensionDevelopmentPath)
-      payload.push(['extensionDevelopmentPath', remoteUri(authority, extensionDevelopmentPath)]);
+    // Several development extensions load side by side (the workbench collects every entry).
+    for (const dev of [extensionDevelopmentPath, ...extraDevelopmentPaths].filter(Boolean))
+      payload.push(['extensionDevelopmentPath', remoteUri(authority, dev)]);
     if (extensionTestsPath) payload.push(['extensionTestsPath', remoteUri(authority, extensionTestsPath)]);
     if (extensionEnvironment) payload.push(['extensionEnvironment', JSON.stringify(extensionEnvironment)]);
     payload.push(['skipWelcome', 'true']);
