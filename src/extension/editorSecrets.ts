@@ -135,7 +135,10 @@ export class EditorSecrets implements vscode.Disposable {
       session = await vscode.authentication.getSession(
         account.provider,
         account.scopes,
-        interactive ? { createIfNone: true } : { silent: true },
+        // Not silent when not interactive: VS Code's passive flow returns no session but puts "Sign in
+        // with <provider> to use Switchboard" in its Accounts menu (a badge), which is where a person
+        // expects it; `silent` would leave no trace of the request.
+        interactive ? { createIfNone: true } : {},
       );
     } catch (err) {
       if (interactive) throw err;

@@ -250,7 +250,7 @@ async function waitHttpOk(url, { timeoutMs, child, what }) {
  * @param {string} [opts.workspace]            a .code-workspace file to open instead (a multi-root window)
  * @param {boolean} [opts.trusted=true]        false: no --disable-workspace-trust, the window opens in Restricted Mode
  * @param {string} [opts.extensionDevelopmentPath]  extension folder loaded as a development extension
- * @param {string[]} [opts.extraDevelopmentPaths]  more extension folders loaded as development extensions
+ * @param {string[]} [opts.extraExtensions]  extension folders installed as user extensions (copied into the extensions dir)
  * @param {string} [opts.extensionTestsPath]   CommonJS test entry (exports run()) executed in the extension host
  * @param {Record<string,string>} [opts.extensionEnvironment]  env vars for the extension host
  * @param {Record<string,unknown>} [opts.settings]  merged over DEFAULT_SETTINGS
@@ -274,7 +274,7 @@ export async function launchCodeServer(opts) {
     workspace,
     trusted = true,
     extensionDevelopmentPath,
-    extraDevelopmentPaths = [],
+    extraExtensions = [],
     extensionTestsPath,
     extensionEnvironment,
     settings = {},
@@ -297,6 +297,11 @@ export async function launchCodeServer(opts) {
   const browserDir = join(tmp, 'chromium');
   mkdirSync(join(userData, 'User'), { recursive: true });
   mkdirSync(extensionsDir, { recursive: true });
+  // An installed extension is a folder named <publisher>.<name>-<version> in the extensions dir.
+  for (const dir of extraExtensions) {
+    const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+    cpSync(dir, join(extensionsDir, `${manifest.publisher}.${manifest.name}-${manifest.version}`), { recursive: true });
+  }
   mkdirSync(browserDir, { recursive: true });
   writeFileSync(join(userData, 'User', 'settings.json'), JSON.stringify({ ...DEFAULT_SETTINGS, ...settings }, null, 2));
 
@@ -462,9 +467,8 @@ export async function launchCodeServer(opts) {
     });
 
     const payload = [];
-    // Several development extensions load side by side (the workbench collects every entry).
-    for (const dev of [extensionDevelopmentPath, ...extraDevelopmentPaths].filter(Boolean))
-      payload.push(['extensionDevelopmentPath', remoteUri(authority, dev)]);
+    if (extensionDevelopmentPath)
+      payload.push(['extensionDevelopmentPath', remoteUri(authority, extensionDevelopmentPath)]);
     if (extensionTestsPath) payload.push(['extensionTestsPath', remoteUri(authority, extensionTestsPath)]);
     if (extensionEnvironment) payload.push(['extensionEnvironment', JSON.stringify(extensionEnvironment)]);
     payload.push(['skipWelcome', 'true']);

@@ -173,20 +173,7 @@ const MAX_LINES = 20; // of one multi-line message (stack traces), unless --verb
 // A test may ask for a screenshot of the workbench as it is now: it logs
 // `[screenshot] docs/screenshots/<name>.png` and waits for the file (only there, for the README).
 const SCREENSHOT_REQUEST = /^\[screenshot\] (docs\/screenshots\/[\w.-]+\.png)$/;
-// Or a click on a workbench button the extension API cannot reach (VS Code's own modal dialogs, such
-// as an account's "Allow"): `[click] <button label>`; the runner answers `[clicked] <label>` or why not.
-const CLICK_REQUEST = /^\[click\] (.{1,80})$/;
 const printLogLine = (level, text) => {
-  const click = CLICK_REQUEST.exec(text.trim());
-  if (click && cs?.page) {
-    const label = click[1];
-    cs.page
-      .getByRole('button', { name: label, exact: true })
-      .first()
-      .click({ timeout: 15_000 })
-      .then(() => say(`clicked: ${label}`))
-      .catch((e) => say(`could not click ${label}: ${e.message.split('\n')[0]}`));
-  }
   const shot = SCREENSHOT_REQUEST.exec(text.trim());
   if (shot && cs?.page) {
     const file = join(REPO_ROOT, shot[1]);
@@ -267,7 +254,7 @@ try {
     trusted: !args.untrusted,
     extensionDevelopmentPath: REPO_ROOT,
     // An authentication provider the tests control (VS Code accounts, auth: { type: vscode }).
-    extraDevelopmentPaths: [join(REPO_ROOT, 'test', 'vscode', 'fixtures', 'test-auth-provider')],
+    extraExtensions: [join(REPO_ROOT, 'test', 'vscode', 'fixtures', 'test-auth-provider')],
     extensionTestsPath: testsEntry,
     extensionEnvironment,
     keepTemp: args.keep,
