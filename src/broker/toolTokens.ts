@@ -99,6 +99,8 @@ export class ToolTokens {
   private readonly pending = new Set<string>();
   private timer?: NodeJS.Timeout;
   private counting = false;
+  /** Failed counts in a row: each retry waits twice as long (the counting child may fail under load). */
+  private failures = 0;
   private built = false;
   private closed = false;
 
@@ -153,9 +155,9 @@ export class ToolTokens {
     clearTimeout(this.timer);
   }
 
-  private schedule(): void {
+  private schedule(delayMs = this.quietMs): void {
     clearTimeout(this.timer);
-    this.timer = setTimeout(() => void this.countPending(), this.quietMs);
+    this.timer = setTimeout(() => void this.countPending(), delayMs);
     this.timer.unref();
   }
 
@@ -180,11 +182,15 @@ export class ToolTokens {
       const counts = fresh.size ? await this.counter([...fresh.values()]) : [];
       [...fresh.keys()].forEach((digest, i) => this.perText.set(digest, counts[i]));
     } catch {
-      // No counts this time (the state simply has none); the next catalog change tries again.
+      // No counts this time (the state has none yet): try again later rather than wait for a catalog
+      // change that may never come (a fleet of idle lazy servers), backing off up to a minute.
       this.counting = false;
+      this.failures++;
+      if (!this.closed) this.schedule(Math.min(60_000, this.quietMs * 2 ** this.failures + 1_000 * this.failures));
       return;
     }
     this.counting = false;
+    this.failures = 0;
     if (this.closed) return;
     for (const server of servers) {
       this.pending.delete(server);

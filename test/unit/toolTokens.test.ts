@@ -64,6 +64,26 @@ describe('tool tokens', () => {
     tokens.close();
   });
 
+  it('tries again after a failed count, without waiting for a catalog change', async () => {
+    const catalog = new Catalog();
+    let calls = 0;
+    let wake: (() => void) | undefined;
+    // The first run fails as a counting child killed under load would; the second succeeds.
+    const flaky: TokenCounter = async (texts) => {
+      calls++;
+      if (calls === 1) throw new Error('the token counter exited with code null');
+      return countHere(texts);
+    };
+    const tokens = new ToolTokens(catalog, () => wake?.(), flaky, 1);
+    const done = new Promise<void>((resolve) => (wake = resolve));
+    tokens.invalidate(catalog.rebuild([served('fs', toolsOf('file'))]).tools);
+    await done;
+    assert.equal(calls, 2);
+    const n = tokens.ofServer('fs');
+    assert.ok(n !== undefined && n > 0, 'counted on the retry');
+    tokens.close();
+  });
+
   it('counts in a child process on the built broker (its tokenizer bundled apart), as this process does', async function () {
     this.timeout(60_000);
     const texts = ['hello world', JSON.stringify(toolsOf('file')[0]), ''];
