@@ -2,6 +2,7 @@
 // tools/list with no catalog cache (cold) and with one (warm); the memory of 50 lazy servers of
 // which 2 are used against 50 eager ones; the first call to a cold lazy server against its floor
 // (spawn + handshake + call, directly). Sections of bench/run.mjs: scale-start, scale-lazy, scale-first-call.
+import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import http from 'node:http';
 import path from 'node:path';
@@ -250,6 +251,41 @@ async function timeToCompleteList(root, home, opts) {
   };
 }
 
+/**
+ * The floor under a warm start on this machine: a bare `node -e ''` from spawn to exit, and a bare
+ * node:http server from spawn to its first answered request. No broker can start faster than these.
+ */
+export async function startFloor(runs) {
+  const bare = [];
+  const listen = [];
+  for (let i = 0; i < runs; i++) {
+    let t = performance.now();
+    await new Promise((resolve, reject) => {
+      const p = spawn(process.execPath, ['-e', ''], { stdio: 'ignore' });
+      p.on('error', reject);
+      p.on('exit', resolve);
+    });
+    bare.push(performance.now() - t);
+    t = performance.now();
+    const code =
+      "const s=require('node:http').createServer((q,r)=>r.end('{}'));" +
+      "s.listen(0,'127.0.0.1',()=>console.log(s.address().port))";
+    const p = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const port = await new Promise((resolve, reject) => {
+      p.on('error', reject);
+      p.stdout.once('data', (d) => resolve(Number(String(d).trim())));
+    });
+    await new Promise((resolve, reject) => {
+      http
+        .get({ host: '127.0.0.1', port, path: '/', agent: false }, (res) => res.resume().on('end', resolve))
+        .on('error', reject);
+    });
+    listen.push(performance.now() - t);
+    p.kill();
+  }
+  return { nodeExitMs: summarize(bare), httpFirstAnswerMs: summarize(listen) };
+}
+
 export async function sectionScaleStart({ quick }) {
   const root = tempDir('scale-root-');
   const home = tempDir('scale-home-');
@@ -287,8 +323,13 @@ export async function sectionScaleStart({ quick }) {
   await traced.client.close().catch(() => {});
   await traced.broker.stop();
   const stats = (rows, key) => summarize(rows.map((r) => r[key]));
+  const floor = await startFloor(quick ? 3 : 7);
+  log(
+    `floor: bare node -e p50 ${floor.nodeExitMs.p50.toFixed(0)} ms, bare node:http first answer ${floor.httpFirstAnswerMs.p50.toFixed(0)} ms`,
+  );
   return {
     breakdown,
+    floor,
     servers: SERVERS,
     toolsPerServer: TOOLS_PER_SERVER,
     cold: { runs: cold, completeMs: stats(cold, 'completeMs'), afterReadyMs: stats(cold, 'afterReadyMs') },

@@ -19,7 +19,11 @@ export function scaleVerdicts(S) {
       met: after <= 100,
       measured:
         `${ms(after)} p50 after the ready line (${ms(st.warm.completeMs.p50)} from spawn, Node start included); ` +
-        `cold: ${ms(st.cold.completeMs.p50)} from spawn`,
+        `cold: ${ms(st.cold.completeMs.p50)} from spawn` +
+        (st.floor
+          ? `; floor on this machine: a bare \`node -e ''\` ${ms(st.floor.nodeExitMs.p50)} spawn → exit, ` +
+            `a bare node:http server ${ms(st.floor.httpFirstAnswerMs.p50)} spawn → first answer`
+          : ''),
       context:
         'warm = the same SWITCHBOARD_HOME as a run whose upstreams confirmed their lists; the list is timed at the wire ' +
         '(its last byte received and JSON-parsed by a node:http client), see "Scale: 50 servers" for what the figure holds',
