@@ -1,8 +1,8 @@
 // `auth: { type: vscode }` in a real VS Code (issue 18): the server waits in needs-sign-in; signing in
 // to the account provider through VS Code's Accounts menu hands the token to the broker, and Sign In on
 // the row gets the same session; a changed session's token is handed over without a restart, and a removed
-// session withdraws it. The provider is test/vscode/fixtures/test-auth-provider, a second development
-// extension: VS Code accepts a provider only from the extension whose manifest declares it.
+// session withdraws it. The provider is test/vscode/fixtures/test-auth-provider, a second extension
+// the runner installs: VS Code accepts a provider only from the extension whose manifest declares it.
 import * as assert from 'assert';
 import { spawn, type ChildProcess } from 'child_process';
 import * as fs from 'fs';
@@ -10,34 +10,18 @@ import * as os from 'os';
 import * as path from 'path';
 import * as readline from 'readline';
 import * as vscode from 'vscode';
-import { api, connectedEntry, ECHO_FIXTURE, NODE, REPO, useAbsoluteEcho, waitFor } from './switchboard.helpers';
-
-const run = <T>(name: string, ...args: unknown[]): Thenable<T> =>
-  vscode.commands.executeCommand<T>(`switchboard.${name}`, ...args);
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-async function screenshot(name: string): Promise<void> {
-  const file = path.join(REPO, 'docs', 'screenshots', name);
-  const before = fs.existsSync(file) ? fs.statSync(file).mtimeMs : 0;
-  console.log(`[screenshot] docs/screenshots/${name}`);
-  const deadline = Date.now() + 20_000;
-  while ((fs.existsSync(file) ? fs.statSync(file).mtimeMs : 0) === before) {
-    assert.ok(Date.now() < deadline, `the runner did not write ${name}`);
-    await sleep(200);
-  }
-}
-
-function filesContaining(dir: string, needle: string): string[] {
-  const found: string[] = [];
-  if (!fs.existsSync(dir)) return found;
-  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) found.push(...filesContaining(p, needle));
-    else if (e.isFile() && fs.readFileSync(p).includes(needle)) found.push(p);
-  }
-  return found;
-}
+import {
+  api,
+  connectedEntry,
+  ECHO_FIXTURE,
+  filesContaining,
+  NODE,
+  run,
+  screenshot,
+  sleep,
+  useAbsoluteEcho,
+  waitFor,
+} from './switchboard.helpers';
 
 /** The id of a workbench command that appears once VS Code has registered it (polled: no event says so). */
 async function waitForCommand(prefix: string, contains: string): Promise<string> {

@@ -10,35 +10,17 @@ import * as path from 'path';
 import * as vscode from 'vscode';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { api, connectedEntry, REPO, useAbsoluteEcho, waitFor } from './switchboard.helpers';
-
-const run = <T>(name: string, ...args: unknown[]): Thenable<T> =>
-  vscode.commands.executeCommand<T>(`switchboard.${name}`, ...args);
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** Asks the runner (run.mjs) for a screenshot of the workbench as it is, and waits until it is written. */
-async function screenshot(name: string): Promise<void> {
-  const file = path.join(REPO, 'docs', 'screenshots', name);
-  const before = fs.existsSync(file) ? fs.statSync(file).mtimeMs : 0;
-  console.log(`[screenshot] docs/screenshots/${name}`);
-  const deadline = Date.now() + 20_000;
-  while ((fs.existsSync(file) ? fs.statSync(file).mtimeMs : 0) === before) {
-    assert.ok(Date.now() < deadline, `the runner did not write ${name}`);
-    await sleep(200);
-  }
-}
-
-/** Every file below `dir` (symlinks not followed) whose text contains `needle`. */
-function filesContaining(dir: string, needle: string): string[] {
-  const found: string[] = [];
-  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, e.name);
-    if (e.isDirectory()) found.push(...filesContaining(p, needle));
-    else if (e.isFile() && fs.readFileSync(p, 'utf8').includes(needle)) found.push(p);
-  }
-  return found;
-}
+import {
+  api,
+  connectedEntry,
+  filesContaining,
+  REPO,
+  run,
+  screenshot,
+  sleep,
+  useAbsoluteEcho,
+  waitFor,
+} from './switchboard.helpers';
 
 type AgentReport = { file: string; client: string; changes: string[] };
 

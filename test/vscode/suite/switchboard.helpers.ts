@@ -103,3 +103,33 @@ export async function useAbsoluteEcho(a: SwitchboardApi): Promise<void> {
 export function expectTrusted(): boolean {
   return process.env.SWITCHBOARD_EXPECT_TRUSTED !== 'false';
 }
+
+/** Runs a Switchboard command (`switchboard.<name>`) with its arguments, as the palette or a test would. */
+export const run = <T>(name: string, ...args: unknown[]): Thenable<T> =>
+  vscode.commands.executeCommand<T>(`switchboard.${name}`, ...args);
+
+export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+/** Asks the runner (run.mjs) for a screenshot of the workbench as it is, and waits until it is written. */
+export async function screenshot(name: string): Promise<void> {
+  const file = path.join(REPO, 'docs', 'screenshots', name);
+  const before = fs.existsSync(file) ? fs.statSync(file).mtimeMs : 0;
+  console.log(`[screenshot] docs/screenshots/${name}`);
+  const deadline = Date.now() + 20_000;
+  while ((fs.existsSync(file) ? fs.statSync(file).mtimeMs : 0) === before) {
+    assert.ok(Date.now() < deadline, `the runner did not write ${name}`);
+    await sleep(200);
+  }
+}
+
+/** Every file below `dir` (symlinks not followed) whose bytes contain `needle`. */
+export function filesContaining(dir: string, needle: string): string[] {
+  const found: string[] = [];
+  if (!fs.existsSync(dir)) return found;
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    if (e.isDirectory()) found.push(...filesContaining(p, needle));
+    else if (e.isFile() && fs.readFileSync(p).includes(needle)) found.push(p);
+  }
+  return found;
+}
