@@ -10,38 +10,21 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { ConsolePanel } from '../../../src/extension/consolePanel';
 import type { ServerLogTerminal } from '../../../src/extension/serverLog';
-import { api, connectedEntry, ECHO_FIXTURE, NODE, REPO, useAbsoluteEcho, waitFor } from './switchboard.helpers';
+import {
+  api,
+  connectedEntry,
+  ECHO_FIXTURE,
+  NODE,
+  REPO,
+  screenshot,
+  sleep,
+  until,
+  useAbsoluteEcho,
+  waitFor,
+} from './switchboard.helpers';
 
 const run = <T>(name: string, ...args: unknown[]): Thenable<T> =>
   vscode.commands.executeCommand<T>(`switchboard.${name}`, ...args);
-
-const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
-
-/** Asks the runner (run.mjs) for a screenshot of the workbench as it is, and waits until it is written. */
-async function screenshot(name: string): Promise<void> {
-  const file = path.join(REPO, 'docs', 'screenshots', name);
-  const before = fs.existsSync(file) ? fs.statSync(file).mtimeMs : 0;
-  console.log(`[screenshot] docs/screenshots/${name}`);
-  const deadline = Date.now() + 20_000;
-  while ((fs.existsSync(file) ? fs.statSync(file).mtimeMs : 0) === before) {
-    assert.ok(Date.now() < deadline, `the runner did not write ${name}`);
-    await sleep(200);
-  }
-}
-
-async function until<T>(
-  pred: () => T | undefined | false | Thenable<T | undefined | false>,
-  what: string,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await pred();
-    if (v) return v;
-    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 describe('first steps (issue 21)', function () {
   this.timeout(120_000);
