@@ -138,9 +138,24 @@ describe('Connect an Agent and Import from server.json (issue 21)', function () 
       const view = a.clients.getChildren().map((n) => a.clients.getTreeItem(n));
       const row = view.find((i) => i.label === 'claude-code');
       assert.match(String(row?.description), /Claude Code, connected by 'switchboard clients add' · scopes: read$/);
+      // For the README: the agent's file as written, the new client in the Clients view, the message.
+      await waitFor(a, () => entry.server('everything')?.state === 'running', 'everything', 60_000).catch(
+        (err: Error) => console.log(`[agents] ${err.message}`),
+      );
+      await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(claudeJson), { preview: false });
       await vscode.commands.executeCommand('switchboard.clients.focus');
-      await sleep(1000);
+      await vscode.commands.executeCommand('workbench.action.focusSideBar');
+      await sleep(500);
+      for (let i = 0; i < 4; i++) await vscode.commands.executeCommand('workbench.action.increaseViewWidth');
+      await vscode.commands.executeCommand('notifications.showList');
+      await vscode.commands.executeCommand('notifications.focusList');
+      await vscode.commands.executeCommand('notification.expand');
+      await sleep(1500);
       await screenshot('connect-agent-done.png');
+      await vscode.commands.executeCommand('notifications.hideList');
+      await vscode.commands.executeCommand('workbench.action.focusSideBar');
+      for (let i = 0; i < 4; i++) await vscode.commands.executeCommand('workbench.action.decreaseViewWidth');
+      await vscode.commands.executeCommand('workbench.action.closeAllEditors');
 
       // The agent's own command, run as Claude Code would run it: a tool call goes through.
       const entryCmd = written.mcpServers.switchboard;
