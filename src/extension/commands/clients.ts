@@ -1,4 +1,5 @@
 // Client and prompt commands: copy a client's connection details, rotate its token, remove a prompt.
+import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -234,17 +235,22 @@ export const connectAgent: Cmd =
       for (const c of report.changes) ctx.output.info(`Connect an agent: ${c}`);
       const file = tildify(report.file, home);
       const scopes = scope === 'write' ? 'read, write' : 'read';
-      void vscode.window.showInformationMessage(
-        remove
-          ? report.changes.length === 0
-            ? `${label} was not connected to this broker: nothing to remove from ${file}.`
-            : `${label} is disconnected: ${report.changes.join('; ')}.`
-          : report.changes.length === 0
-            ? `${label} is connected as '${report.client}' (scopes: ${scopes}); ` +
-              `its entry in ${file} and its token are in place. Nothing changed.`
-            : `${label} is connected as '${report.client}' (scopes: ${scopes}): ${report.changes.join('; ')}. ` +
-              `Restart ${label} to use it.`,
-      );
+      // What changed, in detail, is in the log; the message says what it means for the person.
+      const text = remove
+        ? report.changes.length === 0
+          ? `${label} was not connected to this broker: nothing to remove from ${file}.`
+          : `${label} is disconnected: its 'switchboard' entry, the client '${report.client}' and its token are removed.`
+        : report.changes.length === 0
+          ? `${label} is connected as '${report.client}' (scopes: ${scopes}); ` +
+            `its entry in ${file} and its token are in place. Nothing changed.`
+          : `${label} is connected as '${report.client}' (scopes: ${scopes}) through its entry in ${file}. ` +
+            (report.changes.some((c) => c.startsWith('changed the scopes'))
+              ? 'The new scope applies at once.'
+              : `Restart ${label} to use it.`);
+      const open = remove && !fs.existsSync(report.file) ? [] : ['Open File'];
+      void vscode.window.showInformationMessage(text, ...open).then((p) => {
+        if (p) void vscode.window.showTextDocument(vscode.Uri.file(report.file));
+      });
       return report;
     } catch (err) {
       void vscode.window.showErrorMessage(

@@ -144,17 +144,12 @@ describe('Connect an Agent and Import from server.json (issue 21)', function () 
       );
       await vscode.window.showTextDocument(await vscode.workspace.openTextDocument(claudeJson), { preview: false });
       await vscode.commands.executeCommand('switchboard.clients.focus');
-      await vscode.commands.executeCommand('workbench.action.focusSideBar');
       await sleep(500);
-      for (let i = 0; i < 4; i++) await vscode.commands.executeCommand('workbench.action.increaseViewWidth');
       await vscode.commands.executeCommand('notifications.showList');
-      await vscode.commands.executeCommand('notifications.focusList');
       await vscode.commands.executeCommand('notification.expand');
       await sleep(1500);
       await screenshot('connect-agent-done.png');
       await vscode.commands.executeCommand('notifications.hideList');
-      await vscode.commands.executeCommand('workbench.action.focusSideBar');
-      for (let i = 0; i < 4; i++) await vscode.commands.executeCommand('workbench.action.decreaseViewWidth');
       await vscode.commands.executeCommand('workbench.action.closeAllEditors');
 
       // The agent's own command, run as Claude Code would run it: a tool call goes through.
