@@ -6,7 +6,15 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import * as readline from 'node:readline';
-import { addAgent, AGENT_IDS, listAgents, removeAgent, type AgentClientOptions, type Scope } from './agentClients';
+import {
+  addAgent,
+  AGENT_IDS,
+  AGENTS,
+  listAgents,
+  removeAgent,
+  type AgentClientOptions,
+  type Scope,
+} from './agentClients';
 import { approvalSummaryBlock } from './approvalSummary';
 import { Bridge } from './bridge';
 import { ClientTokens } from './clientTokens';
@@ -533,9 +541,10 @@ Agents: ${AGENT_IDS.join(', ')}
         return 0;
       }
       for (const c of report.changes) process.stdout.write(`- ${c}\n`);
+      const label = AGENTS.find((a) => a.id === agent)?.label ?? agent;
       if (sub === 'add')
         process.stdout.write(
-          `Restart ${agent} (or reload its MCP servers) to connect; it calls as '${report.client}'.\n`,
+          `Restart ${label} (or reload its MCP servers) to connect; it calls as '${report.client}'.\n`,
         );
       return 0;
     },
