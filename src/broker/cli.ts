@@ -6,7 +6,15 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import * as readline from 'node:readline';
-import { addAgent, AGENT_IDS, listAgents, removeAgent, type AgentClientOptions, type Scope } from './agentClients';
+import {
+  addAgent,
+  AGENT_IDS,
+  AGENTS,
+  listAgents,
+  removeAgent,
+  type AgentClientOptions,
+  type Scope,
+} from './agentClients';
 import { approvalSummaryBlock } from './approvalSummary';
 import { Bridge } from './bridge';
 import { ClientTokens } from './clientTokens';
@@ -134,7 +142,7 @@ If a broker already serves <dir>, prints its endpoint and exits (one broker per 
             'The port is picked at random on each start (--port <n> fixes it). Connect any MCP client over',
             'Streamable HTTP with the token as a bearer header; e.g. the MCP Inspector (it needs Node >= 22.19;',
             "'-p node@24' brings one from npm on an older Node):",
-            `  npx -y -p node@24 -p @modelcontextprotocol/inspector -- mcp-inspector --cli ${url} ` +
+            `  npx -y -p node@24 -p @modelcontextprotocol/inspector@2 -- mcp-inspector --cli ${url} ` +
               `--transport http --method tools/list --header "Authorization: Bearer $(cat ${paths.operatorTokenFile})"`,
             `or bridge a stdio-only agent:  node ${cliPath} connect --root ${root} --client terminal`,
             `Status of the servers:         node ${cliPath} status --root ${root}`,
@@ -501,9 +509,11 @@ Agents: ${AGENT_IDS.join(', ')}
           r.scopes ? r.scopes.join(', ') : '-',
           r.file,
         ]);
+        // The command as this one was run (`node dist/broker.js …`): a plain `switchboard` is not on PATH.
+        const self = path.relative(process.cwd(), process.argv[1]) || process.argv[1];
         process.stdout.write(
           table([['AGENT', 'NAME', 'FOUND', 'CONNECTED', 'SCOPES', 'CONFIGURATION FILE'], ...table_]) +
-            `\n\nConnect one: switchboard clients add <agent> --root ${opts.root}\n`,
+            `\n\nConnect one: node ${self} clients add <agent> --root ${opts.root}\n`,
         );
         return 0;
       }
@@ -531,9 +541,10 @@ Agents: ${AGENT_IDS.join(', ')}
         return 0;
       }
       for (const c of report.changes) process.stdout.write(`- ${c}\n`);
+      const label = AGENTS.find((a) => a.id === agent)?.label ?? agent;
       if (sub === 'add')
         process.stdout.write(
-          `Restart ${agent} (or reload its MCP servers) to connect; it calls as '${report.client}'.\n`,
+          `Restart ${label} (or reload its MCP servers) to connect; it calls as '${report.client}'.\n`,
         );
       return 0;
     },

@@ -5,12 +5,13 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { nodeRunnerPackageOf } from '../registry/packageRunner';
 import type { ServerDef, VscodeAuthSettings } from '../registry/schema';
 import { describeAccount, type CredentialSource } from './auth/credentials';
 import type { LaunchCompanion, RemoteLaunch, StdioLaunch, UpstreamLaunch } from './connection/connection';
 import { buildEnvironment, resolveInputs } from './environment';
 import { NetworkProxy, type ProxyRefusal } from './networkProxy';
-import { bwrapPlan, installDirsOf, resolveGrantPath, scriptPackageDir } from './platform/bwrapArgs';
+import { bwrapPlan, installDirsOf, resolveGrantPath, runnerPackageDir, scriptPackageDir } from './platform/bwrapArgs';
 import { sandboxExecPrefix, sandboxProfile, seatbeltEnvironment } from './platform/macSandbox';
 import { bridgeCommand, proxyEnvironment } from './platform/proxyBridge';
 import { findExecutable } from './processGroup';
@@ -167,6 +168,7 @@ function confine(
   const scriptDirs = script
     ? [scriptPackageDir(script, hiddenDirs, isFile), scriptPackageDir(realpath(script), hiddenDirs, isFile)]
     : [];
+  scriptDirs.push(...localRunnerDirs(def, cwd));
   const plan = bwrapPlan({
     files: def.grants.includes('filesystem') && !def.filesystem ? 'full' : 'confined',
     home,
@@ -221,7 +223,7 @@ function confineMac(
     cacheDir,
     root: path.resolve(root),
     cwd,
-    installDirs: installDirsOf(executable ? [executable, realpath(executable)] : []),
+    installDirs: [...installDirsOf(executable ? [executable, realpath(executable)] : []), ...localRunnerDirs(def, cwd)],
     read: (def.filesystem?.read ?? []).map((p) => resolveGrantPath(p, root, home)),
     write: (def.filesystem?.write ?? []).map((p) => resolveGrantPath(p, root, home)),
     realpath: realpathOfAny,
@@ -236,6 +238,18 @@ function isFile(p: string): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * The local node_modules an `npx <package>` (the sample's `npx --no-install mcp-server-everything`)
+ * runs from, read-only: in a clone under HOME or /tmp the sandbox hides it otherwise, and npx, not
+ * finding it, tries the registry inside a namespace without network and the handshake times out
+ * with no output.
+ */
+function localRunnerDirs(def: ServerDef, cwd: string): string[] {
+  const spec = nodeRunnerPackageOf(def.command, def.args ?? []);
+  const dir = spec ? runnerPackageDir(spec, cwd, (p) => fs.existsSync(p)) : undefined;
+  return dir ? [dir, realpath(dir)] : [];
 }
 
 /** What an interpreter's script is called; other file arguments (data, config) are not bound back. */

@@ -10,6 +10,7 @@ import { EditorSecrets } from './editorSecrets';
 import { RegistryDiagnostics } from './diagnostics';
 import { McpProvider, PROVIDER_ID } from './mcpProvider';
 import { PromptsProvider } from './prompts';
+import { enableQuickInputHooks, onDidShowQuickInput, type ShownQuickInput } from './quickInput';
 import { RegistryQuickFixes } from './quickFixes';
 import { ServersProvider, type ServerNode } from './servers';
 import { BrokerStatusBar } from './statusBar';
@@ -30,6 +31,8 @@ export interface SwitchboardApi {
   editorClient: EditorClient;
   /** Entered `${input:NAME}` values and VS Code account tokens handed to the brokers. */
   secrets: EditorSecrets;
+  /** Each pick or input box of a multi-step command as it is shown (only under the VS Code test suite). */
+  onDidShowQuickInput: vscode.Event<ShownQuickInput>;
 }
 
 let current: Ctx | undefined;
@@ -75,6 +78,7 @@ export function activate(context: vscode.ExtensionContext): SwitchboardApi {
   ctx.editorRole = editorClient;
   const secrets = new EditorSecrets(ctx, context.secrets, !!process.env.SWITCHBOARD_TEST_RESULT);
   ctx.secrets = secrets;
+  if (process.env.SWITCHBOARD_TEST_RESULT) context.subscriptions.push(enableQuickInputHooks());
   context.subscriptions.push(
     editorClient,
     secrets,
@@ -169,7 +173,19 @@ export function activate(context: vscode.ExtensionContext): SwitchboardApi {
 
   ctx.init();
   updateViews();
-  return { ctx, servers, serversView, prompts, clients, mcp, diagnostics, statusBar, editorClient, secrets };
+  return {
+    ctx,
+    servers,
+    serversView,
+    prompts,
+    clients,
+    mcp,
+    diagnostics,
+    statusBar,
+    editorClient,
+    secrets,
+    onDidShowQuickInput,
+  };
 }
 
 /**

@@ -96,6 +96,17 @@ export function packageRunnerOf(command: string | undefined, args: readonly stri
 }
 
 /**
+ * The package a Node package runner (`npx`, `npm exec`, `bunx`) runs, downloading or not:
+ * `npx --no-install mcp-server-everything` → `mcp-server-everything`; undefined for anything else.
+ */
+export function nodeRunnerPackageOf(command: string | undefined, args: readonly string[] = []): string | undefined {
+  if (!command) return undefined;
+  const split = splitRunner(command, args);
+  if (!split || !['npx', 'npm exec', 'bunx'].includes(split.runner)) return undefined;
+  return firstOperand(split.rest, VALUE_FLAGS[split.runner] ?? new Set());
+}
+
+/**
  * What to tell the author of a stdio server that may download what it runs but has no network
  * grant; undefined when that is not the case.
  */

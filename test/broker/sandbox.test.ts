@@ -12,6 +12,7 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { NetworkProxy, type ProxyRefusal } from '../../src/broker/networkProxy';
 import {
   connect,
+  fixture,
   fixtureServer,
   killStarted,
   removeTempDirs,
@@ -185,6 +186,37 @@ const portOf = (s: http.Server): number => (s.address() as { port: number }).por
       .map((l) => JSON.parse(l) as Json)
       .find((e) => e.event === 'network-refused')!;
     assert.deepEqual([entry.server, entry.host, entry.port], ['webby', '127.0.0.1', portOf(beta)]);
+  });
+
+  it("`npx --no-install <bin>` in a project under /tmp finds the project's node_modules (the sample in a fresh clone)", async () => {
+    // The layout of a clone: <project>/node_modules/.bin/<bin> and the registry in <project>/workspace,
+    // all under the hidden /tmp. Without its node_modules bound back, npx looks for the package on the
+    // registry, inside a namespace without network: the handshake timed out with no output.
+    const project = tempDir('sb-clone-');
+    const pkg = path.join(project, 'node_modules', 'sb-local-echo');
+    fs.mkdirSync(pkg, { recursive: true });
+    fs.writeFileSync(path.join(pkg, 'package.json'), '{"name":"sb-local-echo","version":"1.0.0","bin":"bin.mjs"}\n');
+    fs.writeFileSync(
+      path.join(pkg, 'bin.mjs'),
+      `#!/usr/bin/env node\nawait import(${JSON.stringify(fixture('echo.mjs'))});\n`,
+      { mode: 0o755 },
+    );
+    fs.mkdirSync(path.join(project, 'node_modules', '.bin'));
+    fs.symlinkSync('../sb-local-echo/bin.mjs', path.join(project, 'node_modules', '.bin', 'sb-local-echo'));
+    const workspace = path.join(project, 'workspace');
+    writeRegistry(workspace, {
+      'mcp-servers.d/local.yaml':
+        'name: local\ntrust: trusted\ncommand: npx\nargs: [--no-install, sb-local-echo, --name, local]\n',
+    });
+    const local = await startBrokerProcess({ root: workspace });
+    const c = await connect(local.url, local.token);
+    try {
+      const s = await running(c, 'local');
+      assert.equal(s.enforcement.filesystem, 'enforced', JSON.stringify(s.enforcement));
+      assert.match(await call(c, 'local__echo', { text: 'from the clone' }), /from the clone/);
+    } finally {
+      await c.close();
+    }
   });
 });
 

@@ -6,10 +6,12 @@ import {
   installDirsOf,
   isInside,
   resolveGrantPath,
+  runnerPackageDir,
   scriptPackageDir,
   type BwrapInput,
 } from '../../src/broker/platform/bwrapArgs';
 import { decideSandbox, type SandboxTools } from '../../src/broker/sandbox';
+import { nodeRunnerPackageOf } from '../../src/registry/packageRunner';
 import { ServerDefSchema } from '../../src/registry/schema';
 import { normalizeForApproval } from '../../src/broker/approvalMaterial';
 import type { ServerStatus } from '../../src/broker/controlApi';
@@ -66,6 +68,27 @@ describe('platform: bubblewrap sandbox', () => {
       '/tmp/r/node_modules',
       'a package in node_modules needs its hoisted dependencies',
     );
+  });
+
+  it('finds the node_modules a Node package runner runs from, looking up from the working directory', () => {
+    const files = new Set([
+      '/tmp/clone/node_modules/.bin/mcp-server-everything',
+      '/tmp/clone/node_modules/@modelcontextprotocol/server-everything/package.json',
+    ]);
+    const exists = (p: string): boolean => files.has(p);
+    assert.equal(runnerPackageDir('mcp-server-everything', '/tmp/clone/workspace', exists), '/tmp/clone/node_modules');
+    assert.equal(
+      runnerPackageDir('@modelcontextprotocol/server-everything@2026.1.0', '/tmp/clone/workspace/sub', exists),
+      '/tmp/clone/node_modules',
+    );
+    assert.equal(runnerPackageDir('not-installed', '/tmp/clone/workspace', exists), undefined);
+    assert.equal(
+      nodeRunnerPackageOf('npx', ['--no-install', 'mcp-server-everything', 'stdio']),
+      'mcp-server-everything',
+    );
+    assert.equal(nodeRunnerPackageOf('npm', ['exec', '-p', 'x', 'y-bin']), 'y-bin');
+    assert.equal(nodeRunnerPackageOf('uvx', ['weather']), undefined, 'not a Node runner');
+    assert.equal(nodeRunnerPackageOf('node', ['server.js']), undefined);
   });
 
   it('without the filesystem grant: root read-only, /tmp and HOME empty, the registry root bound back, no network', () => {

@@ -130,6 +130,24 @@ export function scriptPackageDir(script: string, hidden: readonly string[], isFi
   return own;
 }
 
+/**
+ * The node_modules folder a Node package runner finds `spec` in, looking up from `cwd` as npx does
+ * (`<dir>/node_modules/.bin/<bin>` or `<dir>/node_modules/<package>`); undefined when none has it.
+ * `spec` is what follows the runner: a bin or package name, possibly with a version
+ * (`mcp-server-everything`, `@modelcontextprotocol/server-everything@2026.1.0`).
+ */
+export function runnerPackageDir(spec: string, cwd: string, exists: (p: string) => boolean): string | undefined {
+  const m = /^(@[^/]+\/[^@/]+|[^@/]+)(?:@.*)?$/.exec(spec);
+  if (!m) return undefined;
+  const pkg = m[1];
+  const bin = pkg.split('/').pop()!;
+  for (let dir = cwd; ; dir = path.posix.dirname(dir)) {
+    const nm = path.posix.join(dir, 'node_modules');
+    if (exists(path.posix.join(nm, '.bin', bin)) || exists(path.posix.join(nm, pkg, 'package.json'))) return nm;
+    if (path.posix.dirname(dir) === dir) return undefined;
+  }
+}
+
 /** A path the filesystem grant names: `~/x` in the home directory, relative ones against the registry root. */
 export function resolveGrantPath(p: string, root: string, home: string): string {
   if (p === '~') return home;

@@ -1,8 +1,18 @@
 // Client and prompt commands: copy a client's connection details, rotate its token, remove a prompt.
+import * as fs from 'node:fs';
 import * as os from 'node:os';
+import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { addAgent, listAgents, removeAgent, type AgentClientOptions, type Scope } from '../../broker/agentClients';
+import {
+  addAgent,
+  AGENTS,
+  listAgents,
+  removeAgent,
+  type AgentClientOptions,
+  type Scope,
+} from '../../broker/agentClients';
 import type { Ctx, FolderEntry } from '../ctx';
+import { pickOne } from '../quickInput';
 import { isNode, withProgress, type Cmd, type NoPrompt } from './shared';
 
 function clientName(arg: unknown): string | undefined {
@@ -117,62 +127,94 @@ export const removePrompt: Cmd = (ctx) => async (arg?: unknown, opts?: NoPrompt)
   );
 };
 
+/** `~/…` for a path under the home directory: shorter in a message, and says whose file it is. */
+function tildify(file: string, home: string): string {
+  return file.startsWith(home + path.sep) ? `~${file.slice(home.length)}` : file;
+}
+
 /**
  * Connect an Agent…: writes a coding agent's own MCP configuration so that it runs this folder's
  * broker through the stdio bridge, as a client of its own (the same code as `switchboard clients add`).
- * On an agent that is already connected it offers to disconnect it instead.
+ * On an agent that is already connected it offers to keep it (checking and repairing the entry and
+ * token), to change its scope, or to disconnect it.
  */
 export const connectAgent: Cmd =
   (ctx) => async (agent?: string, opts?: { scope?: Scope; home?: string; remove?: boolean }) => {
     const entry = await ctx.pickEntry("Connect an agent to which folder's broker?", true);
     if (!entry) return;
+    const home = opts?.home ?? os.homedir();
     const base: AgentClientOptions = {
       root: entry.root,
       agentEnv: opts?.home
         ? { home: opts.home, platform: process.platform, env: {} }
-        : { home: os.homedir(), platform: process.platform, env: process.env },
+        : { home, platform: process.platform, env: process.env },
       // The agent starts the bridge itself, outside VS Code: plain `node` from its PATH.
       node: 'node',
       script: ctx.brokerCli(),
     };
     let id = agent;
     let remove = opts?.remove === true;
+    let scope = opts?.scope;
     if (!id) {
       const rows = await listAgents(base);
-      const pick = await vscode.window.showQuickPick(
+      const pick = await pickOne(
         rows.map((r) => ({
           label: r.label,
           description:
             r.configured === 'yes'
-              ? `connected as '${r.client}' (${(r.scopes ?? ['read']).join(', ')})`
+              ? `$(check) connected as '${r.client}' (${(r.scopes ?? ['read']).join(', ')})`
               : r.configured === 'other'
-                ? "its 'switchboard' entry runs something else"
+                ? "$(warning) its 'switchboard' entry runs something else"
                 : r.installed
                   ? 'found on this machine'
                   : 'not found',
-          detail: r.file,
+          detail: tildify(r.file, home),
           row: r,
         })),
-        { placeHolder: "Connect which agent to this workspace's broker? (its own MCP configuration is edited)" },
+        {
+          title: 'Connect an Agent',
+          placeHolder: "Which agent should use this workspace's broker? (its own MCP configuration is edited)",
+        },
       );
       if (!pick) return;
-      id = pick.row.id;
-      if (pick.row.configured === 'yes') {
-        const answer = await vscode.window.showInformationMessage(
-          `${pick.row.label} already runs this broker as '${pick.row.client}'.`,
-          {
-            modal: true,
-            detail: `Disconnecting removes the entry from ${pick.row.file} and the client '${pick.row.client}'.`,
-          },
-          'Disconnect',
+      const row = pick.row;
+      id = row.id;
+      if (row.configured === 'yes') {
+        const current: Scope = row.scopes?.includes('write') ? 'write' : 'read';
+        const next = await pickOne(
+          [
+            {
+              label: '$(check) Keep it',
+              description: `scopes: ${current === 'write' ? 'read, write' : 'read'}`,
+              detail: `Checks the entry in ${tildify(row.file, home)} and the token of '${row.client}'; repairs what is missing.`,
+              action: 'keep' as const,
+            },
+            current === 'write'
+              ? {
+                  label: '$(eye) Read only',
+                  detail: 'It may call tools, list servers and read logs, but no longer change servers.',
+                  action: 'read' as const,
+                }
+              : {
+                  label: '$(edit) Allow write too',
+                  detail: 'It may also enable, restart, add and edit servers.',
+                  action: 'write' as const,
+                },
+            {
+              label: '$(debug-disconnect) Disconnect',
+              detail: `Removes the 'switchboard' entry from ${tildify(row.file, home)}, the client '${row.client}' and its token.`,
+              action: 'remove' as const,
+            },
+          ],
+          { title: 'Connect an Agent', placeHolder: `${row.label} already runs this broker as '${row.client}'.` },
         );
-        if (answer !== 'Disconnect') return;
-        remove = true;
+        if (!next) return;
+        if (next.action === 'remove') remove = true;
+        else scope = next.action === 'keep' ? current : next.action;
       }
     }
-    let scope = opts?.scope;
     if (!remove && !scope && !agent) {
-      const s = await vscode.window.showQuickPick(
+      const s = await pickOne(
         [
           {
             label: 'read',
@@ -182,27 +224,37 @@ export const connectAgent: Cmd =
           },
           { label: 'read, write', detail: 'Also enable, restart, add and edit servers.', scope: 'write' as const },
         ],
-        { placeHolder: 'What may the agent do with the broker itself?' },
+        { title: 'Connect an Agent', placeHolder: 'What may the agent do with the broker itself?' },
       );
       if (!s) return;
       scope = s.scope;
     }
+    const label = AGENTS.find((a) => a.id === id)?.label ?? id;
     try {
       const report = remove ? await removeAgent(id, base) : await addAgent(id, { ...base, scope });
       for (const c of report.changes) ctx.output.info(`Connect an agent: ${c}`);
-      void vscode.window.showInformationMessage(
-        report.changes.length === 0
-          ? remove
-            ? `Nothing to remove from ${report.file}.`
-            : `Already connected: ${report.file} runs this broker as '${report.client}'. Nothing changed.`
-          : remove
-            ? `Disconnected '${report.client}': ${report.changes.join('; ')}.`
-            : `Connected as '${report.client}': ${report.changes.join('; ')}. Restart the agent to use it.`,
-      );
+      const file = tildify(report.file, home);
+      const scopes = scope === 'write' ? 'read, write' : 'read';
+      // What changed, in detail, is in the log; the message says what it means for the person.
+      const text = remove
+        ? report.changes.length === 0
+          ? `${label} was not connected to this broker: nothing to remove from ${file}.`
+          : `${label} is disconnected: its 'switchboard' entry, the client '${report.client}' and its token are removed.`
+        : report.changes.length === 0
+          ? `${label} is connected as '${report.client}' (scopes: ${scopes}); ` +
+            `its entry in ${file} and its token are in place. Nothing changed.`
+          : `${label} is connected as '${report.client}' (scopes: ${scopes}) through its entry in ${file}. ` +
+            (report.changes.some((c) => c.startsWith('changed the scopes'))
+              ? 'The new scope applies at once.'
+              : `Restart ${label} to use it.`);
+      const open = remove && !fs.existsSync(report.file) ? [] : ['Open File'];
+      void vscode.window.showInformationMessage(text, ...open).then((p) => {
+        if (p) void vscode.window.showTextDocument(vscode.Uri.file(report.file));
+      });
       return report;
     } catch (err) {
       void vscode.window.showErrorMessage(
-        `Cannot ${remove ? 'disconnect' : 'connect'} ${id}: ${(err as Error).message}`,
+        `Cannot ${remove ? 'disconnect' : 'connect'} ${label}: ${(err as Error).message}`,
       );
       return undefined;
     }

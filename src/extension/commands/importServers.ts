@@ -11,6 +11,8 @@ import {
   parseServerJson,
   serverJsonToDefinition,
 } from '../../registry/serverJson';
+import type { Ctx, FolderEntry } from '../ctx';
+import { inputText, pickOne } from '../quickInput';
 import { errorText, type Cmd } from './shared';
 
 export const importServers: Cmd =
@@ -172,7 +174,9 @@ export const importServers: Cmd =
 
 /**
  * Import from server.json…: an MCP Registry server.json (a file, the clipboard or pasted text) into
- * the registry as a community server; secrets become ${input:NAME}, never values in the YAML.
+ * the registry as a community server. Its secrets become ${input:NAME} in the YAML and their values,
+ * asked for right after in a password box, go to VS Code's secret storage (and the broker's memory),
+ * never to the workspace. The new server is selected in the Servers view, with "Approve now".
  */
 export const importServerJson: Cmd =
   (ctx) =>
@@ -182,15 +186,16 @@ export const importServerJson: Cmd =
   ) => {
     const entry = await ctx.pickEntry("Import into which folder's registry?", false);
     if (!entry) return;
+    const title = 'Import from server.json';
     let text = opts?.text ?? (source ? await fs.promises.readFile(source, 'utf8') : undefined);
     if (text === undefined) {
-      const how = await vscode.window.showQuickPick(
+      const how = await pickOne(
         [
           { label: '$(folder-opened) Choose a server.json file…', how: 'file' as const },
           { label: '$(clippy) Use the JSON on the clipboard', how: 'clipboard' as const },
           { label: '$(edit) Paste the JSON…', how: 'paste' as const },
         ],
-        { placeHolder: 'Where is the server.json (MCP Registry format)?' },
+        { title, placeHolder: 'Where is the server.json (the MCP Registry format)?' },
       );
       if (!how) return;
       if (how.how === 'file') {
@@ -198,19 +203,29 @@ export const importServerJson: Cmd =
         if (!uris?.length) return;
         text = await fs.promises.readFile(uris[0].fsPath, 'utf8');
       } else if (how.how === 'clipboard') text = await vscode.env.clipboard.readText();
-      else text = await vscode.window.showInputBox({ prompt: 'Paste the server.json', ignoreFocusOut: true });
+      else
+        text = await inputText({
+          title,
+          prompt: 'Paste the whole server.json (one JSON object), then press Enter.',
+          validate: (v) => jsonProblem(v),
+        });
       if (!text) return;
     }
     let json: unknown;
     try {
       json = JSON.parse(text);
+    } catch {
+      void vscode.window.showErrorMessage(`Cannot import: ${jsonProblem(text) ?? 'not JSON'}.`);
+      return undefined;
+    }
+    try {
       const doc = parseServerJson(json);
       let choice = opts?.choice;
       const choices = serverJsonChoices(doc);
       if (!choice && choices.length > 1) {
-        const pick = await vscode.window.showQuickPick(
+        const pick = await pickOne(
           choices.map((c) => ({ label: c.label, description: c.field, c })),
-          { placeHolder: `${doc.name} can run in ${choices.length} ways; which one?` },
+          { title, placeHolder: `${doc.title ?? doc.name} can run in ${choices.length} ways; which one?` },
         );
         if (!pick) return;
         choice = { kind: pick.c.kind, index: pick.c.index };
@@ -225,19 +240,34 @@ export const importServerJson: Cmd =
           await ctx.ensureConnected(entry);
           await entry.conn.call('upsert_server', { definition: imported.definition });
           for (const n of imported.notes) ctx.output.info(`Import '${name}': ${n}`);
-          void vscode.window.showInformationMessage(
-            `Imported '${name}' as a community server: approve it to run it.` +
-              (imported.inputs.length
-                ? ` Its secrets (${imported.inputs.join(', ')}) are asked per user, not stored in the YAML.`
-                : ''),
-          );
-          return imported;
+          const entered = await enterImportedSecrets(ctx, entry, name, imported.definition);
+          const skipped = imported.inputs.filter((i) => !entered.includes(i));
+          void vscode.commands
+            .executeCommand('switchboard.revealServer', entry.key, name)
+            .then(undefined, () => undefined);
+          void vscode.window
+            .showInformationMessage(
+              `Imported '${name}' as a community server: it runs once you approve it.` +
+                (entered.length
+                  ? ` ${listOf(entered)} ${entered.length === 1 ? 'is' : 'are'} in VS Code's secret storage, not in the YAML.`
+                  : '') +
+                (skipped.length
+                  ? ` Enter ${listOf(skipped)} with "Switchboard: Enter Secret…" before it can start.`
+                  : ''),
+              APPROVE_NOW,
+            )
+            .then((p) => {
+              if (p === APPROVE_NOW) void vscode.commands.executeCommand('switchboard.approveServer', name);
+            });
+          return { ...imported, entered };
         } catch (err) {
           if (!(err instanceof MissingValuesError)) throw err;
           for (const m of err.missing) {
-            const v = await vscode.window.showInputBox({
-              prompt: `${m.name}: ${m.description ?? m.field} (required)`,
-              ignoreFocusOut: true,
+            const v = await inputText({
+              title: `${title}: ${m.name}`,
+              prompt: `${m.description ?? m.name} (required by ${m.field})`,
+              validate: (x) =>
+                x.trim() === '' ? 'A value is required; press Escape to cancel the import.' : undefined,
             });
             if (v === undefined) return;
             values[m.name] = v;
@@ -249,3 +279,47 @@ export const importServerJson: Cmd =
       return undefined;
     }
   };
+
+const APPROVE_NOW = 'Approve now';
+
+const listOf = (names: readonly string[]): string => names.map((n) => `'${n}'`).join(', ');
+
+/** Where a text is not JSON ("Unexpected token … at position 12"), or undefined when it is. */
+function jsonProblem(text: string): string | undefined {
+  if (text.trim() === '') return 'Paste the JSON, or press Escape to cancel.';
+  try {
+    JSON.parse(text);
+    return undefined;
+  } catch (err) {
+    return `This is not JSON: ${(err as Error).message}`;
+  }
+}
+
+/**
+ * Asks for each secret of the imported definition that VS Code does not hold yet, in a password box,
+ * and stores it (secret storage, then the broker's memory). Escape skips one: it can be entered
+ * later. Returns the names now held.
+ */
+async function enterImportedSecrets(
+  ctx: Ctx,
+  entry: FolderEntry,
+  server: string,
+  definition: Record<string, unknown>,
+): Promise<string[]> {
+  const secrets = ctx.secrets;
+  if (!secrets) return [];
+  const inputs = (definition.inputs ?? {}) as Record<string, { description?: string; password?: boolean }>;
+  const held: string[] = [];
+  for (const [name, input] of Object.entries(inputs)) {
+    if (await secrets.has(name)) {
+      ctx.output.info(`Import '${server}': the secret '${name}' is already in VS Code's secret storage.`);
+      held.push(name);
+      continue;
+    }
+    const value = await secrets.ask(server, { name, description: input.description, password: input.password ?? true });
+    if (value === undefined) continue;
+    await secrets.enter(entry, name, value);
+    held.push(name);
+  }
+  return held;
+}

@@ -110,6 +110,21 @@ export const run = <T>(name: string, ...args: unknown[]): Thenable<T> =>
 
 export const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
+/** Polls `pred` (for conditions no broker or diagnostics event announces) until it holds. */
+export async function until<T>(
+  pred: () => T | undefined | false | Thenable<T | undefined | false>,
+  what: string,
+  timeoutMs = 20_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await pred();
+    if (v) return v;
+    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
+    await sleep(100);
+  }
+}
+
 /** Asks the runner (run.mjs) for a screenshot of the workbench as it is, and waits until it is written. */
 export async function screenshot(name: string): Promise<void> {
   const file = path.join(REPO, 'docs', 'screenshots', name);
@@ -132,4 +147,113 @@ export function filesContaining(dir: string, needle: string): string[] {
     else if (e.isFile() && fs.readFileSync(p).includes(needle)) found.push(p);
   }
   return found;
+}
+
+/** One answer to a pick or input box a command shows: what it must ask, and what a person would do. */
+export interface QuickAnswer {
+  /** The pick's placeholder, the input box's prompt, or the password box's title. */
+  asks: RegExp;
+  /** The item to choose (its label without the `$(icon)` prefix), or the text to type. */
+  answer: string;
+  /** A screenshot for the README (docs/screenshots/<name>) while it is shown, before answering. */
+  screenshot?: string;
+}
+
+/** What the command showed, for the test to check afterwards (labels and descriptions as shown). */
+export interface QuickShown {
+  asked: string;
+  items: { label: string; description?: string; detail?: string }[];
+}
+
+const bare = (label: string): string => label.replace(/^\$\([\w-]+\)\s*/, '');
+
+/**
+ * Answers a command's picks and input boxes (the extension's test hooks, on only under this suite)
+ * through the workbench's own quick input, in order: checks that each asks what it should, chooses
+ * the item or types the text, and accepts it as Enter would. `result` rejects on an unexpected or
+ * extra question.
+ */
+export function answerQuickInputs(
+  a: SwitchboardApi,
+  answers: readonly QuickAnswer[],
+): { shown: QuickShown[]; done(): Promise<void> } {
+  const queue = [...answers];
+  const shown: QuickShown[] = [];
+  const errors: Error[] = [];
+  let pending = Promise.resolve();
+  const accept = async (set: () => void, name?: string): Promise<void> => {
+    if (name) await screenshot(name);
+    set();
+    // Property changes reach the workbench on the extension host's next tick; then press Enter.
+    await sleep(300);
+    await vscode.commands.executeCommand('workbench.action.acceptSelectedQuickOpenItem');
+  };
+  const next = (asked: string): QuickAnswer | undefined => {
+    const step = queue.shift();
+    if (!step) errors.push(new Error(`an unexpected question: "${asked}"`));
+    else if (!step.asks.test(asked)) errors.push(new Error(`asked "${asked}", expected ${step.asks}`));
+    else return step;
+    return undefined;
+  };
+  const handle = (work: () => Promise<void>): void => {
+    pending = pending.then(work).catch((e: Error) => {
+      errors.push(e);
+    });
+  };
+  const subs = [
+    a.onDidShowQuickInput((s) => {
+      if (s.kind === 'pick') {
+        const items = s.pick.items.map((i) => ({ label: i.label, description: i.description, detail: i.detail }));
+        shown.push({ asked: s.placeholder, items });
+        const step = next(s.placeholder);
+        if (!step) return void s.pick.hide();
+        const item = s.pick.items.find((i) => bare(i.label) === step.answer);
+        if (!item) {
+          errors.push(
+            new Error(`no item '${step.answer}' in "${s.placeholder}": ${items.map((i) => i.label).join(', ')}`),
+          );
+          return void s.pick.hide();
+        }
+        handle(() =>
+          accept(() => {
+            s.pick.activeItems = [item];
+          }, step.screenshot),
+        );
+      } else {
+        shown.push({ asked: s.prompt, items: [] });
+        const step = next(s.prompt);
+        if (!step) return void s.box.hide();
+        handle(() =>
+          accept(() => {
+            s.box.value = step.answer;
+          }, step.screenshot),
+        );
+      }
+    }),
+    a.secrets.onDidShowSecretInput((s) => {
+      const asked = s.box.title ?? s.input;
+      shown.push({ asked, items: [] });
+      const step = next(asked);
+      if (!step) return void s.box.hide();
+      assert.strictEqual(s.box.password, true, `${asked} is a password box`);
+      handle(() =>
+        accept(() => {
+          s.box.value = step.answer;
+        }, step.screenshot),
+      );
+    }),
+  ];
+  return {
+    shown,
+    async done() {
+      await pending;
+      for (const s of subs) s.dispose();
+      if (errors.length) throw errors[0];
+      assert.deepStrictEqual(
+        queue.map((q) => String(q.asks)),
+        [],
+        'every expected question was asked',
+      );
+    },
+  };
 }

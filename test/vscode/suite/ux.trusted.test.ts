@@ -19,23 +19,11 @@ import {
   run,
   screenshot,
   sleep,
+  until,
   useAbsoluteEcho,
   waitFor,
 } from './switchboard.helpers';
 
-async function until<T>(
-  pred: () => T | undefined | false | Thenable<T | undefined | false>,
-  what: string,
-  timeoutMs = 20_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await pred();
-    if (v) return v;
-    assert.ok(Date.now() < deadline, `timed out waiting for ${what}`);
-    await sleep(100);
-  }
-}
 
 describe('first steps (issue 21)', function () {
   this.timeout(120_000);
