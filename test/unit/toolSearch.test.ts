@@ -4,7 +4,16 @@ import assert from 'node:assert/strict';
 import { Catalog } from '../../src/broker/catalog';
 import type { Tool } from '../../src/broker/mcpTypes';
 import type { ServedServer } from '../../src/broker/servedServer';
-import { normalizeTerm, oneLine, queryTerms, ToolSearch, words } from '../../src/broker/toolSearch';
+import {
+  fileNames,
+  normalizeTerm,
+  oneLine,
+  parameterText,
+  queryConcepts,
+  queryTerms,
+  ToolSearch,
+  words,
+} from '../../src/broker/toolSearch';
 import { countToolTokens } from '../../src/broker/toolTokens';
 import { lintDefinition } from '../../src/registry/lint';
 import { ClientDefSchema } from '../../src/registry/schema';
@@ -56,6 +65,51 @@ describe('tool search: words and normalization', () => {
     assert.ok(terms.get(normalizeTerm('directory')!)! < 1);
     assert.equal(terms.has('the'), false);
     assert.equal(queryTerms('delete directory').get('delet'), 1, 'a word said outright counts fully');
+  });
+
+  it('drops what is left of a contraction', () => {
+    assert.deepEqual([...queryTerms("what's in it? it doesn't, I'll").keys()], []);
+  });
+
+  it('reads a file name as the word "file", keeping its extension as a weaker word', () => {
+    assert.deepEqual(fileNames('show notes.txt'), { text: 'show  file ', extensions: ['txt'] });
+    assert.deepEqual(fileNames('open src/utils.py now').extensions, ['py']);
+    assert.deepEqual(fileNames('unpack backup.tar.gz').extensions, ['tar', 'gz']);
+    assert.deepEqual(fileNames('make a .gz of it').extensions, ['gz']);
+    for (const notFile of ['fetch example.com', 'mail bob@corp.org', 'e.g. a list', 'release v1.2', 'the end. Then']) {
+      assert.deepEqual(fileNames(notFile), { text: notFile, extensions: [] }, notFile);
+    }
+    const terms = queryTerms('what is inside notes.txt');
+    assert.equal(terms.get('file'), 1);
+    assert.equal(terms.get('txt'), 0.5);
+    assert.equal(terms.has('note'), false, 'the base name says nothing about the tool');
+    assert.ok(queryTerms('load song.mp3').get('audio')! > 0, 'an extension stands for its kind of file');
+  });
+
+  it('reads a phrasal verb as the word it means, one concept per word', () => {
+    const concepts = queryConcepts('take it out of the list');
+    assert.deepEqual(
+      concepts.map((c) => [...c.keys()][0]),
+      ['remov', 'list'],
+    );
+    assert.equal(concepts[0].get('delet'), 0.5);
+    assert.equal(queryTerms('look for a file').get('search'), 1);
+    assert.equal(queryTerms('look for a file').has('look'), false);
+  });
+
+  it('indexes nested parameter names and descriptions', () => {
+    const text = parameterText({
+      type: 'object',
+      properties: {
+        path: { type: 'string' },
+        edits: {
+          type: 'array',
+          items: { type: 'object', properties: { oldText: { description: 'Text to search for' } } },
+        },
+      },
+    });
+    assert.equal(text, 'path edits oldText Text to search for');
+    assert.equal(parameterText(undefined), '');
   });
 
   it('keeps the first sentence of a description, one line', () => {
@@ -121,6 +175,43 @@ describe('tool search: ranking and why', () => {
       search.search('delete item', all).map((h) => h.name),
       ['a__delete_item', 'a__remove_item'],
     );
+  });
+
+  it('ranks by the concepts a tool covers, not by how many related words of one concept it has', () => {
+    const catalog = new Catalog();
+    const search = new ToolSearch(catalog, () => undefined);
+    search.invalidate(
+      catalog.rebuild([
+        served('t', [
+          tool('pack', 'Compress data with gzip, zip or into a tar archive.', ['data']),
+          tool('file_info', 'Size and creation time of a file.', ['path']),
+        ]),
+      ]).tools,
+    );
+    // big → size, backup.tar → file (and tar, which the archive tool matches by four related words).
+    assert.equal(search.search('how big is backup.tar', all)[0].name, 't__file_info');
+  });
+
+  it('finds a tool by the nested parameters of its input', () => {
+    const catalog = new Catalog();
+    const search = new ToolSearch(catalog, () => undefined);
+    const edit: Tool = {
+      name: 'edit_file',
+      description: 'Make line-based edits to a text file.',
+      inputSchema: {
+        type: 'object',
+        properties: {
+          edits: {
+            type: 'array',
+            items: { type: 'object', properties: { newText: { type: 'string', description: 'Text to replace with' } } },
+          },
+        },
+      },
+    };
+    search.invalidate(catalog.rebuild([served('fs', [edit, ...files])]).tools);
+    const top = search.search('replace a word', all)[0];
+    assert.equal(top.name, 'fs__edit_file');
+    assert.ok(top.matched.parameters?.includes('replace'), JSON.stringify(top.matched));
   });
 
   it('returns only what the caller may see, and at most the limit', () => {
