@@ -141,10 +141,14 @@ async function facade(client, tool, a = {}) {
 
 /** The operator's view of the broker that VS Code started (a new one after a restart). */
 async function operator(notPid) {
-  const record = await until(() => {
-    const r = brokerRecord();
-    return r && r.pid !== notPid && r;
-  }, 'the broker VS Code starts', 90_000);
+  const record = await until(
+    () => {
+      const r = brokerRecord();
+      return r && r.pid !== notPid && r;
+    },
+    'the broker VS Code starts',
+    90_000,
+  );
   const token = readFileSync(record.operatorTokenFile, 'utf8').trim();
   return { record, op: await connect(record.url, token, 'ui-accounts-operator') };
 }
@@ -263,13 +267,17 @@ auth:
       const st = await status(op);
       return st.state === 'needs-sign-in' && st;
     }, `${SERVER} to wait for a sign-in`);
-    if (JSON.stringify(s.account) !== JSON.stringify({ provider: PROVIDER, scopes: ['issues.read', 'issues.write'], supplied: false }))
+    if (
+      JSON.stringify(s.account) !==
+      JSON.stringify({ provider: PROVIDER, scopes: ['issues.read', 'issues.write'], supplied: false })
+    )
       throw new Error(`account: ${JSON.stringify(s.account)}`);
     if (!/switchboard-test-accounts account \(scopes issues\.read, issues\.write\) of VS Code/.test(s.lastError ?? ''))
       throw new Error(`lastError: ${s.lastError}`);
     // The extension's silent look-up at connect found no session (and so asked nobody).
     await until(() => providerEvents().some((e) => e.event === 'getSessions' && e.found === 0), 'a silent look-up');
-    if (providerEvents().some((e) => e.event === 'createSession')) throw new Error('a session was made without Sign In');
+    if (providerEvents().some((e) => e.event === 'createSession'))
+      throw new Error('a session was made without Sign In');
 
     await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
     const tab = page.locator('.activitybar .action-item a[aria-label^="Switchboard"]').first();
@@ -281,11 +289,12 @@ auth:
     await row.filter({ hasText: /needs sign-in/ }).waitFor({ timeout: 60_000 });
     await row.locator('.label-name').hover();
     await row.locator('.action-label[aria-label^="Sign In"]').waitFor({ timeout: 10_000 });
-    await shot('servers-account-sign-in');
   });
 
   await step('a notification offers Sign In', async () => {
-    const toast = page.locator('.notification-list-item', { hasText: `'${SERVER}' needs you to sign in` });
+    const toast = page.locator('.notification-list-item', {
+      hasText: `'${SERVER}' needs you to sign in with your ${PROVIDER} account.`,
+    });
     if (!(await toast.isVisible())) {
       await page.keyboard.press('F1');
       await page.keyboard.type('Notifications: Show Notifications');
@@ -293,29 +302,35 @@ auth:
     }
     await toast.first().waitFor({ timeout: 15_000 });
     await toast.first().locator('.monaco-button', { hasText: 'Sign In' }).waitFor({ timeout: 5000 });
+    await row.locator('.label-name').hover();
+    await row.locator('.action-label[aria-label^="Sign In"]').waitFor({ timeout: 10_000 });
+    await shot('servers-account-sign-in');
     await page.keyboard.press('Escape');
   });
 
-  await step("Sign In on the row: VS Code's consent prompt, Allow, the session's token reaches the broker", async () => {
-    await row.locator('.action-label[aria-label^="Sign In"]').click();
-    const dialog = page.locator('.monaco-dialog-box');
-    await dialog.waitFor({ timeout: 30_000 });
-    const message = (await dialog.textContent()) ?? '';
-    if (!/MCP Switchboard.*wants to sign in using Switchboard Test Accounts/.test(message))
-      throw new Error(`the prompt says: ${message}`);
-    await shot('account-consent');
-    await dialog.locator('.monaco-button', { hasText: 'Allow' }).click();
-    const s = await until(async () => {
-      const st = await status(op);
-      return st.state === 'running' && st;
-    }, `${SERVER} to run with the account's token`);
-    const want = { provider: PROVIDER, scopes: ['issues.read', 'issues.write'], supplied: true, account: ACCOUNT };
-    if (JSON.stringify(s.account) !== JSON.stringify(want)) throw new Error(`account: ${JSON.stringify(s.account)}`);
-    const made = providerEvents().filter((e) => e.event === 'createSession');
-    if (made.length !== 1 || made[0].scopes.join(' ') !== 'issues.read issues.write')
-      throw new Error(`createSession calls: ${JSON.stringify(made)}`);
-    await row.filter({ hasText: /running/ }).waitFor({ timeout: 30_000 });
-  });
+  await step(
+    "Sign In on the row: VS Code's consent prompt, Allow, the session's token reaches the broker",
+    async () => {
+      await row.locator('.action-label[aria-label^="Sign In"]').click();
+      const dialog = page.locator('.monaco-dialog-box');
+      await dialog.waitFor({ timeout: 30_000 });
+      const message = (await dialog.textContent()) ?? '';
+      if (!/MCP Switchboard.*wants to sign in using Switchboard Test Accounts/.test(message))
+        throw new Error(`the prompt says: ${message}`);
+      await shot('account-consent');
+      await dialog.locator('.monaco-button', { hasText: 'Allow' }).click();
+      const s = await until(async () => {
+        const st = await status(op);
+        return st.state === 'running' && st;
+      }, `${SERVER} to run with the account's token`);
+      const want = { provider: PROVIDER, scopes: ['issues.read', 'issues.write'], supplied: true, account: ACCOUNT };
+      if (JSON.stringify(s.account) !== JSON.stringify(want)) throw new Error(`account: ${JSON.stringify(s.account)}`);
+      const made = providerEvents().filter((e) => e.event === 'createSession');
+      if (made.length !== 1 || made[0].scopes.join(' ') !== 'issues.read issues.write')
+        throw new Error(`createSession calls: ${JSON.stringify(made)}`);
+      await row.filter({ hasText: /running/ }).waitFor({ timeout: 30_000 });
+    },
+  );
 
   let agent;
   await step("an agent lists the server's tools and calls one (the fixture accepts only the token)", async () => {
@@ -355,10 +370,14 @@ auth:
     await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Restart Broker' }).first().waitFor();
     await page.keyboard.press('Enter');
     ({ record, op } = await operator(pid));
-    const s = await until(async () => {
-      const st = await status(op);
-      return st.state === 'running' && st.account?.supplied && st;
-    }, `${SERVER} to run again on the new broker`, 60_000);
+    const s = await until(
+      async () => {
+        const st = await status(op);
+        return st.state === 'running' && st.account?.supplied && st;
+      },
+      `${SERVER} to run again on the new broker`,
+      60_000,
+    );
     if (s.account.account !== ACCOUNT) throw new Error(`account: ${JSON.stringify(s.account)}`);
     if (providerEvents().filter((e) => e.event === 'createSession').length !== 1)
       throw new Error('a second sign-in was asked for');
@@ -384,6 +403,12 @@ auth:
   await step("no token in the broker's files, the workspace, or VS Code's logs and storage", async () => {
     const leaked = [home, wsRoot, cs.tmp].flatMap(filesWithTokens);
     if (leaked.length) throw new Error(`a token is in: ${leaked.join(', ')}`);
+    // The search is not vacuous: it finds the tokens where the test put them, and the files it
+    // searched include the broker's log and audit log and the extension's output.
+    if (!filesWithTokens(ctl).includes(accepted)) throw new Error("the search misses the token in the test's own file");
+    const searched = [home, cs.tmp].flatMap((d) => readdirSync(d, { recursive: true }).map(String));
+    for (const want of [/broker\.log$/, /audit\.jsonl$/, /Switchboard\.log$/])
+      if (!searched.some((f) => want.test(f))) throw new Error(`no file matching ${want} was searched`);
   });
 } catch (e) {
   failed = true;
