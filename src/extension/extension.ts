@@ -9,6 +9,7 @@ import { EditorClient } from './editorClient';
 import { EditorSecrets } from './editorSecrets';
 import { RegistryDiagnostics } from './diagnostics';
 import { McpProvider, PROVIDER_ID } from './mcpProvider';
+import { stateLabel } from './presentation';
 import { PromptsProvider } from './prompts';
 import { enableQuickInputHooks, onDidShowQuickInput, type ShownQuickInput } from './quickInput';
 import { RegistryQuickFixes } from './quickFixes';
@@ -150,21 +151,11 @@ export function activate(context: vscode.ExtensionContext): SwitchboardApi {
     const attention = ctx
       .entries()
       .flatMap((e) => e.state?.servers ?? [])
-      .filter((s) => ['failed', 'awaiting-approval', 'backoff', 'needs-sign-in'].includes(s.state));
+      .filter((s) => ['failed', 'awaiting-approval', 'backoff', 'needs-sign-in', 'needs-input'].includes(s.state));
     serversView.badge = attention.length
       ? {
           value: attention.length,
-          tooltip: attention
-            .map(
-              (s) =>
-                `${s.name}: ` +
-                (s.state === 'awaiting-approval'
-                  ? 'awaiting approval'
-                  : s.state === 'backoff'
-                    ? 'crashed, restarting'
-                    : 'failed'),
-            )
-            .join('\n'),
+          tooltip: attention.map((s) => `${s.name}: ${stateLabel(s.state)}`).join('\n'),
         }
       : undefined;
   };

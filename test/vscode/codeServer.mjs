@@ -250,7 +250,10 @@ async function waitHttpOk(url, { timeoutMs, child, what }) {
  * @param {string} [opts.workspace]            a .code-workspace file to open instead (a multi-root window)
  * @param {boolean} [opts.trusted=true]        false: no --disable-workspace-trust, the window opens in Restricted Mode
  * @param {string} [opts.extensionDevelopmentPath]  extension folder loaded as a development extension
- * @param {string[]} [opts.extraExtensions]  extension folders installed as user extensions (copied into the extensions dir)
+ * @param {string[]} [opts.extensions=[]]     extension folders installed (copied) into the fresh extensions dir
+ *                                             before start: the web workbench takes a single development extension
+ *                                             (its payload is a Map), so a second one, such as a test-only
+ *                                             authentication provider, goes here
  * @param {string} [opts.extensionTestsPath]   CommonJS test entry (exports run()) executed in the extension host
  * @param {Record<string,string>} [opts.extensionEnvironment]  env vars for the extension host
  * @param {Record<string,unknown>} [opts.settings]  merged over DEFAULT_SETTINGS
@@ -274,7 +277,7 @@ export async function launchCodeServer(opts) {
     workspace,
     trusted = true,
     extensionDevelopmentPath,
-    extraExtensions = [],
+    extensions = [],
     extensionTestsPath,
     extensionEnvironment,
     settings = {},
@@ -297,13 +300,13 @@ export async function launchCodeServer(opts) {
   const browserDir = join(tmp, 'chromium');
   mkdirSync(join(userData, 'User'), { recursive: true });
   mkdirSync(extensionsDir, { recursive: true });
-  // An installed extension is a folder named <publisher>.<name>-<version> in the extensions dir.
-  for (const dir of extraExtensions) {
-    const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
-    cpSync(dir, join(extensionsDir, `${manifest.publisher}.${manifest.name}-${manifest.version}`), { recursive: true });
-  }
   mkdirSync(browserDir, { recursive: true });
   writeFileSync(join(userData, 'User', 'settings.json'), JSON.stringify({ ...DEFAULT_SETTINGS, ...settings }, null, 2));
+  // code-server finds no extensions.json in the fresh dir and registers every folder it holds.
+  for (const dir of extensions) {
+    const { publisher, name, version } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));
+    cpSync(dir, join(extensionsDir, `${publisher}.${name}-${version}`), { recursive: true });
+  }
 
   const port = await freePort();
   const authority = `127.0.0.1:${port}`;

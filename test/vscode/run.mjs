@@ -254,7 +254,7 @@ try {
     trusted: !args.untrusted,
     extensionDevelopmentPath: REPO_ROOT,
     // An authentication provider the tests control (VS Code accounts, auth: { type: vscode }).
-    extraExtensions: [join(REPO_ROOT, 'test', 'vscode', 'fixtures', 'test-auth-provider')],
+    extensions: [join(REPO_ROOT, 'test', 'vscode', 'fixtures', 'test-auth-provider')],
     extensionTestsPath: testsEntry,
     extensionEnvironment,
     keepTemp: args.keep,

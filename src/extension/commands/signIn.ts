@@ -74,10 +74,13 @@ export function watchSignIns(ctx: Ctx): vscode.Disposable {
         const key = `${entry.key}/${s.name}`;
         now.add(key);
         if (waiting.has(key) || s.auth?.url) continue;
+        const how = s.account ? ` with your ${s.account.provider} account` : '';
         const why = s.signIn?.scope ? ` (it asks for more access: ${s.signIn.scope})` : '';
-        void vscode.window.showWarningMessage(`'${s.name}' needs you to sign in${why}.`, 'Sign In').then((pick) => {
-          if (pick) void vscode.commands.executeCommand('switchboard.signIn', s.name);
-        });
+        void vscode.window
+          .showWarningMessage(`'${s.name}' needs you to sign in${how}${why}.`, 'Sign In')
+          .then((pick) => {
+            if (pick) void vscode.commands.executeCommand('switchboard.signIn', s.name);
+          });
       }
     }
     waiting.clear();

@@ -24,7 +24,6 @@ import {
   waitFor,
 } from './switchboard.helpers';
 
-
 describe('first steps (issue 21)', function () {
   this.timeout(120_000);
 
