@@ -15,6 +15,7 @@ import {
   fixture,
   fixtureServer,
   killStarted,
+  REPO,
   removeTempDirs,
   startBrokerProcess,
   tempDir,
@@ -204,9 +205,12 @@ const portOf = (s: http.Server): number => (s.address() as { port: number }).por
     fs.mkdirSync(path.join(project, 'node_modules', '.bin'));
     fs.symlinkSync('../sb-local-echo/bin.mjs', path.join(project, 'node_modules', '.bin', 'sb-local-echo'));
     const workspace = path.join(project, 'workspace');
+    // bin.mjs runs this repository's echo fixture, which a clone of the repository under /tmp would
+    // hide in turn: that read is granted, as a real server would be granted the files it needs.
     writeRegistry(workspace, {
       'mcp-servers.d/local.yaml':
-        'name: local\ntrust: trusted\ncommand: npx\nargs: [--no-install, sb-local-echo, --name, local]\n',
+        'name: local\ntrust: trusted\ncommand: npx\nargs: [--no-install, sb-local-echo, --name, local]\n' +
+        `grants: [filesystem]\nfilesystem: { read: [${JSON.stringify(REPO)}] }\n`,
     });
     const local = await startBrokerProcess({ root: workspace });
     const c = await connect(local.url, local.token);
