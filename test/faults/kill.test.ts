@@ -194,7 +194,12 @@ describe('faults: upstream SIGKILL under 100 concurrent calls', function () {
     assert.equal(otherAfter.pid, otherPid, 'the other upstream was never restarted');
     assert.equal(children.length, 2, `the broker has exactly its two upstreams as children: ${children.join(',')}`);
     assert.deepEqual(zombies, [], 'every killed upstream was reaped');
-    assert.ok(rssEnd < rssStart * 1.5 + 40, `broker RSS stays bounded: ${rssStart} MB → ${rssEnd} MB`);
+    // A leak climbs with the calls; the allocator's warm-up does not. The first half sets the level
+    // (CI: 80 MB at the start, 155 at rep 100), the second half must not climb above it.
+    assert.ok(rssEnd < rssStart * 2 + 60, `broker RSS stays bounded: ${rssStart} MB → ${rssEnd} MB`);
+    const half = rssEvery50[Math.floor(rssEvery50.length / 2) - 1];
+    if (half !== undefined)
+      assert.ok(rssEnd < half + 30, `broker RSS does not climb: ${half} MB half way → ${rssEnd} MB (${rssEvery50})`);
     assert.ok(fdEnd <= fdStart + 10, `broker fds stay bounded: ${fdStart} → ${fdEnd}`);
   });
 });

@@ -422,7 +422,12 @@ describe('faults: soak', function () {
     // Stable: under a capped heap the broker runs the whole soak, and RSS has no trend in the second half.
     const late = rss.slice(Math.floor(rss.length / 2));
     assert.ok(Math.max(...late) - Math.min(...late) < 40, `RSS flat in the second half: ${late.join(', ')} MB`);
-    assert.ok(rssEnd < late[0] + 30, `RSS does not climb: ${late[0]} → ${rssEnd} MB`);
+    // Averages, not single samples: with a capped heap RSS saws up and down by 10-20 MB with each
+    // collection, and in 60 s it is still levelling off (it does so at ~60 s; 180 s soaks are flat).
+    const mean = (xs: number[]): number => xs.reduce((a, b) => a + b, 0) / xs.length;
+    const third = mean(late.slice(0, Math.floor(late.length / 2)));
+    const fourth = mean(late.slice(Math.floor(late.length / 2)));
+    assert.ok(fourth - third < 20, `RSS does not climb: ${third.toFixed(1)} → ${fourth.toFixed(1)} MB (quarter means)`);
     assert.deepEqual(warnings, [], 'the broker logged no warnings');
   });
 });
