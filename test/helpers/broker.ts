@@ -40,7 +40,9 @@ export function tempDir(prefix = 'sb-test-'): string {
 
 export function removeTempDirs(): void {
   for (const p of started) p.kill('SIGTERM');
-  for (const dir of tempDirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+  // A process just sent SIGTERM may still write its last file (a broker its record): ENOTEMPTY is retried.
+  for (const dir of tempDirs.splice(0))
+    fs.rmSync(dir, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
 }
 
 /** Writes a registry: keys are paths relative to the root (`mcp-servers.d/echo.yaml`). */

@@ -2,6 +2,8 @@
 // upstream's bytes, batches, SSE event data, JSON-RPC errors, cached lists, and what a POST body
 // may hold.
 import assert from 'node:assert/strict';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { rawResult, rememberJson } from '../../src/broker/rawJson';
 import {
@@ -13,6 +15,7 @@ import {
 } from '../../src/broker/http/requestBody';
 import {
   cachedListResult,
+  endWithMessage,
   errorBody,
   eventData,
   idKey,
@@ -40,6 +43,32 @@ describe('http wire encoding', () => {
     assert.ok(Buffer.isBuffer(out));
     assert.equal(JSON.parse(text(out)).id, 7, "the id a client reads is the broker's");
     assert.equal(JSON.parse(text(out)).result.content[0].text, 'héllo');
+  });
+
+  it('answers over real HTTP with the pieces written together: the same body, its exact length', async () => {
+    const big = Buffer.from(JSON.stringify({ content: [{ type: 'text', text: 'é'.repeat(300_000) }] }));
+    const messages = [
+      response(1, { a: 1 }),
+      response('raw', rawResult(big)),
+      response(3, cachedListResult('tools', [])),
+    ];
+    const server = http.createServer((req, res) => {
+      endWithMessage(res, messages[Number(req.url!.slice(1))], 200, { 'mcp-session-id': 's1' });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as AddressInfo).port;
+    try {
+      for (let i = 0; i < messages.length; i++) {
+        const res = await fetch(`http://127.0.0.1:${port}/${i}`);
+        const body = Buffer.from(await res.arrayBuffer());
+        assert.equal(res.headers.get('content-type'), 'application/json');
+        assert.equal(res.headers.get('mcp-session-id'), 's1');
+        assert.equal(Number(res.headers.get('content-length')), body.length);
+        assert.equal(body.toString('utf8'), text(serialize(messages[i])));
+      }
+    } finally {
+      server.close();
+    }
   });
 
   it('joins a batch into one JSON array, text or bytes', () => {

@@ -5,7 +5,7 @@ import type * as http from 'node:http';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { rememberedJson, rememberJson } from '../rawJson';
 import type { JsonObject } from '../mcpTypes';
-import { serialize, SSE_HEADERS, toJsonRpcError, writeEvent, type Id } from './wire';
+import { endWithMessage, SSE_HEADERS, toJsonRpcError, writeEvent, type Id } from './wire';
 
 const OPEN_BRACE = 0x7b;
 
@@ -92,11 +92,6 @@ export class Exchange {
       this.res.end();
       return;
     }
-    const body = serialize(message);
-    this.res.writeHead(status, {
-      'content-type': 'application/json',
-      'content-length': String(Buffer.byteLength(body)),
-    });
-    this.res.end(body);
+    endWithMessage(this.res, message, status);
   }
 }

@@ -8,6 +8,7 @@ import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCodes, McpFailure, type JsonObject } from '../mcpTypes';
 import type { RequestExtra } from '../routing';
 import {
+  endWithMessage,
   idKey,
   joinBatch,
   serialize,
@@ -314,14 +315,17 @@ export class SessionTransport implements Transport {
       } else {
         post.responses.push(message);
         if (post.waiting.size === 0) {
-          const body =
-            post.responses.length === 1 ? serialize(post.responses[0]) : joinBatch(post.responses.map(serialize));
-          post.res.writeHead(200, {
-            ...post.headers,
-            'content-type': 'application/json',
-            'content-length': String(Buffer.byteLength(body)),
-          });
-          post.res.end(body);
+          if (post.responses.length === 1) {
+            endWithMessage(post.res, post.responses[0], 200, post.headers);
+          } else {
+            const body = joinBatch(post.responses.map(serialize));
+            post.res.writeHead(200, {
+              ...post.headers,
+              'content-type': 'application/json',
+              'content-length': String(Buffer.byteLength(body)),
+            });
+            post.res.end(body);
+          }
         }
       }
       return;

@@ -51,18 +51,44 @@ export function cachedListResult(key: ListKey, list: object[]): object {
   return result;
 }
 
-/** A message's JSON; a response whose result is an upstream's bytes becomes bytes around them. */
-export function serialize(message: JSONRPCMessage): string | Buffer {
+/**
+ * A message's JSON as the pieces to write in order. A response whose result is remembered JSON
+ * (a catalog list, an upstream's own bytes) is that JSON between a head and a tail, so a 1 MB
+ * result goes to the socket as it came, never copied into a new buffer.
+ */
+function serializedParts(message: JSONRPCMessage): (string | Buffer)[] {
   const result = (message as { result?: unknown }).result;
-  // Catalog lists, and large upstream results kept as the upstream's own text or bytes. The id
-  // goes last so that it is the one a client reads even from a result with a duplicate key.
   const cached = rememberedJson(result);
-  if (cached === undefined) return JSON.stringify(message);
-  const head = '{"jsonrpc":"2.0","result":';
-  const tail = `,"id":${JSON.stringify((message as { id: Id }).id)}}`;
-  return typeof cached === 'string'
-    ? head + cached + tail
-    : Buffer.concat([Buffer.from(head), cached, Buffer.from(tail)]);
+  if (cached === undefined) return [JSON.stringify(message)];
+  // The id goes last so that it is the one a client reads even from a result with a duplicate key.
+  return ['{"jsonrpc":"2.0","result":', cached, `,"id":${JSON.stringify((message as { id: Id }).id)}}`];
+}
+
+/** A message's JSON in one piece (text when every part is text). */
+export function serialize(message: JSONRPCMessage): string | Buffer {
+  const parts = serializedParts(message);
+  if (parts.every((p) => typeof p === 'string')) return parts.join('');
+  return Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : p)));
+}
+
+/** Answers with one JSON-RPC message as a JSON body, its pieces written together (one writev). */
+export function endWithMessage(
+  res: http.ServerResponse,
+  message: JSONRPCMessage,
+  status = 200,
+  headers: http.OutgoingHttpHeaders = {},
+): void {
+  const parts = serializedParts(message);
+  const length = parts.reduce((n, p) => n + Buffer.byteLength(p), 0);
+  res.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': String(length) });
+  if (parts.length === 1) {
+    res.end(parts[0]);
+    return;
+  }
+  // end() uncorks: the head, the result and the tail leave in one write.
+  res.cork();
+  for (let i = 0; i < parts.length - 1; i++) res.write(parts[i]);
+  res.end(parts[parts.length - 1]);
 }
 
 /** Serialized messages as one JSON array (text when every part is text). */
