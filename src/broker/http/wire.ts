@@ -67,6 +67,7 @@ function serializedParts(message: JSONRPCMessage): (string | Buffer)[] {
 /** A message's JSON in one piece (text when every part is text). */
 export function serialize(message: JSONRPCMessage): string | Buffer {
   const parts = serializedParts(message);
+  if (parts.length === 1) return parts[0];
   if (parts.every((p) => typeof p === 'string')) return parts.join('');
   return Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : p)));
 }
