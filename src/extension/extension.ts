@@ -132,7 +132,7 @@ export function activate(context: vscode.ExtensionContext): SwitchboardApi {
   context.subscriptions.push(mcp, vscode.lm.registerMcpServerDefinitionProvider(PROVIDER_ID, mcp));
 
   const diagnostics = new RegistryDiagnostics(ctx);
-  context.subscriptions.push(RegistryQuickFixes.register(ctx));
+  context.subscriptions.push(RegistryQuickFixes.register(ctx, diagnostics));
   const statusBar = new BrokerStatusBar(ctx, mcp);
   const terminalEnv = new TerminalEnvironment(ctx);
   context.subscriptions.push(diagnostics, statusBar, terminalEnv, commands.watchWorkspaceTrust(ctx));
