@@ -3,7 +3,8 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { buildEnvironment, looksSecret, parseEnvFile } from '../../src/broker/trust/environment';
+import { buildEnvironment, parseEnvFile } from '../../src/broker/trust/environment';
+import { looksSecret } from '../../src/registry/secretNames';
 
 const parentEnv = {
   PATH: '/usr/bin',

@@ -4,7 +4,7 @@
 import * as path from 'node:path';
 import { inputsReferenced, type ServerDef } from '../../registry/schema';
 import { isOutsideRoot, relativeToRoot, type EnvFileDigest } from './approvalMaterial';
-import { looksSecret } from './environment';
+import { looksSecret } from '../../registry/secretNames';
 
 export interface ApprovalLine {
   label: string;

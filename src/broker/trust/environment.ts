@@ -42,14 +42,8 @@ const PASSED_THROUGH = [
  */
 const PASSED_WITH_NETWORK = ['NODE_EXTRA_CA_CERTS', 'SSL_CERT_FILE', 'SSL_CERT_DIR'];
 
-const SECRET_LOOKING = /(TOKEN|SECRET|PASSW(OR)?D|API_?KEY|ACCESS_?KEY|PRIVATE|CREDENTIAL|AUTH|COOKIE|SESSION)/i;
-
 const REFERENCE = /\$\{(env|input):([A-Za-z0-9_.-]+)\}/g;
 const ENV_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-export function looksSecret(name: string): boolean {
-  return SECRET_LOOKING.test(name);
-}
 
 /**
  * Parses a dotenv file with Node's own parser (`util.parseEnv`, Node >= 20.12): `KEY=value`, quotes,

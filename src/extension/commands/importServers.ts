@@ -4,7 +4,13 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import { candidateFiles, describeTarget, parseMcpConfig, SOURCE_LABELS, type ImportSource } from '../importConfig';
+import {
+  candidateFiles,
+  describeTarget,
+  parseMcpConfig,
+  SOURCE_LABELS,
+  type ImportSource,
+} from '../../registry/importConfig';
 import {
   MissingValuesError,
   serverJsonChoices,

@@ -3,8 +3,8 @@
 // the command writes them through the broker. No `vscode` import.
 import * as path from 'node:path';
 import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
-import { looksSecret } from '../broker/trust/environment';
-import { INPUT_NAME } from '../registry/schema';
+import { looksSecret } from './secretNames';
+import { INPUT_NAME } from './schema';
 
 export type ImportSource = 'vscode' | 'claude-desktop' | 'cursor' | 'claude-code' | 'file';
 

@@ -2,7 +2,7 @@
 // that every produced definition is accepted by the registry's own schema).
 import * as assert from 'node:assert/strict';
 import * as path from 'node:path';
-import { candidateFiles, parseJsonc, parseMcpConfig, toRegistryName } from '../../src/extension/importConfig';
+import { candidateFiles, parseJsonc, parseMcpConfig, toRegistryName } from '../../src/registry/importConfig';
 import { ServerDefSchema } from '../../src/registry/schema';
 
 const folder = '/home/ann/project';
