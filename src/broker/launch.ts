@@ -107,7 +107,8 @@ export function planLaunch(def: ServerDef, root: string, opts: LaunchOptions = {
     // Credentials in the URL (user info, `?api_key=`) are as secret as an authorization header.
     return { launch, enforcement, withheld: collected.withheld, redactor: new Redactor(secrets) };
   }
-  const decision = decideSandbox(def, toolsFor(opts));
+  const tools = toolsFor(opts);
+  const decision = decideSandbox(def, tools);
   const built = buildEnvironment({
     root,
     env: def.env,
@@ -124,7 +125,7 @@ export function planLaunch(def: ServerDef, root: string, opts: LaunchOptions = {
     );
   const cwd = def.cwd ? path.resolve(root, def.cwd) : root;
   const launch: StdioLaunch = { transport: 'stdio', command: def.command!, args: def.args, cwd, env: built.env };
-  if (decision.bwrap) Object.assign(launch, confine(def, root, decision, launch.env, opts));
+  if (decision.bwrap) Object.assign(launch, confine(def, root, decision, tools, launch.env, opts));
   else if (decision.seatbelt) Object.assign(launch, confineMac(def, root, decision, launch.env, opts));
   else if (decision.networkOnlyPrefix) launch.wrapper = decision.networkOnlyPrefix;
   const { enforcement } = decision;
@@ -150,6 +151,7 @@ function confine(
   def: ServerDef,
   root: string,
   decision: SandboxDecision,
+  tools: SandboxTools,
   env: Record<string, string>,
   opts: LaunchOptions,
 ): { wrapper: string[]; env: Record<string, string>; companion?: LaunchCompanion } {
@@ -171,6 +173,7 @@ function confine(
   scriptDirs.push(...localRunnerDirs(def, cwd));
   const plan = bwrapPlan({
     files: def.grants.includes('filesystem') && !def.filesystem ? 'full' : 'confined',
+    userNamespace: tools.bwrapUserNamespace !== false,
     home,
     switchboardHome: switchboardHome(parentEnv),
     hidden: parentEnv.XDG_RUNTIME_DIR ? [parentEnv.XDG_RUNTIME_DIR] : [],

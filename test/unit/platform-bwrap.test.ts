@@ -26,6 +26,7 @@ const NO_BWRAP: SandboxTools = {
 function input(extra: Partial<BwrapInput> = {}): BwrapInput {
   return {
     files: 'confined',
+    userNamespace: true,
     home: '/home/op',
     switchboardHome: '/home/op/.switchboard',
     root: '/home/op/project',

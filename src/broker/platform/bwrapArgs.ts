@@ -8,6 +8,11 @@ export const SANDBOX_TMP = '/tmp';
 export interface BwrapInput {
   /** `confined`: the rules below; `full` (a filesystem grant that names no paths): the host's file system. */
   files: 'confined' | 'full';
+  /**
+   * Whether bubblewrap can make a user namespace here (probed; sandbox.ts). Without one (root on a
+   * system that refuses them) the sandbox still drops every capability, only not inside a namespace.
+   */
+  userNamespace: boolean;
   /** The user's home directory: replaced by an empty tmpfs. */
   home: string;
   /** The broker's per-user directory (tokens, approvals): always hidden, whatever else is granted. */
@@ -45,17 +50,33 @@ export function isInside(p: string, dir: string): boolean {
 }
 
 /**
+ * What every sandbox shares with nothing, whatever its grants. Run by root, bubblewrap keeps every
+ * capability unless told otherwise: a server could then unmount its empty HOME, remount / writable,
+ * join the broker's network namespace, or read any process's files through /proc/<pid>/root. So:
+ * no capabilities at all (the bounding set too), a user namespace where the system allows one (root
+ * there is root of nothing on the host), its own PID namespace (it sees its own processes only; when
+ * its first process ends, the kernel ends every process in it, one that left the process group too)
+ * and its own System V IPC. `--die-with-parent`: the sandbox dies with the broker.
+ */
+export function isolationArgs(userNamespace: boolean): string[] {
+  const user = userNamespace ? ['--unshare-user'] : [];
+  return [...user, '--unshare-pid', '--unshare-ipc', '--cap-drop', 'ALL', '--die-with-parent'];
+}
+
+/**
  * The whole file system read-only; a minimal /dev; /tmp and HOME empty tmpfs; the registry root,
  * the working directory and the command's install location bound back read-only; granted paths
- * bound as named, the most specific path last so it decides; SWITCHBOARD_HOME hidden last of all.
+ * bound as named, the most specific path last so it decides; a /proc of its own PID namespace
+ * mounted after them, so no grant brings the host's back; SWITCHBOARD_HOME hidden last of all.
  */
 export function bwrapPlan(input: BwrapInput): BwrapPlan {
-  const args = input.files === 'full' ? ['bwrap', '--dev-bind', '/', '/'] : confinedFiles(input);
-  // No PID namespace: the pids a server reports stay real (the supervisor and its tests rely on them),
-  // and the host's /proc (read-only, with the root) comes along.
-  args.push('--die-with-parent');
+  const args = ['bwrap', ...isolationArgs(input.userNamespace)];
+  if (input.files === 'full') args.push('--dev-bind', '/', '/', '--proc', '/proc');
+  else args.push(...confinedFiles(input));
   if (input.network.kind !== 'full') args.push('--unshare-net');
-  if (input.network.kind === 'proxy') args.push('--bind', input.network.socketDir, input.network.socketDir);
+  // Read-only: connecting to a Unix socket needs no write access to its mount, and the server must
+  // not create, replace or delete files in the broker's directory.
+  if (input.network.kind === 'proxy') args.push('--ro-bind', input.network.socketDir, input.network.socketDir);
   args.push('--chdir', input.cwd, '--');
   if (input.files === 'full') return { prefix: args, env: {} };
   const env = {
@@ -70,7 +91,7 @@ export function bwrapPlan(input: BwrapInput): BwrapPlan {
 }
 
 function confinedFiles(input: BwrapInput): string[] {
-  const args = ['bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--tmpfs', SANDBOX_TMP];
+  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--tmpfs', SANDBOX_TMP];
   const hiddenDirs = [SANDBOX_TMP];
   for (const dir of [input.home, ...(input.hidden ?? [])]) {
     if (dir === '/' || !input.exists(dir) || hiddenDirs.some((h) => isInside(dir, h))) continue;
@@ -87,6 +108,7 @@ function confinedFiles(input: BwrapInput): string[] {
     if (p === '/' && mode === 'ro') continue;
     args.push(mode === 'rw' ? '--bind-try' : '--ro-bind-try', p, p);
   }
+  args.push('--proc', '/proc');
   if (input.exists(input.switchboardHome)) args.push('--tmpfs', input.switchboardHome);
   return args;
 }
