@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { OAuthSettings, ServerDef } from '../../registry/schema';
-import type { TokenStore } from './tokenStore';
+import type { TokenStore } from './oauthTokenStore';
 
 export interface OAuthTokens {
   access_token: string;
