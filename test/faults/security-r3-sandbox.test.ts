@@ -128,8 +128,15 @@ interface Broker {
   stderr: string[];
 }
 
-async function startBroker(who: RunAs, s: Stage, root: string, home: string): Promise<Broker> {
+async function startBroker(
+  who: RunAs,
+  s: Stage,
+  root: string,
+  home: string,
+  extraEnv: Record<string, string> = {},
+): Promise<Broker> {
   const env = {
+    ...extraEnv,
     PATH: process.env.PATH ?? '/usr/bin:/bin',
     HOME: home,
     SWITCHBOARD_HOME: path.join(home, '.switchboard'),
@@ -306,6 +313,8 @@ describeLinux('faults: security round 3, the bubblewrap sandbox holds (Linux)', 
         // Positive control: with that token on that port, the operator-only tool answers.
         const own = await facade(client, 'tool_changes', { name: 'escape' });
         assert.ok(own.toolsHash, 'the operator-only tool works for the operator');
+        const direct = await attack(client, 'escape__connect', { port: broker.port });
+        assert.equal(direct.ok, false, 'its own network namespace does not reach the broker');
         const r = await attack(client, 'escape__nsenter_call', { port: broker.port, token: broker.token });
         seen.nsenter = { foreignNamespaces: r.foreignNamespaces, tried: r.tried };
         assert.equal(r.ok, false, `reached the broker as operator: ${JSON.stringify(r.tried)}`);
@@ -317,10 +326,10 @@ describeLinux('faults: security round 3, the bubblewrap sandbox holds (Linux)', 
         assert.equal(hidden.ok, false, 'HOME is empty inside');
         assert.ok(fs.existsSync(path.join(home, 'canary.txt')), 'the real home has the canary');
         const r = await attack(client, 'escape__remount', { home, file: target });
-        seen.remount = { umount: r.umount.ok, remount: r.remount.ok };
+        seen.remount = { umount: r.umount.ok, remount: r.remount.ok, wroteIntoHome: fs.existsSync(target) };
+        assert.ok(!fs.existsSync(target), `it wrote into the real home: ${JSON.stringify(r)}`);
         assert.equal(r.umount.ok, false, `umount ${home} worked`);
         assert.equal(r.remount.ok, false, 'mount -o remount,rw / worked');
-        assert.ok(!fs.existsSync(target), 'nothing was written into the real home');
       });
 
       it("cannot read a sibling's secret (nor the broker's environment) from /proc/<pid>/environ", async () => {
@@ -365,6 +374,46 @@ describeLinux('faults: security round 3, the bubblewrap sandbox holds (Linux)', 
         ).catch(() => pidsWithMarker(marker));
         seen.grandchildLeft = left === 'none' ? 0 : (left as number[]).length;
         assert.equal(left, 'none', `the grandchild outlived its server: ${JSON.stringify(left)}`);
+      });
+    });
+
+    describe(`where bubblewrap cannot run (SWITCHBOARD_NO_BWRAP=1), the broker running as ${runAs.title}`, () => {
+      let who: RunAs;
+      let s: Stage;
+      let broker: Broker;
+      let client: Client;
+
+      before(async () => {
+        who = runAs.resolve();
+        s = stage(who);
+        const home = ownedDir(path.join(s.base, 'home'), who, 0o700);
+        ownedDir(path.join(home, '.switchboard'), who, 0o700);
+        const root = ownedDir(path.join(s.base, 'workspace'), who);
+        ownedDir(path.join(root, 'mcp-servers.d'), who);
+        const def = `name: escape\ntrust: trusted\ncommand: ${JSON.stringify(s.node)}\nargs: [${JSON.stringify(s.escape)}]\n`;
+        ownedFile(path.join(root, 'mcp-servers.d', 'escape.yaml'), def, who);
+        broker = await startBroker(who, s, root, home, { SWITCHBOARD_NO_BWRAP: '1' });
+        client = await connect(broker.url, broker.token);
+        await runningStatus(client, 'escape');
+      });
+
+      after(async () => {
+        await client?.close().catch(() => undefined);
+        if (broker) await stopProcess(broker.proc);
+        if (s) fs.rmSync(s.base, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
+      });
+
+      it('the network it says is enforced holds: the server cannot rejoin the broker’s namespace', async () => {
+        const st = await status(client, 'escape');
+        assert.equal(st.enforcement.network, 'enforced', JSON.stringify(st.enforcement));
+        const direct = await attack(client, 'escape__connect', { port: broker.port });
+        assert.equal(direct.ok, false, 'its own network namespace does not reach the broker');
+        const r = await attack(client, 'escape__nsenter_call', { port: broker.port, token: broker.token });
+        report(`r3-fallback-${who.uid === 0 ? 'root' : 'user'}`, { runAs: who.label, nsenter: r.tried });
+        assert.equal(r.ok, false, `rejoined the host's network as operator: ${JSON.stringify(r.tried)}`);
+        // Honest about the rest: no file-system confinement, no PID namespace.
+        assert.equal(st.enforcement.filesystem, 'not-enforced');
+        assert.match(st.enforcement.notes.join(' '), /no PID namespace/);
       });
     });
   }
