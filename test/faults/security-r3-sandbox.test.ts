@@ -418,3 +418,131 @@ describeLinux('faults: security round 3, the bubblewrap sandbox holds (Linux)', 
     });
   }
 });
+
+/**
+ * Sends `request` to the proxy's socket. A 200 to CONNECT opens a tunnel, through which a GET follows;
+ * resolves with the proxy's status line and everything that came back after it.
+ */
+function throughProxy(socketPath: string, request: string): Promise<{ status: string; body: string }> {
+  return new Promise((resolve) => {
+    const c = net.connect(socketPath);
+    let got = '';
+    let tunnelled = false;
+    c.setTimeout(10_000, () => c.destroy());
+    c.on('data', (d) => {
+      got += d.toString('latin1');
+      if (!tunnelled && got.startsWith('HTTP/1.1 200 Connection established\r\n\r\n')) {
+        tunnelled = true;
+        c.write('GET / HTTP/1.1\r\nHost: tunnel\r\nConnection: close\r\n\r\n');
+      }
+    });
+    c.on('error', () => c.destroy());
+    c.on('close', () => {
+      const [status] = got.split('\r\n');
+      resolve({ status, body: got.slice(status.length) });
+    });
+    c.write(Buffer.from(request, 'latin1'));
+  });
+}
+
+describeLinux('faults: security round 3, the allow-list proxy reads a host one way only', function () {
+  this.timeout(60_000);
+  let dir: string;
+  let proxy: ChildProcess;
+  let socketPath: string;
+  let hello: http.Server;
+  let port: number;
+  const refused: Json[] = [];
+
+  before(async () => {
+    hello = await helloServer('loopback');
+    port = portOf(hello);
+    // The positive control needs a name, allow-listed by a wildcard, that resolves to this loopback
+    // server: the proxy runs (as the broker would) with a hosts file of its own, bind-mounted over
+    // /etc/hosts by bubblewrap for its process only. The resolver is the system's, unchanged.
+    dir = fs.mkdtempSync('/var/tmp/sb-r3-hosts-');
+    const hosts = path.join(dir, 'hosts');
+    fs.writeFileSync(hosts, '127.0.0.1 localhost\n127.0.0.1 api.example.test\n');
+    const compiled = path.join(REPO, 'out', 'src', 'broker', 'trust', 'networkProxy.js');
+    const host = path.join(FAULT_FIXTURES, 'proxy-host.cjs');
+    // The allow-list: only subdomains of example.test, on the loopback server's port.
+    const allow = `*.example.test:${port}`;
+    const bwrap = ['--dev-bind', '/', '/', '--ro-bind', hosts, '/etc/hosts', '--'];
+    proxy = track(spawn('bwrap', [...bwrap, process.execPath, host, compiled, allow], { stdio: 'pipe' }));
+    notePid(proxy.pid, 'proxy-host.cjs');
+    const stderr: string[] = [];
+    proxy.stderr!.setEncoding('utf8').on('data', (c: string) => stderr.push(c));
+    socketPath = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`proxy did not listen: ${stderr.join('')}`)), 15_000);
+      readline.createInterface({ input: proxy.stdout! }).on('line', (line) => {
+        const m = JSON.parse(line) as { socket?: string; refused?: Json };
+        if (m.refused) refused.push(m.refused);
+        if (m.socket) {
+          clearTimeout(timer);
+          resolve(m.socket);
+        }
+      });
+      proxy.once('exit', (code) => reject(new Error(`proxy exited ${code}: ${stderr.join('')}`)));
+    });
+  });
+
+  after(async () => {
+    proxy?.stdin?.end();
+    if (proxy) await stopProcess(proxy);
+    hello?.close();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('CONNECT: a name with a NUL (or an escape) inside is refused; the allow-listed name still tunnels', async () => {
+    // Positive controls: the legitimate name reaches the loopback server, and plain localhost is refused.
+    const legit = await throughProxy(socketPath, `CONNECT api.example.test:${port} HTTP/1.1\r\n\r\n`);
+    assert.equal(legit.status, 'HTTP/1.1 200 Connection established');
+    assert.match(legit.body, /hello from loopback/);
+    const plain = await throughProxy(socketPath, `CONNECT localhost:${port} HTTP/1.1\r\n\r\n`);
+    assert.match(plain.status, /^HTTP\/1\.1 403 /);
+    const attacks = [
+      `localhost\u0000.example.test:${port}`,
+      `127.0.0.1\u0000.example.test:${port}`,
+      `localhost%00.example.test:${port}`,
+      `user@api.example.test:${port}`,
+      `api.example.test.\u0000:${port}`,
+    ];
+    const outcomes: Json = {};
+    for (const target of attacks) {
+      const r = await throughProxy(socketPath, `CONNECT ${target} HTTP/1.1\r\n\r\n`);
+      outcomes[JSON.stringify(target)] = r.status;
+      assert.doesNotMatch(r.body, /hello from/, `${JSON.stringify(target)} reached the loopback server`);
+      assert.match(r.status, /^HTTP\/1\.1 40[03] /, `${JSON.stringify(target)}: ${r.status}`);
+    }
+    report('r3-allowlist-connect', outcomes);
+  });
+
+  it('absolute-URI requests: user info and control bytes are refused; the allow-listed name still answers', async () => {
+    const legit = await throughProxy(socketPath, `GET http://api.example.test:${port}/ HTTP/1.1\r\nHost: x\r\n\r\n`);
+    assert.equal(legit.status, 'HTTP/1.1 200 OK');
+    assert.match(legit.body, /hello from loopback/);
+    const attacks = [
+      `http://localhost\u0000.example.test:${port}/`,
+      `http://user:secret@api.example.test:${port}/`,
+      `http://api.example.test:${port}@localhost:${port}/`,
+    ];
+    const outcomes: Json = {};
+    for (const url of attacks) {
+      const r = await throughProxy(socketPath, `GET ${url} HTTP/1.1\r\nHost: x\r\n\r\n`);
+      outcomes[JSON.stringify(url)] = r.status;
+      assert.doesNotMatch(r.body, /hello from/, `${JSON.stringify(url)} reached the loopback server`);
+      assert.match(r.status, /^HTTP\/1\.1 40[03] /, `${JSON.stringify(url)}: ${r.status}`);
+    }
+    report('r3-allowlist-absolute-uri', outcomes);
+  });
+
+  it('refusals reach the log and audit escaped: no control byte from the server gets through', async () => {
+    await waitFor(() => refused.length >= 4, 'the refusals');
+    const hosts = refused.map((r) => String(r.host));
+    assert.ok(
+      hosts.some((h) => h.includes('\\u0000')),
+      JSON.stringify(hosts),
+    );
+    for (const h of hosts) assert.doesNotMatch(h, /[\u0000-\u001f]/, `a raw control byte in ${JSON.stringify(h)}`);
+  });
+});
