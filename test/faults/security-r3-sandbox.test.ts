@@ -543,6 +543,7 @@ describeLinux('faults: security round 3, the allow-list proxy reads a host one w
       hosts.some((h) => h.includes('\\u0000')),
       JSON.stringify(hosts),
     );
-    for (const h of hosts) assert.doesNotMatch(h, /[\u0000-\u001f]/, `a raw control byte in ${JSON.stringify(h)}`);
+    for (const h of hosts)
+      assert.ok(![...h].some((c) => c.charCodeAt(0) < 0x20), `a raw control byte in ${JSON.stringify(h)}`);
   });
 });

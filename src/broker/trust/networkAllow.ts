@@ -20,11 +20,17 @@ const WEB_PORTS = [80, 443];
 const LABEL = /^[a-z0-9_](?:[a-z0-9_-]{0,61}[a-z0-9_])?$/;
 
 /**
- * Characters that never belong to a host as a proxy request names it: control bytes (NUL, tab, line
- * breaks), space, and what would make it something else than a host (user info `@`, a path, a query,
- * a fragment, a percent escape, brackets out of place, a backslash).
+ * Whether `raw` has a character that never belongs to a host as a proxy request names it: a control
+ * byte (NUL, tab, line breaks), space, DEL, or what would make it something else than a host (user
+ * info `@`, a path, a query, a fragment, a percent escape, brackets out of place, a backslash).
  */
-const NOT_IN_A_HOST = /[\u0000-\u0020\u007f%@/\\?#[\]]/;
+function hasNonHostCharacter(raw: string): boolean {
+  for (const ch of raw) {
+    const code = ch.charCodeAt(0);
+    if (code <= 0x20 || code === 0x7f || '%@/\\?#[]'.includes(ch)) return true;
+  }
+  return false;
+}
 
 /**
  * The one form of a host the allow-list compares and the proxy connects to, or undefined when `raw`
@@ -41,7 +47,7 @@ export function canonicalHost(raw: string): string | undefined {
     // The URL standard's serialisation: compressed, lowercase (so [0:0::1] and [::1] are one host).
     return new URL(`http://[${v6}]/`).hostname.slice(1, -1);
   }
-  if (raw === '' || NOT_IN_A_HOST.test(raw)) return undefined;
+  if (raw === '' || hasNonHostCharacter(raw)) return undefined;
   const ascii = domainToASCII(raw);
   if (ascii === '') return undefined;
   const host = ascii.endsWith('.') ? ascii.slice(0, -1) : ascii;

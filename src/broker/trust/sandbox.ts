@@ -178,7 +178,10 @@ function probeBwrap(): { reason: string | null; userNamespace: boolean } {
   if (probe.error && (probe.error as NodeJS.ErrnoException).code === 'ENOENT')
     reason = 'bubblewrap (bwrap) is not installed; install it (Debian/Ubuntu: apt-get install bubblewrap)';
   else {
-    const said = String(probe.stderr ?? '').trim().split('\n')[0] || `exit ${probe.status ?? probe.signal}`;
+    const said =
+      String(probe.stderr ?? '')
+        .trim()
+        .split('\n')[0] || `exit ${probe.status ?? probe.signal}`;
     reason = `bubblewrap cannot create a sandbox for this user (user namespaces off?): ${said}`;
   }
   return (bwrapProbe = { reason, userNamespace: false });
