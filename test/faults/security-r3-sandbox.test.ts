@@ -180,6 +180,14 @@ function helloServer(label: string): Promise<http.Server> {
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
 }
 
+/** Where this run's daemon socket goes: /run as root (as docker.sock does); the user's runtime dir otherwise. */
+function socketDir(): string {
+  if (process.getuid!() === 0) return '/run';
+  const dir = process.env.XDG_RUNTIME_DIR;
+  assert.ok(dir, 'run as a normal user, this test needs XDG_RUNTIME_DIR for its daemon socket');
+  return dir;
+}
+
 const portOf = (s: http.Server | net.Server): number => (s.address() as net.AddressInfo).port;
 
 /** Calls one of escape.mjs's tools; its JSON answer. */
@@ -230,6 +238,8 @@ describeLinux('faults: security round 3, the bubblewrap sandbox holds (Linux)', 
       let client: Client;
       let alpha: http.Server;
       let beta: http.Server;
+      let daemon: net.Server;
+      let daemonSocket: string;
       const marker = `sb-r3-escaped-grandchild-${process.pid}-${Math.random().toString(36).slice(2)}`;
       const seen: Json = {};
 
@@ -246,6 +256,13 @@ describeLinux('faults: security round 3, the bubblewrap sandbox holds (Linux)', 
         ownedFile(path.join(root, 'readme.txt'), 'in the registry root', who);
         ownedDir(path.join(root, 'mcp-servers.d'), who);
         [alpha, beta] = await Promise.all([helloServer('alpha'), helloServer('beta')]);
+        // A daemon's socket where daemons keep them (/run: docker.sock, the D-Bus system bus), open to
+        // the broker's user as docker.sock is to root or the docker group.
+        daemonSocket = path.join(socketDir(), `sb-r3-daemon-${process.pid}.sock`);
+        fs.rmSync(daemonSocket, { force: true });
+        daemon = net.createServer((c) => c.end('hello from a daemon\n'));
+        await new Promise<void>((resolve) => daemon.listen(daemonSocket, resolve));
+        fs.chmodSync(daemonSocket, 0o666);
         const server = (name: string, script: string, more = ''): string =>
           `name: ${name}\ntrust: trusted\ncommand: ${JSON.stringify(s.node)}\nargs: [${JSON.stringify(script)}]\n${more}`;
         const files: Record<string, string> = {
@@ -254,7 +271,7 @@ describeLinux('faults: security round 3, the bubblewrap sandbox holds (Linux)', 
           'granted.yaml': server(
             'granted',
             s.escape,
-            `grants: [filesystem, network]\nfilesystem:\n  read: [${JSON.stringify(granted)}]\n` +
+            `grants: [filesystem, network]\nfilesystem:\n  read: [${JSON.stringify(granted)}, ${JSON.stringify(daemonSocket)}]\n` +
               `network:\n  allow: ["127.0.0.1:${portOf(alpha)}"]\n`,
           ),
         };
@@ -269,6 +286,7 @@ describeLinux('faults: security round 3, the bubblewrap sandbox holds (Linux)', 
         if (broker) await stopProcess(broker.proc);
         alpha?.close();
         beta?.close();
+        daemon?.close();
         // On code without a PID namespace the escaped grandchild outlives everything: never leave it.
         for (const pid of pidsWithMarker(marker)) process.kill(pid, 'SIGKILL');
         if (s) fs.rmSync(s.base, { recursive: true, force: true, maxRetries: 10, retryDelay: 50 });
@@ -342,6 +360,15 @@ describeLinux('faults: security round 3, the bubblewrap sandbox holds (Linux)', 
         assert.deepEqual(hunt.found, [], 'found the sibling’s secret');
         const brokerEnv = await attack(client, 'escape__environ_hunt', { needle: BROKER_CANARY });
         assert.deepEqual(brokerEnv.found, [], 'found the broker’s environment');
+      });
+
+      it("cannot connect to a daemon's Unix socket in /run; a grant naming the socket can", async () => {
+        // Positive controls: the daemon answers on the host, and to a server granted its socket.
+        const granted = await attack(client, 'granted__unix_connect', { path: daemonSocket });
+        assert.deepEqual(granted, { ok: true, got: 'hello from a daemon\n' });
+        const r = await attack(client, 'escape__unix_connect', { path: daemonSocket });
+        seen.daemonSocket = r.ok ? 'reached' : r.error;
+        assert.equal(r.ok, false, `reached the daemon: ${JSON.stringify(r)}`);
       });
 
       it('a granted path and the allow-listed host still work; another host is refused', async () => {

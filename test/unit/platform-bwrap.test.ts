@@ -5,6 +5,7 @@ import {
   bwrapPlan,
   installDirsOf,
   isolationArgs,
+  RUNTIME_DIRS,
   isInside,
   resolveGrantPath,
   runnerPackageDir,
@@ -178,6 +179,21 @@ describe('platform: bubblewrap sandbox', () => {
       'ALL',
       '--die-with-parent',
     ]);
+  });
+
+  it('hides /run (daemon sockets) and binds back the resolver configuration it holds', () => {
+    const resolv = '/run/systemd/resolve/stub-resolv.conf';
+    const m = mounts(bwrapPlan(input({ hidden: [...RUNTIME_DIRS], systemFiles: [resolv, '/etc/hosts'] })).prefix);
+    assert.ok(
+      m.some(([f, p]) => f === '--tmpfs' && p === '/run'),
+      JSON.stringify(m),
+    );
+    assert.ok(m.some(([f, p]) => f === '--ro-bind-try' && p === resolv));
+    assert.ok(!m.some(([, p]) => p === '/etc/hosts'), 'a file outside hidden directories is visible already');
+    // A grant naming a socket brings that socket back, after /run is emptied.
+    const granted = mounts(bwrapPlan(input({ hidden: ['/run'], write: ['/run/docker.sock'] })).prefix);
+    const run = granted.findIndex(([f, p]) => f === '--tmpfs' && p === '/run');
+    assert.ok(granted.findIndex(([, p]) => p === '/run/docker.sock') > run);
   });
 
   it('mounts its own /proc after every granted path, so no grant brings back the host’s', () => {

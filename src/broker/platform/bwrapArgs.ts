@@ -17,8 +17,13 @@ export interface BwrapInput {
   home: string;
   /** The broker's per-user directory (tokens, approvals): always hidden, whatever else is granted. */
   switchboardHome: string;
-  /** Other directories to hide behind an empty tmpfs where they exist (XDG_RUNTIME_DIR: agent sockets). */
+  /**
+   * Other directories to hide behind an empty tmpfs where they exist: the system's and the user's
+   * runtime directories (/run, XDG_RUNTIME_DIR), where daemons keep their Unix sockets.
+   */
   hidden?: readonly string[];
+  /** Files the system needs from inside a hidden directory (the resolver's configuration): bound back read-only. */
+  systemFiles?: readonly string[];
   /** The registry root and the server's working directory: readable (read-only). */
   root: string;
   cwd: string;
@@ -42,6 +47,15 @@ export interface BwrapPlan {
   /** Variables the server's environment must carry inside the sandbox (temp dir, npm cache). */
   env: Record<string, string>;
 }
+
+/**
+ * Where daemons keep their Unix sockets (docker.sock, the D-Bus system bus, database sockets): hidden
+ * from every server whose file system is confined. Connecting to a socket needs no write access to
+ * its mount, so a read-only file system does not stop it, and no network namespace does either; as
+ * root (or in the docker group) docker.sock alone is the whole machine. A grant that names a socket
+ * (`filesystem: { write: [/run/docker.sock] }`) binds it back.
+ */
+export const RUNTIME_DIRS = ['/run', '/var/run'];
 
 /** True when `p` is `dir` or inside it (both absolute, POSIX). */
 export function isInside(p: string, dir: string): boolean {
@@ -100,7 +114,8 @@ function confinedFiles(input: BwrapInput): string[] {
   }
   const inHidden = (p: string): boolean => hiddenDirs.some((h) => isInside(p, h));
   const mounts = new Map<string, 'ro' | 'rw'>();
-  for (const p of [input.root, input.cwd, ...input.installDirs]) if (inHidden(p)) mounts.set(p, 'ro');
+  const needed = [input.root, input.cwd, ...input.installDirs, ...(input.systemFiles ?? [])];
+  for (const p of needed) if (inHidden(p)) mounts.set(p, 'ro');
   for (const p of input.read) mounts.set(p, 'ro');
   for (const p of input.write) mounts.set(p, 'rw');
   const ordered = [...mounts].sort(([a], [b]) => depth(a) - depth(b) || a.localeCompare(b));

@@ -11,7 +11,14 @@ import { describeAccount, type CredentialSource } from '../auth/credentials';
 import type { LaunchCompanion, RemoteLaunch, StdioLaunch, UpstreamLaunch } from '../connection/connection';
 import { buildEnvironment, resolveInputs } from '../trust/environment';
 import { NetworkProxy, type ProxyRefusal } from '../trust/networkProxy';
-import { bwrapPlan, installDirsOf, resolveGrantPath, runnerPackageDir, scriptPackageDir } from '../platform/bwrapArgs';
+import {
+  bwrapPlan,
+  installDirsOf,
+  resolveGrantPath,
+  RUNTIME_DIRS,
+  runnerPackageDir,
+  scriptPackageDir,
+} from '../platform/bwrapArgs';
 import { sandboxExecPrefix, sandboxProfile, seatbeltEnvironment } from '../platform/macSandbox';
 import { bridgeCommand, proxyEnvironment } from '../platform/proxyBridge';
 import { findExecutable } from './processGroup';
@@ -172,7 +179,12 @@ function confine(
   // The script an interpreter runs is the server's code as much as its command is: a server run as
   // `node ~/tools/server.js` (or this repository's sample, cloned under HOME) must still find it.
   const script = scriptArgument(def.args ?? [], cwd);
-  const hiddenDirs = [home, '/tmp', ...(parentEnv.XDG_RUNTIME_DIR ? [parentEnv.XDG_RUNTIME_DIR] : [])];
+  // /var/run is mostly a link to /run: only a real directory is hidden on its own.
+  const runtime = [
+    ...RUNTIME_DIRS.filter(isRealDir),
+    ...(parentEnv.XDG_RUNTIME_DIR ? [parentEnv.XDG_RUNTIME_DIR] : []),
+  ];
+  const hiddenDirs = [home, '/tmp', ...runtime];
   const scriptDirs = script
     ? [scriptPackageDir(script, hiddenDirs, isFile), scriptPackageDir(realpath(script), hiddenDirs, isFile)]
     : [];
@@ -182,7 +194,10 @@ function confine(
     userNamespace: tools.bwrapUserNamespace !== false,
     home,
     switchboardHome: switchboardHome(parentEnv),
-    hidden: parentEnv.XDG_RUNTIME_DIR ? [parentEnv.XDG_RUNTIME_DIR] : [],
+    hidden: runtime,
+    // /etc/resolv.conf is often a link into /run (systemd-resolved, resolvconf): a server with the
+    // network still resolves names.
+    systemFiles: [realpath('/etc/resolv.conf')],
     root: path.resolve(root),
     cwd,
     installDirs: [...installDirsOf(executables.flatMap((f) => (f ? [f, realpath(f)] : []))), ...scriptDirs],
@@ -239,6 +254,14 @@ function confineMac(
   };
   const profile = sandboxProfile({ network: decision.network === 'full', files });
   return { wrapper: sandboxExecPrefix(profile), env: { ...env, ...seatbeltEnvironment(files) } };
+}
+
+function isRealDir(p: string): boolean {
+  try {
+    return fs.lstatSync(p).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 function isFile(p: string): boolean {
