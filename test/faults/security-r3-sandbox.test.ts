@@ -275,6 +275,20 @@ describeLinux('faults: security round 3, the bubblewrap sandbox holds (Linux)', 
               `network:\n  allow: ["127.0.0.1:${portOf(alpha)}"]\n`,
           ),
         };
+        // Links the workspace commits, leading out of it into the hidden HOME: docs -> ~/private, and a
+        // server script tool.mjs -> ~/private/escape.mjs (beside ~/private/secret.txt).
+        const priv = ownedDir(path.join(home, 'private'), who, 0o700);
+        ownedFile(path.join(priv, 'secret.txt'), 'private-canary-5a7e', who);
+        ownedFile(path.join(priv, 'escape.mjs'), fs.readFileSync(s.escape, 'utf8'), who);
+        fs.symlinkSync(priv, path.join(root, 'docs'));
+        fs.symlinkSync(path.join(priv, 'escape.mjs'), path.join(root, 'tool.mjs'));
+        files['linkscript.yaml'] = server('linkscript', path.join(root, 'tool.mjs'));
+        files['linked.yaml'] = server(
+          'linked',
+          s.escape,
+          `grants: [filesystem]\nfilesystem:\n  read: [./docs, ${JSON.stringify(granted)}]\n`,
+        );
+        files['linkcwd.yaml'] = server('linkcwd', s.escape, 'cwd: ./docs\n');
         for (const [f, text] of Object.entries(files)) ownedFile(path.join(root, 'mcp-servers.d', f), text, who);
         broker = await startBroker(who, s, root, home);
         client = await connect(broker.url, broker.token);
@@ -369,6 +383,39 @@ describeLinux('faults: security round 3, the bubblewrap sandbox holds (Linux)', 
         const r = await attack(client, 'escape__unix_connect', { path: daemonSocket });
         seen.daemonSocket = r.ok ? 'reached' : r.error;
         assert.equal(r.ok, false, `reached the daemon: ${JSON.stringify(r)}`);
+      });
+
+      it('a workspace link out of the registry root into HOME is not followed: not as a script, grant or cwd', async () => {
+        assert.equal(fs.readFileSync(path.join(root, 'docs', 'secret.txt'), 'utf8'), 'private-canary-5a7e');
+        // The attack: the script's real location was bound back, and with it all of ~/private. Now the
+        // link leads nowhere inside, so the server does not run; on the old code it ran and read the secret.
+        const script = await waitFor(async () => {
+          const c = await status(client, 'linkscript');
+          return c.state === 'running' || c.lastError ? c : undefined;
+        }, 'linkscript to start or be refused');
+        if (script.state === 'running') {
+          const stolen = await attack(client, 'linkscript__read_file', {
+            path: path.join(home, 'private', 'secret.txt'),
+          });
+          seen.linkedScript = stolen.ok ? 'read the secret' : stolen.error;
+          assert.equal(stolen.ok, false, `read ~/private through its own script's link: ${JSON.stringify(stolen)}`);
+        } else seen.linkedScript = script.state;
+        assert.match(script.enforcement.notes.join(' '), /tool\.mjs is a symbolic link out of the registry root/);
+        // Not attacks on the old code (bubblewrap refused to bind onto a link, and the server failed with
+        // "Can't bind mount"), but now said plainly: a granted link is not mounted, a linked cwd is refused.
+        await runningStatus(client, 'linked');
+        const notes = await attack(client, 'linked__read_file', { path: path.join(granted, 'notes.txt') });
+        assert.deepEqual(notes, { ok: true, value: 'granted-notes' }, 'its other, real, granted path works');
+        const r = await attack(client, 'linked__read_file', { path: path.join(root, 'docs', 'secret.txt') });
+        assert.equal(r.ok, false, `read through the link: ${JSON.stringify(r)}`);
+        const st = await status(client, 'linked');
+        assert.match(st.enforcement.notes.join(' '), /symbolic link out of the registry root .*not mounted/);
+        const cwd = await waitFor(async () => {
+          const c = await status(client, 'linkcwd');
+          return c.state === 'running' || c.lastError ? c : undefined;
+        }, 'linkcwd to start or be refused');
+        assert.notEqual(cwd.state, 'running', 'a cwd linked out of the root is refused');
+        assert.match(cwd.lastError, /cwd .* is a symbolic link out of the registry root/);
       });
 
       it('a granted path and the allow-listed host still work; another host is refused', async () => {

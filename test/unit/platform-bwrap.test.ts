@@ -5,6 +5,7 @@ import {
   bwrapPlan,
   installDirsOf,
   isolationArgs,
+  leadsOutOfRoot,
   RUNTIME_DIRS,
   isInside,
   resolveGrantPath,
@@ -194,6 +195,18 @@ describe('platform: bubblewrap sandbox', () => {
     const granted = mounts(bwrapPlan(input({ hidden: ['/run'], write: ['/run/docker.sock'] })).prefix);
     const run = granted.findIndex(([f, p]) => f === '--tmpfs' && p === '/run');
     assert.ok(granted.findIndex(([, p]) => p === '/run/docker.sock') > run);
+  });
+
+  it('tells a path of the workspace that is really a link into a hidden place (HOME) from its own files', () => {
+    const root = { path: '/work/repo', real: '/work/repo' };
+    const hidden = ['/home/op', '/tmp'];
+    assert.ok(leadsOutOfRoot('/work/repo/tool.mjs', '/home/op/.ssh/x.mjs', root, hidden), 'a link into HOME');
+    assert.ok(!leadsOutOfRoot('/work/repo/tool.mjs', '/work/repo/lib/tool.mjs', root, hidden), 'within the root');
+    assert.ok(!leadsOutOfRoot('/work/repo/t', '/opt/tools/t', root, hidden), 'visible anyway: nothing to hide');
+    assert.ok(!leadsOutOfRoot('/home/op/tools/s.js', '/home/op/x/s.js', root, hidden), 'named by the operator');
+    // A root that is itself reached through a link (/home -> /var/home) is compared by its real path.
+    const linked = { path: '/home/op/repo', real: '/var/home/op/repo' };
+    assert.ok(!leadsOutOfRoot('/home/op/repo/a.js', '/var/home/op/repo/a.js', linked, ['/home/op', '/var/home/op']));
   });
 
   it('mounts its own /proc after every granted path, so no grant brings back the host’s', () => {

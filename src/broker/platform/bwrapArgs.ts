@@ -185,6 +185,21 @@ export function runnerPackageDir(spec: string, cwd: string, exists: (p: string) 
   }
 }
 
+/**
+ * Whether `p`, a path inside the registry root, really is (through a symbolic link the workspace can
+ * commit: `docs -> ../../.ssh`) somewhere outside it that the sandbox hides. bubblewrap follows links
+ * when it binds, so binding such a path back would show the hidden place: a grant of `./docs`, a
+ * `cwd`, a script or a command that looks like the workspace's own must not reach HOME.
+ */
+export function leadsOutOfRoot(
+  p: string,
+  real: string,
+  root: { path: string; real: string },
+  hidden: readonly string[],
+): boolean {
+  return isInside(p, root.path) && !isInside(real, root.real) && hidden.some((h) => isInside(real, h));
+}
+
 /** A path the filesystem grant names: `~/x` in the home directory, relative ones against the registry root. */
 export function resolveGrantPath(p: string, root: string, home: string): string {
   if (p === '~') return home;

@@ -14,6 +14,7 @@ import { NetworkProxy, type ProxyRefusal } from '../trust/networkProxy';
 import {
   bwrapPlan,
   installDirsOf,
+  leadsOutOfRoot,
   resolveGrantPath,
   RUNTIME_DIRS,
   runnerPackageDir,
@@ -185,10 +186,42 @@ function confine(
     ...(parentEnv.XDG_RUNTIME_DIR ? [parentEnv.XDG_RUNTIME_DIR] : []),
   ];
   const hiddenDirs = [home, '/tmp', ...runtime];
+  const rootAbs = path.resolve(root);
+  const rootPaths = { path: rootAbs, real: realpathOfAny(rootAbs) };
+  const leadsOut = (p: string): boolean =>
+    leadsOutOfRoot(p, realpathOfAny(p), rootPaths, [...hiddenDirs, switchboardHome(parentEnv)]);
+  if (leadsOut(cwd))
+    throw new Error(
+      `'${def.name}': its cwd ${cwd} is a symbolic link out of the registry root (to ${realpathOfAny(cwd)}); ` +
+        'the sandbox does not follow it: name the real directory',
+    );
+  /** A file and, unless it is a link out of the root into a hidden place (then noted), where it really is. */
+  const withReal = (f: string): string[] => {
+    if (!leadsOut(f)) return [f, realpath(f)];
+    decision.enforcement.notes.push(
+      `${f} is a symbolic link out of the registry root (to ${realpathOfAny(f)}): not bound into the sandbox`,
+    );
+    return [f];
+  };
   const scriptDirs = script
-    ? [scriptPackageDir(script, hiddenDirs, isFile), scriptPackageDir(realpath(script), hiddenDirs, isFile)]
+    ? [
+        scriptPackageDir(script, hiddenDirs, isFile),
+        ...withReal(script)
+          .slice(1)
+          .map((r) => scriptPackageDir(r, hiddenDirs, isFile)),
+      ]
     : [];
   scriptDirs.push(...localRunnerDirs(def, cwd));
+  const granted = (paths: readonly string[] | undefined): string[] =>
+    (paths ?? [])
+      .map((p) => resolveGrantPath(p, root, home))
+      .filter((p) => {
+        if (!leadsOut(p)) return true;
+        decision.enforcement.notes.push(
+          `${p} is a symbolic link out of the registry root (to ${realpathOfAny(p)}): not mounted; grant the real path`,
+        );
+        return false;
+      });
   const plan = bwrapPlan({
     files: def.grants.includes('filesystem') && !def.filesystem ? 'full' : 'confined',
     userNamespace: tools.bwrapUserNamespace !== false,
@@ -198,11 +231,13 @@ function confine(
     // /etc/resolv.conf is often a link into /run (systemd-resolved, resolvconf): a server with the
     // network still resolves names.
     systemFiles: [realpath('/etc/resolv.conf')],
-    root: path.resolve(root),
+    root: rootAbs,
     cwd,
-    installDirs: [...installDirsOf(executables.flatMap((f) => (f ? [f, realpath(f)] : []))), ...scriptDirs],
-    read: (def.filesystem?.read ?? []).map((p) => resolveGrantPath(p, root, home)),
-    write: (def.filesystem?.write ?? []).map((p) => resolveGrantPath(p, root, home)),
+    installDirs: [...installDirsOf(executables.flatMap((f) => (f ? withReal(f) : []))), ...scriptDirs].filter(
+      (d) => !leadsOut(d),
+    ),
+    read: granted(def.filesystem?.read),
+    write: granted(def.filesystem?.write),
     network: proxy ? { kind: 'proxy', socketDir: proxy.dir } : { kind: decision.network === 'full' ? 'full' : 'none' },
     exists: (p) => fs.existsSync(p),
   });
