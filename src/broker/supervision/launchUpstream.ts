@@ -22,9 +22,9 @@ import {
 } from '../platform/bwrapArgs';
 import { sandboxExecPrefix, sandboxProfile, seatbeltEnvironment } from '../platform/macSandbox';
 import { bridgeCommand, proxyEnvironment } from '../platform/proxyBridge';
-import { findExecutable } from './processGroup';
+import { findExecutable } from '../platform/processGroup';
 import { Redactor, urlSecretValues } from '../trust/redact';
-import { switchboardHome } from '../daemon/runtime';
+import { switchboardHome } from '../shared/userState';
 import {
   decideSandbox,
   sandboxTools,

@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { isolationArgs } from '../platform/bwrapArgs';
 import { networkNotEnforcedReason, sandboxExecPrefix, sandboxProfile } from '../platform/macSandbox';
-import { switchboardHome } from '../daemon/runtime';
+import { switchboardHome } from '../shared/userState';
 
 export interface Enforcement {
   network: 'enforced' | 'granted' | 'not-enforced';

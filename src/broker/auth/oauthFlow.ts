@@ -2,7 +2,7 @@
 // applied to a remote upstream: the fetch every request of its transport goes through, and the
 // two halves of the browser step. The SDK is loaded on first use, like the remote transports.
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import { SignInRequired, type BrowserStep, type ServerOAuth } from '../auth/serverOAuth';
+import { SignInRequired, type BrowserStep, type ServerOAuth } from './serverOAuth';
 
 type Fetch = typeof fetch;
 
