@@ -10,7 +10,7 @@ export interface BwrapInput {
   files: 'confined' | 'full';
   /**
    * Whether bubblewrap can make a user namespace here (probed; sandbox.ts). Without one (root on a
-   * system that refuses them) the sandbox still drops every capability, only not inside a namespace.
+   * system that refuses them, a setuid bubblewrap) the sandbox still drops every capability.
    */
   userNamespace: boolean;
   /** The user's home directory: replaced by an empty tmpfs. */

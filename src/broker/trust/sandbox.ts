@@ -26,8 +26,8 @@ export interface SandboxTools {
   /** null when bubblewrap runs here; otherwise why it does not, in words. */
   bwrapUnavailable: string | null;
   /**
-   * Whether bubblewrap makes a user namespace here (absent: it does). Only root can run it without
-   * one, and then every capability is still dropped.
+   * Whether bubblewrap makes a user namespace here (absent: it does). Without one (root where none
+   * can be made, a setuid bubblewrap) every capability is still dropped.
    */
   bwrapUserNamespace?: boolean;
   /** A network-only prefix (`unshare --net`, sandbox-exec), or null when none runs here. */
@@ -169,8 +169,9 @@ function probeBwrap(): { reason: string | null; userNamespace: boolean } {
   };
   const probe = run(true);
   if (probe.status === 0) return (bwrapProbe = { reason: null, userNamespace: true });
-  // Root may run bubblewrap without a user namespace; it still drops every capability.
-  if (process.getuid?.() === 0 && !probe.error) {
+  // Without a user namespace (root where none can be made; a setuid bubblewrap where unprivileged
+  // ones are off) bubblewrap still drops every capability and makes the PID namespace.
+  if (!probe.error) {
     const without = run(false);
     if (without.status === 0) return (bwrapProbe = { reason: null, userNamespace: false });
   }
