@@ -43,6 +43,7 @@ import { probeServer, whyProbeIsRefused, type ProbeResult } from '../supervision
 import { redactUrl } from '../trust/redact';
 import type { Identity } from '../routing/requestContext';
 import { compareOrdinal } from '../shared/ordinal';
+import { isUp } from '../supervision/upstreamStates';
 
 // The result types moved to controlApi.ts; kept importable from here while other branches merge.
 export type { BrokerState, ServerStatus } from './controlApi';
@@ -450,7 +451,7 @@ export class ControlOperations {
       throw new McpFailure(ErrorCodes.InvalidParams, (err as Error).message);
     }
     const upstream = this.broker.upstream(name);
-    if (upstream && ['running', 'starting', 'backoff'].includes(upstream.state)) {
+    if (upstream && isUp(upstream.state)) {
       await upstream.restart();
       await upstream.whenSettled(def.timeouts.startupMs).catch(() => undefined);
     }
