@@ -567,10 +567,14 @@ describe('sharing one broker', function () {
     const other = ra.reused ? a : b;
     await new Promise((r) => (other.proc.exitCode !== null ? r(undefined) : other.proc.once('exit', r)));
     const client = await connect(ra.url, fs.readFileSync(ra.tokenFile, 'utf8').trim());
+    // Host pids as the broker reports them: each server's own pid is one of its sandbox's PID namespace.
     const pids = new Set<number>();
-    for (const tool of ['echo__pid', 'two__pid'])
-      pids.add(Number(textOf(await waitFor(() => client.callTool({ name: tool, arguments: {} }), tool))));
+    for (const name of ['echo', 'two']) {
+      await waitFor(() => client.callTool({ name: `${name}__pid`, arguments: {} }), name);
+      pids.add((await facade(client, 'server_status', { name })).pid as number);
+    }
     assert.equal(pids.size, 2, 'M upstream processes, not 2M');
+    for (const pid of pids) assert.ok(isAlive(pid), `${pid} runs`);
     const third = serve(root, home);
     assert.equal((await third.ready).reused, true);
     await client.close();
@@ -600,7 +604,9 @@ describe('sharing one broker', function () {
     writeRegistry(root, { 'mcp-servers.d/echo.yaml': fixtureServer('echo', 'echo.mjs') });
     const b = await startBrokerProcess({ root, args: ['--idle-exit', '2'] });
     const c = await connect(b.url, b.token);
-    const upstreamPid = Number(textOf(await waitFor(() => c.callTool({ name: 'echo__pid', arguments: {} }), 'echo')));
+    await waitFor(() => c.callTool({ name: 'echo__pid', arguments: {} }), 'echo');
+    const upstreamPid = (await facade(c, 'server_status', { name: 'echo' })).pid as number;
+    assert.ok(isAlive(upstreamPid), 'the upstream runs');
     await new Promise((r) => setTimeout(r, 3000));
     assert.equal(b.proc.exitCode, null, 'an open session holds the broker');
     await c.close();

@@ -32,8 +32,19 @@ async function toolNames(client: Client): Promise<string[]> {
   return all;
 }
 
+/**
+ * The host pid of a server's process as the broker reports it (server_status): for a sandboxed server,
+ * its sandbox's outer process. A pid the server reports itself is one of its own PID namespace, the
+ * same small number at every start, so it cannot tell one start from another. The server's own `pid`
+ * tool (`tool`) is called first, so the server is shown to answer too.
+ */
 async function pidOf(client: Client, tool: string): Promise<number> {
-  return Number(textOf(await client.callTool({ name: tool, arguments: {} })));
+  const server = tool.slice(0, tool.indexOf('__'));
+  await client.callTool({ name: tool, arguments: {} });
+  const result = await client.callTool({ name: 'switchboard__server_status', arguments: { name: server } });
+  const pid = (result.structuredContent as { pid?: number }).pid;
+  if (!pid || !isAlive(pid)) throw new Error(`${server} has no live process (${pid})`);
+  return pid;
 }
 
 describe('broker core', function () {

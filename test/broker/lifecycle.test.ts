@@ -25,9 +25,28 @@ async function status(client: Client, name: string): Promise<Json> {
   return r.structuredContent as Json;
 }
 
-/** The pids a fixture wrote at each start (echo.mjs --starts). */
+/** The pids a fixture wrote at each start (echo.mjs --starts): one line per start. */
 const starts = (file: string): number[] =>
   fs.existsSync(file) ? fs.readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map(Number) : [];
+
+/**
+ * Host pids of the processes whose command line names `arg` (a server's `--starts` file): the server
+ * and its sandbox. The pid a sandboxed server writes is one of its own PID namespace, not the host's.
+ */
+function processesNaming(arg: string): number[] {
+  const out: number[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (stat.slice(stat.lastIndexOf(')') + 2).startsWith('Z')) continue;
+      if (fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').split('\0').includes(arg)) out.push(Number(entry));
+    } catch {
+      /* exited while we looked */
+    }
+  }
+  return out;
+}
 
 describe('lifecycles', function () {
   this.timeout(90_000);
@@ -92,7 +111,7 @@ describe('lifecycles', function () {
     for (const name of ['oncall', 'onprompt']) {
       const pids = starts(startsOf(name));
       assert.equal(pids.length, 1, `${name} started once`);
-      await waitFor(() => !isAlive(pids[0]), `${name}'s learning run to exit`);
+      await waitFor(() => processesNaming(startsOf(name)).length === 0, `${name}'s learning run to exit`);
     }
     const tools = (await client.listTools()).tools.map((t) => t.name);
     assert.ok(tools.includes('oncall__echo') && tools.includes('onread__tool_0001'), 'idle servers list their tools');
@@ -109,11 +128,13 @@ describe('lifecycles', function () {
     const running = await status(client, 'oncall');
     assert.equal(running.state, 'running');
     assert.equal(running.lastError, undefined, 'idle is not an error');
+    assert.ok(isAlive(running.pid), 'its process runs');
+    assert.ok(processesNaming(startsOf('oncall')).length > 0, 'the host sees its processes');
 
     const stopped = await idle('oncall');
     assert.equal(stopped.lastError, undefined);
-    const pid = starts(startsOf('oncall'))[1];
-    await waitFor(() => !isAlive(pid), 'the idle process to exit');
+    await waitFor(() => processesNaming(startsOf('oncall')).length === 0, 'the idle process to exit');
+    await waitFor(() => !isAlive(running.pid), 'its sandbox to be gone (reaped)');
 
     const again = await client.callTool({ name: 'oncall__add', arguments: { a: 2, b: 3 } });
     assert.equal(textOf(again), '5');

@@ -125,11 +125,16 @@ describe('supervision', function () {
         (await status(client, 'spawner')).state === 'running' && (await status(client, 'stubborn')).state === 'running',
       'spawners',
     );
-    const kids = [
-      (await client.callTool({ name: 'spawner__children', arguments: {} })).structuredContent as { pids: number[] },
-      (await client.callTool({ name: 'stubborn__children', arguments: {} })).structuredContent as { pids: number[] },
-    ].flatMap((k) => k.pids);
+    // The grandchild pids the servers report are of their sandboxes' PID namespaces: the host's view of
+    // each tree is read from /proc instead, and each must hold its grandchild (`node -e setInterval…`).
+    for (const name of ['spawner', 'stubborn']) await client.callTool({ name: `${name}__children`, arguments: {} });
     const leaders = [(await status(client, 'spawner')).pid, (await status(client, 'stubborn')).pid];
+    const kids = leaders.flatMap((leader) => {
+      const tree = descendants(leader);
+      const grandchild = tree.filter((pid) => commandLine(pid).includes('setInterval'));
+      assert.equal(grandchild.length, 1, `the grandchild in ${leader}'s tree: ${tree.map(commandLine).join(' | ')}`);
+      return tree;
+    });
     for (const pid of [...kids, ...leaders]) assert.ok(isAlive(pid), `${pid} runs`);
     fs.unlinkSync(path.join(root, 'mcp-servers.d/spawner.yaml'));
     fs.unlinkSync(path.join(root, 'mcp-servers.d/stubborn.yaml'));
@@ -170,6 +175,14 @@ describe('supervision', function () {
     );
   });
 });
+
+function commandLine(pid: number): string {
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ');
+  } catch {
+    return '';
+  }
+}
 
 /** Child pids of a process, from /proc (Linux). */
 function descendants(pid: number): number[] {

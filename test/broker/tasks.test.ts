@@ -303,7 +303,8 @@ describe('tasks through the broker', function () {
   });
 
   it('an upstream killed mid-task: its task turns failed (notified), its result is a clear error', async () => {
-    const pid = Number(textOf(await a.client.callTool({ name: 'tasks__pid', arguments: {} })));
+    // The host pid of its (sandbox) process: the one the server reports is of its own PID namespace.
+    const pid = (await facade(a.client, 'server_status', { name: 'tasks' })).pid as number;
     const task = await createTask(a.client, 'tasks__hold-task');
     process.kill(pid, 'SIGKILL');
     const notified = await waitFor(

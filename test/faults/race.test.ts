@@ -11,12 +11,11 @@ import {
   removeTempDirs,
   stopProcess,
   tempDir,
-  textOf,
   track,
   waitFor,
   writeRegistry,
 } from '../helpers/broker';
-import { descendants, faultServer, notePid, report, running } from './lib';
+import { descendants, faultServer, notePid, report, running, status } from './lib';
 
 const ROUNDS = 8;
 const STARTERS = 4;
@@ -87,11 +86,12 @@ describe('faults: brokers racing to start for one workspace', function () {
       }
       const token = fs.readFileSync(readies[0].tokenFile, 'utf8').trim();
       const client = await connect(readies[0].url, token, 'race');
+      // Host pids as the broker reports them: each server's own pid is one of its sandbox's PID namespace.
       const upstreamPids = new Set<number>();
-      for (const tool of ['one__pid', 'two__pid'])
-        upstreamPids.add(
-          Number(textOf(await waitFor(() => client.callTool({ name: tool, arguments: {} }), tool, 20_000))),
-        );
+      for (const name of ['one', 'two']) {
+        await waitFor(() => client.callTool({ name: `${name}__pid`, arguments: {} }), name, 20_000);
+        upstreamPids.add((await status(client, name)).pid as number);
+      }
       await client.close();
       assert.equal(upstreamPids.size, 2);
       const children = descendants(winner.pid!);

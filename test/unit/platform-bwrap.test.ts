@@ -1,22 +1,26 @@
 // The bubblewrap command line, the state it implies, the allow-list matcher and the schema keys: pure.
 import assert from 'node:assert/strict';
-import { isAllowed, parseAllowEntry } from '../../src/broker/trust/networkAllow';
+import { canonicalHost, isAllowed, parseAllowEntry } from '../../src/broker/trust/networkAllow';
 import {
   bwrapPlan,
   installDirsOf,
+  isolationArgs,
+  leadsOutOfRoot,
+  RUNTIME_DIRS,
   isInside,
   resolveGrantPath,
   runnerPackageDir,
   scriptPackageDir,
   type BwrapInput,
 } from '../../src/broker/platform/bwrapArgs';
-import { decideSandbox, type SandboxTools } from '../../src/broker/trust/sandbox';
+import { decideSandbox, networkOnlyCandidates, type SandboxTools } from '../../src/broker/trust/sandbox';
 import { nodeRunnerPackageOf } from '../../src/registry/packageRunner';
 import { ServerDefSchema } from '../../src/registry/schema';
 import { normalizeForApproval } from '../../src/broker/trust/approvalMaterial';
 import type { ServerStatus } from '../../src/broker/control/controlApi';
 import { enforcementLines } from '../../src/extension/presentation';
 
+const ISOLATION = ['--unshare-user', '--unshare-pid', '--unshare-ipc', '--cap-drop', 'ALL', '--die-with-parent'];
 const BWRAP: SandboxTools = { bwrapUnavailable: null, networkOnly: ['unshare', '--net', '--'] };
 const NO_BWRAP: SandboxTools = {
   bwrapUnavailable: 'bubblewrap (bwrap) is not installed',
@@ -26,6 +30,7 @@ const NO_BWRAP: SandboxTools = {
 function input(extra: Partial<BwrapInput> = {}): BwrapInput {
   return {
     files: 'confined',
+    userNamespace: true,
     home: '/home/op',
     switchboardHome: '/home/op/.switchboard',
     root: '/home/op/project',
@@ -43,7 +48,7 @@ function input(extra: Partial<BwrapInput> = {}): BwrapInput {
 function mounts(args: string[]): string[][] {
   const out: string[][] = [];
   for (let i = 0; i < args.length; i++) {
-    if (['--tmpfs'].includes(args[i])) out.push([args[i], args[++i]]);
+    if (['--tmpfs', '--proc'].includes(args[i])) out.push([args[i], args[++i]]);
     else if (['--ro-bind-try', '--bind-try', '--bind'].includes(args[i])) out.push([args[i], args[(i += 2)]]);
   }
   return out;
@@ -93,15 +98,15 @@ describe('platform: bubblewrap sandbox', () => {
 
   it('without the filesystem grant: root read-only, /tmp and HOME empty, the registry root bound back, no network', () => {
     const { prefix, env } = bwrapPlan(input());
-    assert.deepEqual(prefix.slice(0, 7), ['bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--tmpfs']);
+    assert.deepEqual(prefix.slice(0, 12), ['bwrap', ...ISOLATION, '--ro-bind', '/', '/', '--dev', '/dev']);
     assert.deepEqual(mounts(prefix), [
       ['--tmpfs', '/tmp'],
       ['--tmpfs', '/home/op'],
       ['--ro-bind-try', '/home/op/project'],
+      ['--proc', '/proc'],
       ['--tmpfs', '/home/op/.switchboard'],
     ]);
-    assert.ok(prefix.includes('--unshare-net') && prefix.includes('--die-with-parent'));
-    assert.ok(!prefix.includes('--unshare-pid'), 'pids stay real');
+    assert.ok(prefix.includes('--unshare-net'));
     assert.deepEqual(prefix.slice(-3), ['--chdir', '/home/op/project', '--']);
     assert.equal(env.TMPDIR, '/tmp');
     assert.equal(env.npm_config_cache, '/tmp/.npm');
@@ -120,7 +125,7 @@ describe('platform: bubblewrap sandbox', () => {
 
   it('binds granted paths most general first, so a read-only path inside a writable one stays read-only', () => {
     const plan = bwrapPlan(input({ read: ['/data/shared/ro'], write: ['/data/shared'] }));
-    const binds = mounts(plan.prefix).filter(([f]) => f !== '--tmpfs');
+    const binds = mounts(plan.prefix).filter(([f]) => f !== '--tmpfs' && f !== '--proc');
     assert.deepEqual(binds, [
       ['--bind-try', '/data/shared'],
       ['--ro-bind-try', '/data/shared/ro'],
@@ -148,15 +153,73 @@ describe('platform: bubblewrap sandbox', () => {
 
   it('keeps the host file system for a grant without paths, and the host network with the grant', () => {
     const plan = bwrapPlan(input({ files: 'full', network: { kind: 'full' } }));
-    assert.deepEqual(plan.prefix.slice(0, 5), ['bwrap', '--dev-bind', '/', '/', '--die-with-parent']);
+    assert.deepEqual(plan.prefix.slice(0, 12), ['bwrap', ...ISOLATION, '--dev-bind', '/', '/', '--proc', '/proc']);
     assert.ok(!plan.prefix.includes('--unshare-net'));
     assert.deepEqual(plan.env, {});
   });
 
-  it('binds the proxy socket directory in at its own path for an allow-list', () => {
+  it('isolates every sandbox whatever it is granted: user and PID namespaces, no capabilities, its own /proc', () => {
+    for (const extra of [
+      {},
+      { files: 'full' as const },
+      { files: 'full' as const, network: { kind: 'full' as const } },
+    ]) {
+      const { prefix } = bwrapPlan(input(extra));
+      for (const flag of ['--unshare-user', '--unshare-pid', '--unshare-ipc', '--die-with-parent'])
+        assert.ok(prefix.includes(flag), `${flag} in ${prefix.join(' ')}`);
+      assert.equal(prefix[prefix.indexOf('--cap-drop') + 1], 'ALL');
+      assert.equal(prefix[prefix.indexOf('--proc') + 1], '/proc');
+    }
+    // Root where no user namespace can be made: still no capabilities.
+    const rootOnly = bwrapPlan(input({ userNamespace: false })).prefix;
+    assert.ok(!rootOnly.includes('--unshare-user') && rootOnly.includes('--cap-drop'));
+    assert.deepEqual(isolationArgs(false), [
+      '--unshare-pid',
+      '--unshare-ipc',
+      '--cap-drop',
+      'ALL',
+      '--die-with-parent',
+    ]);
+  });
+
+  it('hides /run (daemon sockets) and binds back the resolver configuration it holds', () => {
+    const resolv = '/run/systemd/resolve/stub-resolv.conf';
+    const m = mounts(bwrapPlan(input({ hidden: [...RUNTIME_DIRS], systemFiles: [resolv, '/etc/hosts'] })).prefix);
+    assert.ok(
+      m.some(([f, p]) => f === '--tmpfs' && p === '/run'),
+      JSON.stringify(m),
+    );
+    assert.ok(m.some(([f, p]) => f === '--ro-bind-try' && p === resolv));
+    assert.ok(!m.some(([, p]) => p === '/etc/hosts'), 'a file outside hidden directories is visible already');
+    // A grant naming a socket brings that socket back, after /run is emptied.
+    const granted = mounts(bwrapPlan(input({ hidden: ['/run'], write: ['/run/docker.sock'] })).prefix);
+    const run = granted.findIndex(([f, p]) => f === '--tmpfs' && p === '/run');
+    assert.ok(granted.findIndex(([, p]) => p === '/run/docker.sock') > run);
+  });
+
+  it('tells a path of the workspace that is really a link into a hidden place (HOME) from its own files', () => {
+    const root = { path: '/work/repo', real: '/work/repo' };
+    const hidden = ['/home/op', '/tmp'];
+    assert.ok(leadsOutOfRoot('/work/repo/tool.mjs', '/home/op/.ssh/x.mjs', root, hidden), 'a link into HOME');
+    assert.ok(!leadsOutOfRoot('/work/repo/tool.mjs', '/work/repo/lib/tool.mjs', root, hidden), 'within the root');
+    assert.ok(!leadsOutOfRoot('/work/repo/t', '/opt/tools/t', root, hidden), 'visible anyway: nothing to hide');
+    assert.ok(!leadsOutOfRoot('/home/op/tools/s.js', '/home/op/x/s.js', root, hidden), 'named by the operator');
+    // A root that is itself reached through a link (/home -> /var/home) is compared by its real path.
+    const linked = { path: '/home/op/repo', real: '/var/home/op/repo' };
+    assert.ok(!leadsOutOfRoot('/home/op/repo/a.js', '/var/home/op/repo/a.js', linked, ['/home/op', '/var/home/op']));
+  });
+
+  it('mounts its own /proc after every granted path, so no grant brings back the host’s', () => {
+    const m = mounts(bwrapPlan(input({ read: ['/proc'], write: ['/'] })).prefix);
+    const proc = m.findIndex(([f]) => f === '--proc');
+    assert.ok(proc > m.findIndex(([, p]) => p === '/proc'), JSON.stringify(m));
+    assert.ok(proc > m.findIndex(([f, p]) => f === '--bind-try' && p === '/'), JSON.stringify(m));
+  });
+
+  it('binds the proxy socket directory in read-only at its own path for an allow-list', () => {
     const plan = bwrapPlan(input({ network: { kind: 'proxy', socketDir: '/tmp/sb-net-1' } }));
-    const i = plan.prefix.indexOf('--bind');
-    assert.deepEqual(plan.prefix.slice(i, i + 3), ['--bind', '/tmp/sb-net-1', '/tmp/sb-net-1']);
+    const i = plan.prefix.indexOf('/tmp/sb-net-1');
+    assert.deepEqual(plan.prefix.slice(i - 1, i + 2), ['--ro-bind', '/tmp/sb-net-1', '/tmp/sb-net-1']);
     assert.ok(plan.prefix.includes('--unshare-net'));
   });
 
@@ -198,6 +261,16 @@ describe('sandbox state: what is enforced', () => {
     assert.match(bare.enforcement.notes.join(' '), /names no paths: full access/);
   });
 
+  it('never runs the network-only fallback as root with capabilities: a user namespace, or setpriv dropping them', () => {
+    for (const prefix of networkOnlyCandidates(true)) {
+      const userNs = prefix.includes('--user');
+      const dropped = prefix.includes('setpriv') && prefix[prefix.indexOf('--bounding-set') + 1] === '-all';
+      assert.ok(userNs || dropped, prefix.join(' '));
+      assert.equal(prefix[prefix.length - 1], '--', 'the command follows');
+    }
+    for (const prefix of networkOnlyCandidates(false)) assert.ok(prefix.includes('--user'), prefix.join(' '));
+  });
+
   it('says not-enforced and why without bubblewrap; an allow-list then fails closed to no network', () => {
     const d = decideSandbox(stdio({ grants: ['network'], network: { allow: ['x.io'] } }), NO_BWRAP);
     assert.equal(d.bwrap, false);
@@ -205,6 +278,7 @@ describe('sandbox state: what is enforced', () => {
     assert.match(d.enforcement.notes.join(' '), /not installed/);
     assert.deepEqual(d.networkOnlyPrefix, ['unshare', '--net', '--']);
     assert.match(d.enforcement.notes.join(' '), /allow-list needs bubblewrap .*no network at all/);
+    assert.match(d.enforcement.notes.join(' '), /no PID namespace/);
   });
 });
 
@@ -217,6 +291,43 @@ describe('network allow-list', () => {
     assert.ok(!isAllowed(rules, 'evilexample.com', 443));
     assert.ok(isAllowed(rules, '127.0.0.1', 8080) && !isAllowed(rules, '127.0.0.1', 8081));
     assert.ok(isAllowed(rules, '[::1]', 9000) && isAllowed(rules, '::1', 9000));
+    assert.ok(isAllowed(rules, '[0:0:0:0:0:0:0:1]', 9000), 'IPv6 compared in one form');
+  });
+
+  it('reads a host one way only: control bytes, user info and escapes are not hosts, IDNA names are ASCII', () => {
+    const rules = ['*.example.test:443', 'bücher.example', '127.0.0.1:8080'].map(parseAllowEntry);
+    // The finding: the suffix matched, and the resolver stopped at the NUL and looked up localhost.
+    for (const attack of [
+      'localhost\u0000.example.test',
+      '127.0.0.1\u0000.example.test',
+      'localhost%00.example.test',
+      'localhost\t.example.test',
+      'localhost\r\n.example.test',
+      'evil@x.example.test',
+      'x.example.test/..',
+      'x.example.test..',
+      '.example.test',
+      '..example.test',
+      'x y.example.test',
+      'x.example.test\\',
+    ]) {
+      assert.equal(canonicalHost(attack), undefined, JSON.stringify(attack));
+      assert.ok(!isAllowed(rules, attack, 443), JSON.stringify(attack));
+    }
+    assert.ok(isAllowed(rules, 'API.Example.TEST.', 443), 'case and the trailing dot');
+    assert.equal(
+      canonicalHost('ｌｏｃａｌｈｏｓｔ.example.test'),
+      'localhost.example.test',
+      'IDNA maps full-width letters',
+    );
+    assert.ok(isAllowed(rules, 'xn--bcher-kva.example', 443) && isAllowed(rules, 'BÜCHER.example', 80));
+    assert.equal(canonicalHost('0x7f.0.0.1'), '127.0.0.1', 'IPv4 in any notation is one address');
+    assert.ok(isAllowed(rules, '0x7f.1', 8080) && !isAllowed(rules, '0x7f.1', 8081));
+    assert.ok(!isAllowed(rules, '1.2.3.example.test', 80), 'not on a port the rule names');
+    assert.ok(!isAllowed(['*.0.1'].map(parseAllowEntry), '127.0.0.1', 443), 'a wildcard never admits an IP address');
+    assert.equal(canonicalHost('[fe80::1%eth0]'), undefined, 'no IPv6 zone');
+    assert.equal(canonicalHost('[::ffff:127.0.0.1]'), '::ffff:7f00:1');
+    assert.equal(canonicalHost(`${'a'.repeat(64)}.example.test`), undefined, 'a label has 63 letters at most');
   });
 });
 

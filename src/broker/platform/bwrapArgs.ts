@@ -8,12 +8,22 @@ export const SANDBOX_TMP = '/tmp';
 export interface BwrapInput {
   /** `confined`: the rules below; `full` (a filesystem grant that names no paths): the host's file system. */
   files: 'confined' | 'full';
+  /**
+   * Whether bubblewrap can make a user namespace here (probed; sandbox.ts). Without one (root on a
+   * system that refuses them, a setuid bubblewrap) the sandbox still drops every capability.
+   */
+  userNamespace: boolean;
   /** The user's home directory: replaced by an empty tmpfs. */
   home: string;
   /** The broker's per-user directory (tokens, approvals): always hidden, whatever else is granted. */
   switchboardHome: string;
-  /** Other directories to hide behind an empty tmpfs where they exist (XDG_RUNTIME_DIR: agent sockets). */
+  /**
+   * Other directories to hide behind an empty tmpfs where they exist: the system's and the user's
+   * runtime directories (/run, XDG_RUNTIME_DIR), where daemons keep their Unix sockets.
+   */
   hidden?: readonly string[];
+  /** Files the system needs from inside a hidden directory (the resolver's configuration): bound back read-only. */
+  systemFiles?: readonly string[];
   /** The registry root and the server's working directory: readable (read-only). */
   root: string;
   cwd: string;
@@ -38,6 +48,15 @@ export interface BwrapPlan {
   env: Record<string, string>;
 }
 
+/**
+ * Where daemons keep their Unix sockets (docker.sock, the D-Bus system bus, database sockets): hidden
+ * from every server whose file system is confined. Connecting to a socket needs no write access to
+ * its mount, so a read-only file system does not stop it, and no network namespace does either; as
+ * root (or in the docker group) docker.sock alone is the whole machine. A grant that names a socket
+ * (`filesystem: { write: [/run/docker.sock] }`) binds it back.
+ */
+export const RUNTIME_DIRS = ['/run', '/var/run'];
+
 /** True when `p` is `dir` or inside it (both absolute, POSIX). */
 export function isInside(p: string, dir: string): boolean {
   const rel = path.posix.relative(dir, p);
@@ -45,17 +64,33 @@ export function isInside(p: string, dir: string): boolean {
 }
 
 /**
+ * What every sandbox shares with nothing, whatever its grants. Run by root, bubblewrap keeps every
+ * capability unless told otherwise: a server could then unmount its empty HOME, remount / writable,
+ * join the broker's network namespace, or read any process's files through /proc/<pid>/root. So:
+ * no capabilities at all (the bounding set too), a user namespace where the system allows one (root
+ * there is root of nothing on the host), its own PID namespace (it sees its own processes only; when
+ * its first process ends, the kernel ends every process in it, one that left the process group too)
+ * and its own System V IPC. `--die-with-parent`: the sandbox dies with the broker.
+ */
+export function isolationArgs(userNamespace: boolean): string[] {
+  const user = userNamespace ? ['--unshare-user'] : [];
+  return [...user, '--unshare-pid', '--unshare-ipc', '--cap-drop', 'ALL', '--die-with-parent'];
+}
+
+/**
  * The whole file system read-only; a minimal /dev; /tmp and HOME empty tmpfs; the registry root,
  * the working directory and the command's install location bound back read-only; granted paths
- * bound as named, the most specific path last so it decides; SWITCHBOARD_HOME hidden last of all.
+ * bound as named, the most specific path last so it decides; a /proc of its own PID namespace
+ * mounted after them, so no grant brings the host's back; SWITCHBOARD_HOME hidden last of all.
  */
 export function bwrapPlan(input: BwrapInput): BwrapPlan {
-  const args = input.files === 'full' ? ['bwrap', '--dev-bind', '/', '/'] : confinedFiles(input);
-  // No PID namespace: the pids a server reports stay real (the supervisor and its tests rely on them),
-  // and the host's /proc (read-only, with the root) comes along.
-  args.push('--die-with-parent');
+  const args = ['bwrap', ...isolationArgs(input.userNamespace)];
+  if (input.files === 'full') args.push('--dev-bind', '/', '/', '--proc', '/proc');
+  else args.push(...confinedFiles(input));
   if (input.network.kind !== 'full') args.push('--unshare-net');
-  if (input.network.kind === 'proxy') args.push('--bind', input.network.socketDir, input.network.socketDir);
+  // Read-only: connecting to a Unix socket needs no write access to its mount, and the server must
+  // not create, replace or delete files in the broker's directory.
+  if (input.network.kind === 'proxy') args.push('--ro-bind', input.network.socketDir, input.network.socketDir);
   args.push('--chdir', input.cwd, '--');
   if (input.files === 'full') return { prefix: args, env: {} };
   const env = {
@@ -70,7 +105,7 @@ export function bwrapPlan(input: BwrapInput): BwrapPlan {
 }
 
 function confinedFiles(input: BwrapInput): string[] {
-  const args = ['bwrap', '--ro-bind', '/', '/', '--dev', '/dev', '--tmpfs', SANDBOX_TMP];
+  const args = ['--ro-bind', '/', '/', '--dev', '/dev', '--tmpfs', SANDBOX_TMP];
   const hiddenDirs = [SANDBOX_TMP];
   for (const dir of [input.home, ...(input.hidden ?? [])]) {
     if (dir === '/' || !input.exists(dir) || hiddenDirs.some((h) => isInside(dir, h))) continue;
@@ -79,7 +114,8 @@ function confinedFiles(input: BwrapInput): string[] {
   }
   const inHidden = (p: string): boolean => hiddenDirs.some((h) => isInside(p, h));
   const mounts = new Map<string, 'ro' | 'rw'>();
-  for (const p of [input.root, input.cwd, ...input.installDirs]) if (inHidden(p)) mounts.set(p, 'ro');
+  const needed = [input.root, input.cwd, ...input.installDirs, ...(input.systemFiles ?? [])];
+  for (const p of needed) if (inHidden(p)) mounts.set(p, 'ro');
   for (const p of input.read) mounts.set(p, 'ro');
   for (const p of input.write) mounts.set(p, 'rw');
   const ordered = [...mounts].sort(([a], [b]) => depth(a) - depth(b) || a.localeCompare(b));
@@ -87,6 +123,7 @@ function confinedFiles(input: BwrapInput): string[] {
     if (p === '/' && mode === 'ro') continue;
     args.push(mode === 'rw' ? '--bind-try' : '--ro-bind-try', p, p);
   }
+  args.push('--proc', '/proc');
   if (input.exists(input.switchboardHome)) args.push('--tmpfs', input.switchboardHome);
   return args;
 }
@@ -146,6 +183,21 @@ export function runnerPackageDir(spec: string, cwd: string, exists: (p: string) 
     if (exists(path.posix.join(nm, '.bin', bin)) || exists(path.posix.join(nm, pkg, 'package.json'))) return nm;
     if (path.posix.dirname(dir) === dir) return undefined;
   }
+}
+
+/**
+ * Whether `p`, a path inside the registry root, really is (through a symbolic link the workspace can
+ * commit: `docs -> ../../.ssh`) somewhere outside it that the sandbox hides. bubblewrap follows links
+ * when it binds, so binding such a path back would show the hidden place: a grant of `./docs`, a
+ * `cwd`, a script or a command that looks like the workspace's own must not reach HOME.
+ */
+export function leadsOutOfRoot(
+  p: string,
+  real: string,
+  root: { path: string; real: string },
+  hidden: readonly string[],
+): boolean {
+  return isInside(p, root.path) && !isInside(real, root.real) && hidden.some((h) => isInside(real, h));
 }
 
 /** A path the filesystem grant names: `~/x` in the home directory, relative ones against the registry root. */

@@ -12,7 +12,15 @@ import type { LaunchCompanion, RemoteLaunch, StdioLaunch, UpstreamLaunch } from 
 import type { WaitingState } from './upstreamStates';
 import { buildEnvironment, resolveInputs } from '../trust/environment';
 import { NetworkProxy, type ProxyRefusal } from '../trust/networkProxy';
-import { bwrapPlan, installDirsOf, resolveGrantPath, runnerPackageDir, scriptPackageDir } from '../platform/bwrapArgs';
+import {
+  bwrapPlan,
+  installDirsOf,
+  leadsOutOfRoot,
+  resolveGrantPath,
+  RUNTIME_DIRS,
+  runnerPackageDir,
+  scriptPackageDir,
+} from '../platform/bwrapArgs';
 import { sandboxExecPrefix, sandboxProfile, seatbeltEnvironment } from '../platform/macSandbox';
 import { bridgeCommand, proxyEnvironment } from '../platform/proxyBridge';
 import { findExecutable } from '../platform/processGroup';
@@ -114,7 +122,8 @@ export function planLaunch(def: ServerDef, root: string, opts: LaunchOptions = {
     // Credentials in the URL (user info, `?api_key=`) are as secret as an authorization header.
     return { launch, enforcement, withheld: collected.withheld, redactor: new Redactor(secrets) };
   }
-  const decision = decideSandbox(def, toolsFor(opts));
+  const tools = toolsFor(opts);
+  const decision = decideSandbox(def, tools);
   const built = buildEnvironment({
     root,
     env: def.env,
@@ -131,7 +140,7 @@ export function planLaunch(def: ServerDef, root: string, opts: LaunchOptions = {
     );
   const cwd = def.cwd ? path.resolve(root, def.cwd) : root;
   const launch: StdioLaunch = { transport: 'stdio', command: def.command!, args: def.args, cwd, env: built.env };
-  if (decision.bwrap) Object.assign(launch, confine(def, root, decision, launch.env, opts));
+  if (decision.bwrap) Object.assign(launch, confine(def, root, decision, tools, launch.env, opts));
   else if (decision.seatbelt) Object.assign(launch, confineMac(def, root, decision, launch.env, opts));
   else if (decision.networkOnlyPrefix) launch.wrapper = decision.networkOnlyPrefix;
   const { enforcement } = decision;
@@ -157,6 +166,7 @@ function confine(
   def: ServerDef,
   root: string,
   decision: SandboxDecision,
+  tools: SandboxTools,
   env: Record<string, string>,
   opts: LaunchOptions,
 ): { wrapper: string[]; env: Record<string, string>; companion?: LaunchCompanion } {
@@ -171,21 +181,64 @@ function confine(
   // The script an interpreter runs is the server's code as much as its command is: a server run as
   // `node ~/tools/server.js` (or this repository's sample, cloned under HOME) must still find it.
   const script = scriptArgument(def.args ?? [], cwd);
-  const hiddenDirs = [home, '/tmp', ...(parentEnv.XDG_RUNTIME_DIR ? [parentEnv.XDG_RUNTIME_DIR] : [])];
+  // /var/run is mostly a link to /run: only a real directory is hidden on its own.
+  const runtime = [
+    ...RUNTIME_DIRS.filter(isRealDir),
+    ...(parentEnv.XDG_RUNTIME_DIR ? [parentEnv.XDG_RUNTIME_DIR] : []),
+  ];
+  const hiddenDirs = [home, '/tmp', ...runtime];
+  const rootAbs = path.resolve(root);
+  const rootPaths = { path: rootAbs, real: realpathOfAny(rootAbs) };
+  const leadsOut = (p: string): boolean =>
+    leadsOutOfRoot(p, realpathOfAny(p), rootPaths, [...hiddenDirs, switchboardHome(parentEnv)]);
+  if (leadsOut(cwd))
+    throw new Error(
+      `'${def.name}': its cwd ${cwd} is a symbolic link out of the registry root (to ${realpathOfAny(cwd)}); ` +
+        'the sandbox does not follow it: name the real directory',
+    );
+  /** A file and, unless it is a link out of the root into a hidden place (then noted), where it really is. */
+  const withReal = (f: string): string[] => {
+    if (!leadsOut(f)) return [f, realpath(f)];
+    decision.enforcement.notes.push(
+      `${f} is a symbolic link out of the registry root (to ${realpathOfAny(f)}): not bound into the sandbox`,
+    );
+    return [f];
+  };
   const scriptDirs = script
-    ? [scriptPackageDir(script, hiddenDirs, isFile), scriptPackageDir(realpath(script), hiddenDirs, isFile)]
+    ? [
+        scriptPackageDir(script, hiddenDirs, isFile),
+        ...withReal(script)
+          .slice(1)
+          .map((r) => scriptPackageDir(r, hiddenDirs, isFile)),
+      ]
     : [];
   scriptDirs.push(...localRunnerDirs(def, cwd));
+  const granted = (paths: readonly string[] | undefined): string[] =>
+    (paths ?? [])
+      .map((p) => resolveGrantPath(p, root, home))
+      .filter((p) => {
+        if (!leadsOut(p)) return true;
+        decision.enforcement.notes.push(
+          `${p} is a symbolic link out of the registry root (to ${realpathOfAny(p)}): not mounted; grant the real path`,
+        );
+        return false;
+      });
   const plan = bwrapPlan({
     files: def.grants.includes('filesystem') && !def.filesystem ? 'full' : 'confined',
+    userNamespace: tools.bwrapUserNamespace !== false,
     home,
     switchboardHome: switchboardHome(parentEnv),
-    hidden: parentEnv.XDG_RUNTIME_DIR ? [parentEnv.XDG_RUNTIME_DIR] : [],
-    root: path.resolve(root),
+    hidden: runtime,
+    // /etc/resolv.conf is often a link into /run (systemd-resolved, resolvconf): a server with the
+    // network still resolves names.
+    systemFiles: [realpath('/etc/resolv.conf')],
+    root: rootAbs,
     cwd,
-    installDirs: [...installDirsOf(executables.flatMap((f) => (f ? [f, realpath(f)] : []))), ...scriptDirs],
-    read: (def.filesystem?.read ?? []).map((p) => resolveGrantPath(p, root, home)),
-    write: (def.filesystem?.write ?? []).map((p) => resolveGrantPath(p, root, home)),
+    installDirs: [...installDirsOf(executables.flatMap((f) => (f ? withReal(f) : []))), ...scriptDirs].filter(
+      (d) => !leadsOut(d),
+    ),
+    read: granted(def.filesystem?.read),
+    write: granted(def.filesystem?.write),
     network: proxy ? { kind: 'proxy', socketDir: proxy.dir } : { kind: decision.network === 'full' ? 'full' : 'none' },
     exists: (p) => fs.existsSync(p),
   });
@@ -237,6 +290,14 @@ function confineMac(
   };
   const profile = sandboxProfile({ network: decision.network === 'full', files });
   return { wrapper: sandboxExecPrefix(profile), env: { ...env, ...seatbeltEnvironment(files) } };
+}
+
+function isRealDir(p: string): boolean {
+  try {
+    return fs.lstatSync(p).isDirectory();
+  } catch {
+    return false;
+  }
 }
 
 function isFile(p: string): boolean {

@@ -335,6 +335,8 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
       });
       this.redactor = plan.redactor;
       this.withheldEnv = plan.withheld;
+      // What this launch found (a granted path that is a link out of the root) is part of what holds.
+      Object.assign(this.enforcement, plan.enforcement);
       if (plan.withheld.length) {
         const names = plan.withheld.join(', ');
         const why = "the server has no 'secrets' grant";

@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { isAllowed, parseAllowEntry, type AllowRule } from './networkAllow';
+import { canonicalHost, isAllowed, parseAllowEntry, type AllowRule } from './networkAllow';
 
 /** Longest request head read before a request is refused (a proxy request needs one line and a few headers). */
 const MAX_HEAD = 16 * 1024;
@@ -84,7 +84,7 @@ export class NetworkProxy {
     let port: number;
     let forwardHead: string | undefined;
     if (method === 'CONNECT') {
-      const m = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(target);
+      const m = /^(\[[^\]]*\]|[^:]*):(\d{1,5})$/.exec(target);
       if (!m) return answer(client, 400, 'CONNECT needs host:port');
       host = m[1];
       port = Number(m[2]);
@@ -96,6 +96,8 @@ export class NetworkProxy {
         return answer(client, 400, 'a proxy request names an absolute http:// URL');
       }
       if (url.protocol !== 'http:') return answer(client, 400, `${url.protocol} is reached through CONNECT`);
+      // user:password@ before a host is never forwarded, and makes the host harder to read: refused.
+      if (url.username || url.password) return answer(client, 400, 'a proxy request names no user info');
       host = url.hostname;
       port = url.port ? Number(url.port) : 80;
       // One request per connection: a kept-alive connection could name another host next.
@@ -103,7 +105,14 @@ export class NetworkProxy {
       const lines = [`${method} ${url.pathname}${url.search} ${version}`, ...headers, 'Connection: close', '', ''];
       forwardHead = lines.join('\r\n');
     }
-    const bare = host.startsWith('[') ? host.slice(1, -1) : host;
+    // The host is checked, and connected to, in one canonical form (networkAllow.ts): never as sent.
+    const bare = canonicalHost(host);
+    if (bare === undefined || port < 1 || port > 65535) {
+      // Escaped: what the server sent may hold control bytes, and this text reaches its log and the audit.
+      const shown = JSON.stringify(host).slice(1, -1);
+      this.onRefused({ host: shown, port });
+      return answer(client, 400, `${shown}:${port} is not a host and port`);
+    }
     if (!isAllowed(this.rules, bare, port)) {
       this.onRefused({ host: bare, port });
       return answer(client, 403, `${bare}:${port} is not in this server's network allow-list`);

@@ -5,6 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { isolationArgs } from '../platform/bwrapArgs';
 import { networkNotEnforcedReason, sandboxExecPrefix, sandboxProfile } from '../platform/macSandbox';
 import { switchboardHome } from '../shared/userState';
 
@@ -24,6 +25,11 @@ export interface Enforcement {
 export interface SandboxTools {
   /** null when bubblewrap runs here; otherwise why it does not, in words. */
   bwrapUnavailable: string | null;
+  /**
+   * Whether bubblewrap makes a user namespace here (absent: it does). Without one (root where none
+   * can be made, a setuid bubblewrap) every capability is still dropped.
+   */
+  bwrapUserNamespace?: boolean;
   /** A network-only prefix (`unshare --net`, sandbox-exec), or null when none runs here. */
   networkOnly: string[] | null;
   /**
@@ -43,6 +49,31 @@ export interface SandboxedDef {
 
 let unshareArgs: string[] | null | undefined;
 
+/**
+ * `setpriv` arguments that empty every capability set before the command runs: root keeps none
+ * across its exec (the bounding set is empty) and cannot gain any back (no_new_privs).
+ */
+const DROP_CAPABILITIES = ['setpriv', '--bounding-set', '-all', '--inh-caps', '-all', '--no-new-privs', '--'];
+
+/**
+ * The network-only prefixes to try, best first. Each must leave the server unable to undo its
+ * isolation: a server with CAP_SYS_ADMIN over the host (root, plain `unshare --net`) rejoins the
+ * host's network with `nsenter --net=/proc/1/ns/net`. So a user namespace (its root is root of its
+ * own namespaces only, and cannot reach into the host's processes through /proc), or, as root where
+ * none can be made, no capabilities at all. Plain `unshare --net` as root is never used.
+ */
+export function networkOnlyCandidates(root: boolean): string[][] {
+  if (root)
+    return [
+      ['unshare', '--user', '--map-root-user', '--net', '--'],
+      ['unshare', '--net', '--', ...DROP_CAPABILITIES],
+    ];
+  return [
+    ['unshare', '--user', '--map-current-user', '--net', '--'],
+    ['unshare', '--user', '--map-root-user', '--net', '--'],
+  ];
+}
+
 /** The `unshare` invocation that works for this user here, or null when none does. Probed once. */
 export function networkIsolationPrefix(): string[] | null {
   if (unshareArgs !== undefined) return unshareArgs;
@@ -50,17 +81,10 @@ export function networkIsolationPrefix(): string[] | null {
   if (process.env.SWITCHBOARD_NO_NETNS === '1') return unshareArgs;
   if (process.platform === 'darwin') return (unshareArgs = macSandboxPrefix());
   if (process.platform !== 'linux') return unshareArgs;
-  const candidates =
-    process.getuid?.() === 0
-      ? [['--net'], ['--net', '--map-root-user']]
-      : [
-          ['--net', '--map-current-user'],
-          ['--net', '--map-root-user'],
-        ];
-  for (const flags of candidates) {
-    const probe = spawnSync('unshare', [...flags, '--', 'true'], { stdio: 'ignore', timeout: 5000 });
+  for (const prefix of networkOnlyCandidates(process.getuid?.() === 0)) {
+    const probe = spawnSync(prefix[0], [...prefix.slice(1), 'true'], { stdio: 'ignore', timeout: 5000 });
     if (probe.status === 0) {
-      unshareArgs = ['unshare', ...flags, '--'];
+      unshareArgs = prefix;
       break;
     }
   }
@@ -119,35 +143,59 @@ export function seatbeltUnavailableReason(): string | null {
   return seatbeltReason;
 }
 
-let bwrapReason: string | null | undefined;
+let bwrapProbe: { reason: string | null; userNamespace: boolean } | undefined;
 
 /**
  * null when bubblewrap can build the sandbox here (probed once with the flags a launch uses), or why
  * not. `SWITCHBOARD_NO_BWRAP=1` makes the probe fail, to see (and test) the fallback.
  */
 export function bwrapUnavailableReason(): string | null {
-  if (bwrapReason !== undefined) return bwrapReason;
-  if (process.platform !== 'linux') return (bwrapReason = `bubblewrap is Linux only (this is ${process.platform})`);
+  return probeBwrap().reason;
+}
+
+function probeBwrap(): { reason: string | null; userNamespace: boolean } {
+  if (bwrapProbe) return bwrapProbe;
+  if (process.platform !== 'linux')
+    return (bwrapProbe = { reason: `bubblewrap is Linux only (this is ${process.platform})`, userNamespace: false });
   if (process.env.SWITCHBOARD_NO_BWRAP === '1')
-    return (bwrapReason = 'bubblewrap is switched off (SWITCHBOARD_NO_BWRAP=1)');
-  const flags = ['--ro-bind', '/', '/', '--dev', '/dev', '--tmpfs', '/tmp', '--die-with-parent'];
-  const probe = spawnSync('bwrap', [...flags, '--unshare-net', '--', 'true'], {
-    stdio: ['ignore', 'ignore', 'pipe'],
-    timeout: 5000,
-    encoding: 'utf8',
-  });
+    return (bwrapProbe = { reason: 'bubblewrap is switched off (SWITCHBOARD_NO_BWRAP=1)', userNamespace: false });
+  const run = (userNamespace: boolean): ReturnType<typeof spawnSync> => {
+    const flags = [...isolationArgs(userNamespace), '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc'];
+    return spawnSync('bwrap', [...flags, '--tmpfs', '/tmp', '--unshare-net', '--', 'true'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+      timeout: 5000,
+      encoding: 'utf8',
+    });
+  };
+  const probe = run(true);
+  if (probe.status === 0) return (bwrapProbe = { reason: null, userNamespace: true });
+  // Without a user namespace (root where none can be made; a setuid bubblewrap where unprivileged
+  // ones are off) bubblewrap still drops every capability and makes the PID namespace.
+  if (!probe.error) {
+    const without = run(false);
+    if (without.status === 0) return (bwrapProbe = { reason: null, userNamespace: false });
+  }
+  let reason: string;
   if (probe.error && (probe.error as NodeJS.ErrnoException).code === 'ENOENT')
-    bwrapReason = 'bubblewrap (bwrap) is not installed; install it (Debian/Ubuntu: apt-get install bubblewrap)';
-  else if (probe.status !== 0) {
-    const said = (probe.stderr ?? '').trim().split('\n')[0] || `exit ${probe.status ?? probe.signal}`;
-    bwrapReason = `bubblewrap cannot create a sandbox for this user (user namespaces off?): ${said}`;
-  } else bwrapReason = null;
-  return bwrapReason;
+    reason = 'bubblewrap (bwrap) is not installed; install it (Debian/Ubuntu: apt-get install bubblewrap)';
+  else {
+    const said =
+      String(probe.stderr ?? '')
+        .trim()
+        .split('\n')[0] || `exit ${probe.status ?? probe.signal}`;
+    reason = `bubblewrap cannot create a sandbox for this user (user namespaces off?): ${said}`;
+  }
+  return (bwrapProbe = { reason, userNamespace: false });
 }
 
 /** The tools this system offers, probed once each. */
 export function sandboxTools(): SandboxTools {
-  const tools: SandboxTools = { bwrapUnavailable: bwrapUnavailableReason(), networkOnly: networkIsolationPrefix() };
+  const bwrap = probeBwrap();
+  const tools: SandboxTools = {
+    bwrapUnavailable: bwrap.reason,
+    bwrapUserNamespace: bwrap.userNamespace,
+    networkOnly: networkIsolationPrefix(),
+  };
   if (process.platform === 'darwin') tools.seatbeltUnavailable = seatbeltUnavailableReason();
   return tools;
 }
@@ -224,6 +272,9 @@ export function decideSandbox(def: SandboxedDef, given?: SandboxTools): SandboxD
   } else if (tools.networkOnly) {
     // Fail closed: an allow-list that cannot be enforced becomes no network at all.
     enforcement.network = 'enforced';
+    notes.push(
+      'without bubblewrap there is no PID namespace: the server sees the host’s processes, and reads what its user can of them',
+    );
     networkOnlyPrefix = tools.networkOnly;
     network = 'none';
     if (allow) notes.push(`the network allow-list needs bubblewrap (${tools.bwrapUnavailable}): no network at all`);
