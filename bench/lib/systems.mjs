@@ -386,10 +386,18 @@ export function serverYaml({ name, script = ECHO, args = [] }) {
 }
 
 export class Broker extends System {
-  constructor({ servers = [{ name: 'echo' }], extraNodeArgs = [], key = 'broker', label = 'Switchboard' } = {}) {
+  /** brokerJs: another build of the broker (bench/compare.mjs runs an older one beside this one). */
+  constructor({
+    servers = [{ name: 'echo' }],
+    extraNodeArgs = [],
+    key = 'broker',
+    label = 'Switchboard',
+    brokerJs = BROKER_JS,
+  } = {}) {
     super(key, label);
     this.servers = servers;
     this.extraNodeArgs = extraNodeArgs;
+    this.brokerJs = brokerJs;
   }
   async start() {
     this.root = tempDir('broker-root-');
@@ -401,7 +409,7 @@ export class Broker extends System {
       [
         ...BROKER_NODE_FLAGS,
         ...this.extraNodeArgs,
-        BROKER_JS,
+        this.brokerJs,
         'serve',
         '--root',
         this.root,

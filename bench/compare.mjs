@@ -1,0 +1,215 @@
+// Two (or more) builds of the broker measured in one interleaved run, against the node:http floor:
+// what a change costs or saves per forwarded call, with the machine's noise shared by every build.
+//
+//   node bench/compare.mjs --build before=/tmp/old/dist/broker.js --build after=dist/broker.js
+//        [--rounds 8] [--calls 2000] [--warmup 2000] [--out bench/results/compare.json]
+//
+// Each round runs every build (in a rotating order) and the floor once: a block of sequential
+// tools/call echo calls from a raw keep-alive HTTP client (node:http, no SDK: what the broker itself
+// costs) and a block from the SDK client (what an agent sees). CPU is read from /proc: the broker's
+// own process, without its upstream. A build of an older commit is made with
+//   git worktree add /tmp/old <commit> && (cd /tmp/old && npm ci && npm run build)
+import fs from 'node:fs';
+import http from 'node:http';
+import path from 'node:path';
+import readline from 'node:readline';
+import { Broker, BENCH, NODE, REPO, removeTempSettled } from './lib/systems.mjs';
+import { cpuDelta, cpuSnapshot, killAll, spawnTracked, stopGracefully } from './lib/proc.mjs';
+import { rotate, summarize } from './lib/stats.mjs';
+
+const opt = { builds: [], rounds: 8, calls: 2000, warmup: 2000, out: path.join(BENCH, 'results', 'compare.json') };
+const argv = process.argv.slice(2);
+for (let i = 0; i < argv.length; i++) {
+  const a = argv[i];
+  const next = () => argv[++i];
+  if (a === '--build') {
+    const [label, file] = String(next()).split('=');
+    if (!label || !file) throw new Error('--build takes label=path/to/broker.js');
+    opt.builds.push({ label, file: path.resolve(file) });
+  } else if (a === '--rounds') opt.rounds = Number(next());
+  else if (a === '--calls') opt.calls = Number(next());
+  else if (a === '--warmup') opt.warmup = Number(next());
+  else if (a === '--out') opt.out = path.resolve(next());
+  else throw new Error(`unknown option ${a}`);
+}
+if (!opt.builds.length) opt.builds.push({ label: 'this build', file: path.join(REPO, 'dist', 'broker.js') });
+for (const b of opt.builds) if (!fs.existsSync(b.file)) throw new Error(`${b.label}: ${b.file} does not exist`);
+
+const ARGS = { text: 'hello' };
+const log = (line) => process.stderr.write(`${line}\n`);
+
+/** A JSON POST on one keep-alive socket; resolves the parsed body and the response headers. */
+function poster(url, headers) {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+  const post = (message) =>
+    new Promise((resolve, reject) => {
+      const req = http.request(
+        url,
+        {
+          method: 'POST',
+          agent,
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers() },
+        },
+        (res) => {
+          const chunks = [];
+          res.on('data', (c) => chunks.push(c));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            try {
+              resolve({ body: text ? JSON.parse(text) : undefined, headers: res.headers, status: res.statusCode });
+            } catch (err) {
+              reject(new Error(`not JSON (${res.statusCode}): ${text.slice(0, 200)} (${err.message})`));
+            }
+          });
+        },
+      );
+      req.on('error', reject);
+      req.end(JSON.stringify(message));
+    });
+  return { post, close: () => agent.destroy() };
+}
+
+/** The raw client on a broker: one session opened by hand, then bare tools/call POSTs. */
+async function rawSession(broker) {
+  const opened = { session: undefined };
+  const { post, close } = poster(broker.url, () => ({
+    authorization: `Bearer ${broker.token}`,
+    ...(opened.session ? { 'mcp-session-id': opened.session, 'mcp-protocol-version': '2025-11-25' } : {}),
+  }));
+  const init = await post({
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'compare', version: '1' } },
+  });
+  opened.session = init.headers['mcp-session-id'];
+  if (!opened.session) throw new Error(`no session: ${JSON.stringify(init.body)}`);
+  await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  let id = 0;
+  const call = async () => {
+    const r = await post({
+      jsonrpc: '2.0',
+      id: ++id,
+      method: 'tools/call',
+      params: { name: broker.echo, arguments: ARGS },
+    });
+    if (!r.body?.result) throw new Error(`call failed: ${JSON.stringify(r.body)}`);
+  };
+  return { call, close };
+}
+
+async function floorServer() {
+  const proc = spawnTracked(NODE, [path.join(BENCH, 'fixtures', 'http-echo.mjs'), '0'], {
+    cwd: REPO,
+    stdio: ['ignore', 'pipe', 'ignore'],
+    detached: true,
+  });
+  const url = await new Promise((resolve, reject) => {
+    readline.createInterface({ input: proc.stdout }).once('line', (l) => resolve(JSON.parse(l).listening));
+    proc.once('exit', (c) => reject(new Error(`http-echo exited ${c}`)));
+  });
+  const { post, close } = poster(url, () => ({}));
+  let id = 0;
+  const call = () =>
+    post({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: 'echo', arguments: ARGS } });
+  return { pid: proc.pid, call, stop: async () => (close(), stopGracefully(proc, 3000)) };
+}
+
+/** A block of sequential calls: latencies and the CPU `pid` spent on them. */
+async function block(pid, call, n, acc) {
+  const before = cpuSnapshot([pid]);
+  for (let i = 0; i < n; i++) {
+    const t = performance.now();
+    await call();
+    acc.samples.push((performance.now() - t) * 1000);
+  }
+  acc.cpuUs += cpuDelta(before, [pid]);
+  acc.calls += n;
+}
+
+const newAcc = () => ({ samples: [], cpuUs: 0, calls: 0 });
+const summary = (acc) => {
+  const s = summarize(acc.samples);
+  return { calls: acc.calls, cpuPerCallUs: acc.cpuUs / acc.calls, p50Us: s.p50, p99Us: s.p99 };
+};
+
+async function main() {
+  log(
+    `compare: ${opt.builds.map((b) => `${b.label} (${b.file})`).join(' vs ')}; ${opt.rounds} rounds × ${opt.calls} calls`,
+  );
+  const floor = await floorServer();
+  for (let i = 0; i < opt.warmup; i++) await floor.call();
+  const accs = { floor: newAcc() };
+  const systems = [];
+  for (const b of opt.builds) {
+    const broker = new Broker({ brokerJs: b.file, key: b.label, label: b.label });
+    await broker.start();
+    await broker.waitForTools({ names: ['echo__echo'] });
+    const sdk = await broker.connect();
+    await broker.resolveTools(sdk, ['echo']);
+    broker.echo = broker.toolNames.echo;
+    const raw = await rawSession(broker);
+    for (let i = 0; i < opt.warmup; i++) await raw.call();
+    for (let i = 0; i < opt.warmup / 4; i++) await sdk.callTool({ name: broker.echo, arguments: ARGS });
+    await broker.tokensCounted();
+    systems.push({ label: b.label, broker, sdk, raw });
+    accs[`${b.label}/raw`] = newAcc();
+    accs[`${b.label}/sdk`] = newAcc();
+  }
+  for (let r = 0; r < opt.rounds; r++) {
+    const order = rotate(systems, r);
+    await block(floor.pid, floor.call, opt.calls, accs.floor);
+    for (const s of order) {
+      await block(s.broker.mainPid, s.raw.call, opt.calls, accs[`${s.label}/raw`]);
+      await block(
+        s.broker.mainPid,
+        () => s.sdk.callTool({ name: s.broker.echo, arguments: ARGS }),
+        opt.calls,
+        accs[`${s.label}/sdk`],
+      );
+    }
+    log(`round ${r + 1}/${opt.rounds} done`);
+  }
+  const floorSum = summary(accs.floor);
+  const results = { at: new Date().toISOString(), node: process.version, opt, floor: floorSum, builds: {} };
+  for (const s of systems) {
+    const raw = summary(accs[`${s.label}/raw`]);
+    const sdk = summary(accs[`${s.label}/sdk`]);
+    results.builds[s.label] = {
+      file: s.broker.brokerJs,
+      raw,
+      sdk,
+      rawCpuVsFloor: raw.cpuPerCallUs / floorSum.cpuPerCallUs,
+    };
+  }
+  for (const s of systems) {
+    s.raw.close();
+    await s.sdk.close().catch(() => undefined);
+    await s.broker.stop();
+  }
+  await floor.stop();
+  fs.mkdirSync(path.dirname(opt.out), { recursive: true });
+  fs.writeFileSync(opt.out, JSON.stringify(results, null, 2));
+  const rows = [
+    '| build | broker CPU per call, raw client | × floor | p50, raw | broker CPU per call, SDK client | p50, SDK |',
+    '| --- | --- | --- | --- | --- | --- |',
+    `| node:http floor | ${floorSum.cpuPerCallUs.toFixed(0)} µs | 1.00 | ${floorSum.p50Us.toFixed(0)} µs | | |`,
+    ...Object.entries(results.builds).map(
+      ([label, b]) =>
+        `| ${label} | ${b.raw.cpuPerCallUs.toFixed(0)} µs | ${b.rawCpuVsFloor.toFixed(2)} | ${b.raw.p50Us.toFixed(0)} µs | ` +
+        `${b.sdk.cpuPerCallUs.toFixed(0)} µs | ${b.sdk.p50Us.toFixed(0)} µs |`,
+    ),
+  ];
+  process.stdout.write(`${rows.join('\n')}\n`);
+  log(`written: ${opt.out}`);
+}
+
+main()
+  .catch((err) => {
+    log(`compare failed: ${err.stack ?? err}`);
+    process.exitCode = 1;
+  })
+  .finally(async () => {
+    killAll();
+    await removeTempSettled();
+  });
