@@ -1,6 +1,5 @@
 // `switchboard` command line: serve, connect (the stdio bridge), and the operator's commands, which
 // run control operations on the running broker.
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -25,8 +24,10 @@ import { findBroker, OperatorClient } from './operatorClient';
 import { parseLogRate } from './http/logRateLimit';
 import { pinCommands } from './pinCommands';
 import { runtimePaths, switchboardHome, type BrokerRecord } from './runtime';
+import { openBrowser } from './auth/browserOpener';
 import { SecretStore } from './auth/secretStore';
 import { KIND_DIRS } from '../registry/schema';
+import { webAddressProblem } from '../registry/webAddress';
 import { serverJsonChoices, parseServerJson, serverJsonToDefinition } from '../registry/serverJson';
 import { RegistryValidationError, RegistryWriter } from '../registry/writer';
 import { COUNT_TOKENS_COMMAND, countTokensFromStdin } from './toolTokens';
@@ -356,6 +357,11 @@ server. Waits until the sign-in completes (at most 10 minutes).
       const root = path.resolve(String(values.root ?? '.'));
       return withOperator(root, async (client) => {
         const { url } = await client.call('begin_sign_in', { name });
+        const refused = webAddressProblem(url);
+        if (refused) {
+          process.stderr.write(`The sign-in to '${name}' cannot go on: the broker gave an address that is not opened (${refused}).\n`);
+          return 1;
+        }
         process.stdout.write(`To sign in to '${name}', open:\n\n  ${url}\n\n`);
         if (values['no-browser'] !== true && process.env.SWITCHBOARD_NO_BROWSER !== '1') openBrowser(url);
         process.stdout.write('Waiting for the sign-in to complete (Ctrl+C to stop waiting)...\n');
@@ -363,7 +369,7 @@ server. Waits until the sign-in completes (at most 10 minutes).
         while (Date.now() < deadline) {
           await new Promise((r) => setTimeout(r, 300));
           const status = await client.call('server_status', { name });
-          if (status.auth?.url) continue;
+          if (status.auth?.inProgress) continue;
           if (status.auth?.lastError) {
             process.stderr.write(`Sign-in to '${name}' failed: ${status.auth.lastError}\n`);
             return 1;
@@ -748,25 +754,6 @@ async function settledStatus(client: OperatorClient, name: string, deadline: num
     const transient = ['starting', 'backoff', 'stopped', 'needs-sign-in'].includes(status.state);
     if (!transient || Date.now() > until) return status;
     await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-/** Opens a URL in the desktop's browser where there is one; quietly does nothing elsewhere. */
-function openBrowser(url: string): void {
-  const desktop = process.platform !== 'linux' || !!(process.env.DISPLAY || process.env.WAYLAND_DISPLAY);
-  if (!desktop) return;
-  const [command, args] =
-    process.platform === 'darwin'
-      ? ['open', [url]]
-      : process.platform === 'win32'
-        ? ['cmd', ['/c', 'start', '""', url.replace(/&/g, '^&')]]
-        : ['xdg-open', [url]];
-  try {
-    const child = spawn(command, args, { stdio: 'ignore', detached: true, windowsHide: true });
-    child.on('error', () => undefined); // no such opener: the printed URL is enough
-    child.unref();
-  } catch {
-    /* the printed URL is enough */
   }
 }
 

@@ -133,7 +133,7 @@ export class ControlOperations {
       withheldEnv: upstream?.withheldEnv ?? [],
       ...(auth ? { auth } : {}),
       ...this.credentialStatus(def),
-      ...(state === 'needs-sign-in' ? { signIn: { url: auth?.url, scope: auth?.stepUpScope } } : {}),
+      ...(state === 'needs-sign-in' ? { signIn: auth?.stepUpScope ? { scope: auth.stepUpScope } : {} } : {}),
       pins: this.pins?.state(name, upstream?.state === 'running') ?? {
         status: 'unpinned',
         quarantined: [],

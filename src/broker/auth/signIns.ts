@@ -1,5 +1,11 @@
 // Every remote server's sign-in for one broker: the per-server OAuth client (kept across restarts
-// of the upstream), the browser step in progress (loopback listener + URL) and signing out.
+// of the upstream), the browser step in progress (loopback listener) and signing out.
+//
+// The authorization URL of a sign-in in progress is returned to whoever started it (begin_sign_in,
+// an operator-only tool) and kept nowhere else: it carries the state and PKCE challenge that bind
+// the browser's answer to this flow, so anyone holding it could consent with their own account
+// and sign every client of the broker in as themselves (login CSRF). The state says only that a
+// sign-in is in progress.
 import * as crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { ServerDef } from '../../registry/schema';
@@ -12,7 +18,6 @@ import { openTokenStore, type TokenStore, type TokenStoreKind } from './tokenSto
 const SIGN_IN_TIMEOUT_MS = 10 * 60_000;
 
 interface Pending {
-  url: string;
   listener: LoopbackRedirect;
 }
 
@@ -21,8 +26,8 @@ export interface SignInStatus {
   signedIn: boolean;
   tokenStore: TokenStoreKind;
   grantedScope?: string;
-  /** The authorization URL of a sign-in in progress. */
-  url?: string;
+  /** A sign-in was started and waits for the browser (its URL went to the operator alone). */
+  inProgress?: true;
   /** The scope the next sign-in asks for, when the server asked for more. */
   stepUpScope?: string;
   /** Why the last sign-in did not complete. */
@@ -83,7 +88,7 @@ export class SignIns extends EventEmitter<SignInEvents> {
       signedIn: oauth.signedIn,
       tokenStore: oauth.storeKind,
       ...(oauth.grantedScope ? { grantedScope: oauth.grantedScope } : {}),
-      ...(pending ? { url: pending.url } : {}),
+      ...(pending ? { inProgress: true as const } : {}),
       ...(oauth.stepUpScope ? { stepUpScope: oauth.stepUpScope } : {}),
       ...(lastError ? { lastError } : {}),
     };
@@ -109,7 +114,7 @@ export class SignIns extends EventEmitter<SignInEvents> {
       listener.close();
       throw err;
     }
-    const pending = { url: url.href, listener };
+    const pending: Pending = { listener };
     this.pending.set(def.name, pending);
     this.emit('changed', def.name);
     void listener.code
@@ -128,7 +133,7 @@ export class SignIns extends EventEmitter<SignInEvents> {
           this.emit('changed', def.name);
         },
       );
-    return { url: pending.url };
+    return { url: url.href };
   }
 
   /** Deletes the server's tokens; the next connection needs a new sign-in. */
