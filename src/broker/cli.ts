@@ -359,7 +359,9 @@ server. Waits until the sign-in completes (at most 10 minutes).
         const { url } = await client.call('begin_sign_in', { name });
         const refused = webAddressProblem(url);
         if (refused) {
-          process.stderr.write(`The sign-in to '${name}' cannot go on: the broker gave an address that is not opened (${refused}).\n`);
+          process.stderr.write(
+            `The sign-in to '${name}' cannot go on: the broker gave an address that is not opened (${refused}).\n`,
+          );
           return 1;
         }
         process.stdout.write(`To sign in to '${name}', open:\n\n  ${url}\n\n`);

@@ -244,7 +244,7 @@ describe('OAuth sign-in to remote servers', function () {
     const code = await new Promise<number | null>((resolve) => cli.once('exit', resolve));
     responses.push(out);
     assert.equal(code, 0, out);
-    assert.match(out, /Signed in\. 'remote' is running with 3 tools/);
+    assert.match(out, /Signed in\. 'remote' is running with 4 tools/);
     assert.equal((await status()).state, 'running');
   });
 

@@ -21,9 +21,18 @@ async function refresh(oauth: ServerOAuth, resourceMetadataUrl?: URL): Promise<v
   if (result !== 'AUTHORIZED') throw new SignInRequired(oauth.needsSignInMessage());
 }
 
+/** A schema refusal of the server's metadata (the SDK's zod), as one sentence instead of a JSON dump. */
+function metadataRefusal(oauth: ServerOAuth, err: unknown): string | undefined {
+  const issues = (err as { name?: string; issues?: { path?: PropertyKey[]; message?: string }[] }).issues;
+  if ((err as Error)?.name !== 'ZodError' || !Array.isArray(issues)) return undefined;
+  const said = issues.slice(0, 3).map((i) => `${(i.path ?? []).map(String).join('.') || 'the document'}: ${i.message}`);
+  return `the authorization server of '${oauth.serverName}' answered with metadata that cannot be used (${said.join('; ')})`;
+}
+
 function scrubbed(oauth: ServerOAuth, err: unknown): Error {
   if (err instanceof SignInRequired) return err;
-  return new Error(oauth.scrub(err instanceof Error ? err.message : String(err)), { cause: err });
+  const message = metadataRefusal(oauth, err) ?? (err instanceof Error ? err.message : String(err));
+  return new Error(oauth.scrub(message), { cause: err });
 }
 
 /** The access token to send now, refreshed first when it is about to expire. */
@@ -117,7 +126,12 @@ export async function authorizationUrl(oauth: ServerOAuth, step: BrowserStep): P
   try {
     const { resourceMetadataUrl } = challenge;
     result = await oauth.withBrowserStep(step, () =>
-      auth(asProvider(oauth), { serverUrl: oauth.serverUrl, scope, resourceMetadataUrl, fetchFn: oauthFetch(oauth.serverUrl) }),
+      auth(asProvider(oauth), {
+        serverUrl: oauth.serverUrl,
+        scope,
+        resourceMetadataUrl,
+        fetchFn: oauthFetch(oauth.serverUrl),
+      }),
     );
   } catch (err) {
     throw scrubbed(oauth, err);
@@ -132,7 +146,11 @@ export async function exchangeCode(oauth: ServerOAuth, step: BrowserStep, code: 
   const { auth } = await sdkAuth();
   try {
     const result = await oauth.withBrowserStep(step, () =>
-      auth(asProvider(oauth), { serverUrl: oauth.serverUrl, authorizationCode: code, fetchFn: oauthFetch(oauth.serverUrl) }),
+      auth(asProvider(oauth), {
+        serverUrl: oauth.serverUrl,
+        authorizationCode: code,
+        fetchFn: oauthFetch(oauth.serverUrl),
+      }),
     );
     if (result !== 'AUTHORIZED') throw new Error('the authorization server did not issue tokens');
   } catch (err) {

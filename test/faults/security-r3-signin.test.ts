@@ -1,0 +1,377 @@
+// Security round 3, sign-in, import and `clients add`: each attack reproduced against the real
+// broker, the real CLI and real OAuth servers (the SDK-built fixture and a hostile one), and
+// refused; each with a positive control showing the legitimate path still works.
+//   - login CSRF: an agent (read or write scope) looks for the sign-in URL everywhere it can read,
+//     then tries to complete a sign-in with its own account; the broker must stay unsigned until
+//     the operator's own browser step, which then signs in as the operator's account.
+//   - authorization endpoint scheme: a hostile server names file:, javascript:, a custom scheme or
+//     plain http elsewhere as its authorization endpoint; `switchboard login` refuses and nothing is
+//     handed to the desktop's opener (a recording xdg-open on PATH, a real process).
+//   - discovery from a hostile server: huge metadata, an authorization server on plain http elsewhere.
+import assert from 'node:assert/strict';
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as readline from 'node:readline';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import {
+  BROKER_JS,
+  connect,
+  fixture,
+  removeTempDirs,
+  stopProcess,
+  tempDir,
+  textOf,
+  track,
+  waitFor,
+  writeRegistry,
+  type BrokerProcess,
+} from '../helpers/broker';
+import { FAULT_FIXTURES, facade, report, startBroker, status, type Json } from './lib';
+
+interface OAuthFixture {
+  proc: ChildProcess;
+  url: string;
+  base: string;
+}
+
+/** Starts an OAuth fixture (a script and its flags); resolves once it prints its ready line. */
+async function startOAuthFixture(script: string, args: string[] = []): Promise<OAuthFixture> {
+  const proc = track(spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'inherit'] }));
+  const ready = await new Promise<{ url: string; base: string }>((resolve, reject) => {
+    readline.createInterface({ input: proc.stdout! }).once('line', (line) => resolve(JSON.parse(line)));
+    proc.once('exit', (code) => reject(new Error(`${path.basename(script)} exited with ${code}`)));
+  });
+  return { proc, ...ready };
+}
+
+/** A remote server with OAuth sign-in, trusted (the broker accepts the workspace's trusted servers). */
+function remoteServer(name: string, url: string): string {
+  return `name: ${name}\ntrust: trusted\ntransport: http\nurl: ${url}\nauth:\n  type: oauth\n  scopes: [mcp]\n`;
+}
+
+/**
+ * Plays a browser through the fixture's consent as `user`: the authorization URL, the consent page,
+ * then the redirect back to the loopback listener. Returns the listener's answer.
+ */
+async function consentAs(authorizationUrl: string, user: string): Promise<{ status: number; text: string }> {
+  const authorize = await fetch(authorizationUrl, { redirect: 'manual' });
+  assert.equal(authorize.status, 302, `the authorization endpoint answered ${authorize.status}`);
+  const consentPage = new URL(authorize.headers.get('location')!, authorizationUrl);
+  consentPage.searchParams.set('decision', 'allow');
+  consentPage.searchParams.set('user', user);
+  const answered = await fetch(consentPage, { redirect: 'manual' });
+  assert.equal(answered.status, 302, 'the consent redirects back');
+  const landing = await fetch(answered.headers.get('location')!);
+  return { status: landing.status, text: await landing.text() };
+}
+
+async function tokenOf(operator: Client, client: string): Promise<string> {
+  return fs.readFileSync((await facade(operator, 'client_connection', { name: client })).tokenFile, 'utf8').trim();
+}
+
+/** A script named like the desktop's opener that appends its arguments to `record`: a real process. */
+function recordingOpener(record: string): string {
+  const dir = tempDir('sb-opener-');
+  const script = `#!/bin/sh\nprintf '%s\\n' "$@" >> ${JSON.stringify(record)}\n`;
+  for (const name of ['xdg-open', 'open']) fs.writeFileSync(path.join(dir, name), script, { mode: 0o755 });
+  return dir;
+}
+
+interface Cli {
+  proc: ChildProcess;
+  out(): string;
+  exit: Promise<number | null>;
+}
+
+/** `switchboard login <server>` as the person runs it on a desktop: DISPLAY set, the recording opener first on PATH. */
+function login(broker: BrokerProcess, root: string, server: string, openerDir: string): Cli {
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    SWITCHBOARD_HOME: broker.home,
+    SWITCHBOARD_TOKEN_STORE: 'file',
+    DISPLAY: ':0',
+    PATH: `${openerDir}${path.delimiter}${process.env.PATH ?? ''}`,
+  };
+  delete env.SWITCHBOARD_NO_BROWSER;
+  const proc = track(
+    spawn(process.execPath, [BROKER_JS, 'login', server, '--root', root], { env, stdio: ['ignore', 'pipe', 'pipe'] }),
+  );
+  let out = '';
+  proc.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  proc.stderr!.on('data', (d: Buffer) => (out += d.toString()));
+  const exit = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+  return { proc, out: () => out, exit };
+}
+
+const readRecord = (file: string): string => (fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '');
+
+describe('faults: security round 3, sign-in', function () {
+  this.timeout(180_000);
+
+  after(() => removeTempDirs());
+
+  describe('login CSRF: the sign-in URL reaches the operator alone, and only its flow signs in (item 3)', () => {
+    let oauth: OAuthFixture;
+    let broker: BrokerProcess;
+    let root: string;
+    let operator: Client;
+    const agents: { name: string; client: Client; write: boolean }[] = [];
+
+    before(async () => {
+      oauth = await startOAuthFixture(fixture('oauth-server.mjs'), ['--token-ttl', '60']);
+      root = tempDir('sb-r3-csrf-');
+      writeRegistry(root, {
+        'mcp-servers.d/remote.yaml': remoteServer('remote', oauth.url),
+        'clients.d/reader.yaml': 'name: reader\nmcp_allow: [read]\n',
+        'clients.d/writer.yaml': 'name: writer\nmcp_allow: [read, write]\n',
+      });
+      broker = await startBroker({ root, env: { SWITCHBOARD_TOKEN_STORE: 'file' } });
+      operator = await connect(broker.url, broker.token, 'operator-test');
+      for (const [name, write] of [
+        ['reader', false],
+        ['writer', true],
+      ] as const) {
+        agents.push({ name, write, client: await connect(broker.url, await tokenOf(operator, name), name) });
+      }
+      await waitFor(async () => (await status(operator, 'remote')).state === 'needs-sign-in', 'needs-sign-in');
+    });
+
+    after(async () => {
+      for (const c of [operator, ...agents.map((a) => a.client)]) await c?.close().catch(() => undefined);
+      await broker?.stop();
+      if (oauth) await stopProcess(oauth.proc);
+    });
+
+    /** Everything an agent can read through the broker while a sign-in is in progress, as one text. */
+    async function harvest(client: Client, write: boolean): Promise<string> {
+      const texts: string[] = [];
+      const grab = async (what: () => Promise<unknown>) => {
+        try {
+          texts.push(JSON.stringify(await what()));
+        } catch (err) {
+          texts.push((err as Error).message);
+        }
+      };
+      const tools: [string, Json][] = [
+        ['list_servers', {}],
+        ['server_status', { name: 'remote' }],
+        ['tail_logs', { name: 'remote', lines: 500 }],
+        ['list_clients', {}],
+        ['registry_problems', {}],
+        ['read_audit', { limit: 1000 }],
+        ['read_audit', { limit: 1000, client: 'operator' }],
+        ['list_prompts', {}],
+        ['find_tools', { query: 'sign in authorization url state' }],
+        // Refused (operator only): the refusals' texts are read too.
+        ['begin_sign_in', { name: 'remote' }],
+        ['client_connection', { name: 'reader' }],
+        ...(write ? ([['restart_server', { name: 'remote' }]] as [string, Json][]) : []),
+      ];
+      for (const [tool, args] of tools)
+        await grab(() => client.callTool({ name: `switchboard__${tool}`, arguments: args }));
+      await grab(() => client.readResource({ uri: 'switchboard://state' }));
+      await grab(() => client.listResources());
+      await grab(() => client.listTools());
+      await grab(() => client.listPrompts());
+      return texts.join('\n');
+    }
+
+    it('read and write agents find no URL, state or challenge; their own consent does not sign the broker in; the operator does', async () => {
+      const begun = await facade(operator, 'begin_sign_in', { name: 'remote' });
+      const operatorUrl = new URL(begun.url as string);
+      const redirectUri = operatorUrl.searchParams.get('redirect_uri')!;
+      const needles = {
+        'the authorization URL': operatorUrl.href,
+        'the state': operatorUrl.searchParams.get('state')!,
+        'the PKCE challenge': operatorUrl.searchParams.get('code_challenge')!,
+        'the redirect URI': redirectUri,
+      };
+      for (const [what, value] of Object.entries(needles)) assert.ok(value && value.length >= 20, `${what} is known`);
+
+      const seen: Record<string, string[]> = {};
+      const refusedCallbacks: number[] = [];
+      for (const agent of agents) {
+        const text = await harvest(agent.client, agent.write);
+        // The probe reads the sign-in's status (so it would have seen a URL there): it is in progress.
+        assert.ok(text.includes('inProgress'), `${agent.name} reads the sign-in status`);
+        seen[agent.name] = Object.entries(needles)
+          .filter(([, value]) => text.includes(value))
+          .map(([what]) => what);
+        // The attack: a leaked authorization URL is completed with the agent's own account...
+        const leaked = /http:\/\/127\.0\.0\.1:\d+\/authorize\?[^"\s\\]+/.exec(text)?.[0];
+        if (leaked) await consentAs(leaked, `attacker-${agent.name}`);
+        // ...and without one, the agent's own authorization request (its own client, PKCE and state),
+        // sent back to the broker's listener (whose port it is given: more than it can see).
+        const registered = (await (
+          await fetch(`${oauth.base}/register`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({
+              client_name: 'agent',
+              redirect_uris: [redirectUri],
+              grant_types: ['authorization_code'],
+              response_types: ['code'],
+              token_endpoint_auth_method: 'none',
+            }),
+          })
+        ).json()) as { client_id: string };
+        const verifier = crypto.randomBytes(32).toString('base64url');
+        const own = new URL(`${oauth.base}/authorize`);
+        own.search = new URLSearchParams({
+          response_type: 'code',
+          client_id: registered.client_id,
+          redirect_uri: redirectUri,
+          code_challenge: crypto.createHash('sha256').update(verifier).digest('base64url'),
+          code_challenge_method: 'S256',
+          state: crypto.randomBytes(24).toString('base64url'),
+          scope: 'mcp',
+          resource: oauth.url,
+        }).toString();
+        const forged = await consentAs(own.href, `attacker-${agent.name}`).catch((err: Error) => ({
+          status: 0,
+          text: err.message,
+        }));
+        refusedCallbacks.push(forged.status);
+      }
+      const during = await status(operator, 'remote');
+      report('r3-signin-csrf', { seen, refusedCallbacks, signedInByAgents: during.auth?.signedIn });
+      assert.equal(during.auth?.signedIn, false, "an agent's consent signed the broker in: login CSRF");
+      assert.deepEqual(seen, { reader: [], writer: [] }, 'an agent read part of the sign-in URL');
+      // A listener that closed after the leaked flow answers nothing (0); one still waiting answers 400.
+      assert.deepEqual(refusedCallbacks, [400, 400], "the agents' own callbacks are refused");
+      assert.equal(during.auth?.inProgress, true, "the operator's sign-in still waits (the forgeries did not end it)");
+
+      // Positive control: the operator's own browser step signs in, as the operator's account.
+      const landing = await consentAs(operatorUrl.href, 'owner');
+      assert.equal(landing.status, 200);
+      assert.match(landing.text, /Signed in/);
+      await waitFor(async () => (await status(operator, 'remote')).state === 'running', 'running', 20_000);
+      for (const agent of agents) {
+        const result = await agent.client.callTool({ name: 'remote__account', arguments: {} });
+        assert.equal(textOf(result), 'user: owner', `${agent.name} calls the server as the operator's account`);
+      }
+    });
+  });
+
+  describe('the authorization endpoint must be a web page before anything opens it (item 4)', () => {
+    let broker: BrokerProcess;
+    let root: string;
+    let operator: Client;
+    let real: OAuthFixture;
+    const fixtures: OAuthFixture[] = [];
+    const HOSTILE: [string, string][] = [
+      ['file', 'file:///etc/passwd'],
+      ['js', 'javascript:alert(document.domain)'],
+      ['custom', 'vscode-insiders://evil.extension/run?cmd=1'],
+      ['http-away', 'http://auth.example.test/authorize'],
+    ];
+    const HTTPS = 'https://auth.example.test/authorize';
+
+    before(async () => {
+      root = tempDir('sb-r3-scheme-');
+      const files: Record<string, string> = {};
+      for (const [name, endpoint] of [...HOSTILE, ['https', HTTPS]]) {
+        const f = await startOAuthFixture(path.join(FAULT_FIXTURES, 'hostile-oauth.mjs'), [
+          '--authorization-endpoint',
+          endpoint,
+        ]);
+        fixtures.push(f);
+        files[`mcp-servers.d/${name}.yaml`] = remoteServer(name, f.url);
+      }
+      real = await startOAuthFixture(fixture('oauth-server.mjs'), ['--token-ttl', '60']);
+      files['mcp-servers.d/real.yaml'] = remoteServer('real', real.url);
+      writeRegistry(root, files);
+      broker = await startBroker({ root, env: { SWITCHBOARD_TOKEN_STORE: 'file' } });
+      operator = await connect(broker.url, broker.token, 'operator-test');
+    });
+
+    after(async () => {
+      await operator?.close().catch(() => undefined);
+      await broker?.stop();
+      for (const f of [...fixtures, real]) if (f) await stopProcess(f.proc);
+    });
+
+    it('switchboard login refuses file:, javascript:, custom schemes and plain http elsewhere, and opens nothing', async () => {
+      const outcomes: Json = {};
+      for (const [name, endpoint] of HOSTILE) {
+        const record = path.join(tempDir('sb-opened-'), 'opened.txt');
+        const cli = login(broker, root, name, recordingOpener(record));
+        const code = await Promise.race([
+          cli.exit,
+          new Promise<'waiting'>((r) => setTimeout(() => r('waiting'), 20_000)),
+        ]);
+        if (code === 'waiting') await stopProcess(cli.proc);
+        outcomes[name] = { code, opened: readRecord(record), out: cli.out().trim().slice(0, 400) };
+        assert.equal(readRecord(record), '', `${endpoint} was handed to the opener:\n${cli.out()}`);
+        assert.equal(code, 1, `login exits 1 for ${endpoint}:\n${cli.out()}`);
+        assert.doesNotMatch(cli.out(), /To sign in to .*, open:/, 'no address is offered either');
+        const why = name === 'js' ? /javascript|not valid|not opened/ : /not opened|not web pages|only https/;
+        assert.match(cli.out(), why, `the refusal says why (${endpoint})`);
+      }
+      report('r3-signin-scheme', outcomes);
+    });
+
+    it('positive control: an https endpoint and the loopback http of a real authorization server are opened', async () => {
+      const httpsRecord = path.join(tempDir('sb-opened-'), 'opened.txt');
+      const httpsCli = login(broker, root, 'https', recordingOpener(httpsRecord));
+      const opened = await waitFor(() => readRecord(httpsRecord).trim(), 'the https page handed to the opener', 20_000);
+      assert.equal(new URL(opened).origin + new URL(opened).pathname, HTTPS);
+      await stopProcess(httpsCli.proc); // nobody completes this one: the CLI would wait 10 minutes
+
+      const realRecord = path.join(tempDir('sb-opened-'), 'opened.txt');
+      const realCli = login(broker, root, 'real', recordingOpener(realRecord));
+      const page = await waitFor(() => readRecord(realRecord).trim(), 'the loopback page handed to the opener', 20_000);
+      assert.equal(new URL(page).origin, real.base);
+      assert.match((await consentAs(page, 'owner')).text, /Signed in/);
+      assert.equal(await realCli.exit, 0, realCli.out());
+      assert.match(realCli.out(), /Signed in\. 'real' is running/);
+    });
+  });
+
+  describe('discovery from a hostile server is bounded', () => {
+    let broker: BrokerProcess;
+    let operator: Client;
+    const fixtures: Record<string, OAuthFixture> = {};
+
+    before(async () => {
+      const root = tempDir('sb-r3-discovery-');
+      const cases: Record<string, string[]> = {
+        huge: ['--pad', String(8 * 1024 * 1024)],
+        'plain-http-as': ['--authorization-server', 'http://10.255.255.1/'],
+        normal: [],
+      };
+      const files: Record<string, string> = {};
+      for (const [name, args] of Object.entries(cases)) {
+        fixtures[name] = await startOAuthFixture(path.join(FAULT_FIXTURES, 'hostile-oauth.mjs'), args);
+        files[`mcp-servers.d/${name}.yaml`] = remoteServer(name, fixtures[name].url);
+      }
+      writeRegistry(root, files);
+      broker = await startBroker({ root, env: { SWITCHBOARD_TOKEN_STORE: 'file' } });
+      operator = await connect(broker.url, broker.token, 'operator-test');
+    });
+
+    after(async () => {
+      await operator?.close().catch(() => undefined);
+      await broker?.stop();
+      for (const f of Object.values(fixtures)) await stopProcess(f.proc);
+    });
+
+    async function begin(name: string): Promise<string> {
+      const result = await operator.callTool({ name: 'switchboard__begin_sign_in', arguments: { name } });
+      return result.isError ? `refused: ${textOf(result)}` : `url: ${(result.structuredContent as Json).url}`;
+    }
+
+    it('metadata of 8 MiB is refused after 1 MiB; an authorization server on plain http elsewhere is not contacted', async () => {
+      const huge = await begin('huge');
+      const plain = await begin('plain-http-as');
+      const normal = await begin('normal');
+      report('r3-signin-discovery', { huge, plain, normal });
+      assert.match(huge, /^refused: .*more than 1048576 bytes|^refused: .*1048576/, huge);
+      assert.match(plain, /^refused: .*10\.255\.255\.1.*(plain http|only https)/, plain);
+      // Positive control: the same hostile fixture with ordinary metadata gets as far as a URL.
+      assert.match(normal, /^url: http:\/\/127\.0\.0\.1:\d+\/authorize\?/, normal);
+    });
+  });
+});
