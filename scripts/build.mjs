@@ -39,7 +39,7 @@ const jsoncParserEsm = {
 
 /**
  * js-tiktoken's ranks are a megabyte of source that only counting tokens needs, and counting runs in
- * a short-lived child process (src/broker/toolTokens.ts). In the broker bundle they would be parsed
+ * a short-lived child process (src/broker/catalog/tokenCounts.ts). In the broker bundle they would be parsed
  * and kept by every broker, at every start: they are bundled apart, next to it, and required from
  * there only when counting.
  */
@@ -82,7 +82,7 @@ await Promise.all([
   build({
     ...node,
     plugins: [...node.plugins, tokenizerApart],
-    entryPoints: ['src/broker/main.ts'],
+    entryPoints: ['src/broker/cli/main.ts'],
     outfile: 'dist/broker.js',
     format: 'cjs',
   }),

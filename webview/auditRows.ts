@@ -1,6 +1,6 @@
 // Audit log entries as the console's table rows, and its filters, without the DOM. Shared by the
 // webview and its unit tests.
-import type { AuditRecord } from '../src/broker/controlApi';
+import type { AuditRecord } from '../src/broker/control/controlApi';
 
 export type Outcome = 'ok' | 'tool error' | 'refused' | 'error';
 export const OUTCOMES: readonly Outcome[] = ['ok', 'tool error', 'refused', 'error'];

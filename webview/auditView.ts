@@ -1,7 +1,7 @@
 // The Recent calls tab: the audit log's newest entries (read_audit) as a table, filtered by client,
 // server, outcome and words; refreshed with a button, live every few seconds while shown, and after
 // each call made from the console.
-import type { AuditTail } from '../src/broker/controlApi';
+import type { AuditTail } from '../src/broker/control/controlApi';
 import { auditRows, facets, NO_FILTER, OUTCOMES, type AuditFilter } from './auditRows';
 import { $, h } from './dom';
 import { vscode } from './session';

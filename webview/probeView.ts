@@ -1,6 +1,6 @@
 // Rendering of a probe's result (reachability, tools, prompts, resources, stderr) and of the note
 // that the form has changed since the probe ran.
-import type { ProbeResult } from '../src/broker/probe';
+import type { ProbeResult } from '../src/broker/supervision/probe';
 import { $, h } from './dom';
 import { build, state } from './session';
 

@@ -1,7 +1,7 @@
 // Messages between the console webview and the extension. Types only: both sides import it.
-import type { AuditTail, ServerStatus } from '../src/broker/controlApi';
-import type { Tool } from '../src/broker/mcpTypes';
-import type { ProbeResult } from '../src/broker/probe';
+import type { AuditTail, ServerStatus } from '../src/broker/control/controlApi';
+import type { Tool } from '../src/broker/shared/mcpTypes';
+import type { ProbeResult } from '../src/broker/supervision/probe';
 
 export type Definition = Record<string, unknown>;
 

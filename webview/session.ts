@@ -1,6 +1,6 @@
 // The console's session state and its persistence: the VS Code webview API handle, the draft
 // (ConsoleState, kept by VS Code and mirrored to the extension), and the per-session UI state.
-import type { ServerStatus } from '../src/broker/controlApi';
+import type { ServerStatus } from '../src/broker/control/controlApi';
 import { buildDefinition, type Built } from './form';
 import type { ConsoleState, FromWebview } from './protocol';
 

@@ -2,7 +2,7 @@
 // from that schema (schemaForm.ts, with the server form's field markup), Call, and the result
 // (toolResult.ts) with its latency. The call itself goes to the extension, which makes it through
 // the broker as the operator.
-import type { Tool } from '../src/broker/mcpTypes';
+import type { Tool } from '../src/broker/shared/mcpTypes';
 import { $, h } from './dom';
 import {
   buildArguments,

@@ -24,7 +24,7 @@ export const BENCH = path.join(REPO, 'bench');
 export const NODE = process.execPath;
 export const PRELOAD = path.join(BENCH, 'loopback-preload.cjs');
 export const BROKER_JS = path.join(REPO, 'dist', 'broker.js');
-/** The broker is measured as it is launched for users: BROKER_NODE_FLAGS and BROKER_ENV in src/broker/runtime.ts. */
+/** The broker is measured as it is launched for users: BROKER_NODE_FLAGS and BROKER_ENV in src/broker/daemon/runtime.ts. */
 export const BROKER_NODE_FLAGS = ['--max-semi-space-size=1', '--expose-gc'];
 export const BROKER_ENV = { MALLOC_ARENA_MAX: '1' };
 export const ECHO = path.join(REPO, 'test', 'fixtures', 'echo.mjs');

@@ -5,16 +5,22 @@
 // tested by ordinary mocha against the real broker, and the extension only wraps it in events.
 import { EventEmitter } from 'node:events';
 import * as path from 'node:path';
-import { brokerLogFile, LogTail } from '../broker/brokerLog';
-import type { BrokerState, ControlOperation, ParamsOf, ResultOf } from '../broker/controlApi';
-import { liveRecord } from '../broker/discovery';
-import { STATE_URI } from '../broker/facade';
-import { findOrLaunchBroker, launchBroker, stopBroker, type LaunchOptions, type LauncherLog } from '../broker/launcher';
-import type { JsonObject } from '../broker/mcpTypes';
+import { brokerLogFile, LogTail } from '../broker/daemon/brokerLog';
+import type { BrokerState, ControlOperation, ParamsOf, ResultOf } from '../broker/control/controlApi';
+import { liveRecord } from '../broker/daemon/discovery';
+import { STATE_URI } from '../broker/control/facade';
+import {
+  findOrLaunchBroker,
+  launchBroker,
+  stopBroker,
+  type LaunchOptions,
+  type LauncherLog,
+} from '../broker/daemon/brokerLauncher';
+import type { JsonObject } from '../broker/shared/mcpTypes';
 import type { ServerRequest } from '../broker/connection/serverRequests';
-import type { Root } from '../broker/editorLink';
-import { OperatorClient } from '../broker/operatorClient';
-import { isProcessAlive, runtimePaths, type BrokerRecord, type RuntimePaths } from '../broker/runtime';
+import type { Root } from '../broker/routing/editorLink';
+import { OperatorClient } from '../broker/control/operatorClient';
+import { isProcessAlive, runtimePaths, type BrokerRecord, type RuntimePaths } from '../broker/daemon/runtime';
 
 /**
  * - `idle`: nothing attempted yet (auto-start off, or no registry in the folder).

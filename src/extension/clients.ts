@@ -1,6 +1,6 @@
 // The Clients view: declared clients (clients.d/), their scopes and tool profiles.
 import * as vscode from 'vscode';
-import type { BrokerState } from '../broker/controlApi';
+import type { BrokerState } from '../broker/control/controlApi';
 import type { Ctx, FolderEntry } from './ctx';
 
 type Client = BrokerState['clients'][number];

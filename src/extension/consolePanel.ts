@@ -3,9 +3,9 @@
 import * as crypto from 'node:crypto';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { ServerStatus } from '../broker/controlApi';
-import type { JsonObject, Tool } from '../broker/mcpTypes';
-import type { ProbeResult } from '../broker/probe';
+import type { ServerStatus } from '../broker/control/controlApi';
+import type { JsonObject, Tool } from '../broker/shared/mcpTypes';
+import type { ProbeResult } from '../broker/supervision/probe';
 import { toMinimalObject } from '../registry/serialize';
 import type { ConsoleState, Definition, FromWebview, InitMessage, ToWebview } from '../../webview/protocol';
 import type { Ctx, FolderEntry } from './ctx';

@@ -3,7 +3,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { BrokerState, ServerStatus } from '../broker/controlApi';
+import type { BrokerState, ServerStatus } from '../broker/control/controlApi';
 import { isInsideRoot } from '../registry/rootPaths';
 import { definitionPath, KIND_DIRS, type Kind } from '../registry/schema';
 import { BrokerConnection, type EditorRole, type Phase } from './brokerConnection';

@@ -3,8 +3,8 @@
 // after a consent prompt. Thin: what to ask and what to answer is editorClientForm.ts.
 import * as vscode from 'vscode';
 import type { ServerRequest } from '../broker/connection/serverRequests';
-import type { Root } from '../broker/editorLink';
-import { ErrorCodes, McpFailure, type JsonObject } from '../broker/mcpTypes';
+import type { Root } from '../broker/routing/editorLink';
+import { ErrorCodes, McpFailure, type JsonObject } from '../broker/shared/mcpTypes';
 import type { EditorRole } from './brokerConnection';
 import {
   formContent,

@@ -3,7 +3,7 @@
 // they survive a broker restart; VS Code account tokens are fetched silently and handed over again
 // whenever the account's sessions change. Values and tokens are never logged.
 import * as vscode from 'vscode';
-import type { ServerStatus } from '../broker/controlApi';
+import type { ServerStatus } from '../broker/control/controlApi';
 import type { Ctx, FolderEntry } from './ctx';
 import { inputsToRestore, inputTitle, missingInputs } from './inputsNeeded';
 

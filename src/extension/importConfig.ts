@@ -3,7 +3,7 @@
 // the command writes them through the broker. No `vscode` import.
 import * as path from 'node:path';
 import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
-import { looksSecret } from '../broker/environment';
+import { looksSecret } from '../broker/trust/environment';
 import { INPUT_NAME } from '../registry/schema';
 
 export type ImportSource = 'vscode' | 'claude-desktop' | 'cursor' | 'claude-code' | 'file';

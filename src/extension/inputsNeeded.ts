@@ -1,6 +1,6 @@
 // Which `${input:NAME}` secrets the registry's servers use, and which nobody entered yet. Pure (no
 // `vscode`), so Enter Secret's choices and the hand-over after a broker restart are unit tested.
-import type { InputStatus, ServerStatus } from '../broker/controlApi';
+import type { InputStatus, ServerStatus } from '../broker/control/controlApi';
 
 /** One input name across every server that uses it. */
 export interface InputUse {

@@ -1,5 +1,5 @@
 // How a server's log lines read in the live log terminal. Pure (no `vscode`): unit tested.
-import type { LogLine } from '../broker/controlApi';
+import type { LogLine } from '../broker/control/controlApi';
 
 const DIM = '\x1b[2m';
 const YELLOW = '\x1b[33m';

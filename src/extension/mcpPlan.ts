@@ -1,6 +1,6 @@
 // Which MCP server definitions VS Code gets from a broker's state. Pure (no `vscode`): the rule
 // is unit tested, the provider only wraps it.
-import type { BrokerState } from '../broker/controlApi';
+import type { BrokerState } from '../broker/control/controlApi';
 
 export interface PlannedDefinition {
   label: string;

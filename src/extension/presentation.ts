@@ -1,6 +1,6 @@
 // What the views say about the broker's state: labels, descriptions, icons, tooltips and the
 // contextValue tokens the menus key on. Pure (no `vscode`), so the words are unit tested.
-import type { BrokerState, ServerStatus } from '../broker/controlApi';
+import type { BrokerState, ServerStatus } from '../broker/control/controlApi';
 import type { Phase } from './brokerConnection';
 
 export type State = ServerStatus['state'];

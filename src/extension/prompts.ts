@@ -1,6 +1,6 @@
 // The Prompts view: fleet prompts from prompts.d/, as the broker serves them.
 import * as vscode from 'vscode';
-import type { BrokerState } from '../broker/controlApi';
+import type { BrokerState } from '../broker/control/controlApi';
 import type { Ctx, FolderEntry } from './ctx';
 import { firstLine } from './presentation';
 

@@ -3,7 +3,7 @@
 // as the server writes it to stderr; the broker has already redacted secrets. Closing the terminal
 // stops the following.
 import * as vscode from 'vscode';
-import type { ServerLogs } from '../broker/controlApi';
+import type { ServerLogs } from '../broker/control/controlApi';
 import type { FolderEntry } from './ctx';
 import { plain, terminalText } from './logLines';
 import { stateLabel } from './presentation';

@@ -1,6 +1,6 @@
 // The Servers view: reads only the brokers' state (from Ctx), refreshed by its change event.
 import * as vscode from 'vscode';
-import type { ServerStatus } from '../broker/controlApi';
+import type { ServerStatus } from '../broker/control/controlApi';
 import type { Ctx, FolderEntry } from './ctx';
 import {
   enforcementLines,

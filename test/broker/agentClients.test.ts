@@ -10,9 +10,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { parse as parseJsonc } from 'jsonc-parser';
 import { parse as parseYaml } from 'yaml';
-import { liveRecord } from '../../src/broker/discovery';
-import { stopBroker } from '../../src/broker/launcher';
-import { runtimePaths } from '../../src/broker/runtime';
+import { liveRecord } from '../../src/broker/daemon/discovery';
+import { stopBroker } from '../../src/broker/daemon/brokerLauncher';
+import { runtimePaths } from '../../src/broker/daemon/runtime';
 import { BROKER_JS, fixtureServer, removeTempDirs, tempDir, writeRegistry } from '../helpers/broker';
 
 type Json = Record<string, any>;

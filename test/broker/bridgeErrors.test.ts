@@ -8,10 +8,10 @@ import { PassThrough } from 'node:stream';
 import * as readline from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { Bridge, reconnectDelayMs } from '../../src/broker/bridge';
-import { liveRecord } from '../../src/broker/discovery';
-import { stopBroker } from '../../src/broker/launcher';
-import { runtimePaths } from '../../src/broker/runtime';
+import { Bridge, reconnectDelayMs } from '../../src/broker/cli/bridge';
+import { liveRecord } from '../../src/broker/daemon/discovery';
+import { stopBroker } from '../../src/broker/daemon/brokerLauncher';
+import { runtimePaths } from '../../src/broker/daemon/runtime';
 import {
   BROKER_JS,
   fixture,

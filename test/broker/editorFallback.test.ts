@@ -10,9 +10,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerRequest } from '../../src/broker/connection/serverRequests';
-import { EDITOR_CAPABILITY } from '../../src/broker/editorLink';
-import { OperatorClient } from '../../src/broker/operatorClient';
-import type { BrokerRecord } from '../../src/broker/runtime';
+import { EDITOR_CAPABILITY } from '../../src/broker/routing/editorLink';
+import { OperatorClient } from '../../src/broker/control/operatorClient';
+import type { BrokerRecord } from '../../src/broker/daemon/runtime';
 import {
   connect,
   fixtureServer,

@@ -1,7 +1,7 @@
 // The idle collector collects once per burst, only after a quiet period, never mid-burst, and not
 // at all where the runtime gives it no gc().
 import assert from 'node:assert/strict';
-import { IdleCollector, lastResortCollection } from '../../src/broker/idleCollector';
+import { IdleCollector, lastResortCollection } from '../../src/broker/daemon/idleCollector';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

@@ -4,7 +4,7 @@
 // generated variations of them.
 import assert from 'node:assert/strict';
 import { isJSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
-import { isMessage, isWellFormedRequest } from '../../src/broker/messageShape';
+import { isMessage, isWellFormedRequest } from '../../src/broker/http/messageShape';
 
 const base = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'echo', arguments: { text: 'hi' } } };
 

@@ -1,7 +1,7 @@
 // The raw forwarding of large results: the text cut out of an upstream's line must be exactly the
 // result value, or nothing (then the result is serialized again), so nothing else can ride along.
 import assert from 'node:assert/strict';
-import { splitResponseLine } from '../../src/broker/rawJson';
+import { splitResponseLine } from '../../src/broker/shared/rawJson';
 
 describe('raw result forwarding', () => {
   it('splits a response line into id and result bytes without decoding it', () => {

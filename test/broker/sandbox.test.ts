@@ -9,7 +9,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import * as net from 'node:net';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { NetworkProxy, type ProxyRefusal } from '../../src/broker/networkProxy';
+import { NetworkProxy, type ProxyRefusal } from '../../src/broker/trust/networkProxy';
 import {
   connect,
   fixture,

@@ -4,8 +4,8 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { BrokerConnection, type Phase } from '../../src/extension/brokerConnection';
-import type { BrokerState } from '../../src/broker/controlApi';
-import { BROKER_ENV, BROKER_NODE_FLAGS } from '../../src/broker/runtime';
+import type { BrokerState } from '../../src/broker/control/controlApi';
+import { BROKER_ENV, BROKER_NODE_FLAGS } from '../../src/broker/daemon/runtime';
 import { BROKER_JS, fixtureServer, tempDir, writeRegistry } from '../helpers/broker';
 
 const quiet = { info() {}, warn() {}, error() {} };

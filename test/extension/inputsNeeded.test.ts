@@ -1,7 +1,7 @@
 // Which `${input:NAME}` secrets the registry uses and which the broker misses: what Enter Secret
 // offers and what the editor hands a restarted broker from its secret storage.
 import * as assert from 'node:assert/strict';
-import type { InputStatus, ServerStatus } from '../../src/broker/controlApi';
+import type { InputStatus, ServerStatus } from '../../src/broker/control/controlApi';
 import { inputsToRestore, inputTitle, missingInputs, referencedInputs } from '../../src/extension/inputsNeeded';
 
 function server(name: string, inputs?: InputStatus[]): ServerStatus {

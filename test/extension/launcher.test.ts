@@ -5,10 +5,10 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { brokerLogFile } from '../../src/broker/brokerLog';
-import { liveRecord } from '../../src/broker/discovery';
-import { findOrLaunchBroker, launchBroker, stopBroker } from '../../src/broker/launcher';
-import { BROKER_NODE_FLAGS, isProcessAlive, runtimePaths } from '../../src/broker/runtime';
+import { brokerLogFile } from '../../src/broker/daemon/brokerLog';
+import { liveRecord } from '../../src/broker/daemon/discovery';
+import { findOrLaunchBroker, launchBroker, stopBroker } from '../../src/broker/daemon/brokerLauncher';
+import { BROKER_NODE_FLAGS, isProcessAlive, runtimePaths } from '../../src/broker/daemon/runtime';
 import { BROKER_JS, fixtureServer, removeTempDirs, tempDir, textOf, waitFor, writeRegistry } from '../helpers/broker';
 
 describe('broker launcher (real processes)', function () {

@@ -2,7 +2,7 @@
 import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { BrokerState, ServerStatus } from '../../src/broker/controlApi';
+import type { BrokerState, ServerStatus } from '../../src/broker/control/controlApi';
 import { planDefinitions } from '../../src/extension/mcpPlan';
 import {
   approvalDetail,

@@ -74,7 +74,7 @@ function isSandboxMonitor(pid: number): boolean {
 }
 
 /**
- * The broker's own token counter (`<broker entry> count-tokens`, src/broker/toolTokens.ts): a
+ * The broker's own token counter (`<broker entry> count-tokens`, src/broker/catalog/tokenCounts.ts): a
  * short-lived child running the broker's bundle, not a server.
  */
 function isTokenCounter(pid: number): boolean {

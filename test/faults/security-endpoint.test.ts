@@ -20,8 +20,8 @@ import {
   writeRegistry,
   type BrokerProcess,
 } from '../helpers/broker';
-import { Endpoint } from '../../src/broker/endpoint';
-import { McpFailure } from '../../src/broker/mcpTypes';
+import { Endpoint } from '../../src/broker/http/endpoint';
+import { McpFailure } from '../../src/broker/shared/mcpTypes';
 import { RawHttp, RawSession, facade, noteUpstreams, pool, report, startBroker, type Json } from './lib';
 
 const PER_CLIENT = 64; // the endpoint's default cap per client

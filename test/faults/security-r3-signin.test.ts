@@ -178,7 +178,7 @@ describe('faults: security round 3, sign-in', function () {
       return texts.join('\n');
     }
 
-    it('read and write agents find no URL, state or challenge; their own consent does not sign the broker in; the operator does', async () => {
+    it('agents (read, write) see no URL, state or challenge; their own consent signs nothing in; the operator signs in', async () => {
       const begun = await facade(operator, 'begin_sign_in', { name: 'remote' });
       const operatorUrl = new URL(begun.url as string);
       const redirectUri = operatorUrl.searchParams.get('redirect_uri')!;

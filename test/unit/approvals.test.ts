@@ -17,9 +17,9 @@ import {
   normalizeForApproval,
   readEnvFileDigest,
   type EnvFileDigest,
-} from '../../src/broker/approvalMaterial';
-import { approvalLines, approvalSummaryText, maskUrl } from '../../src/broker/approvalSummary';
-import { Approvals, ApprovalMismatch, awaitingReason } from '../../src/broker/approvals';
+} from '../../src/broker/trust/approvalMaterial';
+import { approvalLines, approvalSummaryText, maskUrl } from '../../src/broker/trust/approvalSummary';
+import { Approvals, ApprovalMismatch, awaitingReason } from '../../src/broker/trust/approvals';
 
 const ROOT = path.join(os.tmpdir(), 'sb-unit-root', 'ws');
 

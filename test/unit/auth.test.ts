@@ -13,10 +13,10 @@ import {
   fieldDigests,
   hashOfDigests,
   normalizeForApproval,
-} from '../../src/broker/approvalMaterial';
+} from '../../src/broker/trust/approvalMaterial';
 import { listenForRedirect } from '../../src/broker/auth/loopback';
 import { ServerOAuth, SignInRequired, signInKey } from '../../src/broker/auth/serverOAuth';
-import { FileTokenStore, openTokenStore } from '../../src/broker/auth/tokenStore';
+import { FileTokenStore, openTokenStore } from '../../src/broker/auth/oauthTokenStore';
 import { lintDefinition } from '../../src/registry/lint';
 import { ServerDefSchema, type OAuthSettings, type ServerDef } from '../../src/registry/schema';
 

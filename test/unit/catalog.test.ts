@@ -1,10 +1,10 @@
 // The catalog's pure logic: namespacing, shortening, collisions, the reserved namespace, template
 // routing and change detection, over in-memory served servers (no processes).
 import * as assert from 'node:assert/strict';
-import { Catalog, FACADE_NAMESPACE, namespacedName, templateMatcher } from '../../src/broker/catalog';
-import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from '../../src/broker/mcpTypes';
-import { McpFailure } from '../../src/broker/mcpTypes';
-import type { ServedServer } from '../../src/broker/servedServer';
+import { Catalog, FACADE_NAMESPACE, namespacedName, templateMatcher } from '../../src/broker/catalog/catalog';
+import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from '../../src/broker/shared/mcpTypes';
+import { McpFailure } from '../../src/broker/shared/mcpTypes';
+import type { ServedServer } from '../../src/broker/routing/servedServer';
 
 export interface ServerLists {
   tools?: string[];

@@ -4,9 +4,9 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { CatalogCache, parseCacheFile, type CatalogLists } from '../../src/broker/catalogCache';
-import { IdleClock } from '../../src/broker/idleClock';
-import { StartGate } from '../../src/broker/startGate';
+import { CatalogCache, parseCacheFile, type CatalogLists } from '../../src/broker/catalog/catalogCache';
+import { IdleClock } from '../../src/broker/supervision/idleClock';
+import { StartGate } from '../../src/broker/supervision/startGate';
 import { lifecycleOf, ServerDefSchema } from '../../src/registry/schema';
 
 const lists = (tool: string): CatalogLists => ({

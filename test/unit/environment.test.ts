@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { buildEnvironment, looksSecret, parseEnvFile } from '../../src/broker/environment';
+import { buildEnvironment, looksSecret, parseEnvFile } from '../../src/broker/trust/environment';
 
 const parentEnv = {
   PATH: '/usr/bin',

@@ -1,7 +1,7 @@
 // The broker's JSON-RPC error codes: the standard ones are the SDK's, the broker's own are distinct.
 import assert from 'node:assert/strict';
 import { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
-import { ErrorCodes } from '../../src/broker/mcpTypes';
+import { ErrorCodes } from '../../src/broker/shared/mcpTypes';
 
 describe('error codes', () => {
   it('uses the SDK values for the codes the SDK defines', () => {

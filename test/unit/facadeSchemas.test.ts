@@ -5,8 +5,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Ajv from 'ajv';
 import { parse as parseYaml } from 'yaml';
-import { Facade } from '../../src/broker/facade';
-import { portabilityProblems, toPortableSchema } from '../../src/broker/portableSchema';
+import { Facade } from '../../src/broker/control/facade';
+import { portabilityProblems, toPortableSchema } from '../../src/broker/control/portableSchema';
 import { registryJsonSchemas } from '../../src/registry/jsonSchema';
 
 const REPO = path.resolve(__dirname, '../../..');

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { rawResult, rememberJson } from '../../src/broker/rawJson';
+import { rawResult, rememberJson } from '../../src/broker/shared/rawJson';
 import {
   isBodyError,
   MAX_BATCH,
@@ -23,7 +23,7 @@ import {
   serialize,
   toJsonRpcError,
 } from '../../src/broker/http/wire';
-import { McpFailure } from '../../src/broker/mcpTypes';
+import { McpFailure } from '../../src/broker/shared/mcpTypes';
 
 const text = (s: string | Buffer) => (typeof s === 'string' ? s : s.toString('utf8'));
 const response = (id: string | number, result: object) => ({ jsonrpc: '2.0', id, result }) as JSONRPCMessage;

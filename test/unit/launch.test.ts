@@ -1,8 +1,8 @@
 // The one launch path: what a definition becomes for start, restart and probe alike.
 import assert from 'node:assert/strict';
 import { ServerDefSchema } from '../../src/registry/schema';
-import { planLaunch } from '../../src/broker/launch';
-import { whyProbeIsRefused } from '../../src/broker/probe';
+import { planLaunch } from '../../src/broker/supervision/launchUpstream';
+import { whyProbeIsRefused } from '../../src/broker/supervision/probe';
 
 const parentEnv = { PATH: '/usr/bin', HOME: '/home/op', GITHUB_TOKEN: 'ghp_parent_token_value' };
 const UNSHARE = ['unshare', '--net', '--map-current-user', '--'];

@@ -3,9 +3,9 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { LogTail, readTail, rotateLog } from '../../src/broker/brokerLog';
-import { launchPlan } from '../../src/broker/launcher';
-import { BROKER_ENV, BROKER_NODE_FLAGS } from '../../src/broker/runtime';
+import { LogTail, readTail, rotateLog } from '../../src/broker/daemon/brokerLog';
+import { launchPlan } from '../../src/broker/daemon/brokerLauncher';
+import { BROKER_ENV, BROKER_NODE_FLAGS } from '../../src/broker/daemon/runtime';
 
 describe('unit: broker launcher', () => {
   const base = { root: '/work/repo', script: '/ext/dist/broker.js', idleExitSeconds: 300 };

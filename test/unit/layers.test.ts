@@ -72,18 +72,22 @@ describe('layer rules (eslint.config.mjs)', function () {
   });
 
   it('src/broker never imports vscode, the extension or the webview', async () => {
-    await expectRefused('src/broker/probe.ts', "import * as vscode from 'vscode';\nexport { vscode };\n", VSCODE);
-    await expectRefused('src/broker/probe.ts', "import { ctx } from '../extension/ctx';\nexport { ctx };\n", BROKER_UI);
-    await expectRefused('src/broker/probe.ts', "export * from '../../webview/protocol';\n", BROKER_UI);
+    await expectRefused('src/broker/supervision/probe.ts', "import * as vscode from 'vscode';\nexport { vscode };\n", VSCODE);
+    await expectRefused('src/broker/supervision/probe.ts', "import { ctx } from '../extension/ctx';\nexport { ctx };\n", BROKER_UI);
+    await expectRefused('src/broker/supervision/probe.ts', "export * from '../../webview/protocol';\n", BROKER_UI);
     await expectRefused(
       'src/broker/http/probe.ts',
       "import type { InitMessage } from '../../../webview/protocol';\nexport type X = InitMessage;\n",
       BROKER_UI,
     );
-    await expectRefused('src/broker/endpoint.ts', "import * as vscode from 'vscode';\nexport { vscode };\n", VSCODE);
-    await expectRefused('src/broker/probe.ts', "export const load = () => import('vscode');\n", VSCODE);
+    await expectRefused(
+      'src/broker/http/endpoint.ts',
+      "import * as vscode from 'vscode';\nexport { vscode };\n",
+      VSCODE,
+    );
+    await expectRefused('src/broker/supervision/probe.ts', "export const load = () => import('vscode');\n", VSCODE);
     await expectAllowed(
-      'src/broker/probe.ts',
+      'src/broker/supervision/probe.ts',
       "import * as fs from 'node:fs';\nimport { KINDS } from '../registry';\nimport { x } from './extensionless';\n" +
         'export const y = [fs, KINDS, x];\n',
     );
@@ -93,14 +97,14 @@ describe('layer rules (eslint.config.mjs)', function () {
     const sdk = "import { Client } from '@modelcontextprotocol/sdk/client/index.js';\nexport { Client };\n";
     for (const file of [
       'src/broker/connection/stdio.ts',
-      'src/broker/endpoint.ts',
+      'src/broker/http/endpoint.ts',
       'src/broker/http/session.ts',
-      'src/broker/schemaValidator.ts',
+      'src/broker/shared/schemaValidator.ts',
       'test/broker/probe.test.ts',
     ]) {
       await expectAllowed(file, sdk);
     }
-    await expectRefused('src/broker/catalog.ts', sdk, SDK);
+    await expectRefused('src/broker/catalog/catalog.ts', sdk, SDK);
     await expectRefused('src/broker/upstreamClient.ts', sdk, SDK);
     await expectRefused(
       'src/broker/router/probe.ts',
@@ -110,7 +114,7 @@ describe('layer rules (eslint.config.mjs)', function () {
     await expectRefused('src/extension/probe.ts', sdk, SDK);
     await expectRefused('src/registry/probe.ts', sdk, REGISTRY);
     await expectRefused(
-      'src/broker/catalog.ts',
+      'src/broker/catalog/catalog.ts',
       "export const load = () => import('@modelcontextprotocol/sdk/client/sse.js');\n",
       SDK,
     );

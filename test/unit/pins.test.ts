@@ -1,10 +1,10 @@
 // The pure parts of tool pinning: what a tool digest covers, the tool-set hash, the lockfile's
 // bytes and parsing, and the CLI's line diff.
 import * as assert from 'node:assert/strict';
-import { lineDiff } from '../../src/broker/pinCommands';
-import { lockDefinitionHash, lockfileText, parseLockfile } from '../../src/broker/lockfile';
+import { lineDiff } from '../../src/broker/cli/pinCommands';
+import { lockDefinitionHash, lockfileText, parseLockfile } from '../../src/broker/trust/lockfile';
 import { ServerDefSchema } from '../../src/registry/schema';
-import { canonicalJson, toolDigest, toolSetHash } from '../../src/broker/toolDigest';
+import { canonicalJson, toolDigest, toolSetHash } from '../../src/broker/trust/toolDigest';
 
 const tool = {
   name: 'read_notes',

@@ -1,6 +1,6 @@
 // The bubblewrap command line, the state it implies, the allow-list matcher and the schema keys: pure.
 import assert from 'node:assert/strict';
-import { isAllowed, parseAllowEntry } from '../../src/broker/networkAllow';
+import { isAllowed, parseAllowEntry } from '../../src/broker/trust/networkAllow';
 import {
   bwrapPlan,
   installDirsOf,
@@ -10,11 +10,11 @@ import {
   scriptPackageDir,
   type BwrapInput,
 } from '../../src/broker/platform/bwrapArgs';
-import { decideSandbox, type SandboxTools } from '../../src/broker/sandbox';
+import { decideSandbox, type SandboxTools } from '../../src/broker/trust/sandbox';
 import { nodeRunnerPackageOf } from '../../src/registry/packageRunner';
 import { ServerDefSchema } from '../../src/registry/schema';
-import { normalizeForApproval } from '../../src/broker/approvalMaterial';
-import type { ServerStatus } from '../../src/broker/controlApi';
+import { normalizeForApproval } from '../../src/broker/trust/approvalMaterial';
+import type { ServerStatus } from '../../src/broker/control/controlApi';
 import { enforcementLines } from '../../src/extension/presentation';
 
 const BWRAP: SandboxTools = { bwrapUnavailable: null, networkOnly: ['unshare', '--net', '--'] };

@@ -1,7 +1,7 @@
 // macOS sandbox-exec profile and prefix, and the honest reason where no network block exists.
 import assert from 'node:assert/strict';
 import { networkNotEnforcedReason, sandboxExecPrefix, sandboxProfile } from '../../src/broker/platform/macSandbox';
-import { describeEnforcement } from '../../src/broker/sandbox';
+import { describeEnforcement } from '../../src/broker/trust/sandbox';
 
 describe('platform: macOS sandbox and Windows enforcement', () => {
   it('denies inet sockets but keeps Unix-domain sockets without the network grant', () => {

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { planLaunch } from '../../src/broker/launch';
+import { planLaunch } from '../../src/broker/supervision/launchUpstream';
 import {
   pathForms,
   sandboxProfile,
@@ -12,7 +12,7 @@ import {
   seatbeltEnvironment,
   type SeatbeltFiles,
 } from '../../src/broker/platform/macSandbox';
-import { decideSandbox, type SandboxTools } from '../../src/broker/sandbox';
+import { decideSandbox, type SandboxTools } from '../../src/broker/trust/sandbox';
 import { ServerDefSchema } from '../../src/registry/schema';
 
 type Sexp = string | { str: string } | Sexp[];

@@ -5,9 +5,9 @@ import * as assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { AuditLog } from '../../src/broker/audit';
-import { openBrokerLog } from '../../src/broker/brokerLog';
-import { openPrivateAppend, writePrivateFile } from '../../src/broker/privateFiles';
+import { AuditLog } from '../../src/broker/routing/audit';
+import { openBrokerLog } from '../../src/broker/daemon/brokerLog';
+import { openPrivateAppend, writePrivateFile } from '../../src/broker/trust/privateFiles';
 
 const modeOf = (file: string) => fs.statSync(file).mode & 0o777;
 

@@ -1,17 +1,17 @@
 // The 2026-07-28 pure rules: request checks in the spec's order, header encodings, resultType on
 // forwarded bytes, the discover result as connection info.
 import assert from 'node:assert/strict';
-import { headerValue, statelessHeaders } from '../../src/broker/bridgeStateless';
-import { infoFromDiscover } from '../../src/broker/connection/modernSession';
+import { headerValue, statelessHeaders } from '../../src/broker/connection/statelessHeaders';
+import { infoFromDiscover } from '../../src/broker/connection/statelessSession';
 import { withResultType } from '../../src/broker/http/exchange';
 import {
-  checkModernRequest,
+  checkStatelessRequest,
   decodeHeaderValue,
-  isModernFailure,
+  isStatelessFailure,
   removedMethodMessage,
-  type ModernFailure,
-} from '../../src/broker/http/modernRequest';
-import { rawResult, rememberedJson, rememberJson } from '../../src/broker/rawJson';
+  type StatelessFailure,
+} from '../../src/broker/http/statelessEnvelope';
+import { rawResult, rememberedJson, rememberJson } from '../../src/broker/shared/rawJson';
 
 const SUPPORTED = ['2026-07-28', '2025-11-25'];
 const meta = (version = '2026-07-28'): Record<string, unknown> => ({
@@ -20,9 +20,9 @@ const meta = (version = '2026-07-28'): Record<string, unknown> => ({
 });
 const headers = (h: Record<string, string>) => h as never;
 
-function failure(message: unknown, h: Record<string, string>): ModernFailure {
-  const r = checkModernRequest(message, headers(h), SUPPORTED);
-  assert.ok(isModernFailure(r), 'expected a refusal');
+function failure(message: unknown, h: Record<string, string>): StatelessFailure {
+  const r = checkStatelessRequest(message, headers(h), SUPPORTED);
+  assert.ok(isStatelessFailure(r), 'expected a refusal');
   return r;
 }
 
@@ -36,8 +36,8 @@ describe('2026-07-28 request checks', () => {
       method: 'tools/list',
       params: { _meta: { ...meta(), 'io.modelcontextprotocol/clientInfo': { name: 'c', version: '1' } } },
     };
-    const r = checkModernRequest(m, headers(ok), SUPPORTED);
-    assert.ok(!isModernFailure(r));
+    const r = checkStatelessRequest(m, headers(ok), SUPPORTED);
+    assert.ok(!isStatelessFailure(r));
     assert.equal(r.clientName, 'c');
     assert.deepEqual(r.capabilities, {});
   });
@@ -62,7 +62,7 @@ describe('2026-07-28 request checks', () => {
     const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'wetter_für_heute', _meta: meta() } };
     const h = { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call' };
     const encoded = headers({ ...h, 'mcp-name': headerValue('wetter_für_heute') });
-    assert.ok(!isModernFailure(checkModernRequest(call, encoded, SUPPORTED)));
+    assert.ok(!isStatelessFailure(checkStatelessRequest(call, encoded, SUPPORTED)));
     assert.equal(failure(call, { ...h, 'mcp-name': 'wetter_fur_heute' }).code, -32020);
     assert.equal(decodeHeaderValue('=?base64?SGVsbG8sIOS4lueVjA==?='), 'Hello, 世界');
     assert.equal(decodeHeaderValue('plain'), 'plain');

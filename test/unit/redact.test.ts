@@ -1,6 +1,6 @@
 // Redaction of a server's secret values from text the broker shows or writes.
 import assert from 'node:assert/strict';
-import { REDACTED, Redactor, redactUrl, urlSecretValues } from '../../src/broker/redact';
+import { REDACTED, Redactor, redactUrl, urlSecretValues } from '../../src/broker/trust/redact';
 
 describe('redaction', () => {
   it('replaces every occurrence of every value', () => {

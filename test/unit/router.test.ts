@@ -1,12 +1,12 @@
 // The router and the access policy over in-memory served servers (no processes): who is calling,
 // what scopes and tool profile allow, per-server vs aggregated routing, and what is audited.
 import * as assert from 'node:assert/strict';
-import { AccessPolicy, OPERATOR } from '../../src/broker/accessPolicy';
-import { Catalog, FACADE_NAMESPACE } from '../../src/broker/catalog';
-import type { JsonObject } from '../../src/broker/mcpTypes';
-import { BrokerRouter } from '../../src/broker/router';
-import type { Identity, RequestExtra, SessionContext } from '../../src/broker/routing';
-import type { ServedServer } from '../../src/broker/servedServer';
+import { AccessPolicy, OPERATOR } from '../../src/broker/routing/accessPolicy';
+import { Catalog, FACADE_NAMESPACE } from '../../src/broker/catalog/catalog';
+import type { JsonObject } from '../../src/broker/shared/mcpTypes';
+import { BrokerRouter } from '../../src/broker/routing/router';
+import type { Identity, RequestExtra, SessionContext } from '../../src/broker/routing/requestContext';
+import type { ServedServer } from '../../src/broker/routing/servedServer';
 import type { ClientDef } from '../../src/registry/schema';
 import { memoryServer } from './catalog.test';
 

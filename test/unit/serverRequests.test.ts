@@ -6,8 +6,13 @@ import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { CallTimer } from '../../src/broker/connection/callTimer';
 import { holdTimers } from '../../src/broker/connection/serverRequests';
-import { EDITOR_CAPABILITY, EditorLink, isEditorSession, type EditorSession } from '../../src/broker/editorLink';
-import { declares, neededCapability, ServerRequestDispatch } from '../../src/broker/serverRequestDispatch';
+import {
+  EDITOR_CAPABILITY,
+  EditorLink,
+  isEditorSession,
+  type EditorSession,
+} from '../../src/broker/routing/editorLink';
+import { declares, neededCapability, ServerRequestDispatch } from '../../src/broker/routing/serverRequestDispatch';
 
 describe('server→client requests: the capability a request needs', () => {
   it('names the capability per method and mode', () => {

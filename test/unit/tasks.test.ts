@@ -1,9 +1,9 @@
 // Task routing without processes: ids the caller sees, tool lists as routable, the table's ownership,
 // expiry and cap, and TaskRoutes over an in-memory served server (ownership, status, a lost server).
 import * as assert from 'node:assert/strict';
-import { McpFailure, type JsonObject, type Tool } from '../../src/broker/mcpTypes';
-import type { RequestExtra } from '../../src/broker/routing';
-import type { ServedCall, ServedServer } from '../../src/broker/servedServer';
+import { McpFailure, type JsonObject, type Tool } from '../../src/broker/shared/mcpTypes';
+import type { RequestExtra } from '../../src/broker/routing/requestContext';
+import type { ServedCall, ServedServer } from '../../src/broker/routing/servedServer';
 import {
   MAX_TASKS_PER_SESSION,
   TaskRoutes,
@@ -15,7 +15,7 @@ import {
   routableTools,
   type RoutedTask,
   type TaskEvents,
-} from '../../src/broker/taskRoutes';
+} from '../../src/broker/routing/taskRoutes';
 
 const extra: RequestExtra = { signal: new AbortController().signal, sendProgress: () => undefined };
 const call: ServedCall = { identity: { client: 'alice', operator: false }, extra };

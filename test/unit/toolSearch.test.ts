@@ -1,9 +1,9 @@
 // ToolSearch's ranking, its "why", visibility and incremental reindexing, and the words it indexes,
 // over a real Catalog built from plain served servers (no processes).
 import assert from 'node:assert/strict';
-import { Catalog } from '../../src/broker/catalog';
-import type { Tool } from '../../src/broker/mcpTypes';
-import type { ServedServer } from '../../src/broker/servedServer';
+import { Catalog } from '../../src/broker/catalog/catalog';
+import type { Tool } from '../../src/broker/shared/mcpTypes';
+import type { ServedServer } from '../../src/broker/routing/servedServer';
 import {
   fileNames,
   normalizeTerm,
@@ -13,8 +13,8 @@ import {
   queryTerms,
   ToolSearch,
   words,
-} from '../../src/broker/toolSearch';
-import { countToolTokens } from '../../src/broker/toolTokens';
+} from '../../src/broker/catalog/toolSearch';
+import { countToolTokens } from '../../src/broker/catalog/tokenCounts';
 import { lintDefinition } from '../../src/registry/lint';
 import { ClientDefSchema } from '../../src/registry/schema';
 

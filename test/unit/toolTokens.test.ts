@@ -1,11 +1,11 @@
 // Tool-definition token counts over a real Catalog: a definition is counted once by its text, so an
 // upstream that restarts with the same tools (new objects) needs no tokenizer run (no worker, no RSS).
 import assert from 'node:assert/strict';
-import { Catalog } from '../../src/broker/catalog';
-import type { Tool } from '../../src/broker/mcpTypes';
-import type { ServedServer } from '../../src/broker/servedServer';
+import { Catalog } from '../../src/broker/catalog/catalog';
+import type { Tool } from '../../src/broker/shared/mcpTypes';
+import type { ServedServer } from '../../src/broker/routing/servedServer';
 import { BROKER_JS } from '../helpers/broker';
-import { countHere, processCounter, ToolTokens, type TokenCounter } from '../../src/broker/toolTokens';
+import { countHere, processCounter, ToolTokens, type TokenCounter } from '../../src/broker/catalog/tokenCounts';
 
 function served(name: string, tools: Tool[]): ServedServer {
   return { name, available: true, tools, prompts: [], resources: [], resourceTemplates: [] } as unknown as ServedServer;

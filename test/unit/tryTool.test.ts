@@ -1,7 +1,7 @@
 // The console's Try-a-tool and audit views without the DOM: a tool's input schema as form fields,
 // the form's values coerced back to arguments, a call's result as rendered blocks, audit rows.
 import * as assert from 'node:assert/strict';
-import type { AuditRecord } from '../../src/broker/controlApi';
+import type { AuditRecord } from '../../src/broker/control/controlApi';
 import { auditRows, facets, NO_FILTER, rowOf } from '../../webview/auditRows';
 import {
   buildArguments,

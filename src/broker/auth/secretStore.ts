@@ -1,7 +1,7 @@
 // Secrets entered once (`${input:NAME}`), per user: in the OS keychain where it works, else one
 // 0600 file per secret under SWITCHBOARD_HOME/secrets. An index of names (never values) lets
 // `switchboard secret list` answer without a keychain search.
-import { openTokenStore, type TokenStore, type TokenStoreKind } from './tokenStore';
+import { openTokenStore, type TokenStore, type TokenStoreKind } from './oauthTokenStore';
 
 const INDEX_KEY = 'secret-index';
 const keyOf = (name: string): string => `secret/${name}`;

@@ -8,7 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { OAuthSettings, ServerDef } from '../../registry/schema';
 import { webAddressProblem } from '../../registry/webAddress';
-import type { TokenStore } from './tokenStore';
+import type { TokenStore } from './oauthTokenStore';
 
 export interface OAuthTokens {
   access_token: string;

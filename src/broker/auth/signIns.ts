@@ -12,7 +12,7 @@ import type { ServerDef } from '../../registry/schema';
 import { authorizationUrl, exchangeCode } from '../connection/oauthFlow';
 import { listenForRedirect, type LoopbackRedirect } from './loopback';
 import { ServerOAuth, signInKey } from './serverOAuth';
-import { openTokenStore, type TokenStore, type TokenStoreKind } from './tokenStore';
+import { openTokenStore, type TokenStore, type TokenStoreKind } from './oauthTokenStore';
 
 /** How long a started sign-in waits for the browser to come back. */
 const SIGN_IN_TIMEOUT_MS = 10 * 60_000;

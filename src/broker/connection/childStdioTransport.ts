@@ -4,12 +4,12 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import type { LogRing } from '../logRing';
-import { ErrorCodes, type JsonObject } from '../mcpTypes';
+import type { LogRing } from '../shared/logRing';
+import { ErrorCodes, type JsonObject } from '../shared/mcpTypes';
 import { spawnTarget } from '../platform/spawnTarget';
 import { windowsEnvValue } from '../platform/windowsCommand';
-import { findExecutable, killProcessGroup } from '../processGroup';
-import { rawResult, splitResponseLine } from '../rawJson';
+import { findExecutable, killProcessGroup } from '../supervision/processGroup';
+import { rawResult, splitResponseLine } from '../shared/rawJson';
 import { CallTimer } from './callTimer';
 import type { CallOptions, StdioLaunch } from './connection';
 import { ConnectionError } from './connectionError';

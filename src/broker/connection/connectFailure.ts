@@ -1,6 +1,6 @@
 // Why an upstream could not be started or reached, in words the operator can act on: the exit and
 // the last lines of stderr, "command not found", the HTTP status, or a handshake that timed out.
-import type { LogRing } from '../logRing';
+import type { LogRing } from '../shared/logRing';
 import type { ChildStdioTransport } from './childStdioTransport';
 import type { RemoteLaunch } from './connection';
 import { ConnectionError } from './connectionError';

@@ -1,8 +1,8 @@
 // The one interface the broker uses to talk to an upstream MCP server, stdio or remote, and the
 // factory that picks the implementation. Nothing outside src/broker/connection imports the SDK client.
 import type { ServerOAuth } from '../auth/serverOAuth';
-import type { LogRing } from '../logRing';
-import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from '../mcpTypes';
+import type { LogRing } from '../shared/logRing';
+import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from '../shared/mcpTypes';
 import type { ServerRequestCaller, ServerRequestHandler } from './serverRequests';
 import { connectRemoteEitherEra, connectStdioEitherEra } from './eraDetection';
 

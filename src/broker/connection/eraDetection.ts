@@ -2,15 +2,15 @@
 // server/discover; a DiscoverResult that offers 2026-07-28 means a 2026-07-28 server, anything else
 // (an error, silence) a 2025-11-25 one. A stdio server is then initialized on the same pipe; a
 // Streamable HTTP one is connected exactly as before the probe existed (RemoteConnection).
-import type { LogRing } from '../logRing';
-import type { JsonObject } from '../mcpTypes';
+import type { LogRing } from '../shared/logRing';
+import type { JsonObject } from '../shared/mcpTypes';
 import { ChildStdioTransport } from './childStdioTransport';
 import type { ConnectionEvents, RemoteLaunch, StdioLaunch, UpstreamConnection } from './connection';
 import { ConnectionError } from './connectionError';
 import { explainStdioStartFailure } from './connectFailure';
-import { ModernHttpConnection, postModern, type ModernHttpTarget } from './modernHttpConnection';
-import { brokerEnvelope, infoFromDiscover } from './modernSession';
-import { ModernStdioConnection } from './modernStdioConnection';
+import { StatelessHttpConnection, postStateless, type StatelessHttpTarget } from './statelessHttpConnection';
+import { brokerEnvelope, infoFromDiscover } from './statelessSession';
+import { StatelessStdioConnection } from './statelessStdioConnection';
 import { signedInFetch } from './signIn';
 import { RemoteConnection } from './remoteConnection';
 import { signInError } from './signIn';
@@ -42,7 +42,7 @@ export async function connectStdioEitherEra(
     // Not a 2026-07-28 server (it refused the method, or said nothing): initialize it below.
   }
   const info = discovered && infoFromDiscover(discovered);
-  if (info) return new ModernStdioConnection(transport, info, events, logs);
+  if (info) return new StatelessStdioConnection(transport, info, events, logs);
   if (transport.exitDescription !== undefined) {
     // A server that exits on a request before initialize: start it again, without the probe.
     logs.push(`the server ${transport.exitDescription} on the server/discover probe; starting it again`);
@@ -65,7 +65,7 @@ export async function connectRemoteEitherEra(
   timeoutMs: number,
 ): Promise<UpstreamConnection> {
   if (launch.transport !== 'http' || launch.session) return RemoteConnection.connect(launch, events, logs, timeoutMs);
-  const target: ModernHttpTarget = {
+  const target: StatelessHttpTarget = {
     url: new URL(launch.url),
     headers: launch.headers,
     fetch: signedInFetch(launch),
@@ -74,13 +74,13 @@ export async function connectRemoteEitherEra(
   try {
     const params = { _meta: brokerEnvelope(events.serverRequest !== undefined) };
     const signal = AbortSignal.timeout(Math.min(timeoutMs, PROBE_TIMEOUT_MS));
-    discovered = await postModern(target, 0, 'server/discover', params, signal);
+    discovered = await postStateless(target, 0, 'server/discover', params, signal);
   } catch (err) {
     const signIn = signInError(err);
     if (signIn) throw new ConnectionError('needs-sign-in', signIn.message);
     // Not a 2026-07-28 server, or not reachable: the 2025 handshake says which, in its own words.
   }
   const info = discovered && infoFromDiscover(discovered);
-  if (info) return new ModernHttpConnection(target, info, events, logs);
+  if (info) return new StatelessHttpConnection(target, info, events, logs);
   return RemoteConnection.connect(launch, events, logs, timeoutMs);
 }

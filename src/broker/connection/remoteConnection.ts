@@ -4,8 +4,8 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
-import type { LogRing } from '../logRing';
-import type { JsonObject } from '../mcpTypes';
+import type { LogRing } from '../shared/logRing';
+import type { JsonObject } from '../shared/mcpTypes';
 import type { CallOptions, ConnectedInfo, ConnectionEvents, RemoteLaunch, UpstreamConnection } from './connection';
 import { CallTimer } from './callTimer';
 import { ConnectionError } from './connectionError';

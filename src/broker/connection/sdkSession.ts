@@ -12,8 +12,8 @@ import {
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
-import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from '../mcpTypes';
-import { sharedSchemaValidator } from '../schemaValidator';
+import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from '../shared/mcpTypes';
+import { sharedSchemaValidator } from '../shared/schemaValidator';
 import type { ConnectedInfo, ConnectionEvents } from './connection';
 import { BROKER_CLIENT_CAPABILITIES, routeServerRequests, type CallsInFlight } from './serverRequests';
 import { listAllPages } from './listPages';

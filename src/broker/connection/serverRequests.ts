@@ -2,7 +2,7 @@
 // callers may be the one it asks, and how the SDK client of a connection hands them on.
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ErrorCodes, McpFailure, type JsonObject } from '../mcpTypes';
+import { ErrorCodes, McpFailure, type JsonObject } from '../shared/mcpTypes';
 
 /** The methods an upstream may send its client that the broker routes to a caller. */
 export const SERVER_REQUEST_METHODS = new Set(['sampling/createMessage', 'elicitation/create', 'roots/list']);

@@ -1,8 +1,8 @@
 // A stdio upstream: its own process group, the SDK client for the handshake, lists and
 // notifications, and the direct path (childStdioTransport.ts) for every forwarded call.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { LogRing } from '../logRing';
-import type { JsonObject } from '../mcpTypes';
+import type { LogRing } from '../shared/logRing';
+import type { JsonObject } from '../shared/mcpTypes';
 import { ChildStdioTransport } from './childStdioTransport';
 import type { CallOptions, ConnectedInfo, ConnectionEvents, StdioLaunch, UpstreamConnection } from './connection';
 import { explainStdioStartFailure } from './connectFailure';

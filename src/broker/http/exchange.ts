@@ -3,8 +3,8 @@
 // client is the revision's cancellation.
 import type * as http from 'node:http';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { rememberedJson, rememberJson } from '../rawJson';
-import type { JsonObject } from '../mcpTypes';
+import { rememberedJson, rememberJson } from '../shared/rawJson';
+import type { JsonObject } from '../shared/mcpTypes';
 import { endWithMessage, SSE_HEADERS, toJsonRpcError, writeEvent, type Id } from './wire';
 
 const OPEN_BRACE = 0x7b;

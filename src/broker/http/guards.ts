@@ -3,8 +3,8 @@
 // protocol-version header and whose session it is; and the answer to a body that came too late.
 // Pure functions: each returns a Rejection, or undefined to let the request pass.
 import { SUPPORTED_PROTOCOL_VERSIONS } from '@modelcontextprotocol/sdk/types.js';
-import type { Identity } from '../routing';
-import { isModernVersion, ModernCodes, MODERN_VERSIONS } from './modernRequest';
+import type { Identity } from '../routing/requestContext';
+import { isStatelessProtocol, StatelessCodes, STATELESS_VERSIONS } from './statelessEnvelope';
 
 /** An HTTP answer that turns a request away, with a message that says what to do. */
 export interface Rejection {
@@ -84,13 +84,13 @@ export function unauthorized(token: string | undefined): Rejection {
 }
 
 /** Every version the endpoint speaks: the stateless era's first, then the sessions' (newest first). */
-export const ALL_PROTOCOL_VERSIONS: readonly string[] = [...MODERN_VERSIONS, ...SUPPORTED_PROTOCOL_VERSIONS];
+export const ALL_PROTOCOL_VERSIONS: readonly string[] = [...STATELESS_VERSIONS, ...SUPPORTED_PROTOCOL_VERSIONS];
 
 /** The versions a session (initialize) may negotiate. */
 export const SESSION_PROTOCOL_VERSIONS: readonly string[] = SUPPORTED_PROTOCOL_VERSIONS;
 
 /** Whether an `Mcp-Protocol-Version` header selects the stateless 2026-07-28 path. */
-export const isStatelessVersion = (header: string | string[] | undefined): boolean => isModernVersion(header);
+export const isStatelessVersion = (header: string | string[] | undefined): boolean => isStatelessProtocol(header);
 
 /**
  * An `Mcp-Protocol-Version` header, when sent, must name a version this endpoint speaks; the
@@ -103,7 +103,7 @@ export function checkProtocolVersion(header: string | string[] | undefined): Rej
   return {
     status: 400,
     message: `Bad Request: unsupported MCP protocol version ${requested} (supported: ${supported})`,
-    code: ModernCodes.UnsupportedProtocolVersion,
+    code: StatelessCodes.UnsupportedProtocolVersion,
     data: { supported: [...ALL_PROTOCOL_VERSIONS], requested },
   };
 }

@@ -4,12 +4,12 @@
 // its retry (with inputResponses) answers the upstream's pending request and picks the call up.
 import * as crypto from 'node:crypto';
 import type { ServerRequest } from '../connection/serverRequests';
-import { ErrorCodes, McpFailure, type JsonObject } from '../mcpTypes';
-import type { Identity } from '../routing';
-import { declares, neededCapability } from '../serverRequestDispatch';
+import { ErrorCodes, McpFailure, type JsonObject } from '../shared/mcpTypes';
+import type { Identity } from '../routing/requestContext';
+import { declares, neededCapability } from '../routing/serverRequestDispatch';
 import { sameIdentity } from './guards';
 import { withResultType, type Exchange } from './exchange';
-import { ModernCodes } from './modernRequest';
+import { StatelessCodes } from './statelessEnvelope';
 
 /** How long a parked call waits for the caller's retry before it is cancelled upstream. */
 export const PARK_TIMEOUT_MS = 5 * 60_000;
@@ -87,7 +87,7 @@ export class InputRequiredCalls {
       if (!declares(input.capabilities, needed)) {
         // The revision's MissingRequiredClientCapability: fail the call, and tell the upstream.
         const failure = new McpFailure(
-          ModernCodes.MissingRequiredClientCapability,
+          StatelessCodes.MissingRequiredClientCapability,
           `Missing required client capability: server asked for ${request.method}, which needs '${needed}' ` +
             'in io.modelcontextprotocol/clientCapabilities; declare it and call again',
           { requiredCapabilities: [needed.split('.', 1)[0]] },

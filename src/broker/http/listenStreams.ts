@@ -1,9 +1,9 @@
 // The open `subscriptions/listen` streams of 2026-07-28 callers: each acknowledges the filter it
 // honours, then carries only the change notifications it asked for, tagged with its subscription id.
-import type { JsonObject } from '../mcpTypes';
-import type { Router, SessionContext } from '../routing';
+import type { JsonObject } from '../shared/mcpTypes';
+import type { Router, SessionContext } from '../routing/requestContext';
 import type { Exchange } from './exchange';
-import { META_SUBSCRIPTION_ID } from './modernRequest';
+import { META_SUBSCRIPTION_ID } from './statelessEnvelope';
 
 type ListKind = 'tools' | 'prompts' | 'resources';
 

@@ -12,10 +12,10 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 // Errors thrown as McpFailure (an Error with a numeric `code`) reach the client with that code and
 // message as they are; the SDK's McpError would prefix the message with "MCP error N:".
-import { ErrorCodes, McpFailure, type JsonObject } from '../mcpTypes';
-import type { Router, SessionContext } from '../routing';
-import { sharedSchemaValidator } from '../schemaValidator';
-import { BROKER_TASKS_CAPABILITY, TASK_METHODS } from '../taskRoutes';
+import { ErrorCodes, McpFailure, type JsonObject } from '../shared/mcpTypes';
+import type { Router, SessionContext } from '../routing/requestContext';
+import { sharedSchemaValidator } from '../shared/schemaValidator';
+import { BROKER_TASKS_CAPABILITY, TASK_METHODS } from '../routing/taskRoutes';
 import { SessionTransport, type DirectHandler } from './sessionTransport';
 import { cachedListResult } from './wire';
 

@@ -2,8 +2,8 @@
 // JSON syntax, batch rules and each message's shape, before the SDK or the router sees any of it.
 import type * as http from 'node:http';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { ErrorCodes } from '../mcpTypes';
-import { isMessage, MAX_JSON_DEPTH, nestedDeeperThan } from '../messageShape';
+import { ErrorCodes } from '../shared/mcpTypes';
+import { isMessage, MAX_JSON_DEPTH, nestedDeeperThan } from './messageShape';
 import { payloadTooLarge, type Rejection } from './guards';
 import type { Id } from './wire';
 

@@ -1,7 +1,7 @@
 // How many sessions may be open: per client identity and in all. A new session that would pass a
 // cap takes the place of the oldest idle session (no open stream, no call waiting); when every
 // session is in use it is refused, with an error that names the limit and what to do.
-import type { Identity } from '../routing';
+import type { Identity } from '../routing/requestContext';
 import { sameIdentity, type Rejection } from './guards';
 
 export interface SessionLimits {

@@ -5,8 +5,8 @@
 import type * as http from 'node:http';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { ErrorCodes, McpFailure, type JsonObject } from '../mcpTypes';
-import type { RequestExtra } from '../routing';
+import { ErrorCodes, McpFailure, type JsonObject } from '../shared/mcpTypes';
+import type { RequestExtra } from '../routing/requestContext';
 import {
   endWithMessage,
   idKey,

@@ -5,21 +5,21 @@
 // profile, access checks and audit.
 import * as crypto from 'node:crypto';
 import type * as http from 'node:http';
-import { ErrorCodes, McpFailure, type JsonObject } from '../mcpTypes';
-import type { Identity, RequestExtra, Router, SessionContext } from '../routing';
+import { ErrorCodes, McpFailure, type JsonObject } from '../shared/mcpTypes';
+import type { Identity, RequestExtra, Router, SessionContext } from '../routing/requestContext';
 import { Exchange, withResultType } from './exchange';
 import { InputRequiredCalls } from './inputRequired';
 import { ListenStreams } from './listenStreams';
 import {
-  checkModernRequest,
-  isModernFailure,
+  checkStatelessRequest,
+  isStatelessFailure,
   LOG_LEVELS,
   META_LOG_LEVEL,
   META_SERVER_INFO,
-  MODERN_VERSIONS,
+  STATELESS_VERSIONS,
   removedMethodMessage,
-  type ModernRequest,
-} from './modernRequest';
+  type StatelessRequest,
+} from './statelessEnvelope';
 import { errorBodyWithData, type Id } from './wire';
 
 /** What the broker offers a 2026-07-28 caller (server/discover). */
@@ -49,7 +49,7 @@ export class StatelessEndpoint {
     legacyVersions: readonly string[],
   ) {
     this.listens = new ListenStreams(router);
-    this.supported = [...MODERN_VERSIONS, ...legacyVersions];
+    this.supported = [...STATELESS_VERSIONS, ...legacyVersions];
   }
 
   /** Listen streams and parked calls keep the broker in use. */
@@ -87,8 +87,8 @@ export class StatelessEndpoint {
     const m = message as { method?: unknown; id?: unknown } | undefined;
     const early = typeof m?.method === 'string' ? removedMethodMessage(m.method) : undefined;
     if (early && (typeof m?.id === 'string' || typeof m?.id === 'number')) return this.notFound(res, m.id, early);
-    const checked = checkModernRequest(message, headers, this.supported);
-    if (isModernFailure(checked)) {
+    const checked = checkStatelessRequest(message, headers, this.supported);
+    if (isStatelessFailure(checked)) {
       const body = errorBodyWithData(checked.code, checked.message, checked.id, checked.data);
       res.writeHead(checked.status, {
         'content-type': 'application/json',
@@ -109,7 +109,7 @@ export class StatelessEndpoint {
     }
   }
 
-  private dispatch(ctx: SessionContext, req: ModernRequest, exchange: Exchange, res: http.ServerResponse): void {
+  private dispatch(ctx: SessionContext, req: StatelessRequest, exchange: Exchange, res: http.ServerResponse): void {
     const params = req.params;
     switch (req.method) {
       case 'server/discover':
@@ -184,7 +184,7 @@ export class StatelessEndpoint {
   }
 
   /** tools/call, prompts/get, resources/read: the methods that may answer input_required. */
-  private call(ctx: SessionContext, req: ModernRequest, exchange: Exchange): void {
+  private call(ctx: SessionContext, req: StatelessRequest, exchange: Exchange): void {
     const params = req.params;
     const target = req.method === 'resources/read' ? params.uri : params.name;
     const input = { identity: ctx.identity, method: req.method, target, capabilities: req.capabilities };
@@ -207,7 +207,7 @@ export class StatelessEndpoint {
     });
   }
 
-  private runner(ctx: SessionContext, req: ModernRequest): (extra: RequestExtra) => Promise<JsonObject> {
+  private runner(ctx: SessionContext, req: StatelessRequest): (extra: RequestExtra) => Promise<JsonObject> {
     const params = req.params;
     const level = (params._meta as JsonObject)[META_LOG_LEVEL];
     if (level !== undefined && (typeof level !== 'string' || !LOG_LEVELS.includes(level))) {
@@ -252,7 +252,7 @@ export class StatelessEndpoint {
     );
   }
 
-  private extra(signal: AbortSignal, req: ModernRequest, channel: () => Exchange | undefined): RequestExtra {
+  private extra(signal: AbortSignal, req: StatelessRequest, channel: () => Exchange | undefined): RequestExtra {
     const progressToken = (req.params._meta as JsonObject).progressToken as string | number | undefined;
     const level = (req.params._meta as JsonObject)[META_LOG_LEVEL];
     const extra: RequestExtra = {

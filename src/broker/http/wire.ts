@@ -2,8 +2,8 @@
 // bytes where it has them), batches, SSE events, JSON-RPC error bodies and cached list results.
 import type * as http from 'node:http';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
-import { ErrorCodes } from '../mcpTypes';
-import { rememberJson, rememberedJson } from '../rawJson';
+import { ErrorCodes } from '../shared/mcpTypes';
+import { rememberJson, rememberedJson } from '../shared/rawJson';
 
 export type Id = string | number;
 

@@ -1,7 +1,7 @@
 // Approval commands: approve a server, revoke an approval, and the one-time acceptance of servers a
 // workspace marks trusted or builtin (watchWorkspaceTrust).
 import * as vscode from 'vscode';
-import type { ServerStatus } from '../../broker/controlApi';
+import type { ServerStatus } from '../../broker/control/controlApi';
 import type { Ctx } from '../ctx';
 import { approvalDetail } from '../presentation';
 import { reportState, resolveServer, withProgress, type Cmd, type NoPrompt } from './shared';

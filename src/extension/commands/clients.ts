@@ -10,7 +10,7 @@ import {
   removeAgent,
   type AgentClientOptions,
   type Scope,
-} from '../../broker/agentClients';
+} from '../../broker/cli/agentClients';
 import type { Ctx, FolderEntry } from '../ctx';
 import { pickOne } from '../quickInput';
 import { isNode, withProgress, type Cmd, type NoPrompt } from './shared';

@@ -1,7 +1,7 @@
 // Enter Secret and Forget Secret: `${input:NAME}` values a server's env or headers use, typed once
 // in a password box, kept in VS Code's secret storage and handed to the broker (editorSecrets.ts).
 import * as vscode from 'vscode';
-import type { InputStatus } from '../../broker/controlApi';
+import type { InputStatus } from '../../broker/control/controlApi';
 import type { Ctx } from '../ctx';
 import { resolveServer, withProgress, type Cmd } from './shared';
 

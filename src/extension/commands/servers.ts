@@ -3,7 +3,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { ServerStatus } from '../../broker/controlApi';
+import type { ServerStatus } from '../../broker/control/controlApi';
 import { parseDefinition } from '../../registry/parse';
 import type { Kind } from '../../registry/schema';
 import { toMinimalObject } from '../../registry/serialize';

@@ -1,7 +1,7 @@
 // What the command modules share: the `Cmd`/handler types, resolving the server a command acts on
 // (a tree node, a name, or a pick), running a broker operation with progress, and reporting a server's state.
 import * as vscode from 'vscode';
-import type { ServerStatus } from '../../broker/controlApi';
+import type { ServerStatus } from '../../broker/control/controlApi';
 import type { Ctx, FolderEntry } from '../ctx';
 import { stateLabel } from '../presentation';
 

@@ -1,7 +1,7 @@
 // "Switchboard: Review Tool Changes": the tools a server lists now against the ones pinned at its
 // approval, side by side in a diff editor (two virtual documents), then one modal to accept them.
 import * as vscode from 'vscode';
-import type { ResultOf } from '../../broker/controlApi';
+import type { ResultOf } from '../../broker/control/controlApi';
 import { resolveServer, withProgress, type Cmd, type NoPrompt } from './shared';
 
 export const TOOL_DIFF_SCHEME = 'switchboard-tools';

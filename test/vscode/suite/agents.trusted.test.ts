@@ -11,7 +11,7 @@ import * as vscode from 'vscode';
 import { parse as parseYaml } from 'yaml';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import type { ChangeReport } from '../../../src/broker/agentClients';
+import type { ChangeReport } from '../../../src/broker/cli/agentClients';
 import type { ServerNode } from '../../../src/extension/servers';
 import {
   answerQuickInputs,

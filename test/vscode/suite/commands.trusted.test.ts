@@ -4,8 +4,8 @@ import * as assert from 'assert';
 import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
-import type { ServerStatus } from '../../../src/broker/controlApi';
-import type { ProbeResult } from '../../../src/broker/probe';
+import type { ServerStatus } from '../../../src/broker/control/controlApi';
+import type { ProbeResult } from '../../../src/broker/supervision/probe';
 import type { ServerNode } from '../../../src/extension/servers';
 import { api, connectedEntry, ECHO_FIXTURE, folder, NODE, waitFor } from './switchboard.helpers';
 

@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'child_process';
 import * as path from 'path';
 import * as readline from 'readline';
 import * as vscode from 'vscode';
-import type { ServerStatus } from '../../../src/broker/controlApi';
+import type { ServerStatus } from '../../../src/broker/control/controlApi';
 import type { ServerNode } from '../../../src/extension/servers';
 import { api, connectedEntry, NODE, REPO, waitFor } from './switchboard.helpers';
 

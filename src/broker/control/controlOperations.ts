@@ -1,0 +1,532 @@
+// The broker's control operations: one implementation behind the facade tools, the CLI and the
+// VS Code extension (which reach it through the facade as the operator).
+import * as path from 'node:path';
+import type { RegistrySnapshot } from '../../registry/loader';
+import { whyFilteredOut } from '../../registry/names';
+import { formatProblem } from '../../registry/problems';
+import {
+  definitionPath,
+  inputsReferenced,
+  lifecycleOf,
+  ServerDefSchema,
+  type Kind,
+  type ServerDef,
+} from '../../registry/schema';
+import { RegistryWriter } from '../../registry/writer';
+import { ApprovalMismatch, type Approvals } from '../trust/approvals';
+import { approvalSummaryText } from '../trust/approvalSummary';
+import type { Broker } from '../daemon/broker';
+import { BROKER_VERSION } from '../daemon/broker';
+import type { ClientTokens } from '../trust/clientTokens';
+import type {
+  AuditRecord,
+  AuditTail,
+  BrokerState,
+  ClientConnection,
+  ClientSummary,
+  FoundTool,
+  InputStatus,
+  ParamsOf,
+  ResultOf,
+  PromptSummary,
+  RegistryProblem,
+  Removed,
+  ServerLogs,
+  ServerStatus,
+  Written,
+} from './controlApi';
+import { FACADE_NAMESPACE, type Route } from '../catalog/catalog';
+import type { Root } from '../routing/editorLink';
+import { ErrorCodes, McpFailure } from '../shared/mcpTypes';
+import { PinMismatch, type Pins, type ToolChanges } from '../trust/pins';
+import { probeServer, whyProbeIsRefused, type ProbeResult } from '../supervision/probe';
+import { redactUrl } from '../trust/redact';
+import type { Identity } from '../routing/requestContext';
+import { compareOrdinal } from '../shared/ordinal';
+
+// The result types moved to controlApi.ts; kept importable from here while other branches merge.
+export type { BrokerState, ServerStatus } from './controlApi';
+
+export interface ControlContext {
+  untrusted: boolean;
+  url(): string;
+}
+
+export class ControlOperations {
+  private readonly writer: RegistryWriter;
+
+  constructor(
+    private readonly broker: Broker,
+    private readonly approvals: Approvals,
+    private readonly tokens: ClientTokens,
+    private readonly ctx: ControlContext,
+    private readonly pins?: Pins,
+  ) {
+    this.writer = new RegistryWriter(broker.root);
+  }
+
+  private get snapshot(): RegistrySnapshot {
+    return this.broker.snapshot;
+  }
+
+  private def(name: string): ServerDef {
+    const def = this.snapshot.servers.get(name);
+    if (!def) {
+      const known = [...this.snapshot.servers.keys()];
+      throw new McpFailure(
+        ErrorCodes.InvalidParams,
+        `No server named '${name}'.${known.length ? ` Known servers: ${known.join(', ')}.` : ' The registry has no servers yet.'}`,
+      );
+    }
+    return def;
+  }
+
+  serverStatus(name: string): ServerStatus {
+    const def = this.def(name);
+    const upstream = this.broker.upstream(name);
+    const snap = upstream?.snapshot();
+    const approval = this.approvals.check(def);
+    const view = this.broker.catalog.server(name);
+    const tools = (upstream ? view.tools : []).map((t) => ({
+      name: t.name,
+      exposedAs: view.exposedTool(t.name) ?? t.name,
+      description: t.description,
+    }));
+    const hiddenTools = (upstream?.state === 'running' ? upstream.tools : []).flatMap((t) => {
+      const why = whyFilteredOut(t.name, def.allowedTools, def.excludeTools);
+      return why ? [{ name: t.name, description: t.description, why }] : [];
+    });
+    const toolTokens = upstream ? this.broker.toolTokens.ofServer(name) : undefined;
+    const signIns = this.broker.supervisor.signIns;
+    const auth = signIns.status(def);
+    const state = snap?.state ?? 'stopped';
+    return {
+      name,
+      description: def.description,
+      trust: def.trust,
+      transport: def.transport,
+      enabled: def.enabled,
+      state,
+      lifecycle: lifecycleOf(def),
+      catalog: snap?.catalog ?? 'none',
+      pid: snap?.pid,
+      uptimeMs: snap?.startedAt ? Date.now() - snap.startedAt : undefined,
+      restarts: snap?.restarts ?? 0,
+      lastError: snap?.lastError,
+      nextRestartInMs: snap?.nextRestartAt ? Math.max(0, snap.nextRestartAt - Date.now()) : undefined,
+      tools,
+      hiddenTools,
+      ...(toolTokens === undefined ? {} : { toolTokens }),
+      promptCount: upstream && upstream.catalogSource !== 'none' ? upstream.listed.prompts.length : 0,
+      resourceCount: upstream && upstream.catalogSource !== 'none' ? upstream.listed.resources.length : 0,
+      grants: def.grants,
+      enforcement: upstream?.enforcement ?? {
+        network: 'not-enforced',
+        filesystem: 'not-enforced',
+        secrets: 'enforced',
+        notes: [],
+      },
+      approval: approval.status,
+      approvalHash: approval.hash,
+      approvalItems: approval.lines,
+      approvalSummary: approvalSummaryText(approval.lines),
+      withheldEnv: upstream?.withheldEnv ?? [],
+      ...(auth ? { auth } : {}),
+      ...this.credentialStatus(def),
+      ...(state === 'needs-sign-in' ? { signIn: auth?.stepUpScope ? { scope: auth.stepUpScope } : {} } : {}),
+      pins: this.pins?.state(name, upstream?.state === 'running') ?? {
+        status: 'unpinned',
+        quarantined: [],
+        removed: [],
+        locked: false,
+      },
+      pendingServerRequests: upstream?.serverRequests.pending ?? 0,
+      protocol: upstream?.state === 'running' ? upstream.protocol : undefined,
+      target: def.transport === 'stdio' ? [def.command, ...def.args].join(' ') : redactUrl(def.url ?? ''),
+      file: this.fileOf('server', name),
+    };
+  }
+
+  /** The VS Code account and entered secrets a server uses: where they come from, never a value. */
+  private credentialStatus(def: ServerDef): Pick<ServerStatus, 'account' | 'inputs'> {
+    const credentials = this.broker.supervisor.credentials;
+    const account = credentials.accountStatus(def);
+    const granted = def.grants.includes('secrets');
+    const inputs: InputStatus[] = inputsReferenced(def).map((name) => {
+      const declared = def.inputs?.[name];
+      const source = granted ? credentials.inputSource(name) : undefined;
+      return {
+        name,
+        ...(declared?.description ? { description: declared.description } : {}),
+        password: declared?.password ?? true,
+        ...(source ? { source } : {}),
+        ...(granted ? {} : { withheld: true }),
+      };
+    });
+    return { ...(account ? { account } : {}), ...(inputs.length ? { inputs } : {}) };
+  }
+
+  listServers(): ServerStatus[] {
+    return [...this.snapshot.servers.keys()].sort().map((n) => this.serverStatus(n));
+  }
+
+  /**
+   * The audit log's newest entries. Another client's entries say what it called and when, which is
+   * the operator's business, not a peer agent's: a client reads only the entries of its own calls.
+   */
+  readAudit(limit: number, identity: Identity, client?: string): AuditTail {
+    if (!identity.operator) {
+      if (client !== undefined && client !== identity.client)
+        throw new McpFailure(
+          ErrorCodes.Forbidden,
+          `Client '${identity.client}' may read only its own audit entries, not those of '${client}'.`,
+        );
+      const own = (e: AuditRecord): boolean => e.client === identity.client && e.operator !== true;
+      return { scope: 'own', entries: this.broker.audit.tail(limit, own) };
+    }
+    const keep = client === undefined ? undefined : (e: AuditRecord): boolean => e.client === client;
+    return { scope: 'all', entries: this.broker.audit.tail(limit, keep), file: this.broker.audit.path };
+  }
+
+  /** With `after` (a previous answer's `next`), only the lines logged since: how a follower polls. */
+  tailLogs(name: string, lines = 50, after?: number): ServerLogs {
+    this.def(name);
+    const upstream = this.broker.upstream(name);
+    const n = Math.max(1, Math.min(500, Math.floor(lines)));
+    const ring = upstream?.logs;
+    if (!ring) return { server: name, lines: [], next: 0 };
+    const page =
+      after === undefined ? { lines: ring.tail(n), next: ring.mark(), skipped: 0 } : ring.since(Math.floor(after), n);
+    return {
+      server: name,
+      lines: page.lines.map((l) => ({
+        at: new Date(l.at).toISOString(),
+        stream: l.stream,
+        text: upstream.redactText(l.text),
+      })),
+      next: page.next,
+      ...(page.skipped ? { skipped: page.skipped } : {}),
+    };
+  }
+
+  listPrompts(): PromptSummary[] {
+    return [...this.snapshot.prompts.values()]
+      .sort((a, b) => compareOrdinal(a.name, b.name))
+      .map((p) => ({
+        name: p.name,
+        exposedAs: `switchboard__${p.name}`,
+        description: p.description,
+        arguments: p.arguments,
+      }));
+  }
+
+  listClients(): ClientSummary[] {
+    return [...this.snapshot.clients.values()]
+      .sort((a, b) => compareOrdinal(a.name, b.name))
+      .map((c) => ({
+        name: c.name,
+        description: c.description,
+        mcp_allow: c.mcp_allow,
+        tools: c.tools,
+        toolMode: c.toolMode ?? 'all',
+        ...(c.pinnedTools ? { pinnedTools: c.pinnedTools } : {}),
+        ...this.profileTokens(c.name),
+        tokenFile: this.tokens.fileOf(c.name),
+      }));
+  }
+
+  /** The tokens of the tools a client's profile lets it see (its whole list in toolMode all). */
+  private profileTokens(client: string): { toolTokens?: number } {
+    const identity: Identity = { client, operator: false };
+    const profile = this.broker.access.profileOf(identity);
+    // Keyed by the profile object too: an edited profile is a new object in a new snapshot.
+    const key = `${client}\0${profile ? JSON.stringify(profile) : ''}`;
+    const toolTokens = this.broker.toolTokens.total(key, (route) =>
+      this.broker.access.allowsTool(identity, route.server, route.exposed, profile),
+    );
+    return toolTokens === undefined ? {} : { toolTokens };
+  }
+
+  /**
+   * Tools ranked for a query, only among those the caller may call: its tool profile for upstream
+   * tools, its scopes for the broker's own (an operator-only tool is never offered to an agent).
+   */
+  findTools(
+    query: string,
+    limit: number,
+    identity: Identity,
+    facadeScope: (tool: string) => 'read' | 'write' | 'operator' | undefined,
+  ): { query: string; tools: FoundTool[] } {
+    const profile = this.broker.access.profileOf(identity);
+    const visible = (route: Route): boolean => {
+      if (route.server !== FACADE_NAMESPACE) {
+        return this.broker.access.allowsTool(identity, route.server, route.exposed, profile);
+      }
+      const scope = facadeScope(route.name);
+      if (scope === undefined) return false;
+      if (identity.operator) return true;
+      return scope !== 'operator' && this.broker.access.may(identity, scope);
+    };
+    const tools = this.broker.toolSearch.search(query, { limit, visible }).map((m) => ({
+      name: m.name,
+      server: m.server,
+      description: m.description,
+      score: m.score,
+      matched: m.matched as Record<string, string[]>,
+      why: Object.entries(m.matched)
+        .map(([field, terms]) => `${field}: ${terms.join(', ')}`)
+        .join('; '),
+    }));
+    return { query, tools };
+  }
+
+  problems(): RegistryProblem[] {
+    return this.snapshot.problems.map((p) => ({ ...p, text: formatProblem(p, this.broker.root) }));
+  }
+
+  private memory(): BrokerState['broker']['memory'] {
+    const { rss, heapUsed } = process.memoryUsage();
+    return { rssBytes: rss, heapUsedBytes: heapUsed, idleCollections: this.broker.idleCollections };
+  }
+
+  state(): BrokerState {
+    return {
+      broker: {
+        version: BROKER_VERSION,
+        pid: process.pid,
+        root: this.broker.root,
+        url: this.ctx.url(),
+        sessions: this.broker.endpoint.sessionCount,
+        untrusted: this.ctx.untrusted,
+        catalogVersion: this.broker.catalog.version,
+        memory: this.memory(),
+        editorConnected: this.broker.editor.current() !== undefined,
+      },
+      servers: this.listServers(),
+      prompts: this.listPrompts(),
+      clients: this.listClients(),
+      problems: this.problems(),
+    };
+  }
+
+  async setEnabled(name: string, enabled: boolean): Promise<ServerStatus> {
+    const def = this.def(name);
+    if (def.enabled !== enabled) {
+      await this.writer.upsert('server', { ...def, enabled });
+      await this.broker.waitForSnapshot((s) => s.servers.get(name)?.enabled === enabled);
+    }
+    return this.serverStatus(name);
+  }
+
+  async restart(name: string): Promise<ServerStatus> {
+    this.def(name);
+    try {
+      const upstream = await this.broker.supervisor.restart(name);
+      await upstream.whenSettled(upstream.def.timeouts.startupMs).catch(() => undefined);
+    } catch (err) {
+      if (err instanceof McpFailure) throw err;
+      throw new McpFailure(ErrorCodes.InvalidParams, (err as Error).message);
+    }
+    return this.serverStatus(name);
+  }
+
+  /** Writes a definition through the registry's single writer and waits until the broker loaded it. */
+  async upsert(kind: Kind, definition: unknown): Promise<Written> {
+    let result;
+    try {
+      result = await this.writer.upsert(kind, definition);
+    } catch (err) {
+      throw new McpFailure(ErrorCodes.InvalidParams, (err as Error).message);
+    }
+    const name = result.def.name;
+    const printed = JSON.stringify(result.def);
+    const mapOf = (s: RegistrySnapshot) =>
+      (kind === 'server' ? s.servers : kind === 'prompt' ? s.prompts : s.clients) as ReadonlyMap<string, unknown>;
+    await this.broker.waitForSnapshot((s) => JSON.stringify(mapOf(s).get(name)) === printed);
+    return { file: result.path, name };
+  }
+
+  async remove(kind: Kind, name: string): Promise<Removed> {
+    let removed: boolean;
+    try {
+      removed = await this.writer.remove(kind, name);
+    } catch (err) {
+      throw new McpFailure(ErrorCodes.InvalidParams, (err as Error).message);
+    }
+    if (!removed) throw new McpFailure(ErrorCodes.InvalidParams, `No ${kind} named '${name}' to remove.`);
+    const mapOf = (s: RegistrySnapshot) =>
+      (kind === 'server' ? s.servers : kind === 'prompt' ? s.prompts : s.clients) as ReadonlyMap<string, unknown>;
+    await this.broker.waitForSnapshot((s) => !mapOf(s).has(name));
+    if (kind === 'client') {
+      this.tokens.revoke(name);
+      this.broker.endpoint.dropClient(name);
+    }
+    return { removed };
+  }
+
+  async probe(definition: unknown, caller: Identity): Promise<ProbeResult> {
+    if (this.ctx.untrusted)
+      throw new McpFailure(
+        ErrorCodes.Forbidden,
+        'Probing spawns a process, which is not allowed while the workspace is not trusted.',
+      );
+    const parsed = ServerDefSchema.safeParse(definition);
+    if (!parsed.success) {
+      throw new McpFailure(
+        ErrorCodes.InvalidParams,
+        `The definition is not valid: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'definition'}: ${i.message}`).join('; ')}`,
+      );
+    }
+    if (!caller.operator) {
+      const refusal = whyProbeIsRefused(
+        parsed.data,
+        this.snapshot.servers.get(parsed.data.name),
+        this.approvals.status(parsed.data),
+      );
+      if (refusal) throw new McpFailure(ErrorCodes.Forbidden, refusal);
+    }
+    return probeServer(parsed.data, this.broker.root, undefined, this.broker.supervisor.credentials);
+  }
+
+  /**
+   * Approves a community server, or accepts a server the workspace marks trusted/builtin, as it is
+   * now, only if `hash` is the approvalHash the operator was shown (a definition swapped in between
+   * is refused, naming what changed).
+   */
+  async approve(name: string, hash: string): Promise<ServerStatus & { approved: string }> {
+    const def = this.def(name);
+    if (this.approvals.status(def) === 'not-needed') {
+      const why = `this broker accepts the workspace's ${def.trust} servers (--accept-workspace-trust)`;
+      throw new McpFailure(
+        ErrorCodes.InvalidParams,
+        `Server '${name}' is ${def.trust} and ${why}: it needs no approval.`,
+      );
+    }
+    let entry;
+    try {
+      entry = this.approvals.approve(def, hash);
+    } catch (err) {
+      if (err instanceof ApprovalMismatch) throw new McpFailure(ErrorCodes.InvalidParams, err.message);
+      throw err;
+    }
+    await this.broker.reapplyPolicy();
+    const upstream = this.broker.upstream(name);
+    if (upstream && def.enabled) await upstream.whenSettled(def.timeouts.startupMs).catch(() => undefined);
+    return { ...this.serverStatus(name), approved: entry.summary };
+  }
+
+  async revoke(name: string): Promise<ServerStatus> {
+    this.def(name);
+    this.approvals.revoke(name);
+    await this.broker.reapplyPolicy();
+    return this.serverStatus(name);
+  }
+
+  /**
+   * Starts the browser step of a server's sign-in. Operator only (the facade checks): the code
+   * returns to the broker's own loopback listener and the tokens go only to its token store.
+   */
+  async beginSignIn(name: string): Promise<{ name: string; url: string }> {
+    const def = this.def(name);
+    if (this.ctx.untrusted) {
+      const why = 'Signing in connects to a server of this workspace, which is not allowed while it is not trusted.';
+      throw new McpFailure(ErrorCodes.Forbidden, why);
+    }
+    try {
+      const { url } = await this.broker.supervisor.signIns.begin(def);
+      return { name, url };
+    } catch (err) {
+      const why = `Could not start signing in to '${name}': ${(err as Error).message}`;
+      throw new McpFailure(ErrorCodes.InvalidParams, why);
+    }
+  }
+
+  /** Deletes the server's tokens; a connected server is reconnected and then needs a new sign-in. */
+  async signOut(name: string): Promise<ServerStatus> {
+    const def = this.def(name);
+    try {
+      this.broker.supervisor.signIns.signOut(def);
+    } catch (err) {
+      throw new McpFailure(ErrorCodes.InvalidParams, (err as Error).message);
+    }
+    const upstream = this.broker.upstream(name);
+    if (upstream && ['running', 'starting', 'backoff'].includes(upstream.state)) {
+      await upstream.restart();
+      await upstream.whenSettled(def.timeouts.startupMs).catch(() => undefined);
+    }
+    return this.serverStatus(name);
+  }
+
+  /** The editor hands over (or withdraws) a VS Code account's token for one server; memory only. */
+  setAccountToken(p: ParamsOf<'set_account_token'>): ServerStatus {
+    const def = this.def(p.name);
+    try {
+      this.broker.supervisor.credentials.supplyAccount(def, p);
+    } catch (err) {
+      throw new McpFailure(ErrorCodes.InvalidParams, (err as Error).message);
+    }
+    return this.serverStatus(p.name);
+  }
+
+  /** An entered secret from the editor (memory only), or re-read from the per-user store. */
+  setInput(p: ParamsOf<'set_input'>): ResultOf<'set_input'> {
+    if (!/^[A-Za-z0-9_.-]{1,64}$/.test(p.name))
+      throw new McpFailure(ErrorCodes.InvalidParams, `'${p.name}' is not an input name (letters, digits, _, . or -)`);
+    if (p.reload && p.value !== undefined)
+      throw new McpFailure(ErrorCodes.InvalidParams, "give either 'value' or 'reload', not both");
+    const credentials = this.broker.supervisor.credentials;
+    if (p.reload) credentials.reloadInput(p.name);
+    else credentials.supplyInput(p.name, p.value);
+    const servers = [...this.snapshot.servers.values()]
+      .filter((d) => inputsReferenced(d).includes(p.name))
+      .map((d) => d.name)
+      .sort();
+    const source = credentials.inputSource(p.name);
+    return { name: p.name, ...(source ? { source } : {}), servers };
+  }
+
+  /** The editor's folders become roots of every upstream whose caller gives none (editorLink.ts). */
+  setEditorRoots(roots: Root[]): { roots: Root[]; changed: boolean } {
+    const changed = this.broker.editor.setRoots(roots);
+    return { roots: [...this.broker.editor.roots], changed };
+  }
+
+  /** What differs between a running server's tools and its pins (the diff the operator reviews). */
+  toolChanges(name: string): ToolChanges {
+    this.def(name);
+    return this.requirePins().changes(name, this.broker.upstream(name)?.state === 'running');
+  }
+
+  /** Accepts the tools a server lists now as its pin, if `hash` is the toolsHash of the reviewed diff. */
+  acceptToolChanges(name: string, hash: string): ServerStatus & { accepted: number } {
+    this.def(name);
+    const pins = this.requirePins();
+    let record;
+    try {
+      record = pins.accept(name, hash, this.broker.upstream(name)?.state === 'running');
+    } catch (err) {
+      if (err instanceof PinMismatch) throw new McpFailure(ErrorCodes.InvalidParams, err.message);
+      throw err;
+    }
+    this.broker.audit.write({ event: 'accept-tool-changes', server: name, tools: record.tools });
+    this.broker.rebuildCatalog();
+    return { ...this.serverStatus(name), accepted: Object.keys(record.definitions).length };
+  }
+
+  private requirePins(): Pins {
+    if (!this.pins) throw new McpFailure(ErrorCodes.InternalError, 'Tool pins are not kept by this broker.');
+    return this.pins;
+  }
+
+  clientConnection(name: string, rotate = false): ClientConnection {
+    if (!this.snapshot.clients.has(name))
+      throw new McpFailure(ErrorCodes.InvalidParams, `No client named '${name}' in clients.d/.`);
+    const { file } = rotate ? this.tokens.rotate(name) : this.tokens.tokenFor(name);
+    if (rotate) this.broker.endpoint.dropClient(name);
+    return { client: name, url: this.ctx.url(), tokenFile: file, header: `Authorization: Bearer $(cat ${file})` };
+  }
+
+  fileOf(kind: Kind, name: string): string {
+    return path.join(this.broker.root, definitionPath(kind, name));
+  }
+}

@@ -1,0 +1,111 @@
+// The control plane over a broker: trust tiers and approvals (which definitions may run), the
+// facade served under the reserved namespace, the live state resource and the registry's audit trail.
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Broker, Governance } from '../daemon/broker';
+import { Approvals, awaitingReason } from '../trust/approvals';
+import { ControlOperations } from './controlOperations';
+import { Facade, STATE_URI } from './facade';
+import { FacadeServer } from './facadeServer';
+import { lockfilePath } from '../trust/lockfile';
+import { Pins } from '../trust/pins';
+import { PinStore } from '../trust/pinStore';
+import type { RuntimePaths } from '../daemon/runtime';
+import type { StartDecision } from '../supervision/supervisor';
+import type { ServerDef } from '../../registry/schema';
+
+export interface ControlPlaneOptions {
+  untrusted: boolean;
+  /** The operator accepts the servers the workspace marks trusted/builtin without a recorded acceptance. */
+  acceptWorkspaceTrust?: boolean;
+}
+
+export class ControlPlane implements Governance {
+  readonly approvals: Approvals;
+  readonly pins: Pins;
+  readonly facade = new Facade();
+  readonly operations: ControlOperations;
+  readonly served: FacadeServer;
+  private stateTimer?: NodeJS.Timeout;
+  private readonly lockfile: string;
+  private readonly onLockfile = (): void => this.broker.rebuildCatalog();
+
+  constructor(
+    private readonly broker: Broker,
+    paths: RuntimePaths,
+    private readonly opts: ControlPlaneOptions,
+  ) {
+    this.approvals = new Approvals(paths.approvalsFile, broker.root, {
+      acceptWorkspaceTrust: opts.acceptWorkspaceTrust,
+    });
+    // Tool pins live next to the approvals (per user, outside the workspace); the catalog asks them
+    // which tools of a running server to hold back.
+    const pinStore = new PinStore(path.join(path.dirname(paths.approvalsFile), 'tool-pins.json'), broker.root);
+    this.pins = new Pins(pinStore, broker.root, (name) => broker.snapshot?.servers.get(name), broker.opts.log);
+    broker.catalog.setToolGate((server, tools) => this.pins.gate(server, tools));
+    // A `git pull` may bring a new mcp-servers.lock: the running servers are held to it at once.
+    this.lockfile = lockfilePath(broker.root);
+    fs.watchFile(this.lockfile, { interval: 1000, persistent: false }, this.onLockfile);
+    const context = { untrusted: opts.untrusted, url: () => broker.url };
+    this.operations = new ControlOperations(broker, this.approvals, broker.tokens, context, this.pins);
+    this.served = new FacadeServer(this.facade, this.operations, broker.access, () => broker.snapshot);
+    // The state resource is pushed to subscribers on every change, coalesced to one per 50 ms.
+    const changed = (): void => {
+      if (this.stateTimer) return;
+      this.stateTimer = setTimeout(() => {
+        this.stateTimer = undefined;
+        broker.endpoint.resourceUpdated(STATE_URI);
+      }, 50);
+    };
+    broker.on('state', changed);
+    broker.on('catalog', changed);
+    broker.on('snapshot', changed);
+    this.auditRegistry();
+  }
+
+  /** Grants and trust are audited when a server appears or they change, not on every reload. */
+  private auditRegistry(): void {
+    const audited = new Map<string, string>();
+    this.broker.on('snapshot', (snap) => {
+      for (const [name, def] of snap.servers) {
+        const entry = {
+          event: 'registry',
+          server: name,
+          trust: def.trust,
+          grants: def.grants,
+          enabled: def.enabled,
+          approval: this.approvals.status(def),
+        };
+        const key = JSON.stringify(entry);
+        if (audited.get(name) !== key) this.broker.audit.write(entry);
+        audited.set(name, key);
+      }
+      for (const name of [...audited.keys()]) {
+        if (!snap.servers.has(name)) {
+          audited.delete(name);
+          this.broker.audit.write({ event: 'registry', server: name, removed: true });
+        }
+      }
+    });
+  }
+
+  decide(def: ServerDef): StartDecision {
+    if (this.opts.untrusted)
+      return {
+        run: false,
+        state: 'blocked',
+        reason: 'the workspace is not trusted, so nothing from its registry is started',
+      };
+    if (!def.enabled) return { run: false, state: 'disabled', reason: 'disabled (enabled: false)' };
+    // Community servers need the operator's approval; trusted/builtin ones the operator's one-time
+    // acceptance of what the workspace asks for (unless started with --accept-workspace-trust).
+    const reason = awaitingReason(def, this.approvals.check(def));
+    if (reason) return { run: false, state: 'awaiting-approval', reason };
+    return { run: true };
+  }
+
+  close(): void {
+    clearTimeout(this.stateTimer);
+    fs.unwatchFile(this.lockfile, this.onLockfile);
+  }
+}

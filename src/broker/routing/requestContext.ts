@@ -1,0 +1,59 @@
+// What the endpoint needs from the rest of the broker, and what it tells it about a request: who is
+// calling (Identity), on which session and path (SessionContext), and the one interface (Router)
+// through which every MCP method reaches the catalog, the control plane and the upstreams.
+import type { CallLog } from '../connection/connection';
+import type { ServerRequestCaller } from '../connection/serverRequests';
+import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from '../shared/mcpTypes';
+
+export interface Identity {
+  /** The client's registry name, or `operator` for the editor's own full-scope identity. */
+  client: string;
+  operator: boolean;
+}
+
+export interface SessionContext {
+  sessionId: string;
+  identity: Identity;
+  /** `undefined` for the aggregated endpoint, else the one server `/servers/<name>/mcp` serves. */
+  server?: string;
+}
+
+export interface RequestExtra {
+  signal: AbortSignal;
+  progressToken?: string | number;
+  sendProgress(progress: { progress: number; total?: number; message?: string }): void;
+  /** The calling session, for requests an upstream sends its client while handling this one. */
+  caller?: ServerRequestCaller;
+  /** A 2026-07-28 caller's io.modelcontextprotocol/logLevel: the log messages of this request, for it alone. */
+  log?: CallLog;
+}
+
+/** What the endpoint serves; BrokerRouter (router.ts) implements it over the catalog and served servers. */
+export interface Router {
+  hasServer(name: string): boolean;
+  instructions(server?: string): string | undefined;
+  listTools(ctx: SessionContext): Tool[];
+  /** `task`: the request's `task` param (2025-11-25 tasks); the answer is then a CreateTaskResult. */
+  callTool(
+    ctx: SessionContext,
+    name: string,
+    args: JsonObject,
+    meta: JsonObject | undefined,
+    extra: RequestExtra,
+    task?: JsonObject,
+  ): Promise<JsonObject>;
+  /** tasks/get, tasks/result, tasks/list, tasks/cancel: the session's own tasks only. */
+  taskRequest?(ctx: SessionContext, method: string, params: JsonObject, extra: RequestExtra): Promise<JsonObject>;
+  /** A session began: `notify` sends a notification on its GET stream (task status changes). */
+  sessionOpened?(ctx: SessionContext, notify: (method: string, params: JsonObject) => void): void;
+  /** A session ended: what the router kept for it (its tasks) is forgotten. */
+  sessionClosed?(ctx: SessionContext): void;
+  listPrompts(ctx: SessionContext): Prompt[];
+  getPrompt(ctx: SessionContext, name: string, args: Record<string, string>, extra: RequestExtra): Promise<JsonObject>;
+  listResources(ctx: SessionContext): Resource[];
+  listResourceTemplates(ctx: SessionContext): ResourceTemplate[];
+  readResource(ctx: SessionContext, uri: string, extra: RequestExtra): Promise<JsonObject>;
+  subscribe(ctx: SessionContext, uri: string): Promise<void>;
+  unsubscribe(ctx: SessionContext, uri: string): Promise<void>;
+  complete(ctx: SessionContext, params: JsonObject, extra: RequestExtra): Promise<JsonObject>;
+}

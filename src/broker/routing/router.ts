@@ -1,0 +1,351 @@
+// Routes every MCP request of a session: where its names resolve (the session's scope), what the
+// caller may see and call (the access policy), which served server answers, and what is audited.
+import { FACADE_NAMESPACE, type Catalog, type Route } from '../catalog/catalog';
+import type { AccessPolicy, ToolProfile } from './accessPolicy';
+import { facadeToolScope } from '../control/facade';
+import {
+  ErrorCodes,
+  McpFailure,
+  type JsonObject,
+  type Prompt,
+  type Resource,
+  type ResourceTemplate,
+  type Tool,
+} from '../shared/mcpTypes';
+import type { RequestExtra, Router, SessionContext } from './requestContext';
+import { toolQuarantined } from '../trust/pins';
+import { noCompletions, noSuchServer, type ServedCall, type ServedServer } from './servedServer';
+import { AggregatedScope, ServerScope, type SessionScope } from './sessionScope';
+import { TaskRoutes, type TaskCaller } from './taskRoutes';
+
+const AGGREGATED_INSTRUCTIONS =
+  'MCP Switchboard: tools, prompts and resources of every server in this workspace, named <server>__<name>. ' +
+  `Tools under ${FACADE_NAMESPACE}__ control the broker itself.`;
+
+export interface RouterDeps {
+  catalog: Catalog;
+  access: AccessPolicy;
+  /** The served server of a name: a supervised upstream or the facade. */
+  servedServer(name: string): ServedServer | undefined;
+  /** Whether a supervised upstream of this name exists (the per-server endpoint serves only those). */
+  isUpstream(name: string): boolean;
+  /** Applies a catalog rebuild that is pending (an upstream just came back), before a name misses. */
+  settleCatalog(): void;
+  audit(entry: JsonObject): void;
+  /** Sends notifications/tools/list_changed to one session (its found tools grew). */
+  toolsChanged(sessionId: string): void;
+  /** A tools/list is being answered (the broker lets held upstream starts go after the first). */
+  toolsListed?(): void;
+}
+
+/** The facade tools the router answers or follows up itself, by their own names. */
+const FIND_TOOLS = 'find_tools';
+const CALL_TOOL = 'call_tool';
+
+/** What goes into the audit log for a routed request; undefined: not audited. */
+type AuditEntry = JsonObject | undefined;
+
+export class BrokerRouter implements Router {
+  private readonly scopes = new WeakMap<SessionContext, SessionScope>();
+  /** Tool lists narrowed by a profile, per listed array and profile object (both replaced on change). */
+  private readonly profiled = new WeakMap<Tool[], WeakMap<ToolProfile, Tool[]>>();
+  private readonly tasks: TaskRoutes;
+
+  constructor(private readonly deps: RouterDeps) {
+    this.tasks = new TaskRoutes({
+      servedServer: (name) => deps.servedServer(name),
+      audit: (entry) => deps.audit(entry),
+    });
+  }
+
+  hasServer(name: string): boolean {
+    return this.deps.access.servesServerEndpoint(name, this.deps.isUpstream(name));
+  }
+
+  instructions(server?: string): string | undefined {
+    return server ? this.deps.servedServer(server)?.instructions : AGGREGATED_INSTRUCTIONS;
+  }
+
+  listTools(ctx: SessionContext): Tool[] {
+    this.deps.toolsListed?.();
+    const scope = this.scopeOf(ctx);
+    const listed = this.profiledTools(ctx, scope);
+    // toolMode search: the facade tools it may call, the pinned ones and what this session found.
+    const pinned = scope instanceof AggregatedScope ? this.deps.access.pinnedTools(ctx.identity) : undefined;
+    if (!pinned || !(scope instanceof AggregatedScope)) return listed;
+    const scopes = this.deps.access.scopes(ctx.identity);
+    return scope.found.narrow(listed, pinned, scopes, (name) => {
+      const needs = facadeToolScope(name);
+      return needs !== undefined && needs !== 'operator' && scopes.includes(needs);
+    });
+  }
+
+  private profiledTools(ctx: SessionContext, scope: SessionScope): Tool[] {
+    const all = scope.tools();
+    const profile = this.deps.access.profileOf(ctx.identity);
+    if (!profile) return all;
+    let byProfile = this.profiled.get(all);
+    if (!byProfile) this.profiled.set(all, (byProfile = new WeakMap()));
+    let list = byProfile.get(profile);
+    if (!list) {
+      list = all.filter((tool) => {
+        const route = scope.resolveTool(tool.name);
+        return route !== undefined && this.deps.access.allowsTool(ctx.identity, route.server, route.exposed, profile);
+      });
+      byProfile.set(profile, list);
+    }
+    return list;
+  }
+
+  async callTool(
+    ctx: SessionContext,
+    name: string,
+    args: JsonObject,
+    meta: JsonObject | undefined,
+    extra: RequestExtra,
+    task?: JsonObject,
+  ): Promise<JsonObject> {
+    const scope = this.scopeOf(ctx);
+    const route = this.resolve(() => scope.resolveTool(name)) ?? this.refuseUnlisted(ctx, scope, name);
+    const server = this.target(route.server);
+    if (server.kind === 'control' && route.name === CALL_TOOL) return this.callThrough(ctx, args, meta, extra);
+    const entry: JsonObject =
+      server.kind === 'control'
+        ? { event: 'facade', tool: route.exposed }
+        : { event: 'call', server: route.server, tool: route.name };
+    if (task) entry.task = true;
+    return this.forward(ctx, entry, async () => {
+      if (!this.deps.access.allowsTool(ctx.identity, route.server, route.exposed)) {
+        const who = ctx.identity.client;
+        throw new McpFailure(ErrorCodes.Forbidden, `Tool '${name}' is not in client '${who}''s tool profile.`);
+      }
+      const target = await this.started(server);
+      if (!task) {
+        const result = await target.callTool(route.name, args, meta, this.call(ctx, extra));
+        if (server.kind === 'control' && route.name === FIND_TOOLS) this.addFound(ctx, scope, result);
+        return result;
+      }
+      if (!server.toolTasks) {
+        // A 2026-07-28 server's tasks are the io.modelcontextprotocol/tasks extension, another shape.
+        const why =
+          server.protocol === '2026-07-28'
+            ? 'speaks 2026-07-28, where tasks are the io.modelcontextprotocol/tasks extension, which the broker ' +
+              'does not translate into 2025-11-25 tasks'
+            : 'does not support task-augmented tool calls';
+        throw new McpFailure(
+          ErrorCodes.MethodNotFound,
+          `Tool '${name}' cannot run as a task: server '${route.server}' ${why}. Call it without "task".`,
+        );
+      }
+      const result = await target.callTool(route.name, args, meta, { ...this.call(ctx, extra), task });
+      return this.tasks.created(this.taskCaller(ctx), server, route.name, result, entry);
+    });
+  }
+
+  taskRequest(ctx: SessionContext, method: string, params: JsonObject, extra: RequestExtra): Promise<JsonObject> {
+    return this.tasks.request(this.taskCaller(ctx), method, params, this.call(ctx, extra));
+  }
+
+  sessionOpened(ctx: SessionContext, notify: (method: string, params: JsonObject) => void): void {
+    this.tasks.sessionOpened(ctx.sessionId, notify);
+  }
+
+  sessionClosed(ctx: SessionContext): void {
+    this.tasks.sessionClosed(ctx.sessionId);
+  }
+
+  /**
+   * switchboard__call_tool: the named tool called exactly as a direct tools/call would call it
+   * (resolution, tool profile, audit), so it can never reach a tool the caller could not call itself.
+   */
+  private callThrough(ctx: SessionContext, args: JsonObject, meta: JsonObject | undefined, extra: RequestExtra) {
+    const { name, arguments: inner = {} } = args;
+    if (typeof name !== 'string' || !name) {
+      throw new McpFailure(ErrorCodes.InvalidParams, `${FACADE_NAMESPACE}__${CALL_TOOL} needs a string 'name'.`);
+    }
+    if (typeof inner !== 'object' || inner === null || Array.isArray(inner)) {
+      throw new McpFailure(ErrorCodes.InvalidParams, `'arguments' must be an object (the tool's arguments).`);
+    }
+    if (name === `${FACADE_NAMESPACE}__${CALL_TOOL}`) {
+      throw new McpFailure(ErrorCodes.InvalidParams, `${name} cannot call itself; name the tool to call.`);
+    }
+    return this.callTool(ctx, name, inner as JsonObject, meta, extra);
+  }
+
+  /** In toolMode search, what find_tools found joins the session's list; only that session hears of it. */
+  private addFound(ctx: SessionContext, scope: SessionScope, result: JsonObject): void {
+    if (!(scope instanceof AggregatedScope) || result.isError || !this.deps.access.pinnedTools(ctx.identity)) return;
+    const found = (result.structuredContent as { tools?: { name: string }[] } | undefined)?.tools ?? [];
+    if (scope.found.add(found.map((t) => t.name))) this.deps.toolsChanged(ctx.sessionId);
+  }
+
+  listPrompts(ctx: SessionContext): Prompt[] {
+    return this.scopeOf(ctx).prompts();
+  }
+
+  async getPrompt(
+    ctx: SessionContext,
+    name: string,
+    args: Record<string, string>,
+    extra: RequestExtra,
+  ): Promise<JsonObject> {
+    const route =
+      this.scopeOf(ctx).resolvePrompt(name) ??
+      this.fail(new McpFailure(ErrorCodes.InvalidParams, `Unknown prompt '${name}'.`));
+    const server = this.target(route.server);
+    return this.forward(ctx, undefined, async () =>
+      (await this.started(server)).getPrompt(route.name, args, this.call(ctx, extra)),
+    );
+  }
+
+  listResources(ctx: SessionContext): Resource[] {
+    return this.scopeOf(ctx).resources();
+  }
+
+  listResourceTemplates(ctx: SessionContext): ResourceTemplate[] {
+    return this.scopeOf(ctx).resourceTemplates();
+  }
+
+  async readResource(ctx: SessionContext, uri: string, extra: RequestExtra): Promise<JsonObject> {
+    const server = this.target(this.resourceOwner(ctx, uri));
+    return this.forward(ctx, undefined, async () =>
+      (await this.started(server)).readResource(uri, this.call(ctx, extra)),
+    );
+  }
+
+  async subscribe(ctx: SessionContext, uri: string): Promise<void> {
+    await (await this.started(this.target(this.resourceOwner(ctx, uri)))).subscribe(uri);
+  }
+
+  async unsubscribe(ctx: SessionContext, uri: string): Promise<void> {
+    const owner = this.scopeOf(ctx).resolveResource(uri);
+    const server = owner === undefined ? undefined : this.deps.servedServer(owner);
+    await server?.unsubscribe(uri);
+  }
+
+  async complete(ctx: SessionContext, params: JsonObject, extra: RequestExtra): Promise<JsonObject> {
+    const scope = this.scopeOf(ctx);
+    const ref = params.ref as { type?: string; name?: string; uri?: string } | undefined;
+    let owner = scope.server;
+    const forwarded: JsonObject = { ...params };
+    if (ref?.type === 'ref/prompt' && ref.name) {
+      const route = scope.resolvePrompt(ref.name);
+      owner = route?.server;
+      if (route) forwarded.ref = { ...ref, name: route.name };
+    } else if (ref?.type === 'ref/resource' && ref.uri) {
+      owner = scope.resolveResource(ref.uri);
+    }
+    const server = owner === undefined ? undefined : this.deps.servedServer(owner);
+    if (!server) return noCompletions();
+    return this.forward(ctx, undefined, () => server.complete(forwarded, this.call(ctx, extra)));
+  }
+
+  /** The session's scope, resolved on its first request and kept for its lifetime. */
+  private scopeOf(ctx: SessionContext): SessionScope {
+    let scope = this.scopes.get(ctx);
+    if (!scope) {
+      scope =
+        ctx.server === undefined
+          ? new AggregatedScope(this.deps.catalog, this.deps.servedServer)
+          : new ServerScope(this.deps.catalog, ctx.server);
+      this.scopes.set(ctx, scope);
+    }
+    return scope;
+  }
+
+  /** Resolves a name, once more after a pending catalog rebuild if it misses. */
+  private resolve(lookup: () => Route | undefined): Route | undefined {
+    const route = lookup();
+    if (route) return route;
+    this.deps.settleCatalog();
+    return lookup();
+  }
+
+  /** Refuses a call of a name that does not resolve; a quarantined tool's refusal is audited (a typo's is not). */
+  private refuseUnlisted(ctx: SessionContext, scope: SessionScope, name: string): never {
+    const failure = this.notListed(ctx, scope, name);
+    const held = this.deps.catalog.heldTool(name, scope.server);
+    if (held && failure.code === ErrorCodes.Forbidden) {
+      this.record(
+        ctx,
+        { event: 'call', server: held.server, tool: held.name, quarantined: true },
+        performance.now(),
+        failure,
+      );
+    }
+    throw failure;
+  }
+
+  /** Why a tool name does not resolve: held back after its definition changed (pins.ts), or unknown. */
+  private notListed(ctx: SessionContext, scope: SessionScope, name: string): McpFailure {
+    const held = this.deps.catalog.heldTool(name, scope.server);
+    if (held && this.deps.access.allowsTool(ctx.identity, held.server, held.exposed)) {
+      return toolQuarantined(held.server, held.name);
+    }
+    return scope.unknownTool(name);
+  }
+
+  private resourceOwner(ctx: SessionContext, uri: string): string {
+    const owner = this.scopeOf(ctx).resolveResource(uri);
+    if (owner === undefined) throw new McpFailure(-32002, `Resource not found: no server offers ${uri}`);
+    return owner;
+  }
+
+  private target(name: string): ServedServer {
+    const server = this.deps.servedServer(name);
+    if (!server) throw noSuchServer(name);
+    return server;
+  }
+
+  private taskCaller(ctx: SessionContext): TaskCaller {
+    return { session: ctx.sessionId, client: ctx.identity.client, endpointServer: ctx.server };
+  }
+
+  /** The "ensure started" hook: a lazy server starts, a starting one is waited for, before a request goes on. */
+  private started(server: ServedServer): ServedServer | Promise<ServedServer> {
+    const starting = server.ensureStarted?.();
+    return starting ? starting.then(() => server) : server;
+  }
+
+  private call(ctx: SessionContext, extra: RequestExtra): ServedCall {
+    return { identity: ctx.identity, extra };
+  }
+
+  private fail(error: McpFailure): never {
+    throw error;
+  }
+
+  /**
+   * The one way a routed request reaches a served server. Tool calls are audited (who, what, how
+   * long, outcome; never arguments); reads and completions are not: the console re-reads the state
+   * resource on every change and completions come per keystroke.
+   */
+  private async forward(ctx: SessionContext, audit: AuditEntry, run: () => Promise<JsonObject>): Promise<JsonObject> {
+    if (!audit) return run();
+    const started = performance.now();
+    try {
+      const result = await run();
+      // A tool that answered with an error result ran, but did not do what was asked: say so.
+      this.record(ctx, result.isError === true ? { ...audit, isError: true } : audit, started);
+      return result;
+    } catch (err) {
+      this.record(ctx, audit, started, err);
+      throw err;
+    }
+  }
+
+  private record(ctx: SessionContext, entry: JsonObject, started: number, error?: unknown): void {
+    this.deps.audit({
+      // The flag, not the name, says it was the editor: entries of any client stay told apart.
+      client: ctx.identity.client,
+      operator: ctx.identity.operator,
+      ...entry,
+      ms: Math.round((performance.now() - started) * 100) / 100,
+      outcome: error ? 'error' : 'ok',
+      ...(error ? { error: (error as Error).message } : {}),
+      ...(typeof (error as { code?: unknown } | undefined)?.code === 'number'
+        ? { code: (error as { code: number }).code }
+        : {}),
+    });
+  }
+}

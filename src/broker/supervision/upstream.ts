@@ -1,0 +1,669 @@
+// One supervised upstream server: its lifecycle (eager or lazy), restart policy and cached lists.
+// Over 450 lines, as one concern: every state transition of one upstream stays in one place.
+import { EventEmitter } from 'node:events';
+import { lifecycleOf, type ServerDef } from '../../registry/schema';
+import { packageRunnerWarning } from '../../registry/packageRunner';
+import type { ServerOAuth } from '../auth/serverOAuth';
+import type { CatalogLists } from '../catalog/catalogCache';
+import { connectUpstream, type CallOptions, type UpstreamConnection } from '../connection/connection';
+import { ConnectionError } from '../connection/connectionError';
+import { IdleClock } from './idleClock';
+import type { StartGate } from './startGate';
+import type { EditorLink } from '../routing/editorLink';
+import { planLaunch, WaitingForCredentials } from './launchUpstream';
+import type { Credentials } from '../auth/credentials';
+import { LogRing } from '../shared/logRing';
+import {
+  ErrorCodes,
+  McpFailure,
+  type JsonObject,
+  type Prompt,
+  type Resource,
+  type ResourceTemplate,
+  type Tool,
+} from '../shared/mcpTypes';
+import { Redactor } from '../trust/redact';
+import { describeEnforcement, type Enforcement } from '../trust/sandbox';
+import { ServerRequestDispatch } from '../routing/serverRequestDispatch';
+
+export type UpstreamState =
+  | 'starting'
+  | 'running'
+  | 'backoff' // crashed; waiting to restart
+  | 'failed' // crash-loop breaker open, or a start that can never succeed
+  | 'stopped'
+  | 'idle' // lazy, not running until a call needs it (its lists come from the catalog cache)
+  | 'disabled' // enabled: false
+  | 'awaiting-approval' // community tier without the operator's approval
+  | 'blocked' // the workspace is not trusted: nothing from it may run
+  | 'needs-sign-in' // a remote server that waits for the person to sign in (not a failure)
+  | 'needs-input'; // waits for a secret the person enters once (`${input:NAME}`), not a failure
+
+export interface UpstreamSnapshot {
+  name: string;
+  state: UpstreamState;
+  pid?: number;
+  startedAt?: number;
+  restarts: number;
+  lastError?: string;
+  nextRestartAt?: number;
+  serverInfo?: { name?: string; version?: string };
+  toolCount: number;
+  /** Where its listed tools come from: the live upstream, the catalog cache until it confirms, or nowhere. */
+  catalog: CatalogSource;
+}
+
+export type CatalogSource = 'live' | 'cached' | 'none';
+
+type ListKind = 'tools' | 'prompts' | 'resources';
+
+/** Why an upstream must not start now. */
+export interface Held {
+  state: 'disabled' | 'awaiting-approval' | 'blocked';
+  reason: string;
+}
+
+/** What the upstream emits: `state` on every lifecycle change, `lists` when its catalog changed. */
+export interface UpstreamEventMap {
+  state: [];
+  lists: [];
+  log: [JsonObject];
+  resourceUpdated: [string];
+  /** An audit entry (a server→client request was answered or refused). */
+  audit: [JsonObject];
+  /** A notifications/tasks/status from the server: its Task, under its own id. */
+  taskStatus: [JsonObject];
+}
+
+export class Upstream extends EventEmitter<UpstreamEventMap> {
+  state: UpstreamState = 'stopped';
+  restarts = 0;
+  lastError?: string;
+  startedAt?: number;
+  nextRestartAt?: number;
+  tools: Tool[] = [];
+  prompts: Prompt[] = [];
+  resources: Resource[] = [];
+  resourceTemplates: ResourceTemplate[] = [];
+  readonly logs = new LogRing();
+  readonly enforcement: Enforcement;
+  withheldEnv: string[] = [];
+  /** Where the requests this server sends its client go (serverRequestDispatch.ts). */
+  readonly serverRequests: ServerRequestDispatch;
+  /** Scrubs this server's secrets from text; replaced at each launch (the definition's values). */
+  private redactor = new Redactor([]);
+  private accountRedaction?: { token?: string; redactor: Redactor };
+
+  private client?: UpstreamConnection;
+  private consecutiveFailures = 0;
+  private restartTimer?: NodeJS.Timeout;
+  private generation = 0;
+  private wanted = false;
+  /** Per list kind: a refresh is running, and whether another list_changed came in meanwhile. */
+  private readonly refreshes = new Map<ListKind, { generation: number; pending: boolean }>();
+  /** Lazy: started on first use, stopped after `idleStopMs` without any. */
+  readonly lazy: boolean;
+  /** The last good lists (the catalog cache, then each live list): served while idle or starting. */
+  private lastGood?: CatalogLists;
+  /** Live lists have arrived since this definition was adopted (an eager restart then lists nothing stale). */
+  private confirmed = false;
+  /** A lazy server's use: requests in flight and subscriptions keep it up, `idleStopMs` unused stops it. */
+  private readonly idleClock = new IdleClock((why) => void this.goIdle(why));
+  /** Started only to learn its lists (no cached catalog): stops as soon as they are known. */
+  private learning = false;
+  /** A request is waiting for this start: it does not queue at the start gate. */
+  private demanded = false;
+
+  /**
+   * `mayStart` is asked before every launch, crash restarts included: what was approved can stop
+   * being so without a registry change (the env file's contents changed), and a restart must not
+   * run what the operator did not see.
+   */
+  constructor(
+    readonly def: ServerDef,
+    private readonly root: string,
+    private readonly mayStart?: () => Held | undefined,
+    /** The server's sign-in, for a remote server with `auth`. */
+    readonly signIn?: ServerOAuth,
+    private readonly gate?: StartGate,
+    private readonly editor?: EditorLink,
+    /** Entered secrets and VS Code account tokens. */
+    private readonly credentials?: Credentials,
+  ) {
+    super();
+    // Every request that finds the server (re)starting waits on one 'state' listener and removes it
+    // when settled: as many as there are calls in flight (bounded by the session caps), not a leak.
+    this.setMaxListeners(0);
+    this.lazy = lifecycleOf(def) === 'lazy';
+    this.enforcement = describeEnforcement(def);
+    this.serverRequests = new ServerRequestDispatch(def, root, (entry) => this.emit('audit', entry), editor);
+  }
+
+  get name(): string {
+    return this.def.name;
+  }
+
+  get pid(): number | undefined {
+    return this.client?.pid;
+  }
+
+  get instructions(): string | undefined {
+    return this.client?.info.instructions;
+  }
+
+  /** What the connected server declared at initialize (undefined while not connected). */
+  get capabilities(): JsonObject | undefined {
+    return this.client?.info.capabilities;
+  }
+
+  /** The protocol revision the running server speaks (eraDetection.ts decides it at connect). */
+  get protocol(): string | undefined {
+    return this.client?.info.protocol;
+  }
+
+  snapshot(): UpstreamSnapshot {
+    return {
+      name: this.name,
+      state: this.state,
+      pid: this.state === 'running' ? this.pid : undefined,
+      startedAt: this.state === 'running' ? this.startedAt : undefined,
+      restarts: this.restarts,
+      lastError: this.lastError,
+      nextRestartAt: this.state === 'backoff' ? this.nextRestartAt : undefined,
+      serverInfo: this.client
+        ? { name: this.client.info.serverName, version: this.client.info.serverVersion }
+        : undefined,
+      toolCount: this.listed.tools.length,
+      catalog: this.catalogSource,
+    };
+  }
+
+  /**
+   * What clients see of it: the live lists while it runs; the last good ones while a lazy server
+   * is idle or any server is starting for the first time (a call to them waits for the start).
+   */
+  get catalogSource(): CatalogSource {
+    if (this.state === 'running' && this.client) return 'live';
+    if (!this.lastGood) return 'none';
+    if (this.state === 'idle' || (this.state === 'starting' && (this.lazy || !this.confirmed))) return 'cached';
+    return 'none';
+  }
+
+  get listed(): CatalogLists {
+    const source = this.catalogSource;
+    if (source === 'cached') return this.lastGood!;
+    return {
+      tools: this.tools,
+      prompts: this.prompts,
+      resources: this.resources,
+      resourceTemplates: this.resourceTemplates,
+    };
+  }
+
+  /** Seeds the lists from the catalog cache (the supervisor checked they are this definition's). */
+  useCached(lists: CatalogLists): void {
+    this.lastGood = lists;
+  }
+
+  get hasCatalog(): boolean {
+    return this.lastGood !== undefined;
+  }
+
+  /** A lazy server with a known catalog, allowed to run: it waits, idle, for a call. */
+  rest(): void {
+    this.wanted = false;
+    this.lastError = undefined;
+    this.setState('idle');
+  }
+
+  /** A lazy server with no catalog yet: started once to learn it, then stopped. */
+  learn(): void {
+    this.learning = true;
+    this.start();
+  }
+
+  /**
+   * Brings the server up for a request: an idle lazy server is started, and a start in progress
+   * is waited for (bounded by its startup timeout). Anything else is left for request() to explain.
+   */
+  ensureStarted(): Promise<void> | undefined {
+    if (this.state === 'idle') {
+      this.demanded = true;
+      this.start();
+    }
+    if (this.state !== 'starting') return undefined;
+    this.learning = false;
+    // Someone waits now: a start held back behind the broker's first list goes ahead.
+    this.gate?.open();
+    return this.whenSettled(this.def.timeouts.startupMs).catch((err: Error) => {
+      throw new McpFailure(
+        ErrorCodes.UpstreamUnavailable,
+        `Server '${this.name}' could not be started for this request (${this.redactText(err.message)}).`,
+      );
+    });
+  }
+
+  /** Puts the upstream in a state where it must not run (disabled, awaiting approval, blocked). */
+  async hold(state: 'disabled' | 'awaiting-approval' | 'blocked', reason?: string): Promise<void> {
+    await this.stop();
+    this.lastError = reason;
+    this.setState(state);
+  }
+
+  start(): void {
+    this.wanted = true;
+    this.consecutiveFailures = 0;
+    this.clearRestartTimer();
+    if (this.state === 'starting' || this.state === 'running') return;
+    // Why it was held or failed before no longer holds once it is started again ("Approved, now
+    // starting (needs the operator's approval)" said both at once); the log keeps the history.
+    this.lastError = undefined;
+    void this.launch();
+  }
+
+  async stop(): Promise<void> {
+    this.wanted = false;
+    this.generation++;
+    this.clearRestartTimer();
+    this.idleClock.reset();
+    this.learning = false;
+    const client = this.client;
+    this.client = undefined;
+    this.clearLists();
+    if (client) await client.close();
+    if (this.state !== 'stopped') this.setState('stopped');
+  }
+
+  async restart(): Promise<void> {
+    await this.stop();
+    this.lastError = undefined;
+    this.start();
+  }
+
+  /** Resolves once the upstream is running, or rejects with why it is not. */
+  whenSettled(timeoutMs: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const check = (): boolean => {
+        if (this.state === 'running') {
+          done();
+          resolve();
+          return true;
+        }
+        if (this.state !== 'starting' && this.state !== 'backoff') {
+          done();
+          reject(new Error(`${this.name} is ${this.state}${this.lastError ? `: ${this.lastError}` : ''}`));
+          return true;
+        }
+        return false;
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(new Error(`${this.name} did not start within ${timeoutMs} ms`));
+      }, timeoutMs);
+      const onState = (): void => {
+        check();
+      };
+      const done = (): void => {
+        clearTimeout(timer);
+        this.off('state', onState);
+      };
+      if (!check()) this.on('state', onState);
+    });
+  }
+
+  private async launch(): Promise<void> {
+    const held = this.mayStart?.();
+    if (held) {
+      this.wanted = false;
+      this.clearRestartTimer();
+      this.lastError = held.reason;
+      this.setState(held.state);
+      return;
+    }
+    const generation = ++this.generation;
+    this.setState('starting');
+    // Only a start whose lists are already served from the cache queues: nobody waits for it.
+    const queue = !this.demanded && this.catalogSource === 'cached';
+    this.demanded = false;
+    const release = queue ? await this.gate?.enter() : undefined;
+    try {
+      if (generation === this.generation) await this.connect(generation);
+    } finally {
+      release?.();
+    }
+  }
+
+  /** Spawns or connects, then loads the lists: the part of a start the gate admits a few at a time. */
+  private async connect(generation: number): Promise<void> {
+    let client: UpstreamConnection;
+    try {
+      const plan = planLaunch(this.def, this.root, {
+        onNetworkRefused: (r) => this.networkRefused(r.host, r.port),
+        credentials: this.credentials,
+        editorConnected: this.editor?.current() !== undefined,
+      });
+      this.redactor = plan.redactor;
+      this.withheldEnv = plan.withheld;
+      if (plan.withheld.length) {
+        const names = plan.withheld.join(', ');
+        const why = "the server has no 'secrets' grant";
+        this.logs.push(`withheld ${plan.withheld.length} variable(s) (${names}): ${why}`);
+      }
+      const signedIn = plan.launch.transport !== 'stdio' && this.signIn;
+      const launch = signedIn ? { ...plan.launch, auth: this.signIn } : plan.launch;
+      client = await connectUpstream(
+        launch,
+        {
+          toolsChanged: () => this.refresh(generation, 'tools'),
+          promptsChanged: () => this.refresh(generation, 'prompts'),
+          resourcesChanged: () => this.refresh(generation, 'resources'),
+          resourceUpdated: (uri) => this.emit('resourceUpdated', uri),
+          log: (params) => this.emit('log', params),
+          lost: (reason, needsSignIn) => this.onLost(generation, reason, needsSignIn),
+          taskStatus: (task) => {
+            if (generation === this.generation) this.emit('taskStatus', task);
+          },
+          serverRequest: this.serverRequests.handle,
+        },
+        this.logs,
+        this.def.timeouts.startupMs,
+      );
+    } catch (err) {
+      if (generation !== this.generation) return;
+      if (err instanceof ConnectionError && err.kind === 'needs-sign-in') return this.awaitSignIn(err.message);
+      if (err instanceof WaitingForCredentials) return this.awaitSignIn(err.message, err.state);
+      // A command that does not exist will not appear by restarting.
+      const permanent = err instanceof ConnectionError && err.kind === 'not-found';
+      // `npx -y pkg` without the network grant hangs in a download it cannot make: say so.
+      const hint =
+        err instanceof ConnectionError && err.kind === 'start-failed' ? packageRunnerWarning(this.def) : undefined;
+      this.onFailure(this.redactText((err as Error).message) + (hint ? `. ${hint}` : ''), permanent);
+      return;
+    }
+    if (generation !== this.generation) {
+      await client.close();
+      return;
+    }
+    this.client = client;
+    try {
+      await this.loadLists(client, ['tools', 'prompts', 'resources']);
+    } catch (err) {
+      if (generation !== this.generation) return;
+      this.client = undefined;
+      await client.close();
+      this.onFailure(`connected, but listing its capabilities failed: ${this.redactText((err as Error).message)}`);
+      return;
+    }
+    if (generation !== this.generation) return;
+    this.startedAt = Date.now();
+    this.lastError = undefined;
+    this.keepLastGood();
+    this.logs.push(
+      `running${client.pid ? ` (pid ${client.pid})` : ''} with ${this.tools.length} tools, ` +
+        `${this.prompts.length} prompts, ${this.resources.length} resources`,
+    );
+    this.setState('running');
+    this.emit('lists');
+    // Learning its catalog was the only reason to run: it stops at once unless a request came meanwhile.
+    if (this.lazy && this.learning) this.idleClock.arm(0, 'its catalog is learned');
+    else if (this.lazy) this.idleClock.arm(this.def.idleStopMs);
+    this.learning = false;
+  }
+
+  /** The live lists become the last good ones (served if it goes idle, persisted by the supervisor). */
+  private keepLastGood(): void {
+    this.confirmed = true;
+    this.lastGood = {
+      tools: this.tools,
+      prompts: this.prompts,
+      resources: this.resources,
+      resourceTemplates: this.resourceTemplates,
+    };
+  }
+
+  private async goIdle(why: string): Promise<void> {
+    if (this.state !== 'running') return;
+    const client = this.client;
+    this.wanted = false;
+    this.generation++;
+    this.client = undefined;
+    this.idleClock.reset();
+    this.clearLists();
+    this.logs.push(`stopped (lazy, ${why}); the next call starts it again`);
+    // Idle before the close: its last good lists stay listed throughout.
+    this.setState('idle');
+    await client?.close();
+  }
+
+  /** The sandbox's proxy refused a host not in the allow-list: the server's log and the audit say so (host only). */
+  private networkRefused(host: string, port: number): void {
+    this.logs.push(`network: refused ${host}:${port} (not in this server's network allow-list)`);
+    this.emit('audit', { event: 'network-refused', server: this.name, host, port });
+  }
+
+  private async loadLists(client: UpstreamConnection, which: ListKind[]): Promise<void> {
+    const timeout = this.def.timeouts.startupMs;
+    await Promise.all(
+      which.map(async (kind) => {
+        if (kind === 'tools') this.tools = await client.listTools(timeout);
+        else if (kind === 'prompts') this.prompts = await client.listPrompts(timeout);
+        else {
+          const [resources, templates] = await Promise.all([
+            client.listResources(timeout),
+            client.listResourceTemplates(timeout),
+          ]);
+          this.resources = resources;
+          this.resourceTemplates = templates;
+        }
+      }),
+    );
+  }
+
+  /**
+   * Reloads one list after a list_changed. At most one reload is in flight and one more is queued
+   * (it sees every change that came in meanwhile): a burst costs two reloads, not one per notification.
+   */
+  private refresh(generation: number, kind: ListKind): void {
+    const client = this.client;
+    if (!client || generation !== this.generation) return;
+    const running = this.refreshes.get(kind);
+    if (running?.generation === generation) {
+      running.pending = true;
+      return;
+    }
+    const state = { generation, pending: false };
+    this.refreshes.set(kind, state);
+    void (async () => {
+      do {
+        state.pending = false;
+        try {
+          await this.loadLists(client, [kind]);
+          if (generation === this.generation) {
+            this.keepLastGood();
+            this.emit('lists');
+          }
+        } catch (err) {
+          this.logs.push(`refreshing ${kind} after list_changed failed: ${this.redactText((err as Error).message)}`);
+        }
+      } while (state.pending && client === this.client && generation === this.generation);
+      if (this.refreshes.get(kind) === state) this.refreshes.delete(kind);
+    })();
+  }
+
+  /**
+   * Waits for a sign-in: no restart and no crash counted (retrying cannot help until the person
+   * acts); signing in restarts the server.
+   */
+  private awaitSignIn(reason: string, state: 'needs-sign-in' | 'needs-input' = 'needs-sign-in'): void {
+    this.lastError = reason;
+    this.logs.push(`${state === 'needs-input' ? 'waiting for an entered secret' : 'waiting for sign-in'}: ${reason}`);
+    this.clearRestartTimer();
+    this.setState(state);
+  }
+
+  private onLost(generation: number, reason: string, needsSignIn = false): void {
+    if (generation !== this.generation) return;
+    this.client = undefined;
+    this.idleClock.reset();
+    this.clearLists();
+    this.emit('lists');
+    if (needsSignIn) return this.awaitSignIn(reason);
+    const ranFor = this.startedAt ? Date.now() - this.startedAt : 0;
+    if (ranFor >= this.def.restart.resetAfterMs) this.consecutiveFailures = 0;
+    this.onFailure(this.redactText(reason));
+  }
+
+  private onFailure(reason: string, permanent = false): void {
+    this.lastError = reason;
+    this.logs.push(`stopped: ${reason}`);
+    this.consecutiveFailures++;
+    if (!this.wanted) {
+      this.setState('stopped');
+      return;
+    }
+    const policy = this.def.restart;
+    if (this.consecutiveFailures > policy.maxRetries || permanent) {
+      this.lastError =
+        this.consecutiveFailures > policy.maxRetries && policy.maxRetries > 0
+          ? `${reason} (gave up after ${policy.maxRetries} restart${policy.maxRetries === 1 ? '' : 's'})`
+          : reason;
+      this.setState('failed');
+      return;
+    }
+    const delay = Math.min(policy.backoffMs * 2 ** (this.consecutiveFailures - 1), policy.maxBackoffMs);
+    this.nextRestartAt = Date.now() + delay;
+    this.setState('backoff');
+    this.restartTimer = setTimeout(() => {
+      this.restartTimer = undefined;
+      if (!this.wanted) return;
+      this.restarts++;
+      void this.launch();
+    }, delay);
+    this.restartTimer.unref();
+  }
+
+  /** Tells the running server its client's roots changed (the editor's folders); it may list them again. */
+  async rootsChanged(): Promise<void> {
+    const client = this.client;
+    if (!client || this.state !== 'running') return;
+    await client.notifyRootsChanged().catch((err: Error) => this.logs.push(`roots list_changed: ${err.message}`));
+  }
+
+  /** Forwards a request to the running upstream; any failure becomes a clear MCP error. */
+  async request(method: string, params: JsonObject, opts: Omit<CallOptions, 'timeoutMs'>): Promise<JsonObject> {
+    const client = this.client;
+    if (!client || this.state !== 'running') throw this.unavailable();
+    const lazy = this.lazy;
+    if (lazy) this.idleClock.begin();
+    let ok = false;
+    try {
+      const result = await client.request(method, params, { ...opts, timeoutMs: this.def.timeouts.callMs });
+      ok = true;
+      return result;
+    } catch (err) {
+      throw this.explain(err, client);
+    } finally {
+      if (lazy) this.used(client, method, ok);
+    }
+  }
+
+  /** A lazy server's request ended: its idle clock starts again once nothing holds it up. */
+  private used(client: UpstreamConnection, method: string, ok: boolean): void {
+    const current = client === this.client;
+    this.idleClock.end(method, ok && current);
+    if (current) this.idleClock.arm(this.def.idleStopMs);
+  }
+
+  /** Why a call cannot be forwarded now (restarting, failed, disabled, ...), as an MCP error. */
+  unavailable(): McpFailure {
+    const why: Record<UpstreamState, string> = {
+      starting: 'is starting',
+      running: 'is running',
+      backoff: 'crashed and is waiting to restart',
+      failed: 'has failed and will not be restarted until you restart it',
+      stopped: 'is stopped',
+      idle: 'is idle (lazy) and starts on the next call',
+      disabled: 'is disabled',
+      'awaiting-approval': "is waiting for the operator's approval",
+      blocked: 'cannot run because the workspace is not trusted',
+      'needs-sign-in': 'is waiting for you to sign in',
+      'needs-input': 'is waiting for a secret to be entered',
+    };
+    return new McpFailure(
+      ErrorCodes.UpstreamUnavailable,
+      `Server '${this.name}' ${why[this.state]}${this.lastError ? ` (last error: ${this.lastError})` : ''}.`,
+    );
+  }
+
+  private explain(err: unknown, client: UpstreamConnection): Error {
+    if (client !== this.client || (err instanceof ConnectionError && err.kind === 'connection-lost')) {
+      const why = this.lastError ?? 'connection closed';
+      return new McpFailure(
+        ErrorCodes.UpstreamUnavailable,
+        `Server '${this.name}' stopped while handling this call (${why}); it will be restarted by its restart policy.`,
+      );
+    }
+    if (err instanceof ConnectionError) {
+      if (err.kind === 'timeout') {
+        const limit = this.def.timeouts.callMs;
+        return new McpFailure(
+          ErrorCodes.RequestTimeout,
+          `Server '${this.name}' did not answer within ${limit} ms; the call was cancelled.`,
+        );
+      }
+      // Upstream JSON-RPC errors pass through with their own code, message and data.
+      if (err.kind === 'upstream-error')
+        return new McpFailure(err.code ?? ErrorCodes.InternalError, err.message, err.data);
+      if (err.kind === 'needs-sign-in') return new McpFailure(ErrorCodes.UpstreamUnavailable, err.message);
+      return new McpFailure(ErrorCodes.InternalError, `Server '${this.name}': ${err.message}`);
+    }
+    // The caller's own cancellation (its signal's reason): passed on as it is.
+    const e = err as { code?: unknown; message?: string; data?: unknown };
+    if (typeof e.code === 'number') return new McpFailure(e.code, e.message ?? 'error', e.data);
+    return new McpFailure(ErrorCodes.InternalError, `Server '${this.name}': ${e.message ?? String(err)}`);
+  }
+
+  /**
+   * Every string that must never appear in anything the broker writes: this server's secret
+   * values (envFile, resolved references, header values), as the redactor matches them.
+   */
+  get secretValues(): readonly string[] {
+    return this.redactor.forms;
+  }
+
+  /** Scrubs this server's secret values from text. */
+  redactText(text: string): string {
+    return this.accountRedactor().redact(this.redactor.redact(text));
+  }
+
+  /** A VS Code account token can change while the server runs (VS Code refreshed the session). */
+  private accountRedactor(): Redactor {
+    const token = this.credentials?.accountToken(this.def);
+    const known = this.accountRedaction;
+    if (known && known.token === token) return known.redactor;
+    const redactor = new Redactor(token ? [token] : []);
+    this.accountRedaction = { token, redactor };
+    return redactor;
+  }
+
+  private clearLists(): void {
+    this.tools = [];
+    this.prompts = [];
+    this.resources = [];
+    this.resourceTemplates = [];
+  }
+
+  private clearRestartTimer(): void {
+    if (this.restartTimer) clearTimeout(this.restartTimer);
+    this.restartTimer = undefined;
+  }
+
+  private setState(state: UpstreamState): void {
+    if (this.state === state && state !== 'backoff') return;
+    const source = this.catalogSource;
+    this.state = state;
+    this.emit('state');
+    // Cached lists appear or go with the state (idle, a first start): the catalog must hear of it.
+    if (this.catalogSource !== source) this.emit('lists');
+  }
+}

@@ -1,0 +1,270 @@
+// Rug-pull defence: the tools of a running server are held to the pins taken when it was approved
+// (or to the committed lockfile). A tool whose definition differs from a pin, or that is new, is
+// quarantined (not listed, not callable) until the operator reviews the diff and accepts it.
+import * as fs from 'node:fs';
+import type { ServerDef } from '../../registry/schema';
+import { lockfilePath, readLockfile, type LockEntry, type LockfileRead } from './lockfile';
+import { ErrorCodes, McpFailure, type Tool } from '../shared/mcpTypes';
+import type { PinRecord, PinSource, PinStore } from './pinStore';
+import { digestsOf, pinnedDefinition, toolSetHash, type PinnedTool, type ToolDigests } from './toolDigest';
+
+export type PinStatus = 'pinned' | 'unpinned' | 'changed';
+
+/** A server's pins as the state shows them. */
+export interface PinState {
+  status: PinStatus;
+  /** Tools held back: not listed to any client and refused when called. */
+  quarantined: string[];
+  /** Pinned tools the server no longer lists. */
+  removed: string[];
+  /** The hash of the tool set the server lists now: `accept_tool_changes` must send it back. */
+  toolsHash?: string;
+  source?: PinSource;
+  /** Whether mcp-servers.lock holds a pin for this server. */
+  locked: boolean;
+  /** Why mcp-servers.lock was not used (it is then as if absent). */
+  lockfileProblem?: string;
+}
+
+export interface ToolChange {
+  tool: string;
+  change: 'changed' | 'added' | 'removed';
+  /** The pinned definition; absent when only its digest is known (a pin from mcp-servers.lock). */
+  before?: PinnedTool;
+  after?: PinnedTool;
+  /** Which pins the tool differs from. */
+  differsFrom: ('approval' | 'lockfile')[];
+}
+
+export interface ToolChanges {
+  server: string;
+  status: PinStatus;
+  policy: NonNullable<ServerDef['onToolChange']>;
+  /** Send this to accept_tool_changes: it names exactly the tool set shown here. */
+  toolsHash: string;
+  changes: ToolChange[];
+}
+
+/** The command that reviews a server's tool changes, as every message about a quarantine names it. */
+export function reviewCommand(server: string): string {
+  return `run 'Switchboard: Review Tool Changes' or \`switchboard review ${server}\``;
+}
+
+/** The error a call to a quarantined tool gets. */
+export function toolQuarantined(server: string, tool: string): McpFailure {
+  return new McpFailure(
+    ErrorCodes.Forbidden,
+    `Tool '${tool}' of server '${server}' is quarantined: its definition is not the one pinned when the server ` +
+      `was approved (it changed, or it is new). The operator must review the change: ${reviewCommand(server)}.`,
+  );
+}
+
+export class PinMismatch extends Error {}
+
+interface Evaluation {
+  tools: readonly Tool[];
+  stamp: string;
+  held: ReadonlySet<string>;
+  state: PinState;
+  /** The operator's pin and the lockfile entry the tools were held to. */
+  pin?: PinRecord;
+  lock?: LockEntry;
+}
+
+function pinRecord(tools: readonly Tool[], source: PinSource, lockTools?: string): PinRecord {
+  const digests = digestsOf(tools);
+  const definitions: PinRecord['definitions'] = {};
+  for (const tool of tools) definitions[tool.name] = { digest: digests[tool.name], definition: pinnedDefinition(tool) };
+  return {
+    tools: toolSetHash(digests),
+    definitions,
+    pinnedAt: new Date().toISOString(),
+    source,
+    ...(lockTools ? { lockTools } : {}),
+  };
+}
+
+const pinDigests = (pin: PinRecord): ToolDigests =>
+  Object.fromEntries(Object.entries(pin.definitions).map(([name, d]) => [name, d.digest]));
+
+const NONE: ReadonlySet<string> = new Set();
+
+export class Pins {
+  private readonly latest = new Map<string, Evaluation>();
+  private lock: { stamp: string; read: LockfileRead } = { stamp: '', read: { state: 'absent' } };
+  private reportedLockProblem?: string;
+
+  constructor(
+    private readonly store: PinStore,
+    private readonly root: string,
+    private readonly defOf: (server: string) => ServerDef | undefined,
+    private readonly log: (line: string) => void = () => undefined,
+  ) {}
+
+  /** The lockfile as it is now, read again only when its size or mtime changed. */
+  private lockfile(): LockfileRead {
+    let stamp = 'absent';
+    try {
+      const stat = fs.statSync(lockfilePath(this.root));
+      stamp = `${stat.mtimeMs}:${stat.size}`;
+    } catch {
+      /* absent */
+    }
+    if (stamp !== this.lock.stamp) {
+      this.lock = { stamp, read: stamp === 'absent' ? { state: 'absent' } : readLockfile(this.root) };
+      const problem = this.lock.read.state === 'invalid' ? this.lock.read.error : undefined;
+      if (problem && problem !== this.reportedLockProblem) this.log(`${problem}; it is ignored until fixed`);
+      this.reportedLockProblem = problem;
+    }
+    return this.lock.read;
+  }
+
+  private lockEntry(server: string): LockEntry | undefined {
+    const read = this.lockfile();
+    return read.state === 'read' ? read.servers[server] : undefined;
+  }
+
+  /**
+   * The catalog's hook: the tools of `server` to hold back from its current list. The first list
+   * of a server never pinned becomes its pin (trust on first use), unless the lockfile pins it.
+   */
+  gate(server: string, tools: readonly Tool[]): ReadonlySet<string> {
+    const def = this.defOf(server);
+    const lock = this.lockEntry(server);
+    const stamp = `${this.store.generation}\0${this.lock.stamp}\0${def?.onToolChange}`;
+    const cached = this.latest.get(server);
+    if (cached && cached.tools === tools && cached.stamp === stamp) return cached.held;
+    const evaluation = this.evaluate(server, tools, def, lock);
+    this.latest.set(server, evaluation);
+    return evaluation.held;
+  }
+
+  private evaluate(server: string, tools: readonly Tool[], def: ServerDef | undefined, lock?: LockEntry): Evaluation {
+    const digests = digestsOf(tools);
+    const hash = toolSetHash(digests);
+    let pin = this.store.get(server);
+    if (!pin && (!lock || lock.tools === hash)) {
+      pin = this.store.put(server, pinRecord(tools, lock ? 'lockfile' : 'first-use', lock?.tools));
+      this.log(`pinned the ${tools.length} tools of '${server}' (${lock ? 'as mcp-servers.lock says' : 'first use'})`);
+    }
+    const constraints: ToolDigests[] = [];
+    if (pin) constraints.push(pinDigests(pin));
+    // A lockfile entry the operator has not accepted a change against binds as well: it can only add.
+    if (lock && lock.tools !== pin?.lockTools) constraints.push(lock.toolDigests);
+    let held = tools.map((t) => t.name).filter((name) => constraints.some((c) => c[name] !== digests[name]));
+    const removed = [...new Set(constraints.flatMap((c) => Object.keys(c)))].filter((n) => !(n in digests)).sort();
+    const changed = held.length > 0 || removed.length > 0;
+    if (changed && def?.onToolChange === 'quarantine-server') held = tools.map((t) => t.name);
+    const stamp = `${this.store.generation}\0${this.lock.stamp}\0${def?.onToolChange}`;
+    const read = this.lock.read;
+    const state: PinState = {
+      status: constraints.length === 0 ? 'unpinned' : changed ? 'changed' : 'pinned',
+      quarantined: held.sort(),
+      removed,
+      toolsHash: hash,
+      source: pin?.source,
+      locked: lock !== undefined,
+      ...(read.state === 'invalid' ? { lockfileProblem: read.error } : {}),
+    };
+    if (changed && !this.latest.get(server)?.state.quarantined.length && held.length) {
+      this.log(`quarantined ${held.length} tool(s) of '${server}' (${held.join(', ')}): ${reviewCommand(server)}`);
+    }
+    return { tools, stamp, held: held.length ? new Set(held) : NONE, state, pin, lock };
+  }
+
+  /** A server's pins for the state; `running`: whether its tool list is live (else only the stored pin counts). */
+  state(server: string, running: boolean): PinState {
+    const evaluation = this.latest.get(server);
+    if (running && evaluation) return evaluation.state;
+    const pin = this.store.get(server);
+    const read = this.lockfile();
+    const locked = read.state === 'read' && read.servers[server] !== undefined;
+    return {
+      status: pin || locked ? 'pinned' : 'unpinned',
+      quarantined: [],
+      removed: [],
+      ...(pin ? { source: pin.source } : {}),
+      locked,
+      ...(read.state === 'invalid' ? { lockfileProblem: read.error } : {}),
+    };
+  }
+
+  private live(server: string): Evaluation {
+    const evaluation = this.latest.get(server);
+    if (!evaluation) {
+      throw new McpFailure(
+        ErrorCodes.InvalidParams,
+        `'${server}' has not listed its tools since the broker started; start it, then review its tool changes.`,
+      );
+    }
+    return evaluation;
+  }
+
+  /** What differs between the pins and the tools the server lists now, tool by tool. */
+  changes(server: string, running: boolean): ToolChanges {
+    if (!running) {
+      throw new McpFailure(
+        ErrorCodes.InvalidParams,
+        `'${server}' is not running, so its tools cannot be compared with the pins; start it and review again.`,
+      );
+    }
+    const { tools, pin, lock, state } = this.live(server);
+    const digests = digestsOf(tools);
+    const pinned = pin ? pinDigests(pin) : undefined;
+    const lockBinds = lock !== undefined && lock.tools !== pin?.lockTools;
+    const changes: ToolChange[] = [];
+    const byName = new Map(tools.map((t) => [t.name, t] as const));
+    const locked = lockBinds ? Object.keys(lock.toolDigests) : [];
+    const names = new Set([...byName.keys(), ...Object.keys(pinned ?? {}), ...locked]);
+    for (const name of [...names].sort()) {
+      const differsFrom: ToolChange['differsFrom'] = [];
+      if (pinned && pinned[name] !== digests[name]) differsFrom.push('approval');
+      if (lockBinds && lock.toolDigests[name] !== digests[name]) differsFrom.push('lockfile');
+      if (!differsFrom.length) continue;
+      const tool = byName.get(name);
+      const beforeDigest = pinned?.[name] ?? (lockBinds ? lock.toolDigests[name] : undefined);
+      const before =
+        pin?.definitions[name]?.definition ?? (beforeDigest ? this.knownDefinition(beforeDigest) : undefined);
+      const change = !tool ? 'removed' : beforeDigest === undefined ? 'added' : 'changed';
+      changes.push({
+        tool: name,
+        change,
+        ...(before ? { before } : {}),
+        ...(tool ? { after: pinnedDefinition(tool) } : {}),
+        differsFrom,
+      });
+    }
+    const policy = this.defOf(server)?.onToolChange ?? 'quarantine-tools';
+    return { server, status: state.status, policy, toolsHash: state.toolsHash ?? toolSetHash(digests), changes };
+  }
+
+  /** The definition behind a digest, if any pin of this root still has it (a lockfile holds digests only). */
+  private knownDefinition(digest: string): PinnedTool | undefined {
+    for (const record of this.store.all()) {
+      for (const d of Object.values(record.definitions)) if (d.digest === digest) return d.definition;
+    }
+    return undefined;
+  }
+
+  /**
+   * The operator accepts the tools the server lists now as its pin, only if `toolsHash` is the hash
+   * of the set they reviewed: a change that came after the review is not accepted with it.
+   */
+  accept(server: string, toolsHash: string, running: boolean): PinRecord {
+    if (!running) {
+      const message = `'${server}' is not running; start it and review its tools again.`;
+      throw new McpFailure(ErrorCodes.InvalidParams, message);
+    }
+    const { tools, lock } = this.live(server);
+    const now = toolSetHash(digestsOf(tools));
+    if (now !== toolsHash) {
+      throw new PinMismatch(
+        `Not accepted: the tools of '${server}' changed again after they were shown to you. ` +
+          `Review them again (${reviewCommand(server)}) and accept what they are now.`,
+      );
+    }
+    const record = this.store.put(server, pinRecord(tools, 'accepted', lock?.tools));
+    this.log(`the operator accepted the ${tools.length} tools of '${server}' as its new pin`);
+    return record;
+  }
+}
