@@ -121,8 +121,10 @@ export function oauthFetch(serverUrl: string, opts: OAuthFetchOptions = {}): typ
         headers: res.headers,
       });
     } catch (err) {
-      if (deadline.aborted && !init?.signal?.aborted)
-        throw new OAuthRequestRefused(`${shown(target)} did not answer within ${Math.round(timeoutMs / 1000)} s`);
+      if (deadline.aborted && !init?.signal?.aborted) {
+        const limitText = timeoutMs >= 1000 ? `${Math.round(timeoutMs / 1000)} s` : `${timeoutMs} ms`;
+        throw new OAuthRequestRefused(`${shown(target)} did not answer within ${limitText}`);
+      }
       throw err;
     }
   };
