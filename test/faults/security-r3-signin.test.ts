@@ -330,6 +330,112 @@ describe('faults: security round 3, sign-in', function () {
     });
   });
 
+  describe('auth.clientSecretFile is part of what the operator approves (beyond the list)', () => {
+    let broker: BrokerProcess;
+    let operator: Client;
+    let writer: Client;
+    let hostile: OAuthFixture;
+    let canary: string;
+    let root: string;
+    const secretValue = `operator-only-${crypto.randomBytes(12).toString('hex')}`;
+
+    before(async () => {
+      hostile = await startOAuthFixture(path.join(FAULT_FIXTURES, 'hostile-oauth.mjs'));
+      root = tempDir('sb-r3-secretfile-');
+      canary = path.join(tempDir('sb-r3-private-'), 'not-for-servers.txt');
+      fs.writeFileSync(canary, secretValue, { mode: 0o600 });
+      writeRegistry(root, {
+        'mcp-servers.d/remote.yaml':
+          `name: remote\ntrust: community\ntransport: http\nurl: ${hostile.url}\n` +
+          'auth:\n  type: oauth\n  clientId: fixed-client\n  scopes: [mcp]\n',
+        'clients.d/writer.yaml': 'name: writer\nmcp_allow: [read, write]\n',
+      });
+      broker = await startBroker({ root, env: { SWITCHBOARD_TOKEN_STORE: 'file' } });
+      operator = await connect(broker.url, broker.token, 'operator-test');
+      writer = await connect(broker.url, await tokenOf(operator, 'writer'), 'writer');
+      const shown = await status(operator, 'remote');
+      await facade(operator, 'approve_server', { name: 'remote', hash: shown.approvalHash });
+    });
+
+    after(async () => {
+      for (const c of [operator, writer]) await c?.close().catch(() => undefined);
+      await broker?.stop();
+      if (hostile) await stopProcess(hostile.proc);
+    });
+
+    /** Begins a sign-in as the operator and, if it starts, plays the browser's return with a code. */
+    async function operatorSignsIn(): Promise<string> {
+      const begun = await operator.callTool({ name: 'switchboard__begin_sign_in', arguments: { name: 'remote' } });
+      if (begun.isError) return `refused: ${textOf(begun)}`;
+      const url = new URL((begun.structuredContent as Json).url as string);
+      const back = new URL(url.searchParams.get('redirect_uri')!);
+      back.searchParams.set('code', 'code-1');
+      back.searchParams.set('state', url.searchParams.get('state')!);
+      await fetch(back);
+      await waitFor(async () => (await tokenRequests()).length > 0, 'the token request', 10_000).catch(() => undefined);
+      return 'signed in';
+    }
+
+    async function tokenRequests(): Promise<{ authorization: string | null; body: string }[]> {
+      return (await fetch(`${hostile.base}/test/token-requests`)).json() as Promise<
+        { authorization: string | null; body: string }[]
+      >;
+    }
+
+    /** What the authorization server received, with Basic credentials decoded. */
+    async function received(): Promise<string> {
+      return (await tokenRequests())
+        .map((r) => {
+          const basic = r.authorization?.startsWith('Basic ') ? Buffer.from(r.authorization.slice(6), 'base64') : '';
+          return `${r.authorization} ${decodeURIComponent(String(basic))} ${decodeURIComponent(r.body)}`;
+        })
+        .join('\n');
+    }
+
+    it("a write agent's edit that names another file takes the approval away; the file is not sent", async () => {
+      const approved = await status(operator, 'remote');
+      assert.equal(approved.approval, 'approved');
+      // The agent's edit: the same server, its client secret now read from a file of the operator's.
+      await facade(writer, 'upsert_server', {
+        definition: {
+          name: 'remote',
+          transport: 'http',
+          url: hostile.url,
+          auth: { type: 'oauth', clientId: 'fixed-client', scopes: ['mcp'], clientSecretFile: canary },
+        },
+      });
+      // The next day: the broker starts again from the files (a fresh sign-in client reads the new setting).
+      await operator.close();
+      await writer.close();
+      const home = broker.home;
+      await broker.stop();
+      broker = await startBroker({ root, home, env: { SWITCHBOARD_TOKEN_STORE: 'file' } });
+      operator = await connect(broker.url, broker.token, 'operator-test');
+      const edited = await status(operator, 'remote');
+      const attempt = await operatorSignsIn();
+      const sent = await received();
+      report('r3-signin-secret-file', {
+        approvalAfterEdit: edited.approval,
+        attempt,
+        secretSent: sent.includes(secretValue),
+      });
+      assert.ok(!sent.includes(secretValue), "the file named by the agent's edit was sent to the authorization server");
+      assert.equal(edited.approval, 'changed', 'the edit needs a new approval');
+      assert.match(attempt, /refused: .*changed since it was approved: approve it first/);
+
+      // Positive control: approved by the operator, who is shown the file, the secret is sent.
+      const items = edited.approvalItems as { label: string; value: string }[];
+      assert.ok(
+        items.some((i) => i.label === 'Client secret' && i.value.includes(canary)),
+        'the operator sees the file',
+      );
+      await facade(operator, 'approve_server', { name: 'remote', hash: edited.approvalHash });
+      assert.equal(await operatorSignsIn(), 'signed in');
+      const legit = await received();
+      assert.ok(legit.includes(secretValue), `the approved client secret reaches the token endpoint: ${legit}`);
+    });
+  });
+
   describe('discovery from a hostile server is bounded', () => {
     let broker: BrokerProcess;
     let operator: Client;

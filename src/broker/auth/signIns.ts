@@ -8,6 +8,7 @@
 // sign-in is in progress.
 import * as crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
+import { isDeepStrictEqual } from 'node:util';
 import type { ServerDef } from '../../registry/schema';
 import { authorizationUrl, exchangeCode } from '../connection/oauthFlow';
 import { listenForRedirect, type LoopbackRedirect } from './loopback';
@@ -72,7 +73,9 @@ export class SignIns extends EventEmitter<SignInEvents> {
     if (def.auth?.type !== 'oauth' || def.transport === 'stdio' || !def.url) return undefined;
     const key = signInKey(def);
     const known = this.clients.get(def.name);
-    if (known?.key === key) return known;
+    // The same sign-in (key) with other settings, e.g. another clientSecretFile: a new client over
+    // the same stored tokens, so the file read is always the one the definition names now.
+    if (known?.key === key && isDeepStrictEqual(known.settings, def.auth)) return known;
     this.cancel(def.name);
     const oauth = new ServerOAuth(def.name, def.url, def.auth, key, this.tokenStore(), this.root);
     this.clients.set(def.name, oauth);

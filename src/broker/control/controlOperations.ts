@@ -432,6 +432,14 @@ export class ControlOperations {
       const why = 'Signing in connects to a server of this workspace, which is not allowed while it is not trusted.';
       throw new McpFailure(ErrorCodes.Forbidden, why);
     }
+    // A sign-in sends the client secret (auth.clientSecretFile) and the person's consent to the
+    // authorization server the definition leads to: only for a definition the operator approved as it is.
+    const approval = this.approvals.status(def);
+    if (approval === 'required' || approval === 'changed') {
+      const what = approval === 'required' ? 'is not approved yet' : 'changed since it was approved';
+      const why = `'${name}' ${what}: approve it first (switchboard approve ${name}), then sign in.`;
+      throw new McpFailure(ErrorCodes.Forbidden, why);
+    }
     try {
       const { url } = await this.broker.supervisor.signIns.begin(def);
       return { name, url };

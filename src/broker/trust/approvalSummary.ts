@@ -105,6 +105,11 @@ export function approvalLines(def: ServerDef, root: string, envFile: EnvFileDige
     const client = def.auth.clientId ? `client ${def.auth.clientId}` : 'registers itself';
     const scopes = def.auth.scopes?.length ? `scopes ${def.auth.scopes.join(' ')}` : "the server's scopes";
     lines.push({ label: 'Sign-in', value: `OAuth (${client}; ${scopes}); tokens kept per user` });
+    if (def.auth.clientSecretFile !== undefined)
+      lines.push({
+        label: 'Client secret',
+        value: `the contents of ${def.auth.clientSecretFile}, sent to the authorization server when signing in`,
+      });
   }
   lines.push({ label: 'Grants', value: def.grants.length ? [...def.grants].join(', ') : 'none' });
   for (const [label, paths] of [
