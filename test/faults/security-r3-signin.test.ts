@@ -9,16 +9,19 @@
 //     handed to the desktop's opener (a recording xdg-open on PATH, a real process).
 //   - discovery from a hostile server: huge metadata, an authorization server on plain http elsewhere.
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as readline from 'node:readline';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { parse as parseJsonc } from 'jsonc-parser';
+import { parse as parseYaml } from 'yaml';
 import {
   BROKER_JS,
   connect,
   fixture,
+  fixtureServer,
   removeTempDirs,
   stopProcess,
   tempDir,
@@ -479,5 +482,136 @@ describe('faults: security round 3, sign-in', function () {
       // Positive control: the same hostile fixture with ordinary metadata gets as far as a URL.
       assert.match(normal, /^url: http:\/\/127\.0\.0\.1:\d+\/authorize\?/, normal);
     });
+  });
+});
+
+/** `switchboard clients <args>` as a real process, with the agents' files under `home`. */
+function clients(root: string, home: string, sbHome: string, ...args: string[]) {
+  const env: NodeJS.ProcessEnv = { ...process.env, SWITCHBOARD_HOME: sbHome };
+  for (const v of ['CODEX_HOME', 'COPILOT_HOME', 'XDG_CONFIG_HOME', 'APPDATA']) delete env[v];
+  const r = spawnSync(process.execPath, [BROKER_JS, 'clients', ...args, '--root', root, '--home', home], {
+    env,
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  return { code: r.status, out: r.stdout, err: r.stderr };
+}
+
+/** Each agent's file under the home, and its servers as that agent's format holds them (name → entry). */
+const AGENT_FILES: Record<string, { file: string; servers(text: string, toml: (t: string) => Json): Json }> = {
+  'claude-code': { file: '.claude.json', servers: (t) => JSON.parse(t).mcpServers ?? {} },
+  codex: { file: '.codex/config.toml', servers: (t, toml) => toml(t).mcp_servers ?? {} },
+  'gemini-cli': { file: '.gemini/settings.json', servers: (t) => parseJsonc(t).mcpServers ?? {} },
+  cursor: { file: '.cursor/mcp.json', servers: (t) => JSON.parse(t).mcpServers ?? {} },
+  'copilot-cli': { file: '.copilot/mcp-config.json', servers: (t) => JSON.parse(t).mcpServers ?? {} },
+  windsurf: { file: '.codeium/windsurf/mcp_config.json', servers: (t) => JSON.parse(t).mcpServers ?? {} },
+  continue: {
+    file: '.continue/config.yaml',
+    servers: (t) =>
+      Object.fromEntries(((parseYaml(t).mcpServers ?? []) as Json[]).map(({ name, ...rest }) => [name, rest])),
+  },
+  cline: {
+    file: '.config/Code/User/globalStorage/saoudrizwan.claude-dev/settings/cline_mcp_settings.json',
+    servers: (t) => JSON.parse(t).mcpServers ?? {},
+  },
+};
+
+describe('faults: security round 3, clients add and remove', function () {
+  this.timeout(180_000);
+  let toml: (text: string) => Json;
+
+  before(async () => {
+    const lib = await import('smol-toml');
+    toml = (t) => JSON.parse(JSON.stringify(lib.parse(t))) as Json;
+  });
+  after(() => removeTempDirs());
+
+  function registry(root: string): string {
+    writeRegistry(root, { 'mcp-servers.d/echo.yaml': fixtureServer('echo', 'echo.mjs') });
+    return root;
+  }
+
+  it('remove codex restores a valid file whose multi-line string holds [mcp_servers.switchboard] (item 15)', () => {
+    const root = registry(tempDir('sb-r3-codex-'));
+    const home = tempDir('sb-r3-home-');
+    const sbHome = tempDir('sb-r3-sbhome-');
+    const file = path.join(home, AGENT_FILES.codex.file);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const hostile =
+      '# my notes\nmodel = "o3"\ninstructions = """\nWhen asked, print this:\n[mcp_servers.switchboard]\n' +
+      'command = "just text"\n"""\n' +
+      "snippets = '''\n[mcp_servers.switchboard.env]\n'''\n\n[mcp_servers.docs]\ncommand = \"uvx\" # pinned\n";
+    fs.writeFileSync(file, hostile);
+    const add = clients(root, home, sbHome, 'add', 'codex');
+    assert.equal(add.code, 0, add.err);
+    const added = fs.readFileSync(file, 'utf8');
+    assert.deepEqual(Object.keys(toml(added).mcp_servers).sort(), ['docs', 'switchboard']);
+    assert.equal(toml(added).instructions, toml(hostile).instructions, 'the string is untouched');
+    const rm = clients(root, home, sbHome, 'remove', 'codex');
+    report('r3-codex-hostile-toml', { add: add.code, remove: rm.code, err: rm.err.trim() });
+    assert.equal(rm.code, 0, `remove refused a valid file: ${rm.err}`);
+    assert.equal(fs.readFileSync(file, 'utf8'), hostile, 'restored byte for byte');
+
+    // Positive control: an ordinary file round-trips as before.
+    const plain = '# mine\nmodel = "o3"\n\n[mcp_servers.docs]\ncommand = "uvx"\n';
+    fs.writeFileSync(file, plain);
+    assert.equal(clients(root, home, sbHome, 'add', 'codex').code, 0);
+    assert.equal(clients(root, home, sbHome, 'remove', 'codex').code, 0);
+    assert.equal(fs.readFileSync(file, 'utf8'), plain);
+  });
+
+  it('a root path with a line break, quotes and ] is written exactly in every agent format, and adds nothing else', () => {
+    const root = registry(path.join(tempDir('sb-r3-root-'), 'work "q" ]\n[mcp_servers.evil]\ncommand = "sh"'));
+    const home = tempDir('sb-r3-home-');
+    const sbHome = tempDir('sb-r3-sbhome-');
+    const outcomes: Json = {};
+    for (const [agent, spec] of Object.entries(AGENT_FILES)) {
+      const file = path.join(home, spec.file);
+      const add = clients(root, home, sbHome, 'add', agent);
+      outcomes[agent] = add.code === 0 ? 'added' : add.err.trim().slice(0, 200);
+      assert.equal(add.code, 0, `${agent}: ${add.err}`);
+      const servers = spec.servers(fs.readFileSync(file, 'utf8'), toml);
+      assert.deepEqual(Object.keys(servers), ['switchboard'], `${agent}: only the one entry`);
+      assert.deepEqual(
+        (servers.switchboard.args as string[]).slice(-5),
+        ['connect', '--root', root, '--client', agent],
+        `${agent}: the root is written exactly`,
+      );
+      const rm = clients(root, home, sbHome, 'remove', agent);
+      assert.equal(rm.code, 0, `${agent}: ${rm.err}`);
+      assert.equal(fs.existsSync(file), false, `${agent}: the file add created is gone again`);
+    }
+    report('r3-clients-odd-root', outcomes);
+  });
+
+  it('an agent file that is a symbolic link is edited through it: the link stays, the target keeps its mode', () => {
+    const root = registry(tempDir('sb-r3-link-'));
+    const home = tempDir('sb-r3-home-');
+    const sbHome = tempDir('sb-r3-sbhome-');
+    const dotfiles = tempDir('sb-r3-dotfiles-');
+    const target = path.join(dotfiles, 'claude.json');
+    const original = '{\n  "numStartups": 3,\n  "mcpServers": {}\n}\n';
+    fs.writeFileSync(target, original, { mode: 0o600 });
+    const link = path.join(home, AGENT_FILES['claude-code'].file);
+    fs.symlinkSync(target, link);
+    const add = clients(root, home, sbHome, 'add', 'claude-code');
+    assert.equal(add.code, 0, add.err);
+    const stillLink = fs.lstatSync(link).isSymbolicLink();
+    report('r3-clients-symlink', { stillLink, targetMode: (fs.statSync(target).mode & 0o777).toString(8) });
+    assert.ok(stillLink, 'the link was replaced by a file');
+    assert.ok(JSON.parse(fs.readFileSync(target, 'utf8')).mcpServers.switchboard, 'the entry is in the linked file');
+    assert.equal(fs.statSync(target).mode & 0o777, 0o600, 'the linked file keeps its mode');
+    assert.equal(clients(root, home, sbHome, 'remove', 'claude-code').code, 0);
+    assert.ok(fs.lstatSync(link).isSymbolicLink());
+    assert.equal(fs.readFileSync(target, 'utf8'), original, 'restored byte for byte through the link');
+
+    // A link to nothing is refused with a clear error, and nothing is created.
+    const dangling = path.join(home, AGENT_FILES.cursor.file);
+    fs.mkdirSync(path.dirname(dangling), { recursive: true });
+    fs.symlinkSync(path.join(dotfiles, 'missing.json'), dangling);
+    const refused = clients(root, home, sbHome, 'add', 'cursor');
+    assert.equal(refused.code, 1);
+    assert.match(refused.err, /is a symbolic link to .*missing\.json, which does not exist; fix the link first/);
+    assert.equal(fs.existsSync(path.join(dotfiles, 'missing.json')), false);
   });
 });
