@@ -4,6 +4,7 @@
 import * as path from 'node:path';
 import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
 import { looksSecret } from '../broker/trust/environment';
+import { commandWarnings } from '../registry/commandRisks';
 import { INPUT_NAME } from '../registry/schema';
 
 export type ImportSource = 'vscode' | 'claude-desktop' | 'cursor' | 'claude-code' | 'file';
@@ -313,6 +314,8 @@ function convert(key: string, raw: Json, ctx: ImportContext, taken: ReadonlySet<
       grants.add('network');
       notes.push(`${program} downloads and runs a package, so it gets the 'network' grant`);
     }
+    for (const warning of commandWarnings(String(def.command), (def.args as string[] | undefined) ?? []))
+      notes.push(`⚠ ${warning}`);
     if (kept.size) grants.add('secrets');
     if (grants.size) def.grants = ['network', 'secrets', 'filesystem'].filter((g) => grants.has(g));
   }

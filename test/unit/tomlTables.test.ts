@@ -32,7 +32,9 @@ describe('the codex table in config.toml', () => {
   });
 
   it('keeps CRLF files, other tables and the comments that belong to the next table', () => {
-    roundTrip('a = 1\r\n\r\n[mcp_servers.docs]\r\ncommand = "uvx"\r\n\r\n# about profiles\r\n[profiles.fast]\r\nm = 1\r\n');
+    roundTrip(
+      'a = 1\r\n\r\n[mcp_servers.docs]\r\ncommand = "uvx"\r\n\r\n# about profiles\r\n[profiles.fast]\r\nm = 1\r\n',
+    );
     const spread =
       '[mcp_servers."switchboard"]\ncommand = "x"\n\n# the next one is mine\n[ mcp_servers . other ]\ncommand = "y"\n' +
       '[mcp_servers.switchboard.env]\nA = "1"\n';
