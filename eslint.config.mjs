@@ -52,21 +52,72 @@ const WEBVIEW_OWN_AND_SHARED_ONLY = {
     "no 'vscode', no packages it would have to bundle (talk to the extension through webview/protocol.ts).",
 };
 
-/** Files that may import the SDK: the upstream connection code and the endpoint. */
-const SDK_ALLOWED = ['src/broker/connection/**', 'src/broker/http/**', 'src/broker/shared/schemaValidator.ts'];
+/** Files that may import the SDK: the upstream connection code, its OAuth client and the endpoint. */
+const SDK_ALLOWED = [
+  'src/broker/connection/**',
+  'src/broker/http/**',
+  'src/broker/auth/oauthFlow.ts',
+  'src/broker/shared/schemaValidator.ts',
+];
+
+/**
+ * The broker's subsystems (src/broker/<folder>, each with a README.md saying what it owns) and the
+ * ones each may import: a graph without cycles, lowest first. docs/architecture.md draws it.
+ * A folder not listed here fails test/unit/layers.test.ts, so a new one gets its rule when it is made.
+ */
+export const BROKER_SUBSYSTEMS = {
+  platform: [],
+  shared: ['platform'],
+  trust: ['shared', 'platform'],
+  auth: ['shared', 'platform'],
+  connection: ['shared', 'platform', 'auth'],
+  catalog: ['shared', 'trust'],
+  supervision: ['shared', 'platform', 'trust', 'auth', 'connection', 'catalog'],
+  routing: ['shared', 'trust', 'connection', 'catalog', 'supervision'],
+  control: ['shared', 'trust', 'auth', 'catalog', 'supervision', 'routing'],
+  http: ['shared', 'connection', 'supervision', 'routing'],
+  daemon: ['shared', 'platform', 'trust', 'auth', 'connection', 'catalog', 'supervision', 'routing', 'control', 'http'],
+  cli: [
+    'shared',
+    'platform',
+    'trust',
+    'auth',
+    'connection',
+    'catalog',
+    'supervision',
+    'routing',
+    'control',
+    'http',
+    'daemon',
+  ],
+};
+
+/** The restriction that keeps `folder` to the subsystems it may import. */
+function subsystemRule(folder) {
+  const others = Object.keys(BROKER_SUBSYSTEMS).filter((f) => f !== folder && !BROKER_SUBSYSTEMS[folder].includes(f));
+  const allowed = BROKER_SUBSYSTEMS[folder].join(', ') || 'no other subsystem';
+  return {
+    regex: `^(\\.\\./)+(${others.join('|')})(/|$)`,
+    message: `src/broker/${folder} may import only ${allowed} (eslint.config.mjs BROKER_SUBSYSTEMS; docs/architecture.md says why).`,
+  };
+}
 
 const LAYERS = [
   { name: 'registry', files: ['src/registry/**/*.ts'], ignores: [], restrict: [REGISTRY_SELF_CONTAINED] },
+  ...Object.keys(BROKER_SUBSYSTEMS).flatMap((folder) => {
+    const files = [`src/broker/${folder}/**/*.ts`];
+    const own = [NOT_VSCODE, NOT_EXTENSION_OR_WEBVIEW, subsystemRule(folder)];
+    const sdkHere = SDK_ALLOWED.filter((f) => f.startsWith(`src/broker/${folder}/`));
+    return [
+      { name: `broker/${folder}`, files, ignores: sdkHere, restrict: [...own, NOT_SDK] },
+      ...(sdkHere.length ? [{ name: `broker/${folder} (SDK code)`, files: sdkHere, ignores: [], restrict: own }] : []),
+    ];
+  }),
   {
-    name: 'broker (SDK code)',
-    files: SDK_ALLOWED,
-    ignores: [],
-    restrict: [NOT_VSCODE, NOT_EXTENSION_OR_WEBVIEW],
-  },
-  {
-    name: 'broker',
+    // A file outside every subsystem (which layers.test.ts refuses to let exist) still never reaches the UI or the SDK.
+    name: 'broker (outside a subsystem)',
     files: ['src/broker/**/*.ts'],
-    ignores: SDK_ALLOWED,
+    ignores: Object.keys(BROKER_SUBSYSTEMS).map((folder) => `src/broker/${folder}/**`),
     restrict: [NOT_VSCODE, NOT_EXTENSION_OR_WEBVIEW, NOT_SDK],
   },
   { name: 'extension', files: ['src/extension/**/*.ts'], ignores: [], restrict: [NOT_SDK] },

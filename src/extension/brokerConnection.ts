@@ -18,9 +18,10 @@ import {
 } from '../broker/daemon/brokerLauncher';
 import type { JsonObject } from '../broker/shared/mcpTypes';
 import type { ServerRequest } from '../broker/connection/serverRequests';
-import type { Root } from '../broker/routing/editorLink';
-import { OperatorClient } from '../broker/control/operatorClient';
-import { isProcessAlive, runtimePaths, type BrokerRecord, type RuntimePaths } from '../broker/daemon/runtime';
+import type { Root } from '../broker/supervision/editorLink';
+import { OperatorClient } from '../broker/daemon/operatorClient';
+import { isProcessAlive, type BrokerRecord } from '../broker/daemon/runtime';
+import { runtimePaths, type RuntimePaths } from '../broker/shared/userState';
 
 /**
  * - `idle`: nothing attempted yet (auto-start off, or no registry in the folder).

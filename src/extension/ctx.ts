@@ -1,57 +1,16 @@
 // The extension's context: one broker connection per workspace folder (rust-analyzer's `Ctx`),
 // the log channel, and one change event every view, the status bar and the MCP provider follow.
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { BrokerState, ServerStatus } from '../broker/control/controlApi';
 import { isInsideRoot } from '../registry/rootPaths';
-import { definitionPath, KIND_DIRS, type Kind } from '../registry/schema';
-import { BrokerConnection, type EditorRole, type Phase } from './brokerConnection';
+import { KIND_DIRS } from '../registry/schema';
+import { BrokerConnection, type EditorRole } from './brokerConnection';
 import { brokerLineLevel } from './brokerLogLevel';
 import type { EditorSecrets } from './editorSecrets';
 import { readSettings, SECTION, settingId, type Settings } from './config';
+import { FolderEntry } from './folderEntry';
 
-/** One workspace folder and its broker. */
-export class FolderEntry {
-  conn: BrokerConnection;
-
-  constructor(
-    readonly folder: vscode.WorkspaceFolder,
-    readonly root: string,
-    conn: BrokerConnection,
-  ) {
-    this.conn = conn;
-  }
-
-  get key(): string {
-    return this.folder.uri.toString();
-  }
-
-  get name(): string {
-    return this.folder.name;
-  }
-
-  get state(): BrokerState | undefined {
-    return this.conn.state;
-  }
-
-  get phase(): Phase {
-    return this.conn.phase;
-  }
-
-  /** Whether the registry root holds any registry directory. */
-  hasRegistry(): boolean {
-    return Object.values(KIND_DIRS).some((d) => fs.existsSync(path.join(this.root, d)));
-  }
-
-  server(name: string): ServerStatus | undefined {
-    return this.state?.servers.find((s) => s.name === name);
-  }
-
-  fileOf(kind: Kind, name: string): string {
-    return path.join(this.root, definitionPath(kind, name));
-  }
-}
+export { FolderEntry };
 
 export class Ctx implements vscode.Disposable {
   readonly output: vscode.LogOutputChannel;

@@ -3,7 +3,7 @@
 // after a consent prompt. Thin: what to ask and what to answer is editorClientForm.ts.
 import * as vscode from 'vscode';
 import type { ServerRequest } from '../broker/connection/serverRequests';
-import type { Root } from '../broker/routing/editorLink';
+import type { Root } from '../broker/supervision/editorLink';
 import { ErrorCodes, McpFailure, type JsonObject } from '../broker/shared/mcpTypes';
 import type { EditorRole } from './brokerConnection';
 import {

@@ -2,7 +2,7 @@
 // sequence of input steps with validation and the result content, the origin the broker attached,
 // and the sampling request as plain messages. editorClient.ts puts these on VS Code's quick input.
 
-import { ORIGIN_META } from '../broker/routing/serverRequestDispatch';
+import { ORIGIN_META } from '../broker/supervision/serverRequestDispatch';
 import { trustBadge } from './presentation';
 
 type Json = Record<string, unknown>;

@@ -4,7 +4,7 @@
 // whenever the account's sessions change. Values and tokens are never logged.
 import * as vscode from 'vscode';
 import type { ServerStatus } from '../broker/control/controlApi';
-import type { Ctx, FolderEntry } from './ctx';
+import type { FolderEntry } from './folderEntry';
 import { inputsToRestore, inputTitle, missingInputs } from './inputsNeeded';
 
 const KEY_PREFIX = 'switchboard.input.';
@@ -16,6 +16,13 @@ export interface ShownSecretInput {
   box: vscode.InputBox;
 }
 
+/** What the secrets need of the extension's context (Ctx): the folders, their changes, the log. */
+export interface SecretsHost {
+  readonly output: vscode.LogOutputChannel;
+  readonly onDidChange: vscode.Event<FolderEntry | undefined>;
+  activeEntries(): FolderEntry[];
+}
+
 export class EditorSecrets implements vscode.Disposable {
   private readonly shown = new vscode.EventEmitter<ShownSecretInput>();
   /** Fires with each password box shown, only when `testHooks` is on (the VS Code test suite). */
@@ -25,7 +32,7 @@ export class EditorSecrets implements vscode.Disposable {
   private readonly disposables: vscode.Disposable[] = [this.shown];
 
   constructor(
-    private readonly ctx: Ctx,
+    private readonly ctx: SecretsHost,
     private readonly storage: vscode.SecretStorage,
     private readonly testHooks = false,
   ) {

@@ -5,6 +5,7 @@
 // next to the command; `import` prints them. Pure: words out, nothing refused here.
 import { isRegistryPackage } from './packageNames';
 import { programName, runnerCall, type RunnerOption } from './packageRunner';
+import { hasControl } from './visibleText';
 
 const SHELLS = new Set(['sh', 'bash', 'zsh', 'dash', 'ksh', 'mksh', 'ash', 'fish', 'csh', 'tcsh', 'busybox']);
 const WINDOWS_SHELLS = new Set(['cmd', 'powershell', 'pwsh']);
@@ -114,7 +115,6 @@ export function commandWarnings(command: string | undefined, args: readonly stri
       if (warning) out.push(warning);
     }
   }
-  if ([command, ...args].some((a) => /[\u0000-\u001f\u007f]/.test(a)))
-    out.push('an argument holds a line break or another control character');
+  if ([command, ...args].some(hasControl)) out.push('an argument holds a line break or another control character');
   return out;
 }

@@ -12,7 +12,7 @@ import { parse as parseJsonc } from 'jsonc-parser';
 import { parse as parseYaml } from 'yaml';
 import { liveRecord } from '../../src/broker/daemon/discovery';
 import { stopBroker } from '../../src/broker/daemon/brokerLauncher';
-import { runtimePaths } from '../../src/broker/daemon/runtime';
+import { runtimePaths } from '../../src/broker/shared/userState';
 import { BROKER_JS, fixtureServer, removeTempDirs, tempDir, writeRegistry } from '../helpers/broker';
 
 type Json = Record<string, any>;

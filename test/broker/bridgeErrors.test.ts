@@ -11,7 +11,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { Bridge, reconnectDelayMs } from '../../src/broker/cli/bridge';
 import { liveRecord } from '../../src/broker/daemon/discovery';
 import { stopBroker } from '../../src/broker/daemon/brokerLauncher';
-import { runtimePaths } from '../../src/broker/daemon/runtime';
+import { runtimePaths } from '../../src/broker/shared/userState';
 import {
   BROKER_JS,
   fixture,

@@ -10,8 +10,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerRequest } from '../../src/broker/connection/serverRequests';
-import { EDITOR_CAPABILITY } from '../../src/broker/routing/editorLink';
-import { OperatorClient } from '../../src/broker/control/operatorClient';
+import { EDITOR_CAPABILITY } from '../../src/broker/supervision/editorLink';
+import { OperatorClient } from '../../src/broker/daemon/operatorClient';
 import type { BrokerRecord } from '../../src/broker/daemon/runtime';
 import {
   connect,

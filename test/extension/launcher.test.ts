@@ -8,7 +8,8 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { brokerLogFile } from '../../src/broker/daemon/brokerLog';
 import { liveRecord } from '../../src/broker/daemon/discovery';
 import { findOrLaunchBroker, launchBroker, stopBroker } from '../../src/broker/daemon/brokerLauncher';
-import { BROKER_NODE_FLAGS, isProcessAlive, runtimePaths } from '../../src/broker/daemon/runtime';
+import { BROKER_NODE_FLAGS, isProcessAlive } from '../../src/broker/daemon/runtime';
+import { runtimePaths } from '../../src/broker/shared/userState';
 import { BROKER_JS, fixtureServer, removeTempDirs, tempDir, textOf, waitFor, writeRegistry } from '../helpers/broker';
 
 describe('broker launcher (real processes)', function () {

@@ -5,7 +5,11 @@
 // with type information switched off: the layer rules are syntactic, and no file has to exist.
 
 import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { ESLint } from 'eslint';
 import tseslint from 'typescript-eslint';
 
@@ -38,6 +42,14 @@ const BROKER_UI = /The broker never imports the extension or the webview/;
 const SDK = /The MCP SDK is imported only by/;
 const WEBVIEW = /The webview may import only its own modules/;
 const WEBVIEW_TYPES = /The webview may take only types from src\/broker/;
+const onlyFrom = (folder: string): RegExp => new RegExp(`src/broker/${folder} may import only`);
+
+/** The subsystem folders eslint.config.mjs lists, read the way ESLint loads it. */
+async function brokerSubsystems(): Promise<Record<string, string[]>> {
+  const url = pathToFileURL(path.join(REPO, 'eslint.config.mjs')).href;
+  const config = (await import(url)) as { BROKER_SUBSYSTEMS: Record<string, string[]> };
+  return config.BROKER_SUBSYSTEMS;
+}
 
 describe('layer rules (eslint.config.mjs)', function () {
   // Loading ESLint and the TypeScript parser is the slow part; the lints themselves take milliseconds.
@@ -72,8 +84,16 @@ describe('layer rules (eslint.config.mjs)', function () {
   });
 
   it('src/broker never imports vscode, the extension or the webview', async () => {
-    await expectRefused('src/broker/supervision/probe.ts', "import * as vscode from 'vscode';\nexport { vscode };\n", VSCODE);
-    await expectRefused('src/broker/supervision/probe.ts', "import { ctx } from '../extension/ctx';\nexport { ctx };\n", BROKER_UI);
+    await expectRefused(
+      'src/broker/supervision/probe.ts',
+      "import * as vscode from 'vscode';\nexport { vscode };\n",
+      VSCODE,
+    );
+    await expectRefused(
+      'src/broker/supervision/probe.ts',
+      "import { ctx } from '../extension/ctx';\nexport { ctx };\n",
+      BROKER_UI,
+    );
     await expectRefused('src/broker/supervision/probe.ts', "export * from '../../webview/protocol';\n", BROKER_UI);
     await expectRefused(
       'src/broker/http/probe.ts',
@@ -142,5 +162,78 @@ describe('layer rules (eslint.config.mjs)', function () {
     await expectRefused('webview/probe.ts', "import { ctx } from '../src/extension/ctx';\nexport { ctx };\n", WEBVIEW);
     await expectRefused('webview/probe.ts', "import { z } from 'zod';\nexport { z };\n", WEBVIEW);
     await expectRefused('webview/probe.ts', "export const load = () => import('node:path');\n", WEBVIEW);
+  });
+  it('each broker subsystem imports only the subsystems below it, type-only imports included', async () => {
+    await expectRefused(
+      'src/broker/trust/x.ts',
+      "import { x } from '../daemon/runtime';\nexport { x };\n",
+      onlyFrom('trust'),
+    );
+    await expectRefused(
+      'src/broker/control/x.ts',
+      "import type { Broker } from '../daemon/broker';\nexport type X = Broker;\n",
+      onlyFrom('control'),
+    );
+    await expectRefused(
+      'src/broker/routing/x.ts',
+      "export { facade } from '../control/facade';\n",
+      onlyFrom('routing'),
+    );
+    await expectRefused(
+      'src/broker/catalog/deep/x.ts',
+      "import { y } from '../../routing/router';\nexport { y };\n",
+      onlyFrom('catalog'),
+    );
+    await expectRefused(
+      'src/broker/shared/x.ts',
+      "export const load = () => import('../trust/pins');\n",
+      onlyFrom('shared'),
+    );
+    await expectAllowed(
+      'src/broker/routing/x.ts',
+      "import { a } from '../catalog/catalog';\nimport { b } from '../supervision/upstream';\n" +
+        "import { c } from './router';\nimport { d } from '../../registry/names';\nexport const e = [a, b, c, d];\n",
+    );
+    await expectAllowed('src/broker/cli/x.ts', "import { Broker } from '../daemon/broker';\nexport { Broker };\n");
+  });
+
+  it('every folder of src/broker is a subsystem with its rule and a README, and no file sits outside one', async () => {
+    const subsystems = await brokerSubsystems();
+    const entries = fs.readdirSync(path.join(REPO, 'src/broker'), { withFileTypes: true });
+    const folders = entries.filter((e) => e.isDirectory()).map((e) => e.name);
+    assert.deepEqual([...folders].sort(), Object.keys(subsystems).sort(), 'folders and BROKER_SUBSYSTEMS differ');
+    const loose = entries.filter((e) => e.isFile() && e.name !== 'README.md').map((e) => e.name);
+    assert.deepEqual(loose, [], 'files directly in src/broker belong in a subsystem folder');
+    for (const folder of folders)
+      assert.ok(fs.existsSync(path.join(REPO, 'src/broker', folder, 'README.md')), `src/broker/${folder}/README.md`);
+    // The allowed imports form a graph without cycles: each folder only names folders listed before it.
+    const order = Object.keys(subsystems);
+    for (const [folder, allowed] of Object.entries(subsystems))
+      for (const dep of allowed) assert.ok(order.indexOf(dep) < order.indexOf(folder), `${folder} → ${dep} goes up`);
+  });
+
+  it('npm run lint finds an import cycle (type-only imports too), and the tree has none', function () {
+    // Resolving every import of the tree with TypeScript takes seconds, more on a busy machine.
+    this.timeout(120_000);
+    const checker = path.join(REPO, 'scripts/importCycles.mjs');
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sb-cycles-'));
+    try {
+      fs.writeFileSync(path.join(dir, 'a.ts'), "import { b } from './b';\nexport const a = b;\n");
+      fs.writeFileSync(path.join(dir, 'b.ts'), "import type { C } from './c';\nexport const b: C = 1;\n");
+      fs.writeFileSync(path.join(dir, 'c.ts'), "import { a } from './a';\nexport type C = typeof a;\n");
+      fs.writeFileSync(path.join(dir, 'd.ts'), "import { a } from './a';\nexport const d = a;\n");
+      const found = spawnSync(process.execPath, [checker, dir], { encoding: 'utf8' });
+      assert.equal(found.status, 1, found.stderr);
+      assert.match(found.stderr, /import cycle: .*a\.ts → .*b\.ts → .*c\.ts → .*a\.ts/);
+      assert.doesNotMatch(found.stderr, /d\.ts/, 'a file that only imports into the cycle is not part of it');
+      fs.rmSync(path.join(dir, 'c.ts'));
+      fs.writeFileSync(path.join(dir, 'c.ts'), 'export type C = number;\n');
+      const clean = spawnSync(process.execPath, [checker, dir], { encoding: 'utf8' });
+      assert.equal(clean.status, 0, clean.stderr);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+    const tree = spawnSync(process.execPath, [checker, 'src', 'webview'], { cwd: REPO, encoding: 'utf8' });
+    assert.equal(tree.status, 0, tree.stderr);
   });
 });

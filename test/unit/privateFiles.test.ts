@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { AuditLog } from '../../src/broker/routing/audit';
 import { openBrokerLog } from '../../src/broker/daemon/brokerLog';
-import { openPrivateAppend, writePrivateFile } from '../../src/broker/trust/privateFiles';
+import { openPrivateAppend, writePrivateFile } from '../../src/broker/shared/privateFiles';
 
 const modeOf = (file: string) => fs.statSync(file).mode & 0o777;
 

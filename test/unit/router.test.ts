@@ -4,6 +4,7 @@ import * as assert from 'node:assert/strict';
 import { AccessPolicy, OPERATOR } from '../../src/broker/routing/accessPolicy';
 import { Catalog, FACADE_NAMESPACE } from '../../src/broker/catalog/catalog';
 import type { JsonObject } from '../../src/broker/shared/mcpTypes';
+import { facadeToolScope } from '../../src/broker/control/facade';
 import { BrokerRouter } from '../../src/broker/routing/router';
 import type { Identity, RequestExtra, SessionContext } from '../../src/broker/routing/requestContext';
 import type { ServedServer } from '../../src/broker/routing/servedServer';
@@ -43,6 +44,7 @@ function setup(clients: ClientDef[]) {
     isUpstream: (name) => name !== FACADE_NAMESPACE && servers.some((s) => s.name === name),
     settleCatalog: () => undefined,
     audit: (entry) => void audit.push(entry),
+    facadeToolScope,
     toolsChanged: () => undefined,
   });
   return { access, router, audit, declared };

@@ -11,8 +11,8 @@ import {
   EditorLink,
   isEditorSession,
   type EditorSession,
-} from '../../src/broker/routing/editorLink';
-import { declares, neededCapability, ServerRequestDispatch } from '../../src/broker/routing/serverRequestDispatch';
+} from '../../src/broker/supervision/editorLink';
+import { declares, neededCapability, ServerRequestDispatch } from '../../src/broker/supervision/serverRequestDispatch';
 
 describe('server→client requests: the capability a request needs', () => {
   it('names the capability per method and mode', () => {

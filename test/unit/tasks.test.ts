@@ -14,8 +14,8 @@ import {
   resultUnderId,
   routableTools,
   type RoutedTask,
-  type TaskEvents,
 } from '../../src/broker/routing/taskRoutes';
+import type { TaskEvents } from '../../src/broker/routing/servedServer';
 
 const extra: RequestExtra = { signal: new AbortController().signal, sendProgress: () => undefined };
 const call: ServedCall = { identity: { client: 'alice', operator: false }, extra };

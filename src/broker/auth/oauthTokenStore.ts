@@ -3,7 +3,7 @@
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { writePrivateFile } from '../daemon/runtime';
+import { writePrivateFile } from '../shared/privateFiles';
 
 export type TokenStoreKind = 'keychain' | 'file';
 

@@ -10,7 +10,7 @@ import * as crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { isDeepStrictEqual } from 'node:util';
 import type { ServerDef } from '../../registry/schema';
-import { authorizationUrl, exchangeCode } from '../connection/oauthFlow';
+import { authorizationUrl, exchangeCode } from './oauthFlow';
 import { listenForRedirect, type LoopbackRedirect } from './loopback';
 import { ServerOAuth, signInKey } from './serverOAuth';
 import { openTokenStore, type TokenStore, type TokenStoreKind } from './oauthTokenStore';

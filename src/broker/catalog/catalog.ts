@@ -4,7 +4,6 @@
 import * as crypto from 'node:crypto';
 import { filterByGlobs, NAMESPACE_SEPARATOR, RESERVED_NAME } from '../../registry/names';
 import type { Prompt, Resource, ResourceTemplate, Tool } from '../shared/mcpTypes';
-import type { ServedServer } from '../routing/servedServer';
 
 /** The broker's own namespace: the registry refuses it as a name, and the catalog lists it first. */
 export const FACADE_NAMESPACE = RESERVED_NAME;
@@ -24,6 +23,23 @@ export function namespacedName(server: string, name: string): string {
   const cleaned = name.replace(/[^A-Za-z0-9_-]/g, '_');
   const room = MAX_NAME - server.length - SEPARATOR.length - hash.length - 1;
   return `${server}${SEPARATOR}${cleaned.slice(0, Math.max(room, 0))}_${hash}`;
+}
+
+/**
+ * What the catalog reads of a served server (routing/servedServer.ts extends it with the calls):
+ * its name, whether its lists are served, the lists, and the definition's tool filter.
+ */
+export interface ListedServer {
+  readonly name: string;
+  /** `control` for the broker's own facade, `upstream` for a supervised server (only those are gated). */
+  readonly kind: 'upstream' | 'control';
+  readonly available: boolean;
+  readonly tools: readonly Tool[];
+  readonly prompts: readonly Prompt[];
+  readonly resources: readonly Resource[];
+  readonly resourceTemplates: readonly ResourceTemplate[];
+  /** The definition's allowedTools / excludeTools (globs over the server's own tool names). */
+  readonly toolFilter?: { allow?: readonly string[]; deny?: readonly string[] };
 }
 
 /** Where a listed name goes: the server, its own name there, and the name clients see. */
@@ -129,7 +145,7 @@ export class Catalog {
    * Rebuilds everything from the servers that are available, in the order given: a name taken by
    * an earlier server (the facade is given first) is never shadowed by a later one.
    */
-  rebuild(served: readonly ServedServer[]): CatalogChanges {
+  rebuild(served: readonly ListedServer[]): CatalogChanges {
     const tools: Tool[] = [];
     const toolRoutes = new Map<string, Route>();
     const prompts: Prompt[] = [];

@@ -5,7 +5,8 @@ import * as fs from 'node:fs';
 import type { ServerDef } from '../../registry/schema';
 import { hashMaterial, normalizeForApproval, readEnvFileDigest } from '../trust/approvalMaterial';
 import type { Prompt, Resource, ResourceTemplate, Tool } from '../shared/mcpTypes';
-import { readOrCreateToken, writePrivateFile } from '../daemon/runtime';
+import { readOrCreateToken } from '../shared/userState';
+import { writePrivateFile } from '../shared/privateFiles';
 
 /** One server's lists, as its upstream sent them. */
 export interface CatalogLists {

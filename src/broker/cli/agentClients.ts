@@ -25,7 +25,8 @@ import {
   type BridgeCommand,
 } from './agentFormats';
 import { ClientTokens } from '../trust/clientTokens';
-import { runtimePaths, writePrivateFile } from '../daemon/runtime';
+import { runtimePaths } from '../shared/userState';
+import { writePrivateFile } from '../shared/privateFiles';
 
 export { AGENT_IDS, AGENTS, type AgentEnv, type AgentId } from './agentFormats';
 

@@ -13,7 +13,7 @@ import {
   LOCKFILE_NAME,
   type LockedServers,
 } from '../trust/lockfile';
-import { findBroker, OperatorClient } from '../control/operatorClient';
+import { findBroker, OperatorClient } from '../daemon/operatorClient';
 import type { ToolChange } from '../trust/pins';
 import { probeServer } from '../supervision/probe';
 import { digestsOf, type PinnedTool, type ToolDigests } from '../trust/toolDigest';

@@ -9,18 +9,16 @@
 // The caller parses the result and compares it with the original (agentFormats.ts), so a cut that
 // went wrong is refused before anything is written.
 import type * as SmolToml from 'smol-toml' with { 'resolution-mode': 'import' };
+import { escapeChars, isControl } from '../../registry/visibleText';
 
 type Toml = typeof SmolToml;
 
 /** The mark of the comment `clients add` writes above its table; the comment goes when the table does. */
 export const TOML_MARK = '# MCP Switchboard (switchboard clients add): ';
 
-/** A comment's text as TOML allows it: no line breaks or other control characters (escaped as \uXXXX). */
+/** A comment's text as TOML allows it: no line breaks or other control characters (tab stays; the rest as \uXXXX). */
 export function commentText(text: string): string {
-  return text.replace(
-    /[\u0000-\u0008\u000a-\u001f\u007f]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
+  return escapeChars(text, (c) => c !== 0x09 && isControl(c));
 }
 
 /** The key path of a table header line (`[a."b c"]` → ['a', 'b c']), or undefined if it is not one. */

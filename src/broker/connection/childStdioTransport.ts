@@ -8,7 +8,7 @@ import type { LogRing } from '../shared/logRing';
 import { ErrorCodes, type JsonObject } from '../shared/mcpTypes';
 import { spawnTarget } from '../platform/spawnTarget';
 import { windowsEnvValue } from '../platform/windowsCommand';
-import { findExecutable, killProcessGroup } from '../supervision/processGroup';
+import { findExecutable, killProcessGroup } from '../platform/processGroup';
 import { rawResult, splitResponseLine } from '../shared/rawJson';
 import { CallTimer } from './callTimer';
 import type { CallOptions, StdioLaunch } from './connection';

@@ -1,10 +1,8 @@
-// The one interface the broker uses to talk to an upstream MCP server, stdio or remote, and the
-// factory that picks the implementation. Nothing outside src/broker/connection imports the SDK client.
+// The one interface the broker uses to talk to an upstream MCP server, stdio or remote (connect.ts
+// picks the implementation). Nothing outside src/broker/connection imports the SDK client.
 import type { ServerOAuth } from '../auth/serverOAuth';
-import type { LogRing } from '../shared/logRing';
 import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from '../shared/mcpTypes';
 import type { ServerRequestCaller, ServerRequestHandler } from './serverRequests';
-import { connectRemoteEitherEra, connectStdioEitherEra } from './eraDetection';
 
 export interface StdioLaunch {
   transport: 'stdio';
@@ -108,15 +106,4 @@ export interface UpstreamConnection {
   /** Sends `notifications/roots/list_changed` (the roots the broker gives for its callers changed). */
   notifyRootsChanged(): Promise<void>;
   close(): Promise<void>;
-}
-
-/** Starts (stdio) or reaches (remote) an upstream and completes the MCP handshake. */
-export function connectUpstream(
-  launch: UpstreamLaunch,
-  events: ConnectionEvents,
-  logs: LogRing,
-  timeoutMs: number,
-): Promise<UpstreamConnection> {
-  if (launch.transport === 'stdio') return connectStdioEitherEra(launch, events, logs, timeoutMs);
-  return connectRemoteEitherEra(launch, events, logs, timeoutMs);
 }

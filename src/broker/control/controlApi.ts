@@ -6,11 +6,12 @@ import type { ApprovalStatus } from '../trust/approvals';
 import type { ApprovalLine } from '../trust/approvalSummary';
 import type { AccountStatus, InputSource } from '../auth/credentials';
 import type { SignInStatus } from '../auth/signIns';
-import type { Root } from '../routing/editorLink';
+import type { Root } from '../supervision/editorLink';
 import type { PinState, ToolChanges } from '../trust/pins';
 import type { ProbeResult } from '../supervision/probe';
 import type { Enforcement } from '../trust/sandbox';
 import type { CatalogSource, UpstreamState } from '../supervision/upstream';
+import type { AuditRecord } from '../routing/audit';
 
 export interface ServerStatus {
   name: string;
@@ -134,27 +135,7 @@ export interface BrokerState {
   problems: RegistryProblem[];
 }
 
-/**
- * One line of the audit log (audit.jsonl), as written: `at` and `event` always; the rest by event.
- * `call` / `facade`: client, operator, server (calls), tool, ms, outcome, and on failure error and
- * code (the JSON-RPC error code; -32003 is a refusal), `isError` when the tool answered with an
- * error result. Never arguments or results.
- */
-export interface AuditRecord {
-  at: string;
-  event: string;
-  client?: string;
-  operator?: boolean;
-  server?: string;
-  tool?: string;
-  method?: string;
-  ms?: number;
-  outcome?: 'ok' | 'error';
-  error?: string;
-  code?: number;
-  isError?: boolean;
-  [field: string]: unknown;
-}
+export type { AuditRecord };
 
 export type AuditTail = {
   /** `all`: every client's entries and the broker's own (the operator); `own`: the caller's calls only. */

@@ -15,8 +15,8 @@ import {
 import { RegistryWriter } from '../../registry/writer';
 import { ApprovalMismatch, type Approvals } from '../trust/approvals';
 import { approvalSummaryText } from '../trust/approvalSummary';
-import type { Broker } from '../daemon/broker';
-import { BROKER_VERSION } from '../daemon/broker';
+import type { ControlledBroker } from './controlledBroker';
+import { BROKER_VERSION } from '../shared/version';
 import type { ClientTokens } from '../trust/clientTokens';
 import type {
   AuditRecord,
@@ -36,7 +36,7 @@ import type {
   Written,
 } from './controlApi';
 import { FACADE_NAMESPACE, type Route } from '../catalog/catalog';
-import type { Root } from '../routing/editorLink';
+import type { Root } from '../supervision/editorLink';
 import { ErrorCodes, McpFailure } from '../shared/mcpTypes';
 import { PinMismatch, type Pins, type ToolChanges } from '../trust/pins';
 import { probeServer, whyProbeIsRefused, type ProbeResult } from '../supervision/probe';
@@ -56,7 +56,7 @@ export class ControlOperations {
   private readonly writer: RegistryWriter;
 
   constructor(
-    private readonly broker: Broker,
+    private readonly broker: ControlledBroker,
     private readonly approvals: Approvals,
     private readonly tokens: ClientTokens,
     private readonly ctx: ControlContext,

@@ -2,7 +2,7 @@
 // facade served under the reserved namespace, the live state resource and the registry's audit trail.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Broker, Governance } from '../daemon/broker';
+import type { ControlledBroker, Governance } from './controlledBroker';
 import { Approvals, awaitingReason } from '../trust/approvals';
 import { ControlOperations } from './controlOperations';
 import { Facade, STATE_URI } from './facade';
@@ -10,7 +10,7 @@ import { FacadeServer } from './facadeServer';
 import { lockfilePath } from '../trust/lockfile';
 import { Pins } from '../trust/pins';
 import { PinStore } from '../trust/pinStore';
-import type { RuntimePaths } from '../daemon/runtime';
+import type { RuntimePaths } from '../shared/userState';
 import type { StartDecision } from '../supervision/supervisor';
 import type { ServerDef } from '../../registry/schema';
 
@@ -31,7 +31,7 @@ export class ControlPlane implements Governance {
   private readonly onLockfile = (): void => this.broker.rebuildCatalog();
 
   constructor(
-    private readonly broker: Broker,
+    private readonly broker: ControlledBroker,
     paths: RuntimePaths,
     private readonly opts: ControlPlaneOptions,
   ) {

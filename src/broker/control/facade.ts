@@ -9,9 +9,10 @@ import type { Identity } from '../routing/requestContext';
 import { FACADE_NAMESPACE } from '../catalog/catalog';
 import { ErrorCodes, McpFailure, type JsonObject, type Tool } from '../shared/mcpTypes';
 import { toPortableSchema } from './portableSchema';
+import type { ToolScope } from '../routing/accessPolicy';
 
 /** `operator` tools change who may run what (approvals, client tokens): the human's, never an agent's. */
-export type Scope = 'read' | 'write' | 'operator';
+export type Scope = ToolScope;
 
 /** One facade tool, typed against the control API: `params` checks the raw arguments, `run` does it. */
 interface FacadeTool<K extends ControlOperation> {

@@ -4,27 +4,29 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { RegistryLoader } from '../../registry/loader';
 import type { RegistrySnapshot } from '../../registry/loader';
-import { KIND_DIRS, type ServerDef } from '../../registry/schema';
+import { KIND_DIRS } from '../../registry/schema';
 import { RegistryWatcher } from '../../registry/watcher';
 import { AccessPolicy } from '../routing/accessPolicy';
 import { AuditLog } from '../routing/audit';
 import { Catalog, type CatalogChanges } from '../catalog/catalog';
 import { CatalogCache } from '../catalog/catalogCache';
 import { ClientTokens } from '../trust/clientTokens';
-import { EditorLink } from '../routing/editorLink';
+import { EditorLink } from '../supervision/editorLink';
 import { Endpoint } from '../http/endpoint';
 import type { LogRate } from '../http/logRateLimit';
 import { IdleCollector } from './idleCollector';
 import { ErrorCodes, McpFailure } from '../shared/mcpTypes';
 import { BrokerRouter } from '../routing/router';
-import { rootId, type RuntimePaths } from './runtime';
-import { UpstreamServer, type ServedServer } from '../routing/servedServer';
-import { Supervisor, type StartDecision } from '../supervision/supervisor';
+import { rootId, type RuntimePaths } from '../shared/userState';
+import type { ServedServer } from '../routing/servedServer';
+import { UpstreamServer } from '../routing/upstreamServer';
+import { Supervisor } from '../supervision/supervisor';
 import { ToolSearch } from '../catalog/toolSearch';
 import { countHere, ToolTokens, processCounter, type TokenCounter } from '../catalog/tokenCounts';
 import type { Upstream } from '../supervision/upstream';
-
-export const BROKER_VERSION = '0.1.0';
+import type { BrokerEventMap, ControlledBroker, Governance } from '../control/controlledBroker';
+import { BROKER_VERSION } from '../shared/version';
+import { facadeToolScope } from '../control/facade';
 
 /**
  * How long, at most, servers listed from the catalog cache wait for the first tools/list before
@@ -53,22 +55,6 @@ export interface BrokerRuntime {
   operatorToken: string;
 }
 
-/** What the control plane gives the broker to run under. */
-export interface Governance {
-  /** Whether a definition may run now (enabled flag, trust tier, approval, workspace trust). */
-  decide(def: ServerDef): StartDecision;
-  /** The broker's own tools, prompts and resources, listed under the reserved namespace. */
-  readonly served: ServedServer;
-}
-
-export interface BrokerEventMap {
-  snapshot: [RegistrySnapshot];
-  /** A snapshot has been reconciled: its upstreams are started/stopped and the catalog rebuilt. */
-  applied: [RegistrySnapshot];
-  state: [];
-  catalog: [];
-}
-
 /**
  * Counting tokens in a child process on the broker's own entry point (the bundle, or bin/switchboard.js);
  * in this process when the broker is embedded elsewhere (there is no entry point to run).
@@ -78,7 +64,7 @@ function tokenCounter(): TokenCounter {
   return script && /(broker|switchboard)\.js$/.test(script) ? processCounter(script) : countHere;
 }
 
-export class Broker extends EventEmitter<BrokerEventMap> {
+export class Broker extends EventEmitter<BrokerEventMap> implements ControlledBroker {
   readonly root: string;
   readonly supervisor: Supervisor;
   readonly catalog = new Catalog();
@@ -129,6 +115,7 @@ export class Broker extends EventEmitter<BrokerEventMap> {
       audit: (entry) => this.audit.write(entry),
       toolsChanged: (sessionId) => this.endpoint.toolListChanged(sessionId),
       toolsListed: () => this.firstListServed(),
+      facadeToolScope,
     });
     this.endpoint = new Endpoint({
       port: opts.port,

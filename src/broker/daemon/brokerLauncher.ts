@@ -6,8 +6,10 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import { brokerLogFile, openBrokerLog, readTail } from './brokerLog';
 import { liveRecord } from './discovery';
-import { BROKER_NODE_FLAGS, brokerEnvironment, isProcessAlive, runtimePaths } from './runtime';
-import type { BrokerRecord, RuntimePaths } from './runtime';
+import { BROKER_NODE_FLAGS, brokerEnvironment, isProcessAlive } from './runtime';
+import { runtimePaths } from '../shared/userState';
+import type { BrokerRecord } from './runtime';
+import type { RuntimePaths } from '../shared/userState';
 
 export interface LauncherLog {
   info(message: string): void;

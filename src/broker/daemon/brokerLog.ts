@@ -2,8 +2,8 @@
 // lines quoted when a launch fails, and followed line by line for the editor's log channel.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { openPrivateAppend, rotatePrivateFile } from '../trust/privateFiles';
-import type { RuntimePaths } from './runtime';
+import { openPrivateAppend, rotatePrivateFile } from '../shared/privateFiles';
+import type { RuntimePaths } from '../shared/userState';
 
 /** Past this size the next launch moves the log to `broker.log.1` (one old copy is kept). */
 export const MAX_LOG_BYTES = 2 * 1024 * 1024;

@@ -2,10 +2,13 @@
 // reuse of a broker that already serves the root.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { Broker, BROKER_VERSION, type BrokerOptions } from './broker';
+import { Broker, type BrokerOptions } from './broker';
+import { BROKER_VERSION } from '../shared/version';
 import { ControlPlane } from '../control/controlPlane';
 import { liveRecord, tryLock, waitForRecord } from './discovery';
-import { readOrCreateToken, runtimePaths, writePrivateFile, type BrokerRecord, type RuntimePaths } from './runtime';
+import { readOrCreateToken, runtimePaths, type RuntimePaths } from '../shared/userState';
+import { writePrivateFile } from '../shared/privateFiles';
+import type { BrokerRecord } from './runtime';
 
 export interface RunningBroker {
   broker: Broker;

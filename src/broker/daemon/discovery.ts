@@ -2,7 +2,9 @@
 // starters (windows, terminals) race: an exclusive lock file decides who starts it.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ensurePrivateDir, isProcessAlive, readRecord, rootId, type BrokerRecord, type RuntimePaths } from './runtime';
+import { ensurePrivateDir } from '../shared/privateFiles';
+import { isProcessAlive, readRecord, type BrokerRecord } from './runtime';
+import { rootId, type RuntimePaths } from '../shared/userState';
 
 /** A record counts only if its process lives and its endpoint answers as the broker for this root. */
 export async function liveRecord(paths: RuntimePaths, root: string): Promise<BrokerRecord | undefined> {

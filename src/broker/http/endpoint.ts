@@ -9,7 +9,7 @@ import * as crypto from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
-import { isEditorSession, type EditorLink } from '../routing/editorLink';
+import { isEditorSession, type EditorLink } from '../supervision/editorLink';
 import { ErrorCodes, type JsonObject } from '../shared/mcpTypes';
 import type { Identity, Router, SessionContext } from '../routing/requestContext';
 import {

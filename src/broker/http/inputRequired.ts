@@ -6,7 +6,7 @@ import * as crypto from 'node:crypto';
 import type { ServerRequest } from '../connection/serverRequests';
 import { ErrorCodes, McpFailure, type JsonObject } from '../shared/mcpTypes';
 import type { Identity } from '../routing/requestContext';
-import { declares, neededCapability } from '../routing/serverRequestDispatch';
+import { declares, neededCapability } from '../supervision/serverRequestDispatch';
 import { sameIdentity } from './guards';
 import { withResultType, type Exchange } from './exchange';
 import { StatelessCodes } from './statelessEnvelope';

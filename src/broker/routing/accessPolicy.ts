@@ -10,6 +10,8 @@ import type { Identity } from './requestContext';
 export const OPERATOR: Identity = Object.freeze({ client: OPERATOR_NAME, operator: true });
 
 export type Scope = 'read' | 'write';
+/** What a facade tool needs: a client scope, or the operator (approvals, tool changes, tokens). */
+export type ToolScope = Scope | 'operator';
 const NO_PINS: readonly string[] = Object.freeze([]);
 export type ToolProfile = NonNullable<ClientDef['tools']>;
 

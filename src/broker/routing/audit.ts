@@ -2,8 +2,29 @@
 // rotated by size. Arguments are never written (they may hold secrets); known secret values are
 // scrubbed from anything that is. Lines are batched: a burst of calls costs one write.
 import * as fs from 'node:fs';
-import type { AuditRecord } from '../control/controlApi';
-import { openPrivateAppend, rotatePrivateFile } from '../trust/privateFiles';
+import { openPrivateAppend, rotatePrivateFile } from '../shared/privateFiles';
+
+/**
+ * One line of the audit log (audit.jsonl), as written: `at` and `event` always; the rest by event.
+ * `call` / `facade`: client, operator, server (calls), tool, ms, outcome, and on failure error and
+ * code (the JSON-RPC error code; -32003 is a refusal), `isError` when the tool answered with an
+ * error result. Never arguments or results.
+ */
+export interface AuditRecord {
+  at: string;
+  event: string;
+  client?: string;
+  operator?: boolean;
+  server?: string;
+  tool?: string;
+  method?: string;
+  ms?: number;
+  outcome?: 'ok' | 'error';
+  error?: string;
+  code?: number;
+  isError?: boolean;
+  [field: string]: unknown;
+}
 
 /** How much of a file is read at a time when reading it backwards. */
 const CHUNK = 64 * 1024;

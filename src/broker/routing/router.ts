@@ -1,8 +1,7 @@
 // Routes every MCP request of a session: where its names resolve (the session's scope), what the
 // caller may see and call (the access policy), which served server answers, and what is audited.
 import { FACADE_NAMESPACE, type Catalog, type Route } from '../catalog/catalog';
-import type { AccessPolicy, ToolProfile } from './accessPolicy';
-import { facadeToolScope } from '../control/facade';
+import type { AccessPolicy, ToolProfile, ToolScope } from './accessPolicy';
 import {
   ErrorCodes,
   McpFailure,
@@ -36,6 +35,8 @@ export interface RouterDeps {
   toolsChanged(sessionId: string): void;
   /** A tools/list is being answered (the broker lets held upstream starts go after the first). */
   toolsListed?(): void;
+  /** The scope a facade tool (`switchboard__…`) needs; undefined for any other name. */
+  facadeToolScope(name: string): ToolScope | undefined;
 }
 
 /** The facade tools the router answers or follows up itself, by their own names. */
@@ -75,7 +76,7 @@ export class BrokerRouter implements Router {
     if (!pinned || !(scope instanceof AggregatedScope)) return listed;
     const scopes = this.deps.access.scopes(ctx.identity);
     return scope.found.narrow(listed, pinned, scopes, (name) => {
-      const needs = facadeToolScope(name);
+      const needs = this.deps.facadeToolScope(name);
       return needs !== undefined && needs !== 'operator' && scopes.includes(needs);
     });
   }

@@ -193,14 +193,6 @@ export interface TaskCaller {
   endpointServer?: string;
 }
 
-/** What a served server offers the task routes (an upstream does; the facade does not). */
-export interface TaskEvents {
-  /** A notifications/tasks/status from the server (its own task id in it). */
-  status(task: JsonObject): void;
-  /** The server's connection ended (crash, restart, stop): `reason` says why. */
-  lost(reason: string): void;
-}
-
 export interface TaskRouteDeps {
   servedServer(name: string): ServedServer | undefined;
   audit(entry: JsonObject): void;

@@ -14,9 +14,9 @@ import { NetworkProxy, type ProxyRefusal } from '../trust/networkProxy';
 import { bwrapPlan, installDirsOf, resolveGrantPath, runnerPackageDir, scriptPackageDir } from '../platform/bwrapArgs';
 import { sandboxExecPrefix, sandboxProfile, seatbeltEnvironment } from '../platform/macSandbox';
 import { bridgeCommand, proxyEnvironment } from '../platform/proxyBridge';
-import { findExecutable } from './processGroup';
+import { findExecutable } from '../platform/processGroup';
 import { Redactor, urlSecretValues } from '../trust/redact';
-import { switchboardHome } from '../daemon/runtime';
+import { switchboardHome } from '../shared/userState';
 import {
   decideSandbox,
   sandboxTools,

@@ -1,7 +1,8 @@
 // Probing a definition that is not saved yet: connect, list what it offers, measure, tear down.
 // It is launched exactly as a start would launch it (launch.ts): same environment, sandbox, redaction.
 import type { ServerDef } from '../../registry/schema';
-import { connectUpstream, type UpstreamConnection } from '../connection/connection';
+import { connectUpstream } from '../connection/connect';
+import type { UpstreamConnection } from '../connection/connection';
 import type { CredentialSource } from '../auth/credentials';
 import { planLaunch, type LaunchPlan } from './launchUpstream';
 import { LogRing } from '../shared/logRing';

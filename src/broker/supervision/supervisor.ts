@@ -7,11 +7,11 @@ import { Credentials } from '../auth/credentials';
 import { SignIns } from '../auth/signIns';
 import type { CatalogCache } from '../catalog/catalogCache';
 import { StartGate } from './startGate';
-import type { EditorLink } from '../routing/editorLink';
+import type { EditorLink } from './editorLink';
 import type { JsonObject } from '../shared/mcpTypes';
 import { Upstream } from './upstream';
 import { compareOrdinal } from '../shared/ordinal';
-import { switchboardHome } from '../daemon/runtime';
+import { switchboardHome } from '../shared/userState';
 
 export type StartDecision =
   { run: true } | { run: false; state: 'disabled' | 'awaiting-approval' | 'blocked'; reason: string };

@@ -5,11 +5,12 @@ import { lifecycleOf, type ServerDef } from '../../registry/schema';
 import { packageRunnerWarning } from '../../registry/packageRunner';
 import type { ServerOAuth } from '../auth/serverOAuth';
 import type { CatalogLists } from '../catalog/catalogCache';
-import { connectUpstream, type CallOptions, type UpstreamConnection } from '../connection/connection';
+import { connectUpstream } from '../connection/connect';
+import type { CallOptions, UpstreamConnection } from '../connection/connection';
 import { ConnectionError } from '../connection/connectionError';
 import { IdleClock } from './idleClock';
 import type { StartGate } from './startGate';
-import type { EditorLink } from '../routing/editorLink';
+import type { EditorLink } from './editorLink';
 import { planLaunch, WaitingForCredentials } from './launchUpstream';
 import type { Credentials } from '../auth/credentials';
 import { LogRing } from '../shared/logRing';
@@ -24,7 +25,7 @@ import {
 } from '../shared/mcpTypes';
 import { Redactor } from '../trust/redact';
 import { describeEnforcement, type Enforcement } from '../trust/sandbox';
-import { ServerRequestDispatch } from '../routing/serverRequestDispatch';
+import { ServerRequestDispatch } from './serverRequestDispatch';
 
 export type UpstreamState =
   | 'starting'

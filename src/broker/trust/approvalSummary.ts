@@ -4,6 +4,7 @@
 import * as path from 'node:path';
 import { commandWarnings } from '../../registry/commandRisks';
 import { inputsReferenced, type ServerDef } from '../../registry/schema';
+import { visibleText } from '../../registry/visibleText';
 import { isOutsideRoot, relativeToRoot, type EnvFileDigest } from './approvalMaterial';
 import { looksSecret } from './environment';
 
@@ -131,18 +132,14 @@ export function approvalLines(def: ServerDef, root: string, envFile: EnvFileDige
   if (def.network) lines.push({ label: 'Network', value: `only ${def.network.allow.join(', ')} (through a proxy)` });
   if (def.allowedTools) lines.push({ label: 'Allowed tools', value: def.allowedTools.join(', ') || '(none)' });
   if (def.excludeTools) lines.push({ label: 'Excluded tools', value: def.excludeTools.join(', ') || '(none)' });
-  return lines.map((l) => ({ ...l, label: visible(l.label), value: visible(l.value) }));
-}
-
-/**
- * Text as the operator must see it: a line break, a terminal escape or a bidirectional override in
- * a definition's value would otherwise draw a line of its own ("Grants: none") or hide what follows.
- */
-function visible(text: string): string {
-  return text.replace(
-    /[\u0000-\u001f\u007f-\u009f\u200e\u200f\u202a-\u202e\u2066-\u2069]/g,
-    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
-  );
+  // A line break, a terminal escape or a bidirectional override in a definition's value would
+  // otherwise draw a line of its own ("Grants: none") or hide what follows it.
+  return lines.map((l) => ({
+    ...l,
+    label: visibleText(l.label),
+    value: visibleText(l.value),
+    ...(l.warning ? { warning: visibleText(l.warning) } : {}),
+  }));
 }
 
 /** The lines as the approval record keeps them: env values are bound by the hash, never written down. */

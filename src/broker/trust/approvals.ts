@@ -15,7 +15,8 @@ import {
   type ApprovalField,
 } from './approvalMaterial';
 import { approvalLines, approvalSummaryText, withoutEnvValues, type ApprovalLine } from './approvalSummary';
-import { readOrCreateToken, rootId, writePrivateFile } from '../daemon/runtime';
+import { readOrCreateToken, rootId } from '../shared/userState';
+import { writePrivateFile } from '../shared/privateFiles';
 
 export interface ApprovalEntry {
   hash: string;

@@ -4,7 +4,8 @@ import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { assertSafeName, validateName } from '../../registry/names';
-import { newToken, readOrCreateToken, writePrivateFile } from '../daemon/runtime';
+import { newToken, readOrCreateToken } from '../shared/userState';
+import { writePrivateFile } from '../shared/privateFiles';
 
 export class ClientTokens {
   private byToken = new Map<string, string>();

@@ -1,7 +1,8 @@
 // The operator's tool pins, kept per user next to the approvals (outside the workspace, mode 0600):
 // per server of a registry root, the tool definitions it was approved (or accepted) with.
 import * as fs from 'node:fs';
-import { rootId, writePrivateFile } from '../daemon/runtime';
+import { rootId } from '../shared/userState';
+import { writePrivateFile } from '../shared/privateFiles';
 import type { PinnedTool } from './toolDigest';
 
 /** How a pin came to be: the first tool list after approval, the lockfile's, or the operator's review. */

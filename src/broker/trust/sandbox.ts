@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { networkNotEnforcedReason, sandboxExecPrefix, sandboxProfile } from '../platform/macSandbox';
-import { switchboardHome } from '../daemon/runtime';
+import { switchboardHome } from '../shared/userState';
 
 export interface Enforcement {
   network: 'enforced' | 'granted' | 'not-enforced';

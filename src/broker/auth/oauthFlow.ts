@@ -3,8 +3,8 @@
 // two halves of the browser step. The SDK is loaded on first use, like the remote transports.
 // Every request auth() makes goes through oauthFetch (addresses, sizes and time bounded).
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
-import { oauthFetch } from '../auth/oauthFetch';
-import { SignInRequired, type BrowserStep, type ServerOAuth } from '../auth/serverOAuth';
+import { oauthFetch } from './oauthFetch';
+import { SignInRequired, type BrowserStep, type ServerOAuth } from './serverOAuth';
 
 type Fetch = typeof fetch;
 

@@ -3,14 +3,16 @@
 // SDK client wrapper.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { ControlOperation, FacadeToolName, ParamsOf, ResultOf } from './controlApi';
-import { liveRecord } from '../daemon/discovery';
+import type { ControlOperation, FacadeToolName, ParamsOf, ResultOf } from '../control/controlApi';
+import { liveRecord } from './discovery';
 import { LogRing } from '../shared/logRing';
 import type { JsonObject } from '../shared/mcpTypes';
-import { runtimePaths, type BrokerRecord } from '../daemon/runtime';
-import { connectUpstream, type ConnectionEvents, type UpstreamConnection } from '../connection/connection';
+import { runtimePaths } from '../shared/userState';
+import type { BrokerRecord } from './runtime';
+import { connectUpstream } from '../connection/connect';
+import type { ConnectionEvents, UpstreamConnection } from '../connection/connection';
 import type { ServerRequest } from '../connection/serverRequests';
-import { EDITOR_CAPABILITY } from '../routing/editorLink';
+import { EDITOR_CAPABILITY } from '../supervision/editorLink';
 
 /**
  * What the editor declares: it answers form and url elicitation and sampling (no tools) for the

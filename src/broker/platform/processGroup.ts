@@ -1,9 +1,9 @@
 import type { ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { stopPlan } from '../platform/stopPlan';
-import { runStopPlan } from '../platform/stopProcess';
-import { resolveWindowsCommand, windowsEnvValue } from '../platform/windowsCommand';
+import { stopPlan } from './stopPlan';
+import { runStopPlan } from './stopProcess';
+import { resolveWindowsCommand, windowsEnvValue } from './windowsCommand';
 
 /**
  * Stops a child started with `detached: true` together with everything it spawned: on POSIX its
