@@ -48,7 +48,7 @@ export function packageNameProblem(registryType: string, identifier: string): st
 /** Why `version` is not one specific version, or undefined. */
 export function packageVersionProblem(version: string): string | undefined {
   if (version === 'latest') return "'latest' is not a version: name one specific version";
-  if (version.length > 255 || !VERSION.test(version))
+  if (version.length > 255 || !VERSION.test(version) || /(^|\.)[xX*](\.|$)/.test(version))
     return `'${version.slice(0, 60)}' is not one specific version (no ranges, spaces or leading '-')`;
   return undefined;
 }
