@@ -74,3 +74,23 @@ export function isRegistryPackage(runner: string, name: string): boolean {
   const bare = type === 'npm' ? name.replace(/(?<=.)@[^/@]*$/, '') : type === 'pypi' ? name.split(/==|@|\[/)[0] : name;
   return packageNameProblem(type, bare) === undefined;
 }
+
+/** The registries the runners download from unless told otherwise (npx, uvx, dnx). */
+const DEFAULT_REGISTRIES: Record<string, readonly string[]> = {
+  npm: ['https://registry.npmjs.org'],
+  pypi: ['https://pypi.org', 'https://pypi.org/simple'],
+  nuget: ['https://api.nuget.org/v3/index.json'],
+};
+
+/**
+ * Why a `registryBaseUrl` cannot be honoured, or undefined: the command an import writes fetches
+ * from the runner's default registry, where a package of the same name may be someone else's.
+ */
+export function registryBaseUrlProblem(registryType: string, base: string): string | undefined {
+  const defaults = DEFAULT_REGISTRIES[registryType];
+  if (!defaults || defaults.includes(base.replace(/\/+$/, ''))) return undefined;
+  return (
+    `the package is published on ${base.slice(0, 120)}, but the command this import writes downloads from ` +
+    `${defaults[0]}, where a package of the same name may be another one; add this server by hand`
+  );
+}

@@ -15,7 +15,7 @@
 // a server.json cannot slip an option or a shell into the runner's command line as a "package".
 import { z } from 'zod';
 import { commandWarnings } from './commandRisks';
-import { packageNameProblem, packageVersionProblem, runtimeHintProblem } from './packageNames';
+import { packageNameProblem, packageVersionProblem, registryBaseUrlProblem, runtimeHintProblem } from './packageNames';
 import { packageRunnerOf } from './packageRunner';
 
 const InputSchema = z.looseObject({
@@ -311,6 +311,8 @@ function packageCommand(p: Package, field: string, r: Resolver, grants: Set<stri
   if (version) throw new Error(`${field}.version: ${version}`);
   const hint = p.runtimeHint === undefined ? undefined : runtimeHintProblem(p.registryType, p.runtimeHint);
   if (hint) throw new Error(`${field}.runtimeHint: ${hint}`);
+  const base = p.registryBaseUrl === undefined ? undefined : registryBaseUrlProblem(p.registryType, p.registryBaseUrl);
+  if (base) throw new Error(`${field}.registryBaseUrl: ${base}`);
   const runtime = argumentsOf(p.runtimeArguments, `${field}.runtimeArguments`, r);
   const args = argumentsOf(p.packageArguments, `${field}.packageArguments`, r);
   const env: Record<string, string> = {};

@@ -65,16 +65,21 @@ async function renameWithRetry(from: string, to: string): Promise<void> {
 export async function writeFileAtomic(target: string, text: string): Promise<void> {
   const dir = path.dirname(target);
   const tmp = path.join(dir, `.${path.basename(target)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
-  let mode = 0o644;
+  let before: fs.Stats | undefined;
   try {
-    mode = (await fs.promises.stat(target)).mode & 0o777;
+    before = await fs.promises.stat(target);
   } catch {
     // new file
   }
+  const mode = before ? before.mode & 0o777 : 0o644;
   let renamed = false;
   try {
     const fh = await fs.promises.open(tmp, 'wx', mode);
     try {
+      // The replaced file keeps its owner: root editing a user's file (a container, sudo) must not
+      // leave the user a file they can no longer write.
+      if (before && process.getuid?.() === 0 && (before.uid !== 0 || before.gid !== 0))
+        await fh.chown(before.uid, before.gid);
       await fh.writeFile(text, 'utf8');
       await fh.sync();
     } finally {

@@ -584,7 +584,7 @@ describe('faults: security round 3, clients add and remove', function () {
     report('r3-clients-odd-root', outcomes);
   });
 
-  it('an agent file that is a symbolic link is edited through it: the link stays, the target keeps its mode', () => {
+  it('an agent file is edited in place: a symbolic link stays one, the file keeps its mode and owner', () => {
     const root = registry(tempDir('sb-r3-link-'));
     const home = tempDir('sb-r3-home-');
     const sbHome = tempDir('sb-r3-sbhome-');
@@ -604,6 +604,17 @@ describe('faults: security round 3, clients add and remove', function () {
     assert.equal(clients(root, home, sbHome, 'remove', 'claude-code').code, 0);
     assert.ok(fs.lstatSync(link).isSymbolicLink());
     assert.equal(fs.readFileSync(target, 'utf8'), original, 'restored byte for byte through the link');
+
+    // Run as root (containers, CI), the replaced file keeps its owner; as a user it is the user's anyway.
+    const owned = path.join(home, AGENT_FILES.windsurf.file);
+    fs.mkdirSync(path.dirname(owned), { recursive: true });
+    fs.writeFileSync(owned, '{\n  "mcpServers": {}\n}\n');
+    if (process.getuid?.() === 0) fs.chownSync(owned, 4321, 4321);
+    const owner = fs.statSync(owned);
+    assert.equal(clients(root, home, sbHome, 'add', 'windsurf').code, 0);
+    const after = fs.statSync(owned);
+    report('r3-clients-owner', { root: process.getuid?.() === 0, before: owner.uid, after: after.uid });
+    assert.deepEqual([after.uid, after.gid], [owner.uid, owner.gid], 'the agent file keeps its owner');
 
     // A link to nothing is refused with a clear error, and nothing is created.
     const dangling = path.join(home, AGENT_FILES.cursor.file);
@@ -664,6 +675,16 @@ describe('faults: security round 3, import of a server.json (item 14)', function
         'shell as runtime',
         { registryType: 'npm', identifier: 'helper', runtimeHint: 'sh' },
         /runtimeHint 'sh' is not a runner/,
+      ],
+      [
+        'private registry package fetched from the public one',
+        {
+          registryType: 'npm',
+          identifier: 'internal-tool',
+          version: '1.0.0',
+          registryBaseUrl: 'https://npm.corp.example',
+        },
+        /registryBaseUrl: .*npm\.corp\.example.*a package of the same name may be another one/,
       ],
     ];
     const outcomes: Json = {};

@@ -3,7 +3,12 @@
 import assert from 'node:assert/strict';
 import { approvalLines } from '../../src/broker/trust/approvalSummary';
 import { commandWarnings } from '../../src/registry/commandRisks';
-import { packageNameProblem, packageVersionProblem, runtimeHintProblem } from '../../src/registry/packageNames';
+import {
+  packageNameProblem,
+  packageVersionProblem,
+  registryBaseUrlProblem,
+  runtimeHintProblem,
+} from '../../src/registry/packageNames';
 import { ServerDefSchema } from '../../src/registry/schema';
 
 describe('import: package identifiers per registry type', () => {
@@ -52,6 +57,12 @@ describe('import: package identifiers per registry type', () => {
       /not a runner this import calls for npm packages \(npx, bunx\)/,
     );
     assert.match(runtimeHintProblem('pypi', 'pipx') ?? '', /\(uvx\)/);
+    assert.equal(registryBaseUrlProblem('npm', 'https://registry.npmjs.org/'), undefined);
+    assert.equal(registryBaseUrlProblem('oci', 'https://ghcr.io'), undefined, 'an image names its registry itself');
+    assert.match(
+      registryBaseUrlProblem('pypi', 'https://pypi.corp.example') ?? '',
+      /downloads from https:\/\/pypi\.org/,
+    );
   });
 });
 
