@@ -15,6 +15,9 @@ import { listenForRedirect, type LoopbackRedirect } from './loopback';
 import { ServerOAuth, signInKey } from './serverOAuth';
 import { openTokenStore, type TokenStore, type TokenStoreKind } from './oauthTokenStore';
 
+/** The longest reason for a failed sign-in the state keeps. */
+const LAST_ERROR_LIMIT = 500;
+
 /** How long a started sign-in waits for the browser to come back. */
 const SIGN_IN_TIMEOUT_MS = 10 * 60_000;
 
@@ -132,7 +135,8 @@ export class SignIns extends EventEmitter<SignInEvents> {
         (err: Error) => {
           if (this.pending.get(def.name) !== pending) return;
           this.pending.delete(def.name);
-          this.lastErrors.set(def.name, oauth.scrub(err.message));
+          // The authorization server writes part of this text: kept to a line's length in the state.
+          this.lastErrors.set(def.name, oauth.scrub(err.message).slice(0, LAST_ERROR_LIMIT));
           this.emit('changed', def.name);
         },
       );
