@@ -345,10 +345,12 @@ approved. A later change to any of those fields (or to the env file's contents) 
     usage: `switchboard login <server> [--root <dir>] [--no-browser]
 
 Starts signing in to a remote server whose definition has 'auth: { type: oauth }'. Prints the
-authorization URL and opens it in a browser where one exists (xdg-open, open or start). The
+authorization URL and opens it in a browser where one exists (xdg-open, open or rundll32). The
 browser returns to the broker on 127.0.0.1; the broker keeps the tokens for this user (OS
 keychain, else a 0600 file under ~/.switchboard) and every client of the broker can use the
-server. Waits until the sign-in completes (at most 10 minutes).
+server. Waits until the sign-in completes (at most 10 minutes). Only an https: page (or http:
+on this computer) is printed or opened. The URL is this sign-in's secret: whoever completes it
+signs the broker in as their account, so do not share it.
 
   --no-browser  only print the URL (open it on any machine whose browser reaches this one)`,
     options: { ...rootOption, 'no-browser': { type: 'boolean' } },
