@@ -1,14 +1,12 @@
 // The registry's only writer. Two promises:
 //   1. Nothing it writes is invalid: the definition is validated before any byte hits the disk.
-//   2. Nothing it writes is ever seen half-written, even with several processes writing at once:
-//      each write goes to a unique temp file in the same directory, is fsynced, renamed over the
-//      target (atomic on POSIX and NTFS), and the directory is fsynced so the rename survives a crash.
+//   2. Nothing it writes is ever seen half-written, even with several processes writing at once
+//      (atomicWrite.ts: temp file, fsync, rename, directory fsync).
 // And one guard: names are validated and the resolved path is checked to lie inside the kind's
 // directory, so no name (`../x`, `/etc/x`, look-alike letters) can write outside the registry.
 
-import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
-import * as path from 'node:path';
+import { fsyncDir, writeFileAtomic } from './atomicWrite';
 import { isInside } from './containment';
 import { explainIssues } from './issues';
 import { assertSafeName } from './names';
@@ -18,6 +16,7 @@ import { KIND_DIRS, KIND_NOUNS, SCHEMAS, type DefByKind, type Kind } from './sch
 import { mergeIntoYaml, toYaml } from './serialize';
 
 export { toYaml } from './serialize';
+export { writeFileAtomic } from './atomicWrite';
 
 /** Thrown by upsert when the definition does not validate; `issues` lists one sentence per problem. */
 export class RegistryValidationError extends Error {
@@ -31,65 +30,6 @@ export class RegistryValidationError extends Error {
         issues.map((i) => `  - ${i}`).join('\n'),
     );
     this.name = 'RegistryValidationError';
-  }
-}
-
-const RETRYABLE_RENAME = new Set(['EPERM', 'EACCES', 'EBUSY']);
-
-async function fsyncDir(dir: string): Promise<void> {
-  // Directories cannot be opened for fsync on Windows; there the rename itself is durable enough.
-  if (process.platform === 'win32') return;
-  const fh = await fs.promises.open(dir, 'r');
-  try {
-    await fh.sync();
-  } finally {
-    await fh.close();
-  }
-}
-
-async function renameWithRetry(from: string, to: string): Promise<void> {
-  // On Windows a reader holding the target open makes rename fail briefly; POSIX never retries.
-  for (let attempt = 0; ; attempt++) {
-    try {
-      await fs.promises.rename(from, to);
-      return;
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code ?? '';
-      if (process.platform !== 'win32' || !RETRYABLE_RENAME.has(code) || attempt >= 20) throw err;
-      await new Promise((r) => setTimeout(r, 5 * (attempt + 1)));
-    }
-  }
-}
-
-/** Atomically replaces `target` with `text` (see the header). */
-export async function writeFileAtomic(target: string, text: string): Promise<void> {
-  const dir = path.dirname(target);
-  const tmp = path.join(dir, `.${path.basename(target)}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`);
-  let before: fs.Stats | undefined;
-  try {
-    before = await fs.promises.stat(target);
-  } catch {
-    // new file
-  }
-  const mode = before ? before.mode & 0o777 : 0o644;
-  let renamed = false;
-  try {
-    const fh = await fs.promises.open(tmp, 'wx', mode);
-    try {
-      // The replaced file keeps its owner: root editing a user's file (a container, sudo) must not
-      // leave the user a file they can no longer write.
-      if (before && process.getuid?.() === 0 && (before.uid !== 0 || before.gid !== 0))
-        await fh.chown(before.uid, before.gid);
-      await fh.writeFile(text, 'utf8');
-      await fh.sync();
-    } finally {
-      await fh.close();
-    }
-    await renameWithRetry(tmp, target);
-    renamed = true;
-    await fsyncDir(dir);
-  } finally {
-    if (!renamed) await fs.promises.rm(tmp, { force: true });
   }
 }
 

@@ -21,10 +21,21 @@ export function lastResortCollection(gc = (globalThis as { gc?: GcFunction }).gc
   return gc && (() => gc({ type: 'major', execution: 'sync', flavor: 'last-resort' }));
 }
 
+/** The timers it arms: Node's by default; tests pass a clock they advance themselves. */
+export interface Timers {
+  setTimeout(fn: () => void, ms: number): unknown;
+  clearTimeout(handle: unknown): void;
+}
+
+const NODE_TIMERS: Timers = {
+  setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
+  clearTimeout: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};
+
 export class IdleCollector {
   private activity = 0;
   private seen = 0;
-  private timer?: NodeJS.Timeout;
+  private timer?: unknown;
   private closed = false;
   /** Full collections run so far: for status and tests. */
   collections = 0;
@@ -32,6 +43,7 @@ export class IdleCollector {
   constructor(
     private readonly quietMs = 2_000,
     private readonly collect: Collect | undefined = lastResortCollection(),
+    private readonly timers: Timers = NODE_TIMERS,
   ) {}
 
   get enabled(): boolean {
@@ -46,13 +58,13 @@ export class IdleCollector {
 
   close(): void {
     this.closed = true;
-    clearTimeout(this.timer);
+    if (this.timer !== undefined) this.timers.clearTimeout(this.timer);
     this.timer = undefined;
   }
 
   private arm(): void {
     this.seen = this.activity;
-    this.timer = setTimeout(() => {
+    this.timer = this.timers.setTimeout(() => {
       this.timer = undefined;
       if (this.closed) return;
       // Still busy: look again one quiet period later rather than collecting mid-burst.
@@ -60,6 +72,5 @@ export class IdleCollector {
       this.collections++;
       this.collect!();
     }, this.quietMs);
-    this.timer.unref();
   }
 }

@@ -2,9 +2,9 @@
 // On POSIX that is mode 0700 for directories and 0600 for files; on Windows, where modes mean nothing,
 // an ACL naming the user alone (platform/userFiles.ts says which, as pure logic).
 import { execFileSync } from 'node:child_process';
-import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { writeFileAtomicSync } from '../../registry/atomicWrite';
 import { privateProtection } from '../platform/userFiles';
 
 /** Directories this process already narrowed on Windows: each icacls run is a process start. */
@@ -33,20 +33,14 @@ export function ensurePrivateDir(dir: string): void {
   }
 }
 
-/** Writes a file readable only by the current user, atomically. */
+/** Writes a file readable only by the current user, atomically (registry/atomicWrite.ts). */
 export function writePrivateFile(file: string, content: string): void {
   ensurePrivateDir(path.dirname(file));
-  const tmp = `${file}.${process.pid}.${crypto.randomBytes(4).toString('hex')}.tmp`;
-  const fd = fs.openSync(tmp, 'w', 0o600);
-  try {
-    fs.writeSync(fd, content);
-    fs.fsyncSync(fd);
-  } finally {
-    fs.closeSync(fd);
-  }
-  // Windows ignores the mode: narrow the ACL before the file takes its name, so no reader sees it open.
-  if (process.platform === 'win32') protect(tmp, 'file');
-  fs.renameSync(tmp, file);
+  writeFileAtomicSync(file, content, {
+    mode: 0o600,
+    // Windows ignores the mode: narrow the ACL before the file takes its name, so no reader sees it open.
+    beforeRename: process.platform === 'win32' ? (tmp) => protect(tmp, 'file') : undefined,
+  });
 }
 
 /**

@@ -6,6 +6,7 @@ import * as path from 'node:path';
 import type { ServerDef } from '../../registry/schema';
 import { hashMaterial, normalizeForApproval } from './approvalMaterial';
 import { toolSetHash, type ToolDigests } from './toolDigest';
+import { writeFileAtomicSync } from '../../registry/atomicWrite';
 
 export const LOCKFILE_NAME = 'mcp-servers.lock';
 const LOCKFILE_VERSION = 1;
@@ -95,8 +96,6 @@ export function lockfileText(servers: LockedServers): string {
 
 export function writeLockfile(root: string, servers: LockedServers): string {
   const file = lockfilePath(root);
-  const tmp = `${file}.${process.pid}.tmp`;
-  fs.writeFileSync(tmp, lockfileText(servers));
-  fs.renameSync(tmp, file);
+  writeFileAtomicSync(file, lockfileText(servers));
   return file;
 }
