@@ -3,7 +3,7 @@
 // show while typing, with the same words and positions.
 import * as path from 'node:path';
 import * as vscode from 'vscode';
-import type { Problem } from '../registry/problems';
+import type { Problem, ProblemFix } from '../registry/problems';
 import { parseDefinition } from '../registry/parse';
 import { KIND_DIRS, type Kind } from '../registry/schema';
 import type { Ctx } from './ctx';
@@ -42,10 +42,17 @@ export function toDiagnostic(
   return d;
 }
 
+/** A diagnostic as the Quick Fix provider gets it back (a copy): by file, start and message. */
+function fixKey(uri: vscode.Uri, d: vscode.Diagnostic): string {
+  return `${uri.toString()}\n${d.range.start.line}:${d.range.start.character}\n${d.message}`;
+}
+
 export class RegistryDiagnostics implements vscode.Disposable {
   private readonly collection = vscode.languages.createDiagnosticCollection('switchboard');
   private readonly disposables: vscode.Disposable[] = [this.collection];
   private readonly timers = new Map<string, NodeJS.Timeout>();
+  /** The fix each shown problem carries, by where it is and what it says (fixKey). */
+  private fixes = new Map<string, ProblemFix>();
 
   constructor(private readonly ctx: Ctx) {
     this.disposables.push(
@@ -78,6 +85,12 @@ export class RegistryDiagnostics implements vscode.Disposable {
   /** Rebuilds every diagnostic: broker problems for files on disk, live parses for dirty buffers. */
   refresh(): void {
     const byFile = new Map<string, vscode.Diagnostic[]>();
+    const fixes = new Map<string, ProblemFix>();
+    const shown = (file: string, p: Problem, doc: vscode.TextDocument | undefined): vscode.Diagnostic => {
+      const d = toDiagnostic(p, doc);
+      if (p.fix) fixes.set(fixKey(vscode.Uri.file(file), d), p.fix);
+      return d;
+    };
     const openDirty = new Map<string, vscode.TextDocument>();
     const roots = this.roots();
     for (const doc of vscode.workspace.textDocuments) {
@@ -95,7 +108,7 @@ export class RegistryDiagnostics implements vscode.Disposable {
         const file = path.resolve(p.file);
         if (openDirty.has(file)) continue;
         const list = byFile.get(file) ?? [];
-        list.push(toDiagnostic(p, docOf(file)));
+        list.push(shown(file, p, docOf(file)));
         byFile.set(file, list);
       }
     }
@@ -104,11 +117,17 @@ export class RegistryDiagnostics implements vscode.Disposable {
       const { problems } = parseDefinition(kind, file, doc.getText());
       byFile.set(
         file,
-        problems.map((p) => toDiagnostic(p, doc)),
+        problems.map((p) => shown(file, p, doc)),
       );
     }
+    this.fixes = fixes;
     this.collection.clear();
     for (const [file, diags] of byFile) this.collection.set(vscode.Uri.file(file), diags);
+  }
+
+  /** The correction a shown diagnostic offers (the registry parser's "did you mean"), if any. */
+  fixFor(uri: vscode.Uri, d: vscode.Diagnostic): ProblemFix | undefined {
+    return this.fixes.get(fixKey(uri, d));
   }
 
   dispose(): void {

@@ -1,5 +1,6 @@
-// The Quick Fix for a registry problem that ends in "(did you mean 'x'?)": which text on the line to
-// replace, and with what. Pure (no `vscode`): the code action provider only wraps it.
+// The Quick Fix for a registry problem that carries a fix (the parser's "did you mean 'x'?"): which
+// text on the line to replace, and with what. Pure (no `vscode`): the code action provider only wraps it.
+import type { ProblemFix } from '../registry/problems';
 
 export interface LineFix {
   /** 0-based columns on the problem's line: replace [start, end) with `newText`. */
@@ -10,25 +11,17 @@ export interface LineFix {
   title: string;
 }
 
-const SUGGESTION = /\(did you mean '([^'\n]+)'\?\)/;
-/** What the problem says was written, when it quotes it in full: an unknown key, or a string value. */
-const WRITTEN = /^unknown key '([^'\n]*)'|, not the string '([^'\n]*)'/;
-
 /**
- * The edit that applies the suggestion of `message` to the word at `column` (where the problem points:
- * the key, or the value) of `lineText`, or undefined when there is none or the word is not the one
- * the message is about (the file changed since it was checked). A quoted value keeps its quotes.
+ * The edit that applies a problem's fix (a misspelt key or value and its likely correction, from the
+ * registry's own parser) to the word at `column` of `lineText` (where the problem points), or undefined
+ * when there is none or the word there is no longer the one the fix is about (the file changed since it
+ * was checked). A quoted value keeps its quotes.
  */
-export function didYouMeanFix(lineText: string, column: number, message: string): LineFix | undefined {
-  const suggestion = SUGGESTION.exec(message)?.[1];
-  if (!suggestion || column < 0 || column >= lineText.length) return undefined;
+export function didYouMeanFix(lineText: string, column: number, fix: ProblemFix | undefined): LineFix | undefined {
+  if (!fix || column < 0 || column >= lineText.length) return undefined;
   const word = wordAt(lineText, column);
-  if (!word || word.text === suggestion) return undefined;
-  const written = WRITTEN.exec(message);
-  const said = written?.[1] ?? written?.[2];
-  // Messages cut long text short ("…"); only a word quoted whole can be compared.
-  if (said !== undefined && !said.endsWith('…') && said !== word.text) return undefined;
-  return { start: word.start, end: word.end, newText: suggestion, title: `Change '${word.text}' to '${suggestion}'` };
+  if (!word || word.text !== fix.replace || word.text === fix.with) return undefined;
+  return { start: word.start, end: word.end, newText: fix.with, title: `Change '${word.text}' to '${fix.with}'` };
 }
 
 /** The YAML key or scalar starting at `column`; for a quoted one, the text inside the quotes. */

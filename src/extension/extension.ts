@@ -17,6 +17,7 @@ import { ServersProvider, type ServerNode } from './servers';
 import { BrokerStatusBar } from './statusBar';
 import { TerminalEnvironment } from './terminalEnv';
 import type { ConsoleState } from '../../webview/protocol';
+import { needsAttention } from '../broker/supervision/upstreamStates';
 
 /** What the extension exports, for tests and for other extensions that want the broker. */
 export interface SwitchboardApi {
@@ -131,7 +132,7 @@ export function activate(context: vscode.ExtensionContext): SwitchboardApi {
   context.subscriptions.push(mcp, vscode.lm.registerMcpServerDefinitionProvider(PROVIDER_ID, mcp));
 
   const diagnostics = new RegistryDiagnostics(ctx);
-  context.subscriptions.push(RegistryQuickFixes.register(ctx));
+  context.subscriptions.push(RegistryQuickFixes.register(ctx, diagnostics));
   const statusBar = new BrokerStatusBar(ctx, mcp);
   const terminalEnv = new TerminalEnvironment(ctx);
   context.subscriptions.push(diagnostics, statusBar, terminalEnv, commands.watchWorkspaceTrust(ctx));
@@ -151,7 +152,7 @@ export function activate(context: vscode.ExtensionContext): SwitchboardApi {
     const attention = ctx
       .entries()
       .flatMap((e) => e.state?.servers ?? [])
-      .filter((s) => ['failed', 'awaiting-approval', 'backoff', 'needs-sign-in', 'needs-input'].includes(s.state));
+      .filter((s) => needsAttention(s.state));
     serversView.badge = attention.length
       ? {
           value: attention.length,

@@ -1,6 +1,7 @@
 // Which MCP server definitions VS Code gets from a broker's state. Pure (no `vscode`): the rule
 // is unit tested, the provider only wraps it.
 import type { BrokerState } from '../broker/control/controlApi';
+import { isHeld } from '../broker/supervision/upstreamStates';
 
 export interface PlannedDefinition {
   label: string;
@@ -21,8 +22,6 @@ export interface PlanOptions {
   /** Added to labels in a multi-root workspace. */
   folderLabel?: string;
 }
-
-const NOT_OFFERED = new Set(['disabled', 'blocked', 'awaiting-approval']);
 
 function hash(text: string): string {
   let h = 5381;
@@ -47,7 +46,7 @@ export function planDefinitions(state: BrokerState, opts: PlanOptions): PlannedD
     ];
   }
   return state.servers
-    .filter((s) => s.enabled && !NOT_OFFERED.has(s.state))
+    .filter((s) => s.enabled && !isHeld(s.state))
     .map((s) => ({
       label: `${s.name}${suffix} · Switchboard`,
       url: `${origin}/servers/${s.name}/mcp`,

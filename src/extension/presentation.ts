@@ -2,6 +2,7 @@
 // contextValue tokens the menus key on. Pure (no `vscode`), so the words are unit tested.
 import type { BrokerState, ServerStatus } from '../broker/control/controlApi';
 import type { Phase } from './brokerConnection';
+import { isHeld } from '../broker/supervision/upstreamStates';
 
 export type State = ServerStatus['state'];
 
@@ -189,7 +190,7 @@ export function serverContextValue(s: ServerStatus): string {
   if (s.approval === 'required' || s.approval === 'changed') tokens.push('needsApproval');
   if (s.approval === 'approved') tokens.push('approved');
   if (s.pins?.status === 'changed') tokens.push('toolsChanged');
-  if (s.enabled && !['awaiting-approval', 'blocked', 'disabled'].includes(s.state)) tokens.push('restartable');
+  if (s.enabled && !isHeld(s.state)) tokens.push('restartable');
   // A VS Code account or an OAuth sign-in: both offer Sign In.
   if (s.state === 'needs-sign-in' || (s.account && !s.account.supplied)) tokens.push('needsSignIn');
   if (s.inputs?.length) tokens.push('hasInputs');
@@ -263,7 +264,7 @@ export function serverTooltip(s: ServerStatus): string {
  * or blocked, the broker's reason repeats what the state already says.
  */
 export function showsError(s: ServerStatus): boolean {
-  return !!s.lastError && !['awaiting-approval', 'disabled', 'blocked'].includes(s.state);
+  return !!s.lastError && !isHeld(s.state);
 }
 
 export function escapeMarkdown(text: string): string {

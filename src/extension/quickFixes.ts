@@ -1,22 +1,25 @@
-// Quick Fixes on registry YAML: a problem that says "(did you mean 'command'?)" offers to make that
-// change (didYouMean.ts computes the edit). The diagnostics are ours (source `switchboard`).
+// Quick Fixes on registry YAML: a problem the registry parser gave a fix ("did you mean 'command'?")
+// offers to make that change (didYouMean.ts computes the edit). The diagnostics are ours (source `switchboard`).
 import * as vscode from 'vscode';
 import type { Ctx } from './ctx';
-import { kindOf } from './diagnostics';
+import { kindOf, type RegistryDiagnostics } from './diagnostics';
 import { didYouMeanFix } from './didYouMean';
 
 export class RegistryQuickFixes implements vscode.CodeActionProvider {
   static readonly kinds = [vscode.CodeActionKind.QuickFix];
 
-  constructor(private readonly ctx: Ctx) {}
+  constructor(
+    private readonly ctx: Ctx,
+    private readonly diagnostics: RegistryDiagnostics,
+  ) {}
 
-  static register(ctx: Ctx): vscode.Disposable {
+  static register(ctx: Ctx, diagnostics: RegistryDiagnostics): vscode.Disposable {
     return vscode.languages.registerCodeActionsProvider(
       [
         { scheme: 'file', pattern: '**/*.yaml' },
         { scheme: 'file', pattern: '**/*.yml' },
       ],
-      new RegistryQuickFixes(ctx),
+      new RegistryQuickFixes(ctx, diagnostics),
       { providedCodeActionKinds: RegistryQuickFixes.kinds },
     );
   }
@@ -38,7 +41,7 @@ export class RegistryQuickFixes implements vscode.CodeActionProvider {
       if (d.source !== 'switchboard') continue;
       const at = d.range.start;
       if (at.line >= doc.lineCount) continue;
-      const fix = didYouMeanFix(doc.lineAt(at.line).text, at.character, d.message);
+      const fix = didYouMeanFix(doc.lineAt(at.line).text, at.character, this.diagnostics.fixFor(doc.uri, d));
       if (!fix) continue;
       const action = new vscode.CodeAction(fix.title, vscode.CodeActionKind.QuickFix);
       action.edit = new vscode.WorkspaceEdit();

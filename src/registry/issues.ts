@@ -6,6 +6,7 @@
 import type { z } from 'zod';
 import type { DataPath } from './positions';
 import { jsonQuoted, quoted } from './quote';
+import type { ProblemFix } from './problems';
 
 export type ZodIssue = z.ZodError['issues'][number];
 
@@ -15,6 +16,8 @@ export interface ExplainedIssue {
   /** Whether the key (unknown key, bad record key) or the value (wrong type) is at fault. */
   at: 'key' | 'value';
   message: string;
+  /** The word at fault and its likely correction (a misspelt key or enum value). */
+  fix?: ProblemFix;
 }
 
 /** `restart.maxRetries`, `args[0]`, `messages[1].content`. */
@@ -224,7 +227,12 @@ export function explainIssues(issues: readonly ZodIssue[], schema: unknown, data
       for (const key of issue.keys) {
         const guess = suggest(key, known);
         const hint = guess ? ` (did you mean '${guess}'?)` : known.length > 0 ? ` (allowed: ${known.join(', ')})` : '';
-        out.push({ path: [...issue.path, key], at: 'key', message: `unknown key ${quoted(key)}${inside}${hint}` });
+        out.push({
+          path: [...issue.path, key],
+          at: 'key',
+          message: `unknown key ${quoted(key)}${inside}${hint}`,
+          ...(guess ? { fix: { replace: key, with: guess } } : {}),
+        });
       }
       continue;
     }
@@ -244,7 +252,17 @@ export function explainIssues(issues: readonly ZodIssue[], schema: unknown, data
       : issue.code !== 'custom' && ZOD_DEFAULT_MESSAGE.test(issue.message)
         ? explainDefault(issue, data)
         : withField(issue, issue.message);
-    out.push({ path: issue.path, at: 'value', message });
+    // The same guess explainDefault names in words ("did you mean 'community'?"), as a fix.
+    const guess =
+      issue.code === 'invalid_value' && typeof value === 'string' && message.includes('did you mean')
+        ? suggest(value, issue.values.map(String))
+        : undefined;
+    out.push({
+      path: issue.path,
+      at: 'value',
+      message,
+      ...(guess ? { fix: { replace: value as string, with: guess } } : {}),
+    });
   }
   return out;
 }

@@ -45,8 +45,13 @@ function yamlMessage(message: string): string {
 export function parseDefinition<K extends Kind>(kind: K, fileName: string, text: string): ParseResult<DefByKind[K]> {
   const problems: Problem[] = [];
   const noun = KIND_NOUNS[kind];
-  const problem = (line: number, column: number, message: string, severity: Problem['severity'] = 'error') =>
-    problems.push({ file: fileName, line, column, message, kind, severity });
+  const problem = (
+    line: number,
+    column: number,
+    message: string,
+    severity: Problem['severity'] = 'error',
+    fix?: Problem['fix'],
+  ) => problems.push({ file: fileName, line, column, message, kind, severity, ...(fix ? { fix } : {}) });
 
   if (Buffer.byteLength(text, 'utf8') > MAX_FILE_BYTES) {
     problem(1, 1, `the file is larger than ${MAX_FILE_BYTES} bytes; a ${noun} definition should be a few lines`);
@@ -109,7 +114,7 @@ export function parseDefinition<K extends Kind>(kind: K, fileName: string, text:
   if (!result.success) {
     for (const issue of explainIssues(result.error.issues, schema, data)) {
       const pos = at(issue.path, issue.at);
-      problem(pos.line, pos.column, issue.message);
+      problem(pos.line, pos.column, issue.message, 'error', issue.fix);
     }
   }
   if (problems.some((p) => p.severity === 'error') || !result.success)

@@ -14,6 +14,18 @@ export interface Problem {
   message: string;
   kind: Kind;
   severity: 'error' | 'warning';
+  /**
+   * A likely correction of the word the problem points at (a misspelt key or value), which the
+   * message also says in words ("did you mean 'command'?"): the editor offers it as a Quick Fix.
+   */
+  fix?: ProblemFix;
+}
+
+export interface ProblemFix {
+  /** The word as written, whole. */
+  replace: string;
+  /** What to write instead. */
+  with: string;
 }
 
 /** `mcp-servers.d/foo.yaml:3:1 error: unknown key 'comand' (did you mean 'command'?)` */

@@ -26,6 +26,9 @@ import {
   type BrokerProcess,
   facade,
 } from '../helpers/broker';
+import { OperatorClient } from '../../src/broker/daemon/operatorClient';
+import type { BrokerRecord } from '../../src/broker/daemon/runtime';
+import { ErrorCodes, McpFailure } from '../../src/broker/shared/mcpTypes';
 
 type Json = Record<string, any>;
 
@@ -206,6 +209,34 @@ describe('control plane', function () {
     });
     assert.equal(bad.isError, true);
     assert.match(textOf(bad), /name/i);
+  });
+
+  it("keeps a failed operation's code from the broker to the operator client: bad input, a disk that refuses", async () => {
+    const record = { url: broker.url, operatorTokenFile: broker.tokenFile, pid: broker.proc.pid } as BrokerRecord;
+    const client = await OperatorClient.connect(record);
+    try {
+      await assert.rejects(
+        client.call('upsert_server', { definition: { name: 'bad', transport: 'stdio', comand: 'x' } }),
+        (err: McpFailure) =>
+          err instanceof McpFailure && err.code === ErrorCodes.InvalidParams && /comand/.test(err.message),
+      );
+      // A file the writer cannot replace (a directory where the definition goes): the machine's fault, not the caller's.
+      fs.mkdirSync(path.join(root, 'mcp-servers.d', 'blocked.yaml'));
+      await assert.rejects(
+        client.call('upsert_server', { definition: { name: 'blocked', command: 'node' } }),
+        (err: McpFailure) =>
+          err instanceof McpFailure && err.code === ErrorCodes.InternalError && (err.data as Json)?.errno === 'EISDIR',
+      );
+      // Positive control: the same call with a writable place succeeds.
+      fs.rmdirSync(path.join(root, 'mcp-servers.d', 'blocked.yaml'));
+      const ok = await client.call('upsert_server', {
+        definition: { name: 'blocked', command: 'node', enabled: false },
+      });
+      assert.ok(ok);
+      await client.call('remove_server', { name: 'blocked' });
+    } finally {
+      await client.close();
+    }
   });
 
   it('probes an unsaved definition and explains failures', async () => {

@@ -315,7 +315,7 @@ describe('tasks through the broker', function () {
     const state = await a.client.experimental.tasks.getTask(task.taskId);
     assert.equal(state.status, 'failed');
     const result = await rejection(() => a.client.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema));
-    assert.equal(result.code, -32001);
+    assert.equal(result.code, -32005);
     assert.match(result.message, /Server 'tasks' stopped/);
     const listed = await a.client.experimental.tasks.listTasks();
     assert.equal(listed.tasks.find((t) => t.taskId === task.taskId)?.status, 'failed');

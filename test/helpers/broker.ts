@@ -134,8 +134,21 @@ export async function startBrokerProcess(opts: StartBrokerOptions): Promise<Brok
     token,
     tokenFile: ready.tokenFile,
     stderr,
-    stop: () => stopProcess(proc),
+    stop: async () => {
+      await stopProcess(proc);
+      assertNoStateBug(stderr);
+    },
   };
+}
+
+/**
+ * An upstream that made a move its state machine does not declare (supervision/upstreamStates.ts) says
+ * so on the broker's stderr instead of crashing it; every test that stops its broker fails on it.
+ */
+export function assertNoStateBug(stderr: readonly string[]): void {
+  const bugs = stderr.filter((l) => l.includes('BUG: undeclared state move'));
+  if (bugs.length)
+    throw new Error(`the broker reported state moves upstreamStates.ts does not declare:\n${bugs.join('\n')}`);
 }
 
 export function stopProcess(proc: ChildProcess, signal: NodeJS.Signals = 'SIGTERM'): Promise<void> {

@@ -41,7 +41,7 @@ export function memoryServer(name: string, lists: ServerLists = {}): ServedServe
     })),
     toolFilter: { allow: lists.allow, deny: lists.deny },
     calls,
-    unavailable: () => new McpFailure(-32001, `Server '${name}' is stopped.`),
+    unavailable: () => new McpFailure(-32005, `Server '${name}' is stopped.`),
     callTool: (tool) => answer(`call ${tool}`),
     getPrompt: (prompt) => answer(`prompt ${prompt}`),
     readResource: (uri) => answer(`read ${uri}`),

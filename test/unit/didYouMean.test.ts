@@ -13,7 +13,7 @@ function fixAll(text: string): { text: string; titles: string[] } {
     const { problems } = parseDefinition('server', '/r/mcp-servers.d/x.yaml', text);
     const lines = text.split('\n');
     const fix = problems
-      .map((p) => ({ p, f: didYouMeanFix(lines[p.line - 1] ?? '', p.column - 1, p.message) }))
+      .map((p) => ({ p, f: didYouMeanFix(lines[p.line - 1] ?? '', p.column - 1, p.fix) }))
       .find((x) => x.f);
     if (!fix?.f) break;
     const line = lines[fix.p.line - 1];
@@ -29,6 +29,7 @@ describe('Quick Fix: did you mean', () => {
     const before = 'name: x\ncomand: node\nargs: [a.js]\n';
     const { problems } = parseDefinition('server', '/r/mcp-servers.d/x.yaml', before);
     assert.match(problems[0].message, /did you mean 'command'\?/);
+    assert.deepEqual(problems[0].fix, { replace: 'comand', with: 'command' }, 'the same suggestion, as data');
     const { text, titles } = fixAll(before);
     assert.equal(text, 'name: x\ncommand: node\nargs: [a.js]\n');
     assert.deepEqual(titles, ["Change 'comand' to 'command'"]);
@@ -43,11 +44,14 @@ describe('Quick Fix: did you mean', () => {
   });
 
   it('offers nothing without a suggestion, or when the word is no longer the one the problem names', () => {
-    assert.equal(didYouMeanFix('zzz: 1', 0, "unknown key 'zzz' (allowed: name, command)"), undefined);
-    assert.equal(didYouMeanFix('command: node', 0, "unknown key 'comand' (did you mean 'command'?)"), undefined);
-    assert.equal(didYouMeanFix('other: node', 0, "unknown key 'comand' (did you mean 'command'?)"), undefined);
-    assert.equal(didYouMeanFix('x', 5, "unknown key 'x' (did you mean 'y'?)"), undefined);
-    assert.deepEqual(didYouMeanFix("  - 'comand': 1", 4, "unknown key 'comand' (did you mean 'command'?)"), {
+    const comand = { replace: 'comand', with: 'command' };
+    const unknown = parseDefinition('server', '/r/mcp-servers.d/x.yaml', 'name: x\ncommand: n\nzzz: 1\n').problems;
+    assert.equal(unknown[0].fix, undefined, 'nothing close to zzz: no fix, only the allowed keys in words');
+    assert.equal(didYouMeanFix('zzz: 1', 0, undefined), undefined);
+    assert.equal(didYouMeanFix('command: node', 0, comand), undefined);
+    assert.equal(didYouMeanFix('other: node', 0, comand), undefined);
+    assert.equal(didYouMeanFix('x', 5, { replace: 'x', with: 'y' }), undefined);
+    assert.deepEqual(didYouMeanFix("  - 'comand': 1", 4, comand), {
       start: 5,
       end: 11,
       newText: 'command',

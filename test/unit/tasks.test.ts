@@ -112,7 +112,7 @@ function taskServer(name: string) {
     resources: [],
     resourceTemplates: [],
     toolTasks: true,
-    unavailable: () => new McpFailure(-32001, `Server '${name}' crashed`),
+    unavailable: () => new McpFailure(-32005, `Server '${name}' crashed`),
     callTool: async () => {
       const taskId = `u${++next}`;
       states.set(taskId, { taskId, status: 'working', ttl: 1000 });
@@ -202,7 +202,7 @@ describe('task routes: routing over a served server', () => {
     const owner = { session: 's1', client: 'a' };
     const state = await routes.request(owner, 'tasks/get', { taskId: 'slow__u1' }, call);
     assert.match(state.statusMessage as string, /Server 'slow' stopped, and task 'slow__u1' .* lost .*crashed/);
-    await assert.rejects(routes.request(owner, 'tasks/result', { taskId: 'slow__u2' }, call), { code: -32001 });
+    await assert.rejects(routes.request(owner, 'tasks/result', { taskId: 'slow__u2' }, call), { code: -32005 });
     await assert.rejects(routes.request(owner, 'tasks/cancel', { taskId: 'slow__u1' }, call), { code: -32602 });
     const listed = (await routes.request(owner, 'tasks/list', {}, call)).tasks as JsonObject[];
     assert.deepEqual(

@@ -305,7 +305,7 @@ describe('console: audit rows', () => {
       ms: 30000,
       outcome: 'error',
       error: 'timed out',
-      code: -32004,
+      code: -32001,
     },
     { at: '2026-12-04T10:00:06.000Z', event: 'rejected', status: 401, reason: 'unknown token' },
   ];

@@ -6,6 +6,7 @@ import * as readline from 'node:readline';
 import { statelessHeaders } from '../connection/statelessHeaders';
 import { claimedVersion, StatelessInFlight } from './bridgeStateless';
 import { readSseMessages } from '../connection/sseMessages';
+import { ErrorCodes } from '../shared/mcpTypes';
 
 export interface BridgeTarget {
   url: string;
@@ -218,7 +219,7 @@ export class Bridge {
 
   private fail(message: Message, text: string): void {
     if (message.id !== undefined && message.method)
-      this.write({ jsonrpc: '2.0', id: message.id, error: { code: -32001, message: text } });
+      this.write({ jsonrpc: '2.0', id: message.id, error: { code: ErrorCodes.UpstreamUnavailable, message: text } });
   }
 
   private reconnect(why: string): Promise<void> {

@@ -32,6 +32,7 @@ import { webAddressProblem } from '../../registry/webAddress';
 import { serverJsonChoices, parseServerJson, serverJsonToDefinition } from '../../registry/serverJson';
 import { RegistryValidationError, RegistryWriter } from '../../registry/writer';
 import { COUNT_TOKENS_COMMAND, countTokensFromStdin } from '../catalog/tokenCounts';
+import { isSettling } from '../supervision/upstreamStates';
 
 interface Command {
   summary: string;
@@ -756,8 +757,7 @@ async function settledStatus(client: OperatorClient, name: string, deadline: num
   const until = Math.min(deadline, Date.now() + 30_000);
   for (;;) {
     const status = await client.call('server_status', { name });
-    const transient = ['starting', 'backoff', 'stopped', 'needs-sign-in'].includes(status.state);
-    if (!transient || Date.now() > until) return status;
+    if (!isSettling(status.state) || Date.now() > until) return status;
     await new Promise((r) => setTimeout(r, 200));
   }
 }

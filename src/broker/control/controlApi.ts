@@ -10,7 +10,8 @@ import type { Root } from '../supervision/editorLink';
 import type { PinState, ToolChanges } from '../trust/pins';
 import type { ProbeResult } from '../supervision/probe';
 import type { Enforcement } from '../trust/sandbox';
-import type { CatalogSource, UpstreamState } from '../supervision/upstream';
+import type { CatalogSource } from '../supervision/upstream';
+import type { UpstreamState } from '../supervision/upstreamStates';
 import type { AuditRecord } from '../routing/audit';
 
 export interface ServerStatus {

@@ -37,12 +37,13 @@ import type {
 } from './controlApi';
 import { FACADE_NAMESPACE, type Route } from '../catalog/catalog';
 import type { Root } from '../supervision/editorLink';
-import { ErrorCodes, McpFailure } from '../shared/mcpTypes';
+import { ErrorCodes, failureFrom, McpFailure } from '../shared/mcpTypes';
 import { PinMismatch, type Pins, type ToolChanges } from '../trust/pins';
 import { probeServer, whyProbeIsRefused, type ProbeResult } from '../supervision/probe';
 import { redactUrl } from '../trust/redact';
 import type { Identity } from '../routing/requestContext';
 import { compareOrdinal } from '../shared/ordinal';
+import { isUp } from '../supervision/upstreamStates';
 
 // The result types moved to controlApi.ts; kept importable from here while other branches merge.
 export type { BrokerState, ServerStatus } from './controlApi';
@@ -324,8 +325,7 @@ export class ControlOperations {
       const upstream = await this.broker.supervisor.restart(name);
       await upstream.whenSettled(upstream.def.timeouts.startupMs).catch(() => undefined);
     } catch (err) {
-      if (err instanceof McpFailure) throw err;
-      throw new McpFailure(ErrorCodes.InvalidParams, (err as Error).message);
+      throw failureFrom(err);
     }
     return this.serverStatus(name);
   }
@@ -336,7 +336,7 @@ export class ControlOperations {
     try {
       result = await this.writer.upsert(kind, definition);
     } catch (err) {
-      throw new McpFailure(ErrorCodes.InvalidParams, (err as Error).message);
+      throw failureFrom(err);
     }
     const name = result.def.name;
     const printed = JSON.stringify(result.def);
@@ -351,7 +351,7 @@ export class ControlOperations {
     try {
       removed = await this.writer.remove(kind, name);
     } catch (err) {
-      throw new McpFailure(ErrorCodes.InvalidParams, (err as Error).message);
+      throw failureFrom(err);
     }
     if (!removed) throw new McpFailure(ErrorCodes.InvalidParams, `No ${kind} named '${name}' to remove.`);
     const mapOf = (s: RegistrySnapshot) =>
@@ -455,10 +455,10 @@ export class ControlOperations {
     try {
       this.broker.supervisor.signIns.signOut(def);
     } catch (err) {
-      throw new McpFailure(ErrorCodes.InvalidParams, (err as Error).message);
+      throw failureFrom(err);
     }
     const upstream = this.broker.upstream(name);
-    if (upstream && ['running', 'starting', 'backoff'].includes(upstream.state)) {
+    if (upstream && isUp(upstream.state)) {
       await upstream.restart();
       await upstream.whenSettled(def.timeouts.startupMs).catch(() => undefined);
     }
@@ -471,7 +471,7 @@ export class ControlOperations {
     try {
       this.broker.supervisor.credentials.supplyAccount(def, p);
     } catch (err) {
-      throw new McpFailure(ErrorCodes.InvalidParams, (err as Error).message);
+      throw failureFrom(err);
     }
     return this.serverStatus(p.name);
   }

@@ -7,7 +7,7 @@ import type { ControlOperation, DefinitionInput, ParamsOf, ResultOf } from './co
 import type { ControlOperations } from './controlOperations';
 import type { Identity } from '../routing/requestContext';
 import { FACADE_NAMESPACE } from '../catalog/catalog';
-import { ErrorCodes, McpFailure, type JsonObject, type Tool } from '../shared/mcpTypes';
+import { ERROR_META_KEY, ErrorCodes, failureFrom, McpFailure, type JsonObject, type Tool } from '../shared/mcpTypes';
 import { toPortableSchema } from './portableSchema';
 import type { ToolScope } from '../routing/accessPolicy';
 
@@ -592,8 +592,11 @@ export class Facade {
     try {
       result = await tool.invoke(ops, args, identity);
     } catch (err) {
-      // An operation that could not be done is a tool result the agent can read, not a protocol error.
-      return { content: [{ type: 'text', text: (err as Error).message }], isError: true };
+      // An operation that could not be done is a tool result the agent can read, not a protocol error;
+      // its code and data ride along in _meta, so the operator client (CLI, extension) can tell them apart.
+      const failure = failureFrom(err);
+      const error = { code: failure.code, ...(failure.data !== undefined ? { data: failure.data } : {}) };
+      return { content: [{ type: 'text', text: failure.message }], isError: true, _meta: { [ERROR_META_KEY]: error } };
     }
     const structured = (
       result && typeof result === 'object' && !Array.isArray(result) ? result : { result }

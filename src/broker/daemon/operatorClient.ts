@@ -6,7 +6,7 @@ import * as path from 'node:path';
 import type { ControlOperation, FacadeToolName, ParamsOf, ResultOf } from '../control/controlApi';
 import { liveRecord } from './discovery';
 import { LogRing } from '../shared/logRing';
-import type { JsonObject } from '../shared/mcpTypes';
+import { ERROR_META_KEY, ErrorCodes, McpFailure, type JsonObject } from '../shared/mcpTypes';
 import { runtimePaths } from '../shared/userState';
 import type { BrokerRecord } from './runtime';
 import { connectUpstream } from '../connection/connect';
@@ -61,15 +61,23 @@ export class OperatorClient {
     return new OperatorClient(client, record);
   }
 
-  /** Runs a control operation (`list_servers` → the tool `switchboard__list_servers`); a tool error throws. */
+  /**
+   * Runs a control operation (`list_servers` → the tool `switchboard__list_servers`). A failed operation
+   * throws an McpFailure with the code the broker gave it (Forbidden, InvalidParams, an internal error…).
+   */
   async call<K extends ControlOperation>(operation: K, params: ParamsOf<K>, timeoutMs = 60_000): Promise<ResultOf<K>> {
     const name: FacadeToolName<K> = `switchboard__${operation}`;
     const result = (await this.client.request('tools/call', { name, arguments: params }, { timeoutMs })) as {
       isError?: boolean;
       structuredContent?: JsonObject;
       content?: { text?: string }[];
+      _meta?: JsonObject;
     };
-    if (result.isError) throw new Error(result.content?.map((c) => c.text).join('\n') ?? 'the operation failed');
+    if (result.isError) {
+      const error = (result._meta?.[ERROR_META_KEY] ?? {}) as { code?: number; data?: unknown };
+      const text = result.content?.map((c) => c.text).join('\n') || `${operation} failed`;
+      throw new McpFailure(typeof error.code === 'number' ? error.code : ErrorCodes.InternalError, text, error.data);
+    }
     // The facade's `run` for this operation is typed to return exactly this (controlApi.ts).
     return (result.structuredContent ?? {}) as ResultOf<K>;
   }

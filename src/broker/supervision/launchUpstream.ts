@@ -9,6 +9,7 @@ import { nodeRunnerPackageOf } from '../../registry/packageRunner';
 import type { ServerDef, VscodeAuthSettings } from '../../registry/schema';
 import { describeAccount, type CredentialSource } from '../auth/credentials';
 import type { LaunchCompanion, RemoteLaunch, StdioLaunch, UpstreamLaunch } from '../connection/connection';
+import type { WaitingState } from './upstreamStates';
 import { buildEnvironment, resolveInputs } from '../trust/environment';
 import { NetworkProxy, type ProxyRefusal } from '../trust/networkProxy';
 import { bwrapPlan, installDirsOf, resolveGrantPath, runnerPackageDir, scriptPackageDir } from '../platform/bwrapArgs';
@@ -41,7 +42,7 @@ export interface LaunchPlan {
 export class WaitingForCredentials extends Error {
   constructor(
     message: string,
-    readonly state: 'needs-input' | 'needs-sign-in',
+    readonly state: WaitingState,
     /** The inputs nobody entered yet (needs-input). */
     readonly inputs: string[] = [],
   ) {

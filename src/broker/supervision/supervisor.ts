@@ -12,9 +12,9 @@ import type { JsonObject } from '../shared/mcpTypes';
 import { Upstream } from './upstream';
 import { compareOrdinal } from '../shared/ordinal';
 import { switchboardHome } from '../shared/userState';
+import { isUp, waitsForPerson, type HeldState } from './upstreamStates';
 
-export type StartDecision =
-  { run: true } | { run: false; state: 'disabled' | 'awaiting-approval' | 'blocked'; reason: string };
+export type StartDecision = { run: true } | { run: false; state: HeldState; reason: string };
 
 /** Decides whether a definition may run now (enabled flag, trust tier, approval, workspace trust). */
 export type StartPolicy = (def: ServerDef) => StartDecision;
@@ -73,9 +73,9 @@ export class Supervisor extends EventEmitter<SupervisorEventMap> {
     await this.enqueue(async () => {
       for (const upstream of this.all()) {
         if (!concerns(upstream) || !this.policy(upstream.def).run) continue;
-        const waiting = upstream.state === 'needs-input' || upstream.state === 'needs-sign-in';
+        const waiting = waitsForPerson(upstream.state);
         const withdrawn = account && this.credentials.accountToken(upstream.def) === undefined;
-        const running = ['running', 'starting', 'backoff'].includes(upstream.state);
+        const running = isUp(upstream.state);
         if (waiting || (running && (!account || withdrawn))) void upstream.restart();
       }
     });
@@ -159,7 +159,7 @@ export class Supervisor extends EventEmitter<SupervisorEventMap> {
     const decision = this.policy(upstream.def);
     if (decision.run) {
       // A server waiting for sign-in starts again when the sign-in completes, not on every policy change.
-      const up = ['running', 'starting', 'backoff', 'needs-sign-in', 'needs-input'].includes(upstream.state);
+      const up = isUp(upstream.state) || waitsForPerson(upstream.state);
       if (!upstream.lazy) {
         if (!up) upstream.start();
       } else if (!up && upstream.state !== 'idle') {
