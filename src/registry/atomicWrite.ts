@@ -3,6 +3,7 @@
 // even with several processes writing at once, and a crash leaves the old file or the new one:
 // the text goes to a unique temp file in the same directory, is fsynced, renamed over the target
 // (atomic on POSIX and NTFS), and the directory is fsynced so the rename itself survives a crash.
+// The new file keeps the replaced one's mode, and its owner when root writes someone else's file.
 // Sync and async forms: per-user state is written from places that cannot wait (token creation).
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -41,6 +42,20 @@ function modeFor(target: string, opts: AtomicWriteOptions): number {
   }
 }
 
+/**
+ * The owner to give the new file: the replaced file's, when this process runs as root and it
+ * belonged to someone else (a container, `sudo`), so the user can still write their own file.
+ */
+function ownerToKeep(target: string): { uid: number; gid: number } | undefined {
+  if (process.getuid?.() !== 0) return undefined;
+  try {
+    const { uid, gid } = fs.statSync(target);
+    return uid !== 0 || gid !== 0 ? { uid, gid } : undefined;
+  } catch {
+    return undefined; // a new file
+  }
+}
+
 function fsyncDirSync(dir: string): void {
   // Directories cannot be opened for fsync on Windows; there the rename itself is durable enough.
   if (process.platform === 'win32') return;
@@ -57,8 +72,10 @@ export async function writeFileAtomic(target: string, text: string, opts: Atomic
   const tmp = tempPathFor(target);
   let renamed = false;
   try {
+    const owner = ownerToKeep(target);
     const fh = await fs.promises.open(tmp, 'wx', modeFor(target, opts));
     try {
+      if (owner) await fh.chown(owner.uid, owner.gid);
       await fh.writeFile(text, 'utf8');
       await fh.sync();
     } finally {
@@ -86,8 +103,10 @@ export function writeFileAtomicSync(target: string, text: string, opts: AtomicWr
   const tmp = tempPathFor(target);
   let renamed = false;
   try {
+    const owner = ownerToKeep(target);
     const fd = fs.openSync(tmp, 'wx', modeFor(target, opts));
     try {
+      if (owner) fs.fchownSync(fd, owner.uid, owner.gid);
       fs.writeFileSync(fd, text, 'utf8');
       fs.fsyncSync(fd);
     } finally {

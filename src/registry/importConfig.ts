@@ -3,6 +3,7 @@
 // the command writes them through the broker. No `vscode` import.
 import * as path from 'node:path';
 import { parse, printParseErrorCode, type ParseError } from 'jsonc-parser';
+import { commandWarnings } from './commandRisks';
 import { looksSecret } from './secretNames';
 import { INPUT_NAME } from './schema';
 
@@ -313,6 +314,8 @@ function convert(key: string, raw: Json, ctx: ImportContext, taken: ReadonlySet<
       grants.add('network');
       notes.push(`${program} downloads and runs a package, so it gets the 'network' grant`);
     }
+    for (const warning of commandWarnings(String(def.command), (def.args as string[] | undefined) ?? []))
+      notes.push(`⚠ ${warning}`);
     if (kept.size) grants.add('secrets');
     if (grants.size) def.grants = ['network', 'secrets', 'filesystem'].filter((g) => grants.has(g));
   }

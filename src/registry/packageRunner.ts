@@ -11,7 +11,7 @@ export interface PackageRunner {
 }
 
 /** `C:\\tools\\npx.cmd` → `npx`; `/usr/bin/python3` → `python3`. */
-function programName(command: string): string {
+export function programName(command: string): string {
   const base = command.split(/[\\/]/).pop() ?? command;
   return base.replace(/\.(cmd|bat|exe|ps1)$/i, '').toLowerCase();
 }
@@ -83,6 +83,38 @@ function staysOffline(runner: string, rest: readonly string[]): boolean {
     return rest.some((a, i) => a === '--pull=never' || (a === '--pull' && rest[i + 1] === 'never'));
   }
   return false;
+}
+
+/** One option given to a runner: `--from x` or `--from=x` is { flag: '--from', value: 'x' }. */
+export interface RunnerOption {
+  flag: string;
+  value?: string;
+}
+
+/**
+ * How `command args` calls a package runner, downloading or not: the runner, the options given to
+ * it before the package (with their values), and the package; undefined for a plain program.
+ */
+export function runnerCall(
+  command: string | undefined,
+  args: readonly string[] = [],
+): { runner: string; options: RunnerOption[]; target: string | undefined } | undefined {
+  if (!command) return undefined;
+  const split = splitRunner(command, args);
+  if (!split) return undefined;
+  const valueFlags = VALUE_FLAGS[split.runner] ?? new Set<string>();
+  const options: RunnerOption[] = [];
+  const rest = split.rest;
+  for (let i = 0; i < rest.length; i++) {
+    const a = rest[i];
+    if (a === '--') return { runner: split.runner, options, target: rest[i + 1] };
+    if (!a.startsWith('-')) return { runner: split.runner, options, target: a };
+    const eq = a.indexOf('=');
+    if (eq > 0) options.push({ flag: a.slice(0, eq), value: a.slice(eq + 1) });
+    else if (valueFlags.has(a) && i + 1 < rest.length) options.push({ flag: a, value: rest[++i] });
+    else options.push({ flag: a });
+  }
+  return { runner: split.runner, options, target: undefined };
 }
 
 /** The package runner `command args` uses when it may download, or undefined. */

@@ -11,7 +11,11 @@
 // the secret store when the server starts; the YAML only names it. A value that is required, not
 // secret and has no default must be given by the caller (`values`), or the import stops and names it.
 // A new definition is `community`: it runs only after the operator approves what it runs.
+// Package identifiers, versions and runtime hints are checked per registry type (packageNames.ts):
+// a server.json cannot slip an option or a shell into the runner's command line as a "package".
 import { z } from 'zod';
+import { commandWarnings } from './commandRisks';
+import { packageNameProblem, packageVersionProblem, registryBaseUrlProblem, runtimeHintProblem } from './packageNames';
 import { packageRunnerOf } from './packageRunner';
 
 const InputSchema = z.looseObject({
@@ -299,6 +303,16 @@ function packageCommand(p: Package, field: string, r: Resolver, grants: Set<stri
         'managed together, which a registry definition cannot express; choose a stdio package or a remote',
     );
   }
+  // Someone else's text becomes a command line: the package must be a package, the version one
+  // version, the runner one whose argument order this code knows.
+  const named = packageNameProblem(p.registryType, p.identifier);
+  if (named) throw new Error(`${field}.identifier: ${named}`);
+  const version = p.version === undefined ? undefined : packageVersionProblem(p.version);
+  if (version) throw new Error(`${field}.version: ${version}`);
+  const hint = p.runtimeHint === undefined ? undefined : runtimeHintProblem(p.registryType, p.runtimeHint);
+  if (hint) throw new Error(`${field}.runtimeHint: ${hint}`);
+  const base = p.registryBaseUrl === undefined ? undefined : registryBaseUrlProblem(p.registryType, p.registryBaseUrl);
+  if (base) throw new Error(`${field}.registryBaseUrl: ${base}`);
   const runtime = argumentsOf(p.runtimeArguments, `${field}.runtimeArguments`, r);
   const args = argumentsOf(p.packageArguments, `${field}.packageArguments`, r);
   const env: Record<string, string> = {};
@@ -348,6 +362,7 @@ function packageCommand(p: Package, field: string, r: Resolver, grants: Set<stri
         '(or install the package first and run it from there)',
     );
   }
+  for (const warning of commandWarnings(command, full)) r.notes.push(`⚠ ${warning}`);
   const def: Record<string, unknown> = { transport: 'stdio', command, args: full };
   if (Object.keys(env).length) def.env = env;
   return def;

@@ -41,8 +41,8 @@ type Status = {
   state: string;
   lastError?: string;
   tools: { exposedAs: string }[];
-  auth?: { signedIn: boolean; tokenStore: string; url?: string; stepUpScope?: string; lastError?: string };
-  signIn?: { url?: string; scope?: string };
+  auth?: { signedIn: boolean; tokenStore: string; inProgress?: boolean; stepUpScope?: string; lastError?: string };
+  signIn?: { scope?: string };
 };
 
 describe('OAuth sign-in to remote servers', function () {
@@ -152,7 +152,7 @@ describe('OAuth sign-in to remote servers', function () {
         `${tool} is refused to an agent`,
       );
     }
-    assert.equal((await status()).auth?.url, undefined, 'no sign-in was started');
+    assert.equal((await status()).auth?.inProgress, undefined, 'no sign-in was started');
   });
 
   it('signing in (browser step played over HTTP) makes the tools appear for every client', async () => {
@@ -164,7 +164,10 @@ describe('OAuth sign-in to remote servers', function () {
     assert.equal(authorization.searchParams.get('scope'), 'mcp');
     const redirect = new URL(authorization.searchParams.get('redirect_uri')!);
     assert.equal(redirect.hostname, '127.0.0.1');
-    assert.equal((await status()).auth?.url, url, 'the state shows the URL of the sign-in in progress');
+    const during = await status();
+    assert.equal(during.auth?.inProgress, true, 'the state says a sign-in is in progress');
+    const state = authorization.searchParams.get('state')!;
+    assert.ok(!JSON.stringify(during).includes(state), "the state never shows the sign-in's URL or state");
     // A redirect with another state is refused and does not end the sign-in.
     const forged = await fetch(`${redirect.href}?code=forged&state=wrong`);
     assert.equal(forged.status, 400);
@@ -241,7 +244,7 @@ describe('OAuth sign-in to remote servers', function () {
     const code = await new Promise<number | null>((resolve) => cli.once('exit', resolve));
     responses.push(out);
     assert.equal(code, 0, out);
-    assert.match(out, /Signed in\. 'remote' is running with 3 tools/);
+    assert.match(out, /Signed in\. 'remote' is running with 4 tools/);
     assert.equal((await status()).state, 'running');
   });
 

@@ -1,5 +1,6 @@
 // The browser's way back to the broker after sign-in: a one-use HTTP listener on 127.0.0.1 and a
 // random port that accepts exactly one redirect carrying the expected `state`, then closes.
+import * as crypto from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -30,6 +31,13 @@ function respond(res: http.ServerResponse, status: number, title: string, text: 
   res.end(page(title, text));
 }
 
+/** Compares without leaking how much of the state matched (by timing) to a page probing the port. */
+function sameState(given: string | null, expected: string): boolean {
+  if (given === null) return false;
+  const digest = (s: string) => crypto.createHash('sha256').update(s).digest();
+  return crypto.timingSafeEqual(digest(given), digest(expected));
+}
+
 /**
  * Listens until one request to /callback carries `state` (a code or an error), or `timeoutMs`
  * passes. Requests with another state are refused and do not end the wait: a page that guesses
@@ -50,7 +58,7 @@ export async function listenForRedirect(
       respond(res, 404, 'Not found', 'This address only receives the sign-in redirect.');
       return;
     }
-    if (done || url.searchParams.get('state') !== state) {
+    if (done || !sameState(url.searchParams.get('state'), state)) {
       respond(res, 400, 'Sign-in not accepted', 'This link does not belong to the sign-in in progress.');
       return;
     }

@@ -1,7 +1,9 @@
 // The SDK's OAuth client (auth(): discovery, registration, PKCE, the resource parameter, refresh)
 // applied to a remote upstream: the fetch every request of its transport goes through, and the
 // two halves of the browser step. The SDK is loaded on first use, like the remote transports.
+// Every request auth() makes goes through oauthFetch (addresses, sizes and time bounded).
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { oauthFetch } from './oauthFetch';
 import { SignInRequired, type BrowserStep, type ServerOAuth } from './serverOAuth';
 
 type Fetch = typeof fetch;
@@ -14,13 +16,23 @@ const asProvider = (oauth: ServerOAuth): OAuthClientProvider => oauth as unknown
 /** Runs auth() outside a browser step: a refresh, or SignInRequired when only a person can help. */
 async function refresh(oauth: ServerOAuth, resourceMetadataUrl?: URL): Promise<void> {
   const { auth } = await sdkAuth();
-  const result = await auth(asProvider(oauth), { serverUrl: oauth.serverUrl, resourceMetadataUrl });
+  const fetchFn = oauthFetch(oauth.serverUrl);
+  const result = await auth(asProvider(oauth), { serverUrl: oauth.serverUrl, resourceMetadataUrl, fetchFn });
   if (result !== 'AUTHORIZED') throw new SignInRequired(oauth.needsSignInMessage());
+}
+
+/** A schema refusal of the server's metadata (the SDK's zod), as one sentence instead of a JSON dump. */
+function metadataRefusal(oauth: ServerOAuth, err: unknown): string | undefined {
+  const issues = (err as { name?: string; issues?: { path?: PropertyKey[]; message?: string }[] }).issues;
+  if ((err as Error)?.name !== 'ZodError' || !Array.isArray(issues)) return undefined;
+  const said = issues.slice(0, 3).map((i) => `${(i.path ?? []).map(String).join('.') || 'the document'}: ${i.message}`);
+  return `the authorization server of '${oauth.serverName}' answered with metadata that cannot be used (${said.join('; ')})`;
 }
 
 function scrubbed(oauth: ServerOAuth, err: unknown): Error {
   if (err instanceof SignInRequired) return err;
-  return new Error(oauth.scrub(err instanceof Error ? err.message : String(err)), { cause: err });
+  const message = metadataRefusal(oauth, err) ?? (err instanceof Error ? err.message : String(err));
+  return new Error(oauth.scrub(message), { cause: err });
 }
 
 /** The access token to send now, refreshed first when it is about to expire. */
@@ -114,7 +126,12 @@ export async function authorizationUrl(oauth: ServerOAuth, step: BrowserStep): P
   try {
     const { resourceMetadataUrl } = challenge;
     result = await oauth.withBrowserStep(step, () =>
-      auth(asProvider(oauth), { serverUrl: oauth.serverUrl, scope, resourceMetadataUrl }),
+      auth(asProvider(oauth), {
+        serverUrl: oauth.serverUrl,
+        scope,
+        resourceMetadataUrl,
+        fetchFn: oauthFetch(oauth.serverUrl),
+      }),
     );
   } catch (err) {
     throw scrubbed(oauth, err);
@@ -129,7 +146,11 @@ export async function exchangeCode(oauth: ServerOAuth, step: BrowserStep, code: 
   const { auth } = await sdkAuth();
   try {
     const result = await oauth.withBrowserStep(step, () =>
-      auth(asProvider(oauth), { serverUrl: oauth.serverUrl, authorizationCode: code }),
+      auth(asProvider(oauth), {
+        serverUrl: oauth.serverUrl,
+        authorizationCode: code,
+        fetchFn: oauthFetch(oauth.serverUrl),
+      }),
     );
     if (result !== 'AUTHORIZED') throw new Error('the authorization server did not issue tokens');
   } catch (err) {

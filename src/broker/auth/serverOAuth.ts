@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { OAuthSettings, ServerDef } from '../../registry/schema';
+import { webAddressProblem } from '../../registry/webAddress';
 import type { TokenStore } from './oauthTokenStore';
 
 export interface OAuthTokens {
@@ -174,9 +175,24 @@ export class ServerOAuth {
     this.persist();
   }
 
+  /**
+   * The authorization endpoint comes from the server's metadata: a hostile server can name a
+   * `file:` path or a custom scheme that the browser opener (xdg-open, open, start) would hand to
+   * another program. Only a web page is ever returned to be opened.
+   */
   redirectToAuthorization(url: URL): void {
     const step = this.step.getStore();
     if (!step) throw new SignInRequired(this.needsSignInMessage(), this.stepUpScope);
+    const problem = webAddressProblem(url.href);
+    if (problem) {
+      // Without the query: it carries this flow's state and PKCE challenge.
+      const endpoint = new URL(url.href);
+      endpoint.search = endpoint.hash = endpoint.username = endpoint.password = '';
+      throw new Error(
+        `the authorization server of '${this.serverName}' names ${endpoint.href.slice(0, 200)} as its authorization endpoint, ` +
+          `which is not opened: ${problem}`,
+      );
+    }
     step.url = url;
   }
 

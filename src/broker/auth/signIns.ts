@@ -1,18 +1,27 @@
 // Every remote server's sign-in for one broker: the per-server OAuth client (kept across restarts
-// of the upstream), the browser step in progress (loopback listener + URL) and signing out.
+// of the upstream), the browser step in progress (loopback listener) and signing out.
+//
+// The authorization URL of a sign-in in progress is returned to whoever started it (begin_sign_in,
+// an operator-only tool) and kept nowhere else: it carries the state and PKCE challenge that bind
+// the browser's answer to this flow, so anyone holding it could consent with their own account
+// and sign every client of the broker in as themselves (login CSRF). The state says only that a
+// sign-in is in progress.
 import * as crypto from 'node:crypto';
 import { EventEmitter } from 'node:events';
+import { isDeepStrictEqual } from 'node:util';
 import type { ServerDef } from '../../registry/schema';
 import { authorizationUrl, exchangeCode } from './oauthFlow';
 import { listenForRedirect, type LoopbackRedirect } from './loopback';
 import { ServerOAuth, signInKey } from './serverOAuth';
 import { openTokenStore, type TokenStore, type TokenStoreKind } from './oauthTokenStore';
 
+/** The longest reason for a failed sign-in the state keeps. */
+const LAST_ERROR_LIMIT = 500;
+
 /** How long a started sign-in waits for the browser to come back. */
 const SIGN_IN_TIMEOUT_MS = 10 * 60_000;
 
 interface Pending {
-  url: string;
   listener: LoopbackRedirect;
 }
 
@@ -21,8 +30,8 @@ export interface SignInStatus {
   signedIn: boolean;
   tokenStore: TokenStoreKind;
   grantedScope?: string;
-  /** The authorization URL of a sign-in in progress. */
-  url?: string;
+  /** A sign-in was started and waits for the browser (its URL went to the operator alone). */
+  inProgress?: true;
   /** The scope the next sign-in asks for, when the server asked for more. */
   stepUpScope?: string;
   /** Why the last sign-in did not complete. */
@@ -67,7 +76,9 @@ export class SignIns extends EventEmitter<SignInEvents> {
     if (def.auth?.type !== 'oauth' || def.transport === 'stdio' || !def.url) return undefined;
     const key = signInKey(def);
     const known = this.clients.get(def.name);
-    if (known?.key === key) return known;
+    // The same sign-in (key) with other settings, e.g. another clientSecretFile: a new client over
+    // the same stored tokens, so the file read is always the one the definition names now.
+    if (known?.key === key && isDeepStrictEqual(known.settings, def.auth)) return known;
     this.cancel(def.name);
     const oauth = new ServerOAuth(def.name, def.url, def.auth, key, this.tokenStore(), this.root);
     this.clients.set(def.name, oauth);
@@ -83,7 +94,7 @@ export class SignIns extends EventEmitter<SignInEvents> {
       signedIn: oauth.signedIn,
       tokenStore: oauth.storeKind,
       ...(oauth.grantedScope ? { grantedScope: oauth.grantedScope } : {}),
-      ...(pending ? { url: pending.url } : {}),
+      ...(pending ? { inProgress: true as const } : {}),
       ...(oauth.stepUpScope ? { stepUpScope: oauth.stepUpScope } : {}),
       ...(lastError ? { lastError } : {}),
     };
@@ -109,7 +120,7 @@ export class SignIns extends EventEmitter<SignInEvents> {
       listener.close();
       throw err;
     }
-    const pending = { url: url.href, listener };
+    const pending: Pending = { listener };
     this.pending.set(def.name, pending);
     this.emit('changed', def.name);
     void listener.code
@@ -124,11 +135,12 @@ export class SignIns extends EventEmitter<SignInEvents> {
         (err: Error) => {
           if (this.pending.get(def.name) !== pending) return;
           this.pending.delete(def.name);
-          this.lastErrors.set(def.name, oauth.scrub(err.message));
+          // The authorization server writes part of this text: kept to a line's length in the state.
+          this.lastErrors.set(def.name, oauth.scrub(err.message).slice(0, LAST_ERROR_LIMIT));
           this.emit('changed', def.name);
         },
       );
-    return { url: pending.url };
+    return { url: url.href };
   }
 
   /** Deletes the server's tokens; the next connection needs a new sign-in. */

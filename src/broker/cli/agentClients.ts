@@ -93,6 +93,26 @@ function readText(file: string): string {
   }
 }
 
+/**
+ * The file an edit reads and replaces: the agent's file, or what it links to. Dotfile managers keep
+ * ~/.claude.json and friends as symbolic links into a repository; replacing the link by a file (the
+ * atomic rename would) would silently fork the person's configuration from it.
+ */
+function editedFile(file: string): string {
+  let link: fs.Stats;
+  try {
+    link = fs.lstatSync(file);
+  } catch {
+    return file; // not there yet: created as a file
+  }
+  if (!link.isSymbolicLink()) return file;
+  try {
+    return fs.realpathSync(file);
+  } catch {
+    throw new Error(`${file} is a symbolic link to ${fs.readlinkSync(file)}, which does not exist; fix the link first`);
+  }
+}
+
 function clientFile(root: string, client: string): string | undefined {
   const dir = path.join(root, KIND_DIRS.client);
   return ['.yaml', '.yml'].map((ext) => path.join(dir, client + ext)).find((f) => fs.existsSync(f));
@@ -188,7 +208,8 @@ export async function addAgent(id: string, opts: AgentClientOptions & { scope?: 
   const name = opts.entryName ?? DEFAULT_ENTRY;
   assertRegistry(opts.root);
   const file = spec.file(opts.agentEnv);
-  const text = readText(file);
+  const target = editedFile(file);
+  const text = readText(target);
   const wanted = spec.entry(bridgeCommand(opts, client));
   const { entry: existing } = readEntry(spec, text, name, file);
   if (existing && !isOurBridge(existing, opts, client)) {
@@ -199,7 +220,7 @@ export async function addAgent(id: string, opts: AgentClientOptions & { scope?: 
   }
   // Computed (and checked) before anything is written, so a file that cannot be edited changes nothing.
   const same = existing !== undefined && isDeepStrictEqual(existing, wanted);
-  const next = same ? text : withEntry(spec, text, name, wanted, `${spec.label} -> ${opts.root}`);
+  const next = same ? text : withEntry(spec, text, name, wanted, `${spec.label} -> ${JSON.stringify(opts.root)}`);
 
   const changes: string[] = [];
   const declared = declaredClient(opts.root, client);
@@ -218,8 +239,8 @@ export async function addAgent(id: string, opts: AgentClientOptions & { scope?: 
   if (!hadToken) changes.push(`created the token of '${client}' (${token.file}, readable only by you)`);
   if (!same) {
     if (!fs.existsSync(file)) createdFiles(opts).add(file);
-    fs.mkdirSync(path.dirname(file), { recursive: true });
-    await writeFileAtomic(file, next);
+    fs.mkdirSync(path.dirname(target), { recursive: true });
+    await writeFileAtomic(target, next);
     changes.push(`${existing ? 'updated' : 'added'} the MCP server '${name}' in ${file}`);
   }
   return { changes, file, client };
@@ -232,7 +253,8 @@ export async function removeAgent(id: string, opts: AgentClientOptions): Promise
   const client = clientOf(spec.id);
   const name = opts.entryName ?? DEFAULT_ENTRY;
   const file = spec.file(opts.agentEnv);
-  const text = readText(file);
+  const target = editedFile(file);
+  const text = readText(target);
   const { entry } = readEntry(spec, text, name, file);
   if (entry && !isOurBridge(entry, opts, client)) {
     throw new Error(
@@ -248,7 +270,7 @@ export async function removeAgent(id: string, opts: AgentClientOptions): Promise
       created.delete(file);
       changes.push(`removed ${file} (add had created it for the '${name}' entry alone)`);
     } else {
-      await writeFileAtomic(file, next.text);
+      await writeFileAtomic(target, next.text);
       changes.push(`removed the MCP server '${name}' from ${file}`);
     }
   }

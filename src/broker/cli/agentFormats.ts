@@ -2,9 +2,9 @@
 // it. Pure text in, text out (plus the path rules); agentClients.ts does the file system and the
 // registry. Every edit keeps the rest of the file as it was: JSON and JSONC through jsonc-parser's
 // edits, YAML through the yaml library's Document (comments survive), TOML by adding or cutting
-// whole tables as lines, with smol-toml parsing the file before and after. Whatever the format,
-// the result is parsed back and must equal the original plus (or minus) exactly the one entry;
-// otherwise nothing is written.
+// whole tables located by parsing (tomlTables.ts), with smol-toml parsing the file before and
+// after. Whatever the format, the result is parsed back and must equal the original plus (or
+// minus) exactly the one entry; otherwise nothing is written.
 import * as path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import {
@@ -18,6 +18,7 @@ import {
 } from 'jsonc-parser';
 import type * as SmolToml from 'smol-toml' with { 'resolution-mode': 'import' };
 import { isMap, isSeq, parseDocument } from 'yaml';
+import { tomlAdd, tomlRemove } from './tomlTables';
 
 // smol-toml is an ES module to TypeScript (node16 resolution, CommonJS output), so it is loaded with
 // import(), once, before the first TOML edit (the bundle inlines it either way).
@@ -272,41 +273,6 @@ function jsonSet(text: string, name: string, value: Json | undefined): string {
   return applyEdits(base, laidOut);
 }
 
-const TOML_MARK = '# MCP Switchboard (switchboard clients add): ';
-
-function tomlAdd(text: string, name: string, entry: Json, note: string): string {
-  const block = tomlLib()
-    .stringify({ mcp_servers: { [name]: entry } })
-    .trim();
-  const sep = text === '' ? '' : text.endsWith('\n\n') ? '' : text.endsWith('\n') ? '\n' : '\n\n';
-  return `${text}${sep}${TOML_MARK}${note}\n${block}\n`;
-}
-
-/** Cuts `[mcp_servers.<name>]` and its sub-tables (and the note above them) out, line by line. */
-function tomlRemove(text: string, name: string): string {
-  const lines = text.split('\n');
-  const quoted = name.replace(/[.*+?^${}()|[\]\\-]/g, '\\$&');
-  const key = `mcp_servers\\.(?:${quoted}|"${quoted}")`;
-  const ours = new RegExp(`^\\s*\\[\\s*${key}\\s*(\\.[^\\]]*)?\\]\\s*(#.*)?$`);
-  const header = /^\s*\[/;
-  const out: string[] = [];
-  let cutting = false;
-  for (const line of lines) {
-    if (header.test(line)) {
-      const starts = ours.test(line);
-      // The note this code wrote just above the table, and the blank line before it, go with it.
-      if (starts && !cutting && out.at(-1)?.startsWith(TOML_MARK)) {
-        out.pop();
-        if (out.at(-1)?.trim() === '') out.pop();
-      }
-      cutting = starts;
-    }
-    if (!cutting) out.push(line);
-  }
-  const next = out.join('\n');
-  return text.endsWith('\n') && !next.endsWith('\n') && next !== '' ? `${next}\n` : next;
-}
-
 /** Flow lists as people write them (`[a, b]`), and no folding of long paths. */
 const YAML_STYLE = { flowCollectionPadding: false, lineWidth: 0 } as const;
 
@@ -334,7 +300,8 @@ export function withEntry(spec: AgentSpec, text: string, name: string, entry: Js
   const before = readEntry(spec, text, name);
   let next: string;
   if (spec.format === 'json') next = jsonSet(text, name, entry);
-  else if (spec.format === 'toml') next = tomlAdd(before.entry ? tomlRemove(text, name) : text, name, entry, note);
+  else if (spec.format === 'toml')
+    next = tomlAdd(tomlLib(), before.entry ? tomlRemove(tomlLib(), text, name) : text, name, entry, note);
   else
     next = yamlSet(
       before.entry ? yamlSet(text, name, undefined) : text.trim() === '' ? CONTINUE_SKELETON : text,
@@ -349,7 +316,7 @@ export function withEntry(spec: AgentSpec, text: string, name: string, entry: Js
 export function withoutEntry(spec: AgentSpec, text: string, name: string): { text: string; empty: boolean } {
   let next: string;
   if (spec.format === 'json') next = jsonSet(text, name, undefined);
-  else if (spec.format === 'toml') next = tomlRemove(text, name);
+  else if (spec.format === 'toml') next = tomlRemove(tomlLib(), text, name);
   else next = yamlSet(text, name, undefined);
   checkOnlyEntryChanged(spec, text, next, name, undefined);
   const value = readEntry(spec, next, name).value as Json;
@@ -391,17 +358,22 @@ function checkOnlyEntryChanged(
   entry: Json | undefined,
 ): void {
   const a = readEntry(spec, before, name);
-  const b = readEntry(spec, after, name);
+  const refused = () =>
+    new Error(
+      `editing the ${spec.label} configuration would change more than the '${name}' entry ` +
+        '(it may define that entry in a form this command does not edit); change it by hand',
+    );
+  let b: Parsed;
+  try {
+    b = readEntry(spec, after, name);
+  } catch {
+    throw refused(); // the edit, not the person's file, would be invalid
+  }
   const rest =
     spec.format === 'yaml'
       ? (v: unknown) => without(spec, stripSkeleton(v), name)
       : (v: unknown) => without(spec, v, name);
-  if (!isDeepStrictEqual(rest(a.value), rest(b.value)) || !isDeepStrictEqual(b.entry, entry)) {
-    throw new Error(
-      `editing the ${spec.label} configuration would change more than the '${name}' entry ` +
-        '(it may define that entry in a form this command does not edit); change it by hand',
-    );
-  }
+  if (!isDeepStrictEqual(rest(a.value), rest(b.value)) || !isDeepStrictEqual(b.entry, entry)) throw refused();
 }
 
 /** A YAML file created from nothing gets the skeleton's keys: they are not a change to what was there. */

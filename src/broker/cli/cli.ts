@@ -1,6 +1,5 @@
 // `switchboard` command line: serve, connect (the stdio bridge), and the operator's commands, which
 // run control operations on the running broker.
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -26,8 +25,10 @@ import { parseLogRate } from '../http/logRateLimit';
 import { pinCommands } from './pinCommands';
 import { runtimePaths, switchboardHome } from '../shared/userState';
 import type { BrokerRecord } from '../daemon/runtime';
+import { openBrowser } from '../auth/browserOpener';
 import { SecretStore } from '../auth/secretStore';
 import { KIND_DIRS } from '../../registry/schema';
+import { webAddressProblem } from '../../registry/webAddress';
 import { serverJsonChoices, parseServerJson, serverJsonToDefinition } from '../../registry/serverJson';
 import { RegistryValidationError, RegistryWriter } from '../../registry/writer';
 import { COUNT_TOKENS_COMMAND, countTokensFromStdin } from '../catalog/tokenCounts';
@@ -345,10 +346,12 @@ approved. A later change to any of those fields (or to the env file's contents) 
     usage: `switchboard login <server> [--root <dir>] [--no-browser]
 
 Starts signing in to a remote server whose definition has 'auth: { type: oauth }'. Prints the
-authorization URL and opens it in a browser where one exists (xdg-open, open or start). The
+authorization URL and opens it in a browser where one exists (xdg-open, open or rundll32). The
 browser returns to the broker on 127.0.0.1; the broker keeps the tokens for this user (OS
 keychain, else a 0600 file under ~/.switchboard) and every client of the broker can use the
-server. Waits until the sign-in completes (at most 10 minutes).
+server. Waits until the sign-in completes (at most 10 minutes). Only an https: page (or http:
+on this computer) is printed or opened. The URL is this sign-in's secret: whoever completes it
+signs the broker in as their account, so do not share it.
 
   --no-browser  only print the URL (open it on any machine whose browser reaches this one)`,
     options: { ...rootOption, 'no-browser': { type: 'boolean' } },
@@ -358,6 +361,13 @@ server. Waits until the sign-in completes (at most 10 minutes).
       const root = path.resolve(String(values.root ?? '.'));
       return withOperator(root, async (client) => {
         const { url } = await client.call('begin_sign_in', { name });
+        const refused = webAddressProblem(url);
+        if (refused) {
+          process.stderr.write(
+            `The sign-in to '${name}' cannot go on: the broker gave an address that is not opened (${refused}).\n`,
+          );
+          return 1;
+        }
         process.stdout.write(`To sign in to '${name}', open:\n\n  ${url}\n\n`);
         if (values['no-browser'] !== true && process.env.SWITCHBOARD_NO_BROWSER !== '1') openBrowser(url);
         process.stdout.write('Waiting for the sign-in to complete (Ctrl+C to stop waiting)...\n');
@@ -365,7 +375,7 @@ server. Waits until the sign-in completes (at most 10 minutes).
         while (Date.now() < deadline) {
           await new Promise((r) => setTimeout(r, 300));
           const status = await client.call('server_status', { name });
-          if (status.auth?.url) continue;
+          if (status.auth?.inProgress) continue;
           if (status.auth?.lastError) {
             process.stderr.write(`Sign-in to '${name}' failed: ${status.auth.lastError}\n`);
             return 1;
@@ -749,25 +759,6 @@ async function settledStatus(client: OperatorClient, name: string, deadline: num
     const status = await client.call('server_status', { name });
     if (!isSettling(status.state) || Date.now() > until) return status;
     await new Promise((r) => setTimeout(r, 200));
-  }
-}
-
-/** Opens a URL in the desktop's browser where there is one; quietly does nothing elsewhere. */
-function openBrowser(url: string): void {
-  const desktop = process.platform !== 'linux' || !!(process.env.DISPLAY || process.env.WAYLAND_DISPLAY);
-  if (!desktop) return;
-  const [command, args] =
-    process.platform === 'darwin'
-      ? ['open', [url]]
-      : process.platform === 'win32'
-        ? ['cmd', ['/c', 'start', '""', url.replace(/&/g, '^&')]]
-        : ['xdg-open', [url]];
-  try {
-    const child = spawn(command, args, { stdio: 'ignore', detached: true, windowsHide: true });
-    child.on('error', () => undefined); // no such opener: the printed URL is enough
-    child.unref();
-  } catch {
-    /* the printed URL is enough */
   }
 }
 

@@ -50,15 +50,16 @@ export interface ServerStatus {
   withheldEnv: string[];
   /**
    * A remote server with `auth`: whether it is signed in, where its tokens are kept (never the
-   * tokens), and the authorization URL while a sign-in is in progress.
+   * tokens), and whether a sign-in is in progress (never its URL: begin_sign_in hands that to the
+   * operator alone, since whoever completes it signs every client in).
    */
   auth?: SignInStatus;
   /** `auth: { type: vscode }`: the VS Code account it needs and whether the editor handed a token over (never the token). */
   account?: AccountStatus;
   /** The `${input:NAME}` secrets its env or headers use: where each value comes from (never the value). */
   inputs?: InputStatus[];
-  /** Present when the state is needs-sign-in: the URL once the operator started a sign-in. */
-  signIn?: { url?: string; scope?: string };
+  /** Present when the state is needs-sign-in: the wider scope the server asked for, if it did. */
+  signIn?: { scope?: string };
   /** The tool pins: whether the tools match what was approved, and which are held back until reviewed. */
   pins?: PinState;
   /** Requests this server sent a caller's client (sampling, elicitation, roots) not answered yet. */

@@ -134,7 +134,7 @@ export class ControlOperations {
       withheldEnv: upstream?.withheldEnv ?? [],
       ...(auth ? { auth } : {}),
       ...this.credentialStatus(def),
-      ...(state === 'needs-sign-in' ? { signIn: { url: auth?.url, scope: auth?.stepUpScope } } : {}),
+      ...(state === 'needs-sign-in' ? { signIn: auth?.stepUpScope ? { scope: auth.stepUpScope } : {} } : {}),
       pins: this.pins?.state(name, upstream?.state === 'running') ?? {
         status: 'unpinned',
         quarantined: [],
@@ -430,6 +430,14 @@ export class ControlOperations {
     const def = this.def(name);
     if (this.ctx.untrusted) {
       const why = 'Signing in connects to a server of this workspace, which is not allowed while it is not trusted.';
+      throw new McpFailure(ErrorCodes.Forbidden, why);
+    }
+    // A sign-in sends the client secret (auth.clientSecretFile) and the person's consent to the
+    // authorization server the definition leads to: only for a definition the operator approved as it is.
+    const approval = this.approvals.status(def);
+    if (approval === 'required' || approval === 'changed') {
+      const what = approval === 'required' ? 'is not approved yet' : 'changed since it was approved';
+      const why = `'${name}' ${what}: approve it first (switchboard approve ${name}), then sign in.`;
       throw new McpFailure(ErrorCodes.Forbidden, why);
     }
     try {

@@ -31,9 +31,19 @@ export interface ApprovalMaterial {
   grants: string[];
   allowedTools: string[] | null;
   excludeTools: string[] | null;
-  /** The sign-in settings the authorization server sees (never a token, nor the secret's path). */
+  /**
+   * The sign-in settings: what the authorization server sees, and the file whose contents the
+   * broker sends it as the client secret (never a token; the path only, and only when set, so an
+   * approval given before it was bound still holds for a definition without one).
+   */
   auth:
-    | { type: 'oauth'; clientId: string | null; scopes: string[] | null; clientMetadataUrl: string | null }
+    | {
+        type: 'oauth';
+        clientId: string | null;
+        scopes: string[] | null;
+        clientMetadataUrl: string | null;
+        clientSecretFile?: string;
+      }
     | { type: 'vscode'; provider: string; scopes: string[] }
     | null;
 }
@@ -104,6 +114,7 @@ export function normalizeForApproval(def: ServerDef, root: string, envFileConten
               clientId: def.auth.clientId ?? null,
               scopes: sorted(def.auth.scopes),
               clientMetadataUrl: def.auth.clientMetadataUrl ?? null,
+              ...(def.auth.clientSecretFile !== undefined ? { clientSecretFile: def.auth.clientSecretFile } : {}),
             }
           : null,
   };

@@ -2,7 +2,9 @@
 // lines both the CLI and the editor render, with values that could be secrets masked and paths
 // outside the registry root flagged.
 import * as path from 'node:path';
+import { commandWarnings } from '../../registry/commandRisks';
 import { inputsReferenced, type ServerDef } from '../../registry/schema';
+import { visibleText } from '../../registry/visibleText';
 import { isOutsideRoot, relativeToRoot, type EnvFileDigest } from './approvalMaterial';
 import { looksSecret } from '../../registry/secretNames';
 
@@ -64,7 +66,12 @@ export function approvalLines(def: ServerDef, root: string, envFile: EnvFileDige
   const tier = def.trust === 'community' ? 'community' : `${def.trust} (as the workspace's file requests)`;
   lines.push({ label: 'Trust', value: tier });
   if (def.transport === 'stdio') {
-    lines.push({ label: 'Runs', value: [def.command ?? '', ...def.args].map(quoteArg).join(' ') });
+    const risks = commandWarnings(def.command, def.args);
+    lines.push({
+      label: 'Runs',
+      value: [def.command ?? '', ...def.args].map(quoteArg).join(' '),
+      ...(risks.length ? { warning: `⚠ ${risks.join('; ')}` } : {}),
+    });
     const cwd = relativeToRoot(root, def.cwd ?? '.');
     lines.push({ label: 'Working directory', value: cwd, ...(isOutsideRoot(cwd) ? { warning: outside(cwd) } : {}) });
   } else {
@@ -105,6 +112,11 @@ export function approvalLines(def: ServerDef, root: string, envFile: EnvFileDige
     const client = def.auth.clientId ? `client ${def.auth.clientId}` : 'registers itself';
     const scopes = def.auth.scopes?.length ? `scopes ${def.auth.scopes.join(' ')}` : "the server's scopes";
     lines.push({ label: 'Sign-in', value: `OAuth (${client}; ${scopes}); tokens kept per user` });
+    if (def.auth.clientSecretFile !== undefined)
+      lines.push({
+        label: 'Client secret',
+        value: `the contents of ${def.auth.clientSecretFile}, sent to the authorization server when signing in`,
+      });
   }
   lines.push({ label: 'Grants', value: def.grants.length ? [...def.grants].join(', ') : 'none' });
   for (const [label, paths] of [
@@ -120,7 +132,14 @@ export function approvalLines(def: ServerDef, root: string, envFile: EnvFileDige
   if (def.network) lines.push({ label: 'Network', value: `only ${def.network.allow.join(', ')} (through a proxy)` });
   if (def.allowedTools) lines.push({ label: 'Allowed tools', value: def.allowedTools.join(', ') || '(none)' });
   if (def.excludeTools) lines.push({ label: 'Excluded tools', value: def.excludeTools.join(', ') || '(none)' });
-  return lines;
+  // A line break, a terminal escape or a bidirectional override in a definition's value would
+  // otherwise draw a line of its own ("Grants: none") or hide what follows it.
+  return lines.map((l) => ({
+    ...l,
+    label: visibleText(l.label),
+    value: visibleText(l.value),
+    ...(l.warning ? { warning: visibleText(l.warning) } : {}),
+  }));
 }
 
 /** The lines as the approval record keeps them: env values are bound by the hash, never written down. */

@@ -3,6 +3,7 @@
 // session and hands its token to the broker); Sign Out deletes the broker's tokens; and a
 // notification offers Sign In when a server starts waiting for it.
 import * as vscode from 'vscode';
+import { webAddressProblem } from '../../registry/webAddress';
 import type { Ctx } from '../ctx';
 import { resolveServer, withProgress, type Cmd, type NoPrompt } from './shared';
 
@@ -31,6 +32,9 @@ export const signIn: Cmd = (ctx) => async (arg?: unknown, opts?: { openBrowser?:
     ref.entry.conn.call('begin_sign_in', { name: ref.name }),
   );
   if (!begun) return undefined;
+  // The broker refuses such an address already; the editor checks again before a browser sees it.
+  const refused = webAddressProblem(begun.url);
+  if (refused) throw new Error(`The sign-in page of '${ref.name}' is not opened: ${refused}.`);
   ctx.output.info(`Sign-in to '${ref.name}' started; waiting for the browser to come back.`);
   if (opts?.openBrowser !== false) {
     const opened = await vscode.env.openExternal(vscode.Uri.parse(begun.url, true));
@@ -73,7 +77,7 @@ export function watchSignIns(ctx: Ctx): vscode.Disposable {
         if (s.state !== 'needs-sign-in') continue;
         const key = `${entry.key}/${s.name}`;
         now.add(key);
-        if (waiting.has(key) || s.auth?.url) continue;
+        if (waiting.has(key) || s.auth?.inProgress) continue;
         const how = s.account ? ` with your ${s.account.provider} account` : '';
         const why = s.signIn?.scope ? ` (it asks for more access: ${s.signIn.scope})` : '';
         void vscode.window
