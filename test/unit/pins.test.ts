@@ -1,7 +1,7 @@
 // The pure parts of tool pinning: what a tool digest covers, the tool-set hash, the lockfile's
 // bytes and parsing, and the CLI's line diff.
 import * as assert from 'node:assert/strict';
-import { lineDiff } from '../../src/broker/cli/pinCommands';
+import { lineDiff } from '../../src/broker/cli/commands/review';
 import { lockDefinitionHash, lockfileText, parseLockfile } from '../../src/broker/trust/lockfile';
 import { ServerDefSchema } from '../../src/registry/schema';
 import { canonicalJson, toolDigest, toolSetHash } from '../../src/broker/trust/toolDigest';
