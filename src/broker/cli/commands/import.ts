@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { KIND_DIRS } from '../../../registry/schema';
 import { serverJsonChoices, parseServerJson, serverJsonToDefinition } from '../../../registry/serverJson';
 import { RegistryValidationError, RegistryWriter } from '../../../registry/writer';
-import { type Command, rootOption, rootOf, parseNumber } from '../command';
+import { type Command, rootOption, rootOf, parseNumber, print } from '../command';
 
 export const importCommand: Command = {
   summary: 'add a server from an MCP Registry server.json (file or - for stdin), as a community server',
@@ -80,9 +80,9 @@ export const importCommand: Command = {
       if (err instanceof RegistryValidationError) throw new Error(err.message, { cause: err });
       throw err;
     }
-    process.stdout.write(`Wrote ${path.relative(process.cwd(), written.path) || written.path}\n`);
-    for (const n of imported.notes) process.stdout.write(`- ${n}\n`);
-    process.stdout.write(`Approve it to run it: switchboard approve ${name} --root ${root}\n`);
+    print(`Wrote ${path.relative(process.cwd(), written.path) || written.path}\n`);
+    for (const n of imported.notes) print(`- ${n}\n`);
+    print(`Approve it to run it: switchboard approve ${name} --root ${root}\n`);
     return 0;
   },
 };
