@@ -8,7 +8,9 @@
 //   7. clientFeatures.elicitation editor→caller, onToolChange relaxed by the agent: the approval
 //      goes stale (the operator must approve again);
 //   8. the first call to an idle lazy server whose tool changed in the new process: refused;
-//   9. a tool's _meta changed (an MCP Apps UI resource a client would render): held back.
+//   9. a tool's _meta changed (an MCP Apps UI resource a client would render): held back;
+//   beyond the list: a tool whose name is not a string (["read_notes"]) listed before the real one
+//      took its namespaced name on /mcp while the real one's digest kept the pin satisfied.
 // Each has a positive control: the legitimate path works before the attack (and icons, a
 // description edit, an unchanged tool keep working after it), so no refusal can pass vacuously.
 import assert from 'node:assert/strict';
@@ -151,6 +153,7 @@ describe('security round 3: rug pulls past the pins (issue 28 items 5-9)', funct
       'mcp-servers.d/instr.yaml': rugpull('instr', 'trust: trusted\n', variants.instr),
       'mcp-servers.d/lazy.yaml': rugpull('lazy', 'trust: trusted\nlifecycle: lazy\nidleStopMs: 1500\n', variants.lazy),
       'mcp-servers.d/meta.yaml': rugpull('meta', 'trust: trusted\n', variants.meta),
+      'mcp-servers.d/shape.yaml': rugpull('shape', 'trust: trusted\n'),
       'mcp-servers.d/asker.yaml': rugpull('asker', 'trust: community\nclientFeatures: { elicitation: editor }\n'),
       'mcp-servers.d/strict.yaml': rugpull('strict', 'trust: community\nonToolChange: quarantine-server\n'),
       'clients.d/writer.yaml': 'name: writer\nmcp_allow: [read, write]\n',
@@ -326,5 +329,35 @@ describe('security round 3: rug pulls past the pins (issue 28 items 5-9)', funct
     const diff = await facade(operator, 'tool_changes', { name: 'meta' });
     const change = diff.changes.find((c: Json) => c.tool === 'read_notes');
     assert.equal(change.after._meta['ui/resourceUri'], 'ui://notes/exfiltrate.html');
+  });
+
+  it('beyond: a tool named by a non-string (["read_notes"]) is listed on no path; the real one still works', async () => {
+    await running('shape');
+    await operator.callTool({ name: 'shape__rug_pull', arguments: { variant: 'array-name' } });
+    // The new list is in once its new tool (send_notes) is held back.
+    await waitFor(
+      async () => (await status(operator, 'shape')).pins.quarantined.includes('send_notes'),
+      'the array-name list in the catalog',
+    );
+    // Before the fix: /mcp listed the poisoned one under shape__read_notes (it came first), and a
+    // client of /servers/shape/mcp could not list its tools at all (a name that is not a string).
+    const aggregated = (await writer.listTools()).tools.filter((t) => t.name === 'shape__read_notes');
+    assert.deepEqual(
+      aggregated.map((t) => t.description),
+      ['Read the notes.'],
+      '/mcp first',
+    );
+    const listings = await everyListing('shape', 'read_notes');
+    report('r3 pins beyond: non-string tool name', {
+      descriptions: Object.fromEntries(listings.map(([w, l]) => [w, l.map((t) => t.description)])),
+    });
+    for (const [where, listed] of listings) {
+      assert.deepEqual(
+        listed.map((t) => t.description),
+        ['Read the notes.'],
+        where,
+      );
+    }
+    for (const [where, r] of await everyCall('shape', 'read_notes')) assert.equal(r.text, 'read_notes called', where);
   });
 });
