@@ -2,6 +2,7 @@
 // arguments), else SWITCHBOARD_REGISTRIES (addresses separated by commas or spaces; a company's own
 // registry, or several), else the official one.
 import { normalizeRegistryUrl, OFFICIAL_REGISTRY } from '../../registry/registryApi';
+import { RegistryClient } from './registryClient';
 
 export const REGISTRIES_ENV = 'SWITCHBOARD_REGISTRIES';
 
@@ -21,4 +22,12 @@ export function configuredRegistries(explicit: readonly string[] = [], env: Node
       }),
     ),
   ];
+}
+
+/** One client per configured registry. */
+export function registryClients(
+  explicit: readonly string[] = [],
+  env: NodeJS.ProcessEnv = process.env,
+): RegistryClient[] {
+  return configuredRegistries(explicit, env).map((url) => new RegistryClient(url));
 }
