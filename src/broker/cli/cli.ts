@@ -1,5 +1,6 @@
 // `switchboard` command line: parses the command and its options and runs it. Each command is a file
 // in commands/ (serve, connect, the operator's commands on the running broker, the tool-pin ones).
+import { printError } from './command';
 import { parseArgs } from 'node:util';
 import { COUNT_TOKENS_COMMAND, countTokensFromStdin } from '../catalog/tokenCounts';
 import type { Command } from './command';
@@ -60,7 +61,7 @@ export async function runCli(argv: string[]): Promise<number | undefined> {
   }
   const command = commands[name];
   if (!command) {
-    process.stderr.write(`switchboard: unknown command '${name}'\n\n${mainHelp()}`);
+    printError(`switchboard: unknown command '${name}'\n\n${mainHelp()}`);
     return 2;
   }
   if (rest.includes('--help') || rest.includes('-h')) {
@@ -71,7 +72,7 @@ export async function runCli(argv: string[]): Promise<number | undefined> {
   try {
     parsed = parseArgs({ args: rest, options: command.options, allowPositionals: true, strict: true });
   } catch (err) {
-    process.stderr.write(`switchboard ${name}: ${(err as Error).message}\n\n${command.usage}\n`);
+    printError(`switchboard ${name}: ${(err as Error).message}\n\n${command.usage}\n`);
     return 2;
   }
   return command.run(parsed.values as Record<string, string | boolean | undefined>, parsed.positionals);

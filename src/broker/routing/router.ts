@@ -68,6 +68,8 @@ export class BrokerRouter implements Router {
   }
 
   listTools(ctx: SessionContext): Tool[] {
+    // A list asked right after an upstream came up must already show it (status says `running`).
+    this.deps.settleCatalog();
     this.deps.toolsListed?.();
     const scope = this.scopeOf(ctx);
     const listed = this.profiledTools(ctx, scope);
@@ -181,6 +183,7 @@ export class BrokerRouter implements Router {
   }
 
   listPrompts(ctx: SessionContext): Prompt[] {
+    this.deps.settleCatalog();
     return this.scopeOf(ctx).prompts();
   }
 
@@ -200,10 +203,12 @@ export class BrokerRouter implements Router {
   }
 
   listResources(ctx: SessionContext): Resource[] {
+    this.deps.settleCatalog();
     return this.scopeOf(ctx).resources();
   }
 
   listResourceTemplates(ctx: SessionContext): ResourceTemplate[] {
+    this.deps.settleCatalog();
     return this.scopeOf(ctx).resourceTemplates();
   }
 

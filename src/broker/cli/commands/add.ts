@@ -9,7 +9,7 @@ import { registryClients } from '../../registryClient/registries';
 import type { RegistryServer } from '../../../registry/registryApi';
 import { approvalLines, approvalSummaryBlock } from '../../trust/approvalSummary';
 import { runtimePaths, switchboardHome } from '../../shared/userState';
-import { type Command, readSecretValue, rootOption, rootOf } from '../command';
+import { type Command, print, readSecretValue, rootOption, rootOf } from '../command';
 import { SERVER_JSON_OPTIONS_HELP, serverJsonOptions, writeServerJson } from '../serverJsonWrite';
 
 export const addCommand: Command = {
@@ -40,10 +40,10 @@ ${SERVER_JSON_OPTIONS_HELP}`,
     const found = await fetchServer(registryClients(values.registry as unknown as string[] | undefined), name, version);
     const written = await writeServerJson(found.entry.server, root, values);
     const file = path.relative(process.cwd(), written.path) || written.path;
-    process.stdout.write(`Wrote ${file} from ${name}@${found.entry.server.version} (${found.registry})\n`);
-    for (const n of written.notes) process.stdout.write(`- ${n}\n`);
+    print(`Wrote ${file} from ${name}@${found.entry.server.version} (${found.registry})\n`);
+    for (const n of written.notes) print(`- ${n}\n`);
     if (written.inputs.length && !values['no-secrets']) await askSecrets(written.inputs, root);
-    process.stdout.write(
+    print(
       `\nApproving '${written.name}' would cover:\n${approvalSummaryBlock(approvalLines(written.def, root), '  ')}\n` +
         `Approve it to run it: switchboard approve ${written.name} --root ${root}\n`,
     );
@@ -74,7 +74,7 @@ async function askSecrets(inputs: readonly string[], root: string): Promise<void
   const stored = new Set(store.list());
   const missing = inputs.filter((i) => !stored.has(i));
   if (!missing.length) {
-    process.stdout.write(`Its secrets are already stored: ${inputs.join(', ')}.\n`);
+    print(`Its secrets are already stored: ${inputs.join(', ')}.\n`);
     return;
   }
   let lines: string[] = [];
@@ -91,10 +91,8 @@ async function askSecrets(inputs: readonly string[], root: string): Promise<void
     set.push(input);
   }
   const later = missing.filter((m) => !set.includes(m));
-  if (set.length)
-    process.stdout.write(`Stored ${set.join(', ')} (${store.kind === 'keychain' ? 'OS keychain' : 'private file'}).\n`);
-  if (later.length)
-    process.stdout.write(`Not stored yet: ${later.join(', ')}; set each with 'switchboard secret set NAME'.\n`);
+  if (set.length) print(`Stored ${set.join(', ')} (${store.kind === 'keychain' ? 'OS keychain' : 'private file'}).\n`);
+  if (later.length) print(`Not stored yet: ${later.join(', ')}; set each with 'switchboard secret set NAME'.\n`);
   const record = set.length ? await liveRecord(runtimePaths(root), root) : undefined;
   if (record) {
     const client = await OperatorClient.connect(record);

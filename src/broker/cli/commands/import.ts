@@ -1,7 +1,7 @@
 // `switchboard import`: add a server from an MCP Registry server.json (file or - for stdin), as a community server.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { type Command, rootOption, rootOf } from '../command';
+import { type Command, print, rootOption, rootOf } from '../command';
 import { SERVER_JSON_OPTIONS_HELP, serverJsonOptions, writeServerJson } from '../serverJsonWrite';
 
 export const importCommand: Command = {
@@ -32,9 +32,9 @@ ${SERVER_JSON_OPTIONS_HELP}`,
       throw new Error(`${source === '-' ? 'stdin' : source} is not JSON: ${(err as Error).message}`, { cause: err });
     }
     const written = await writeServerJson(json, root, values);
-    process.stdout.write(`Wrote ${path.relative(process.cwd(), written.path) || written.path}\n`);
-    for (const n of written.notes) process.stdout.write(`- ${n}\n`);
-    process.stdout.write(`Approve it to run it: switchboard approve ${written.name} --root ${root}\n`);
+    print(`Wrote ${path.relative(process.cwd(), written.path) || written.path}\n`);
+    for (const n of written.notes) print(`- ${n}\n`);
+    print(`Approve it to run it: switchboard approve ${written.name} --root ${root}\n`);
     return 0;
   },
 };

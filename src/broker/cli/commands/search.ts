@@ -1,7 +1,7 @@
 // `switchboard search`: find servers in the MCP Registry (or the registries configured), as a table.
 import { registryClients } from '../../registryClient/registries';
 import { searchRegistries } from '../../registryClient/registryClient';
-import { type Command, firstLine, parseNumber, table } from '../command';
+import { type Command, firstLine, parseNumber, print, printError, printJson, table } from '../command';
 
 export const searchCommand: Command = {
   summary: 'find servers in the MCP Registry (or your registries) by words',
@@ -32,12 +32,12 @@ export const searchCommand: Command = {
       cursor: values.cursor as string | undefined,
     });
     if (values.json) {
-      process.stdout.write(JSON.stringify(result, null, 2) + '\n');
+      printJson(result);
       return 0;
     }
-    for (const p of result.problems) process.stderr.write(`⚠ ${p}\n`);
+    for (const p of result.problems) printError(`⚠ ${p}\n`);
     if (!result.servers.length) {
-      process.stdout.write(`No servers match '${words}'.\n`);
+      print(`No servers match '${words}'.\n`);
       return 0;
     }
     const several = clients.length > 1;
@@ -59,12 +59,12 @@ export const searchCommand: Command = {
       'SECRETS',
       ...(several ? ['REGISTRY'] : []),
     ];
-    process.stdout.write(table([head, ...rows]) + '\n');
+    print(table([head, ...rows]) + '\n');
     if (result.nextCursor) {
       const again = ['switchboard search', ...(words ? [JSON.stringify(words)] : []), '--cursor', result.nextCursor];
-      process.stdout.write(`\nMore: ${again.join(' ')}\n`);
+      print(`\nMore: ${again.join(' ')}\n`);
     }
-    process.stdout.write(`Add one: switchboard add <name>[@version]\n`);
+    print(`Add one: switchboard add <name>[@version]\n`);
     return 0;
   },
 };
