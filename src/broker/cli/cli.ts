@@ -4,6 +4,7 @@ import { printError } from './command';
 import { parseArgs } from 'node:util';
 import { COUNT_TOKENS_COMMAND, countTokensFromStdin } from '../catalog/tokenCounts';
 import type { Command } from './command';
+import { addCommand } from './commands/add';
 import { approveCommand } from './commands/approve';
 import { clientsCommand } from './commands/clients';
 import { connectCommand } from './commands/connect';
@@ -11,6 +12,7 @@ import { importCommand } from './commands/import';
 import { loginCommand } from './commands/login';
 import { logoutCommand } from './commands/logout';
 import { logsCommand } from './commands/logs';
+import { searchCommand } from './commands/search';
 import { secretCommand } from './commands/secret';
 import { serveCommand } from './commands/serve';
 import { statusCommand } from './commands/status';
@@ -30,6 +32,8 @@ const commands: Record<string, Command> = {
   token: tokenCommand,
   clients: clientsCommand,
   import: importCommand,
+  search: searchCommand,
+  add: addCommand,
   // review, lock and verify: the tool pins (pinCommands.ts).
   ...pinCommands,
 };
