@@ -198,6 +198,7 @@ export class StatelessEndpoint {
       extra.caller = {
         session: ctx.sessionId,
         client: ctx.identity.client,
+        protocol: STATELESS_VERSIONS[0],
         // Elicitation and sampling are always passed on to `ask`, which answers a caller that did
         // not declare them with the revision's MissingRequiredClientCapability error.
         capabilities: () => ({ sampling: { tools: {} }, elicitation: { form: {}, url: {} }, ...req.capabilities }),
