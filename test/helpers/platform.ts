@@ -8,17 +8,21 @@ type Body = Mocha.Func | Mocha.AsyncFunc;
 /** True inside a Windows program run by Wine (the wine loader sets WINELOADER in every process it starts). */
 export const underWine = process.platform === 'win32' && Boolean(process.env.WINELOADER);
 
+/** Wine 8's fs.symlink answers success and makes nothing (real Windows makes one, with the privilege). */
+export const WINE_NO_SYMLINKS = 'Wine 8 creates no symbolic link (symlink succeeds, nothing is there)';
+
 export interface Bound {
   /** Whether the tests run here. */
   runs: boolean;
-  it(title: string, fn: Body): Mocha.Test;
+  it(title: string, fn: Mocha.AsyncFunc): Mocha.Test;
+  it(title: string, fn: Mocha.Func): Mocha.Test;
   describe(title: string, fn: (this: Mocha.Suite) => void): Mocha.Suite | void;
 }
 
 function bound(runs: boolean, tag: string): Bound {
   return {
     runs,
-    it: (title, fn) => (runs ? it(title, fn) : it.skip(`${title} ${tag}`, fn)),
+    it: (title: string, fn: Body) => (runs ? it(title, fn) : it.skip(`${title} ${tag}`, fn)),
     describe: (title, fn) => (runs ? describe(title, fn) : describe.skip(`${title} ${tag}`, fn)),
   };
 }
