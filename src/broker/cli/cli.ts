@@ -4,6 +4,7 @@ import { printError } from './command';
 import { parseArgs } from 'node:util';
 import { COUNT_TOKENS_COMMAND, countTokensFromStdin } from '../catalog/tokenCounts';
 import type { Command } from './command';
+import { addCommand } from './commands/add';
 import { approveCommand } from './commands/approve';
 import { clientsCommand } from './commands/clients';
 import { connectCommand } from './commands/connect';
@@ -13,6 +14,7 @@ import { loginCommand } from './commands/login';
 import { logoutCommand } from './commands/logout';
 import { logsCommand } from './commands/logs';
 import { reviewCommand } from './commands/review';
+import { searchCommand } from './commands/search';
 import { secretCommand } from './commands/secret';
 import { serveCommand } from './commands/serve';
 import { statusCommand } from './commands/status';
@@ -32,6 +34,8 @@ const commands: Record<string, Command> = {
   token: tokenCommand,
   clients: clientsCommand,
   import: importCommand,
+  search: searchCommand,
+  add: addCommand,
   review: reviewCommand,
   lock: lockCommand,
   verify: verifyCommand,
