@@ -9,7 +9,8 @@
 //      goes stale (the operator must approve again);
 //   8. the first call to an idle lazy server whose tool changed in the new process: refused;
 //   9. a tool's _meta changed (an MCP Apps UI resource a client would render): held back;
-//   beyond the list: a tool whose name is not a string (["read_notes"]) listed before the real one
+//   beyond the list: an agent's probe_server listed the held-back definition from a fresh process;
+//      a tool whose name is not a string (["read_notes"]) listed before the real one
 //      took its namespaced name on /mcp while the real one's digest kept the pin satisfied.
 // Each has a positive control: the legitimate path works before the attack (and icons, a
 // description edit, an unchanged tool keep working after it), so no refusal can pass vacuously.
@@ -303,6 +304,30 @@ describe('security round 3: rug pulls past the pins (issue 28 items 5-9)', funct
     assert.deepEqual(s.pins.quarantined, ['read_notes']);
     const ok = await writer.callTool({ name: 'lazy__write_notes', arguments: { text: 'x' } });
     assert.equal(textOf(ok), 'write_notes called');
+  });
+
+  it("beyond: an agent's probe_server does not show it the tool the pins hold back", async () => {
+    // The lazy server's variant file still says 'description' (item 8): a fresh process lists the
+    // poisoned read_notes. A write-scoped agent may probe it (the definition is the saved one).
+    const definition = {
+      name: 'lazy',
+      trust: 'trusted',
+      lifecycle: 'lazy',
+      idleStopMs: 1500,
+      command: process.execPath,
+      args: [fixture('rugpull.mjs'), '--variant-file', variants.lazy],
+    };
+    const probe = await facade(writer, 'probe_server', { definition });
+    const described = Object.fromEntries((probe.tools as Json[]).map((t) => [t.name, t.description]));
+    report('r3 pins beyond: probe', { tools: Object.keys(described), heldBack: probe.heldBack ?? null });
+    assert.equal(probe.ok, true, probe.error);
+    // Positive control: the probe ran and lists the tools that are not held back.
+    assert.equal(described.write_notes, 'Write the notes.');
+    assert.ok(!JSON.stringify(probe.tools).match(POISON), JSON.stringify(described));
+    assert.deepEqual(probe.heldBack, ['read_notes']);
+    // The operator's probe shows everything: it is how the operator looks at a change.
+    const own = await facade(operator, 'probe_server', { definition });
+    assert.match(JSON.stringify(own.tools), POISON);
   });
 
   it('9. a tool whose _meta changed is held back; a change of its icons is not', async () => {

@@ -385,7 +385,13 @@ export class ControlOperations {
       );
       if (refusal) throw new McpFailure(ErrorCodes.Forbidden, refusal);
     }
-    return probeServer(parsed.data, this.broker.root, undefined, this.broker.supervisor.credentials);
+    const result = await probeServer(parsed.data, this.broker.root, undefined, this.broker.supervisor.credentials);
+    if (caller.operator || !this.pins) return result;
+    // What the pins hold back from the running server is held back from an agent's probe too: a
+    // fresh process lists the changed definitions as much as the running one.
+    const held = this.pins.heldOf(parsed.data.name, result.tools);
+    if (!held.size) return result;
+    return { ...result, tools: result.tools.filter((t) => !held.has(t.name)), heldBack: [...held].sort() };
   }
 
   /**
