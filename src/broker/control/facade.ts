@@ -10,6 +10,7 @@ import { FACADE_NAMESPACE } from '../catalog/catalog';
 import { MAX_QUERY_LENGTH } from '../catalog/toolSearch';
 import { ERROR_META_KEY, ErrorCodes, failureFrom, McpFailure, type JsonObject, type Tool } from '../shared/mcpTypes';
 import { toPortableSchema } from './portableSchema';
+import { searchRegistry } from './registrySearch';
 import type { ToolScope } from '../routing/accessPolicy';
 
 /** `operator` tools change who may run what (approvals, client tokens): the human's, never an agent's. */
@@ -92,6 +93,10 @@ function optionalInt(args: JsonObject, key: string, min: number, max: number): n
 /** How many tools find_tools returns unless told, and at most. */
 const DEFAULT_FOUND = 5;
 const MAX_FOUND = 25;
+/** How many servers search_registry asks each registry for unless told, and at most. */
+const DEFAULT_REGISTRY_PAGE = 10;
+const MAX_REGISTRY_PAGE = 50;
+
 /** find_tools' query: a few words, refused past MAX_QUERY_LENGTH characters (toolSearch.ts says why). */
 function searchQuery(args: JsonObject): string {
   const query = str(args, 'query');
@@ -426,6 +431,47 @@ function definitions(): RegisteredTool[] {
       run: () => {
         // The router answers call_tool before the facade sees it (it needs the caller's session).
         throw new McpFailure(ErrorCodes.InternalError, `${FACADE_NAMESPACE}__call_tool is answered by the router.`);
+      },
+    },
+    search_registry: {
+      scope: 'read',
+      idempotent: true,
+      description:
+        'Search the MCP Registries this broker is configured with for servers to add: one line per server (name, ' +
+        'version, transport, package or remote, whether it needs secrets). With `name` (and `choice` when it offers ' +
+        'several ways to run), the definition to propose with upsert_server; it stays a community server until the ' +
+        'operator approves it.',
+      input: {
+        type: 'object',
+        properties: {
+          query: { type: 'string', description: 'words to search for (e.g. "weather", "github")' },
+          name: { type: 'string', description: 'one server, name[@version], e.g. io.github.user/weather@1.2.0' },
+          choice: { type: 'string', description: 'with name: which way to run it, e.g. packages[0] or remotes[0]' },
+          cursor: { type: 'string', description: 'the nextCursor of the previous page' },
+          limit: { type: 'integer', minimum: 1, maximum: MAX_REGISTRY_PAGE, default: DEFAULT_REGISTRY_PAGE },
+        },
+        additionalProperties: false,
+      },
+      params: (a) => ({
+        ...optionalString(a, 'query'),
+        ...optionalString(a, 'name'),
+        ...optionalString(a, 'choice'),
+        ...optionalString(a, 'cursor'),
+        limit: optionalInt(a, 'limit', 1, MAX_REGISTRY_PAGE) ?? DEFAULT_REGISTRY_PAGE,
+      }),
+      run: (_ops, p) => searchRegistry(p),
+      text: (r) => {
+        const rows = r.servers.map(
+          (s) =>
+            `${s.name}@${s.version} [${s.transport}; ${s.runs}; ${s.needsSecrets ? 'needs secrets' : 'no secrets'}]: ${s.description}`,
+        );
+        const lines = [...(rows.length ? rows : ['No server matches.'])];
+        if (r.definition) lines.push(`Definition for upsert_server: ${JSON.stringify(r.definition)}`);
+        for (const n of r.notes ?? []) lines.push(`Note: ${n}`);
+        if (r.choices) lines.push(`Ways to run it (pass one as choice): ${r.choices.join('; ')}`);
+        for (const p of r.problems) lines.push(`Problem: ${p}`);
+        if (r.nextCursor) lines.push(`More: call again with cursor ${r.nextCursor}`);
+        return lines.join('\n');
       },
     },
     read_audit: {

@@ -36,7 +36,7 @@ import { drainThenClose, isBodyError, parseMessages, readBody } from './requestB
 import { DEFAULT_LISTEN_LIMITS, DEFAULT_SESSION_LIMITS, makeRoom, type SessionLimits } from './sessionLimits';
 import { claimedVersion } from './statelessEnvelope';
 import { StatelessEndpoint } from './statelessRequest';
-import { errorBodyWithData, writeJsonRpcError, type Id } from './wire';
+import { errorBodyWithData, idOfBody, writeJsonRpcError, type Id } from './wire';
 
 export interface EndpointOptions {
   port: number;
@@ -326,6 +326,8 @@ export class Endpoint {
 
     const versionHeader = req.headers['mcp-protocol-version'];
     const badVersion = checkProtocolVersion(versionHeader);
+    // A POST's error names its request (the id is in the body): read it first, then refuse.
+    if (badVersion && req.method === 'POST') return this.handlePost(req, res, identity, server, undefined, badVersion);
     if (badVersion) return this.reject(res, badVersion);
     if (isStatelessVersion(versionHeader) && req.method !== 'POST') {
       // 2026-07-28 has no session to GET a stream of or to DELETE.
@@ -395,6 +397,8 @@ export class Endpoint {
     identity: Identity,
     server: string | undefined,
     sessionId: string | undefined,
+    /** Refuse the request once its body is read (its id known): an unsupported protocol version. */
+    refusal?: Rejection,
   ): void {
     const badHeaders =
       checkPostHeaders(req.headers['content-type'], req.headers.accept) ??
@@ -413,6 +417,7 @@ export class Endpoint {
       this.maxBody,
       (text) => {
         this.readingBody.delete(req.socket);
+        if (refusal) return this.reject(res, refusal, idOfBody(text));
         this.onPostBody(text, req.headers, res, identity, server, sessionId);
       },
       (tooLarge) => {
