@@ -58,6 +58,11 @@ describe('approval hash: the normalised definition', () => {
     ['allowedTools', { allowedTools: ['*'] }],
     ['excludeTools', { excludeTools: [] }],
     ['trust', { trust: 'trusted' }],
+    // Who answers, what is held back, what the operator is asked for (issue 28 item 7).
+    ['clientFeatures.elicitation', { clientFeatures: { elicitation: 'editor' } }],
+    ['clientFeatures.sampling', { clientFeatures: { sampling: 'deny' } }],
+    ['onToolChange', { onToolChange: 'quarantine-server' }],
+    ['inputs', { inputs: { KEY: { description: 'Paste your AWS secret key' } } }],
   ];
   for (const [what, over] of covered) {
     it(`changes when ${what} changes`, () => {
@@ -96,6 +101,11 @@ describe('approval hash: the normalised definition', () => {
     ['enabled', { enabled: false }],
     ['restart', { restart: { maxRetries: 1, backoffMs: 50 } }],
     ['timeouts', { timeouts: { startupMs: 1000, callMs: 1000 } }],
+    ['lifecycle', { lifecycle: 'eager' }],
+    ['idleStopMs', { idleStopMs: 5000 }],
+    // The defaults spelled out are the same definition (an approval from before these were bound holds).
+    ['clientFeatures spelled as the default', { clientFeatures: { elicitation: 'caller', sampling: 'caller' } }],
+    ['onToolChange spelled as the default', { onToolChange: 'quarantine-tools' }],
   ];
   for (const [what, over] of excluded) {
     it(`does not change when ${what} changes`, () => {
