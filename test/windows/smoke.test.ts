@@ -63,7 +63,8 @@ windows.describe('Windows smoke: the broker on a Windows Node', function () {
       LOCALAPPDATA: localAppData,
       SWITCHBOARD_HOME: undefined,
     };
-    remote = await startHttpFixture('echo.mjs');
+    // The first Node started in a fresh Wine prefix can take half a minute on a busy machine.
+    remote = await startHttpFixture('echo.mjs', 90_000);
     const server = (name: string, body: string): [string, string] => [
       `mcp-servers.d/${name}.yaml`,
       `name: ${name}\ntrust: trusted\n${body}`,
