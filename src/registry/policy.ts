@@ -80,7 +80,11 @@ export function parsePolicy(text: string, file: string): Policy {
   const r = PolicySchema.safeParse(raw);
   if (!r.success) {
     const issues = r.error.issues.map((i) => ({
-      line: positionOf(doc, lc, i.path, i.code === 'unrecognized_keys' ? 'key' : 'value').line,
+      // An unknown key is reported on its parent; the line is the key's own.
+      line:
+        i.code === 'unrecognized_keys'
+          ? positionOf(doc, lc, [...i.path, i.keys[0]], 'key').line
+          : positionOf(doc, lc, i.path, 'value').line,
       message: `${i.path.join('.') || '(top level)'}: ${i.message}`,
     }));
     return { file, errors: issues, data: {}, lineOf };
