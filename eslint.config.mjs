@@ -175,7 +175,16 @@ const layerConfigs = LAYERS.map(({ name, files, ignores, restrict }) => ({
 export default defineConfig(
   {
     name: 'ignored',
-    ignores: ['dist/**', 'out/**', '.tools/**', 'node_modules/**', 'bench/results/**', '.test-tmp/**', '*.vsix'],
+    ignores: [
+      'dist/**',
+      'out/**',
+      '.tools/**',
+      'node_modules/**',
+      'bench/results/**',
+      '.test-tmp/**',
+      '.wine-node/**',
+      '*.vsix',
+    ],
   },
   { name: 'js/recommended', ...js.configs.recommended },
   {

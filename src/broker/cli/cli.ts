@@ -9,15 +9,17 @@ import { approveCommand } from './commands/approve';
 import { clientsCommand } from './commands/clients';
 import { connectCommand } from './commands/connect';
 import { importCommand } from './commands/import';
+import { lockCommand } from './commands/lock';
 import { loginCommand } from './commands/login';
 import { logoutCommand } from './commands/logout';
 import { logsCommand } from './commands/logs';
+import { reviewCommand } from './commands/review';
 import { searchCommand } from './commands/search';
 import { secretCommand } from './commands/secret';
 import { serveCommand } from './commands/serve';
 import { statusCommand } from './commands/status';
 import { tokenCommand } from './commands/token';
-import { pinCommands } from './pinCommands';
+import { verifyCommand } from './commands/verify';
 
 /** Every command, in the order `switchboard --help` lists them. */
 const commands: Record<string, Command> = {
@@ -34,8 +36,9 @@ const commands: Record<string, Command> = {
   import: importCommand,
   search: searchCommand,
   add: addCommand,
-  // review, lock and verify: the tool pins (pinCommands.ts).
-  ...pinCommands,
+  review: reviewCommand,
+  lock: lockCommand,
+  verify: verifyCommand,
 };
 
 function mainHelp(): string {

@@ -7,6 +7,7 @@ import type { ControlOperation, DefinitionInput, ParamsOf, ResultOf } from './co
 import type { ControlOperations } from './controlOperations';
 import type { Identity } from '../routing/requestContext';
 import { FACADE_NAMESPACE } from '../catalog/catalog';
+import { MAX_QUERY_LENGTH } from '../catalog/toolSearch';
 import { ERROR_META_KEY, ErrorCodes, failureFrom, McpFailure, type JsonObject, type Tool } from '../shared/mcpTypes';
 import { toPortableSchema } from './portableSchema';
 import { searchRegistry } from './registrySearch';
@@ -95,6 +96,19 @@ const MAX_FOUND = 25;
 /** How many servers search_registry asks each registry for unless told, and at most. */
 const DEFAULT_REGISTRY_PAGE = 10;
 const MAX_REGISTRY_PAGE = 50;
+
+/** find_tools' query: a few words, refused past MAX_QUERY_LENGTH characters (toolSearch.ts says why). */
+function searchQuery(args: JsonObject): string {
+  const query = str(args, 'query');
+  if (query.length > MAX_QUERY_LENGTH) {
+    throw new McpFailure(
+      ErrorCodes.InvalidParams,
+      `'query' is ${query.length} characters; find_tools takes at most ${MAX_QUERY_LENGTH}: say what you need in a few words`,
+    );
+  }
+  return query;
+}
+
 /** How many audit entries read_audit returns unless told, and at most. */
 const DEFAULT_AUDIT = 100;
 const MAX_AUDIT = 1000;
@@ -381,13 +395,17 @@ function definitions(): RegisteredTool[] {
       input: {
         type: 'object',
         properties: {
-          query: { type: 'string', description: 'what you need, in a few words (e.g. "read a file", "create issue")' },
+          query: {
+            type: 'string',
+            maxLength: MAX_QUERY_LENGTH,
+            description: 'what you need, in a few words (e.g. "read a file", "create issue")',
+          },
           limit: { type: 'integer', minimum: 1, maximum: MAX_FOUND, default: DEFAULT_FOUND },
         },
         required: ['query'],
         additionalProperties: false,
       },
-      params: (a) => ({ query: str(a, 'query'), limit: optionalInt(a, 'limit', 1, MAX_FOUND) }),
+      params: (a) => ({ query: searchQuery(a), limit: optionalInt(a, 'limit', 1, MAX_FOUND) }),
       run: (ops, p, identity) => ops.findTools(p.query, p.limit ?? DEFAULT_FOUND, identity, (op) => scopeOf(tools, op)),
       // One line per tool: what a model needs to pick one, at a fraction of the JSON's tokens.
       text: (r) =>
