@@ -4,7 +4,7 @@
 // caller's era has them) and retrying with the answers.
 import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from '../shared/mcpTypes';
 import { rememberedJson } from '../shared/rawJson';
-import type { CallOptions, ConnectedInfo, ConnectionEvents, UpstreamConnection } from './connection';
+import type { CallOptions, ConnectedInfo, ConnectionEvents, InputPassThrough, UpstreamConnection } from './connection';
 import { ConnectionError } from './connectionError';
 import { BROKER_CLIENT_CAPABILITIES } from './serverRequests';
 import { listAllPages } from './listPages';
@@ -15,6 +15,10 @@ export const STATELESS_PROTOCOL = '2026-07-28';
 const MAX_INPUT_ROUNDS = 8;
 
 const META_LOG_LEVEL = 'io.modelcontextprotocol/logLevel';
+const META_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
+
+/** The methods that may answer input_required. */
+const INPUT_METHODS = new Set(['tools/call', 'prompts/get', 'resources/read']);
 
 /** The broker's per-request envelope: who it is and what it can answer on a caller's behalf. */
 export function brokerEnvelope(answersServerRequests: boolean): JsonObject {
@@ -155,6 +159,7 @@ export abstract class StatelessSession implements UpstreamConnection {
         ? params
         : { ...params, _meta: { ...(params._meta as JsonObject | undefined), [META_LOG_LEVEL]: level } };
     opts = { ...opts, log: own };
+    if (opts.passThrough && INPUT_METHODS.has(method)) return this.passOn(method, logged, opts, opts.passThrough);
     let sent = logged;
     for (let round = 0; round < MAX_INPUT_ROUNDS; round++) {
       const result = await this.send(method, sent, opts);
@@ -169,6 +174,22 @@ export abstract class StatelessSession implements UpstreamConnection {
       `The server still asked for input after ${MAX_INPUT_ROUNDS} rounds of answers; the call was given up`,
       -32603,
     );
+  }
+
+  /**
+   * One request between two 2026-07-28 parties: the caller's capabilities, inputResponses and
+   * requestState go up as it sent them, and the answer (input_required too) comes back as it is.
+   */
+  private passOn(method: string, params: JsonObject, opts: CallOptions, from: InputPassThrough): Promise<JsonObject> {
+    const sent: JsonObject = { ...params };
+    if (from.inputResponses !== undefined) sent.inputResponses = from.inputResponses as JsonObject;
+    if (from.requestState !== undefined) sent.requestState = from.requestState as string;
+    const meta = {
+      ...(params._meta as JsonObject | undefined),
+      ...this.envelope,
+      [META_CAPABILITIES]: from.capabilities,
+    };
+    return this.post(method, { ...sent, _meta: meta }, opts);
   }
 
   /** Puts each embedded request to the caller (as a server→client request of the caller's era). */

@@ -188,13 +188,21 @@ export class StatelessEndpoint {
     const params = req.params;
     const target = req.method === 'resources/read' ? params.uri : params.name;
     const input = { identity: ctx.identity, method: req.method, target, capabilities: req.capabilities };
-    if (params.requestState !== undefined || params.inputResponses !== undefined) {
+    // On a per-server endpoint a requestState the broker did not make is the server's: passed on.
+    const perServer = ctx.server !== undefined;
+    const retry = params.requestState !== undefined || params.inputResponses !== undefined;
+    if (retry && (!perServer || this.calls.parks(params.requestState))) {
       this.calls.resume(exchange, input, params.requestState, params.inputResponses);
       return;
     }
     const run = this.runner(ctx, req);
     this.calls.start(exchange, input, (signal, ask, channel) => {
       const extra = this.extra(signal, req, channel);
+      if (perServer) {
+        // Between two 2026-07-28 parties the exchange is theirs (a 2025 upstream still asks via `ask`).
+        const { inputResponses, requestState } = params;
+        extra.passThrough = { capabilities: req.capabilities, inputResponses, requestState };
+      }
       extra.caller = {
         session: ctx.sessionId,
         client: ctx.identity.client,
@@ -236,8 +244,10 @@ export class StatelessEndpoint {
       default: {
         if (typeof params.uri !== 'string') throw invalid('resources/read needs a string "uri"');
         // 2026-07-28 requires cache hints here: the upstream's own, else honest ones (exchange.ts).
-        return async (extra) =>
-          withDefaults(await this.router.readResource(ctx, params.uri as string, extra), NO_CACHE_HINTS);
+        return async (extra) => {
+          const result = await this.router.readResource(ctx, params.uri as string, extra);
+          return result.resultType === 'input_required' ? result : withDefaults(result, NO_CACHE_HINTS);
+        };
       }
     }
   }
