@@ -13,6 +13,7 @@ import type { Enforcement } from '../trust/sandbox';
 import type { CatalogSource } from '../supervision/upstream';
 import type { UpstreamState } from '../supervision/upstreamStates';
 import type { AuditRecord } from '../routing/audit';
+import type { FoundServer } from '../registryClient/registryClient';
 
 export interface ServerStatus {
   name: string;
@@ -115,6 +116,22 @@ export type FoundTool = {
 
 export type RegistryProblem = Problem & { text: string };
 
+/** What search_registry found in the configured MCP Registries. */
+export type RegistrySearch = {
+  servers: FoundServer[];
+  /** Give back as `cursor` for the next page; absent on the last. */
+  nextCursor?: string;
+  /** Registries that failed and entries left out, each a sentence. */
+  problems: string[];
+  /**
+   * With `name`: the definition upsert_server would take for it (a community server), or why there
+   * is none (several ways to run it, values it needs); `choices` lists the ways when there are several.
+   */
+  definition?: DefinitionInput;
+  notes?: string[];
+  choices?: string[];
+};
+
 /** The whole state, as the `switchboard://state` resource serves it. */
 export interface BrokerState {
   broker: {
@@ -193,6 +210,11 @@ export interface ControlApi {
   client_connection: { params: ByName & { rotate?: boolean }; result: ClientConnection };
   /** In toolMode search the tools found are also added to the calling session's tools/list. */
   find_tools: { params: { query: string; limit?: number }; result: { query: string; tools: FoundTool[] } };
+  /** Searches the configured MCP Registries (never one the caller names); with `name`, one server and its definition. */
+  search_registry: {
+    params: { query?: string; name?: string; choice?: string; cursor?: string; limit?: number };
+    result: RegistrySearch;
+  };
   /**
    * Calls a tool by name for clients that do not re-list tools. Routed, not run by the facade: the
    * router makes it the same call (profile check, audit) as a direct tools/call of `name`.

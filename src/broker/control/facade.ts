@@ -7,8 +7,10 @@ import type { ControlOperation, DefinitionInput, ParamsOf, ResultOf } from './co
 import type { ControlOperations } from './controlOperations';
 import type { Identity } from '../routing/requestContext';
 import { FACADE_NAMESPACE } from '../catalog/catalog';
+import { MAX_QUERY_LENGTH } from '../catalog/toolSearch';
 import { ERROR_META_KEY, ErrorCodes, failureFrom, McpFailure, type JsonObject, type Tool } from '../shared/mcpTypes';
 import { toPortableSchema } from './portableSchema';
+import { searchRegistry } from './registrySearch';
 import type { ToolScope } from '../routing/accessPolicy';
 
 /** `operator` tools change who may run what (approvals, client tokens): the human's, never an agent's. */
@@ -91,6 +93,22 @@ function optionalInt(args: JsonObject, key: string, min: number, max: number): n
 /** How many tools find_tools returns unless told, and at most. */
 const DEFAULT_FOUND = 5;
 const MAX_FOUND = 25;
+/** How many servers search_registry asks each registry for unless told, and at most. */
+const DEFAULT_REGISTRY_PAGE = 10;
+const MAX_REGISTRY_PAGE = 50;
+
+/** find_tools' query: a few words, refused past MAX_QUERY_LENGTH characters (toolSearch.ts says why). */
+function searchQuery(args: JsonObject): string {
+  const query = str(args, 'query');
+  if (query.length > MAX_QUERY_LENGTH) {
+    throw new McpFailure(
+      ErrorCodes.InvalidParams,
+      `'query' is ${query.length} characters; find_tools takes at most ${MAX_QUERY_LENGTH}: say what you need in a few words`,
+    );
+  }
+  return query;
+}
+
 /** How many audit entries read_audit returns unless told, and at most. */
 const DEFAULT_AUDIT = 100;
 const MAX_AUDIT = 1000;
@@ -377,13 +395,17 @@ function definitions(): RegisteredTool[] {
       input: {
         type: 'object',
         properties: {
-          query: { type: 'string', description: 'what you need, in a few words (e.g. "read a file", "create issue")' },
+          query: {
+            type: 'string',
+            maxLength: MAX_QUERY_LENGTH,
+            description: 'what you need, in a few words (e.g. "read a file", "create issue")',
+          },
           limit: { type: 'integer', minimum: 1, maximum: MAX_FOUND, default: DEFAULT_FOUND },
         },
         required: ['query'],
         additionalProperties: false,
       },
-      params: (a) => ({ query: str(a, 'query'), limit: optionalInt(a, 'limit', 1, MAX_FOUND) }),
+      params: (a) => ({ query: searchQuery(a), limit: optionalInt(a, 'limit', 1, MAX_FOUND) }),
       run: (ops, p, identity) => ops.findTools(p.query, p.limit ?? DEFAULT_FOUND, identity, (op) => scopeOf(tools, op)),
       // One line per tool: what a model needs to pick one, at a fraction of the JSON's tokens.
       text: (r) =>
@@ -409,6 +431,47 @@ function definitions(): RegisteredTool[] {
       run: () => {
         // The router answers call_tool before the facade sees it (it needs the caller's session).
         throw new McpFailure(ErrorCodes.InternalError, `${FACADE_NAMESPACE}__call_tool is answered by the router.`);
+      },
+    },
+    search_registry: {
+      scope: 'read',
+      idempotent: true,
+      description:
+        'Search the MCP Registries this broker is configured with for servers to add: one line per server (name, ' +
+        'version, transport, package or remote, whether it needs secrets). With `name` (and `choice` when it offers ' +
+        'several ways to run), the definition to propose with upsert_server; it stays a community server until the ' +
+        'operator approves it.',
+      input: {
+        type: 'object',
+        properties: {
+          query: { type: 'string', description: 'words to search for (e.g. "weather", "github")' },
+          name: { type: 'string', description: 'one server, name[@version], e.g. io.github.user/weather@1.2.0' },
+          choice: { type: 'string', description: 'with name: which way to run it, e.g. packages[0] or remotes[0]' },
+          cursor: { type: 'string', description: 'the nextCursor of the previous page' },
+          limit: { type: 'integer', minimum: 1, maximum: MAX_REGISTRY_PAGE, default: DEFAULT_REGISTRY_PAGE },
+        },
+        additionalProperties: false,
+      },
+      params: (a) => ({
+        ...optionalString(a, 'query'),
+        ...optionalString(a, 'name'),
+        ...optionalString(a, 'choice'),
+        ...optionalString(a, 'cursor'),
+        limit: optionalInt(a, 'limit', 1, MAX_REGISTRY_PAGE) ?? DEFAULT_REGISTRY_PAGE,
+      }),
+      run: (_ops, p) => searchRegistry(p),
+      text: (r) => {
+        const rows = r.servers.map(
+          (s) =>
+            `${s.name}@${s.version} [${s.transport}; ${s.runs}; ${s.needsSecrets ? 'needs secrets' : 'no secrets'}]: ${s.description}`,
+        );
+        const lines = [...(rows.length ? rows : ['No server matches.'])];
+        if (r.definition) lines.push(`Definition for upsert_server: ${JSON.stringify(r.definition)}`);
+        for (const n of r.notes ?? []) lines.push(`Note: ${n}`);
+        if (r.choices) lines.push(`Ways to run it (pass one as choice): ${r.choices.join('; ')}`);
+        for (const p of r.problems) lines.push(`Problem: ${p}`);
+        if (r.nextCursor) lines.push(`More: call again with cursor ${r.nextCursor}`);
+        return lines.join('\n');
       },
     },
     read_audit: {

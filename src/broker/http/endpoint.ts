@@ -33,7 +33,7 @@ import {
 import { DEFAULT_LOG_RATE, LogRateLimiter, type LogRate } from './logRateLimit';
 import { createMcpSession, type McpSession } from './mcpSession';
 import { drainThenClose, isBodyError, parseMessages, readBody } from './requestBody';
-import { DEFAULT_SESSION_LIMITS, makeRoom, type SessionLimits } from './sessionLimits';
+import { DEFAULT_LISTEN_LIMITS, DEFAULT_SESSION_LIMITS, makeRoom, type SessionLimits } from './sessionLimits';
 import { claimedVersion } from './statelessEnvelope';
 import { StatelessEndpoint } from './statelessRequest';
 import { errorBodyWithData, idOfBody, writeJsonRpcError, type Id } from './wire';
@@ -56,6 +56,8 @@ export interface EndpointOptions {
   onSessionOpened?(opened: SessionOpened): void;
   /** Caps on open sessions, per client and in all (default 64 and 512). */
   sessionLimits?: Partial<SessionLimits>;
+  /** Caps on open 2026-07-28 `subscriptions/listen` streams, per client and in all (default 64 and 512). */
+  listenLimits?: Partial<SessionLimits>;
   /** How long a request may take to arrive, body included, from its first byte (default 30 s). */
   bodyTimeoutMs?: number;
   /** Log messages forwarded per upstream (default 50 a second, bursts of 100). */
@@ -120,7 +122,10 @@ export class Endpoint {
     this.limits = { ...DEFAULT_SESSION_LIMITS, ...opts.sessionLimits };
     this.bodyTimeoutMs = opts.bodyTimeoutMs ?? 30_000;
     this.logLimiter = new LogRateLimiter(opts.logRate ?? DEFAULT_LOG_RATE);
-    this.stateless = new StatelessEndpoint(opts.router, opts.version, SESSION_PROTOCOL_VERSIONS);
+    this.stateless = new StatelessEndpoint(opts.router, opts.version, SESSION_PROTOCOL_VERSIONS, {
+      ...DEFAULT_LISTEN_LIMITS,
+      ...opts.listenLimits,
+    });
     // Node's requestTimeout is the body deadline: it runs from the request's first byte until the
     // whole body is in, and Node checks it for all connections at once (no timer per request).
     const serverOptions: http.ServerOptions = {

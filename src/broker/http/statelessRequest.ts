@@ -10,6 +10,7 @@ import type { Identity, RequestExtra, Router, SessionContext } from '../routing/
 import { Exchange, NO_CACHE_HINTS, withDefaults, withResultType } from './exchange';
 import { InputRequiredCalls } from './inputRequired';
 import { ListenStreams } from './listenStreams';
+import type { SessionLimits } from './sessionLimits';
 import {
   checkStatelessRequest,
   isStatelessFailure,
@@ -47,8 +48,9 @@ export class StatelessEndpoint {
     private readonly router: Router,
     private readonly version: string,
     legacyVersions: readonly string[],
+    listenLimits?: SessionLimits,
   ) {
-    this.listens = new ListenStreams(router);
+    this.listens = new ListenStreams(router, listenLimits);
     this.supported = [...STATELESS_VERSIONS, ...legacyVersions];
   }
 
