@@ -340,7 +340,13 @@ describe('exact in the middle: /servers/<name>/mcp equals direct, in both eras',
 const V = '2026-07-28';
 
 /** One raw 2026-07-28 POST (headers as the revision mirrors them); its JSON-RPC answer, id aside. */
-async function post2026(url: string, token: string | undefined, method: string, params: Json): Promise<unknown> {
+async function post2026(
+  url: string,
+  token: string | undefined,
+  method: string,
+  params: Json,
+  more: Record<string, string> = {},
+): Promise<unknown> {
   const res = await fetch(url, {
     method: 'POST',
     headers: {
@@ -350,6 +356,7 @@ async function post2026(url: string, token: string | undefined, method: string, 
       'mcp-protocol-version': V,
       'mcp-method': method,
       'mcp-name': String(params.name ?? params.uri),
+      ...more,
     },
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
   });
@@ -395,9 +402,9 @@ describe('exact in the middle: input_required between two 2026-07-28 parties, ra
     'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
   });
   /** The same request direct and through /servers/v2h/mcp: both answers, asserted equal. */
-  const both = async (params: Json): Promise<Json> => {
-    const direct = await post2026(upstream.url, undefined, 'tools/call', params);
-    const via = await post2026(through, broker.token, 'tools/call', params);
+  const both = async (params: Json, more: Record<string, string> = {}): Promise<Json> => {
+    const direct = await post2026(upstream.url, undefined, 'tools/call', params, more);
+    const via = await post2026(through, broker.token, 'tools/call', params, more);
     assert.deepEqual(via, direct);
     return direct as Json;
   };
@@ -428,5 +435,16 @@ describe('exact in the middle: input_required between two 2026-07-28 parties, ra
     assert.ok(refused.error, JSON.stringify(refused));
     const control = await both({ name: 'ask', arguments: {}, _meta: envelope({ elicitation: { form: {} } }) });
     assert.equal((control.result as Json).resultType, 'input_required');
+  });
+
+  it('checks and forwards Mcp-Param-* headers as the server does (x-mcp-header)', async () => {
+    const params = { name: 'region', arguments: { region: 'eu-west' }, _meta: envelope({}) };
+    // Without the header the server refuses (400, -32020); through the broker the same.
+    const missing = await both(params);
+    assert.equal(missing.status, 400);
+    assert.equal((missing.error as Json).code, -32020);
+    // Positive control: with it, the broker forwards it (else the server would refuse the broker).
+    const ok = await both(params, { 'mcp-param-region': 'eu-west' });
+    assert.deepEqual((ok.result as Json).content, [{ type: 'text', text: 'region: eu-west' }]);
   });
 });

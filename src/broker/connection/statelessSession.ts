@@ -8,6 +8,7 @@ import type { CallOptions, ConnectedInfo, ConnectionEvents, InputPassThrough, Up
 import { ConnectionError } from './connectionError';
 import { BROKER_CLIENT_CAPABILITIES } from './serverRequests';
 import { listAllPages } from './listPages';
+import { paramHeaders, type ParamHeader } from './statelessHeaders';
 
 export const STATELESS_PROTOCOL = '2026-07-28';
 
@@ -81,6 +82,8 @@ function forLegacyCaller(result: JsonObject): JsonObject {
 export abstract class StatelessSession implements UpstreamConnection {
   protected closing = false;
   protected readonly envelope: JsonObject;
+  /** Each listed tool's `x-mcp-header` declarations (statelessHeaders.ts), from the last tools/list. */
+  protected toolHeaders = new Map<string, ParamHeader[]>();
   /** The open listen requests: one for list changes, one per subscribed resource URI. */
   private readonly listens = new Map<string, AbortController>();
   /**
@@ -247,8 +250,12 @@ export abstract class StatelessSession implements UpstreamConnection {
     return listAllPages<T>((params) => this.send(method, params, { timeoutMs }), key);
   }
 
-  listTools(timeoutMs: number): Promise<Tool[]> {
-    return this.info.capabilities.tools ? this.listAll('tools/list', 'tools', timeoutMs) : Promise.resolve([]);
+  async listTools(timeoutMs: number): Promise<Tool[]> {
+    if (!this.info.capabilities.tools) return [];
+    const tools = await this.listAll<Tool>('tools/list', 'tools', timeoutMs);
+    // The arguments each tool wants mirrored as Mcp-Param-* headers on its calls (HTTP).
+    this.toolHeaders = new Map(tools.map((t) => [t.name, paramHeaders(t.inputSchema)] as const));
+    return tools;
   }
   listPrompts(timeoutMs: number): Promise<Prompt[]> {
     return this.info.capabilities.prompts ? this.listAll('prompts/list', 'prompts', timeoutMs) : Promise.resolve([]);
