@@ -144,7 +144,8 @@ describe('tasks through the broker', function () {
     assert.equal(support('tasks__slow-task'), 'optional');
     assert.equal(support('rtasks__failing-task'), 'required');
     assert.equal(support('everything__simulate-research-query'), 'required');
-    // echo declared no tasks: its SDK lists 'forbidden', which offers nothing and is passed on as said.
+    // echo declared no tasks; its SDK lists taskSupport 'forbidden', which offers nothing and is
+    // passed on as the server said (what a direct client sees).
     assert.ok(tools.some((t) => t.name === 'echo__echo'));
     assert.equal(support('echo__echo'), 'forbidden');
   });
