@@ -1,15 +1,14 @@
 // The broker's one local endpoint: MCP Streamable HTTP on loopback. This file is the entry: the
-// HTTP server, the order of the checks, the session table (caps, eviction) and the fan-out of
-// notifications to sessions. The checks are in http/guards.ts, the body in http/requestBody.ts,
-// the encoding in http/wire.ts, a session's SDK server and direct path in http/mcpSession.ts and
-// its transport in http/sessionTransport.ts; the session caps in http/sessionLimits.ts and the
-// log rate limit in http/logRateLimit.ts. A request of the 2026-07-28 era (its version header or
-// its `_meta` says so) has no session: http/statelessRequest.ts serves it.
+// HTTP server, the order of the checks and the session table (caps, eviction). The checks are in
+// http/guards.ts, the body in http/requestBody.ts, the encoding in http/wire.ts, a session's SDK
+// server and direct path in http/mcpSession.ts and its transport in http/sessionTransport.ts; the
+// session caps in http/sessionLimits.ts, and what sessions are told unasked (list changes, updates,
+// upstream logs within their rate) in http/sessionNotifier.ts. A request of the 2026-07-28 era (its
+// version header or its `_meta` says so) has no session: http/statelessRequest.ts serves it.
 import * as crypto from 'node:crypto';
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import type { LoggingMessageNotification } from '@modelcontextprotocol/sdk/types.js';
-import { isEditorSession, type EditorLink } from '../supervision/editorLink';
+import type { EditorLink } from '../supervision/editorLink';
 import { ErrorCodes, type JsonObject } from '../shared/mcpTypes';
 import type { Identity, Router, SessionContext } from '../routing/requestContext';
 import {
@@ -30,7 +29,11 @@ import {
   unauthorized,
   type Rejection,
 } from './guards';
-import { DEFAULT_LOG_RATE, LogRateLimiter, type LogRate } from './logRateLimit';
+import { DEFAULT_LOG_RATE, type LogRate } from './logRateLimit';
+import { SessionNotifier } from './sessionNotifier';
+import { offerAsEditor, reportWhenInitialized, type SessionOpened } from './sessionHandshake';
+
+export type { SessionOpened } from './sessionHandshake';
 import { createMcpSession, type McpSession } from './mcpSession';
 import { drainThenClose, isBodyError, parseMessages, readBody } from './requestBody';
 import { DEFAULT_LISTEN_LIMITS, DEFAULT_SESSION_LIMITS, makeRoom, type SessionLimits } from './sessionLimits';
@@ -67,16 +70,6 @@ export interface EndpointOptions {
 }
 
 /** A session whose handshake completed, as the audit log records it. */
-export interface SessionOpened {
-  client: string;
-  server?: string;
-  /** The revision the session speaks: the one the client asked for if the broker speaks it, else the latest. */
-  protocol: string;
-  /** What the client's initialize asked for, when it is not what the session speaks. */
-  requested?: string;
-  clientName?: string;
-  clientVersion?: string;
-}
 
 /** What initialize settles on (the SDK's own rule, which does not expose its answer). */
 export function negotiatedSessionVersion(requested: unknown): string {
@@ -106,11 +99,10 @@ export class Endpoint {
   private readonly bodyTimeoutMs: number;
   /** The response of each request whose body is still arriving, by socket: for the 408. */
   private readonly readingBody = new WeakMap<Socket, http.ServerResponse>();
-  private readonly logLimiter: LogRateLimiter;
+  private readonly notifier: SessionNotifier;
   /** The 2026-07-28 requests: no session, each served on its own. */
   private readonly stateless: StatelessEndpoint;
   /** Pending "dropped N log messages" reports, by server. */
-  private readonly dropReports = new Map<string, NodeJS.Timeout>();
   private evictTimer?: NodeJS.Timeout;
   private lastActivity = Date.now();
   /** The last Host header that passed: an agent sends the same one on every request. */
@@ -121,7 +113,7 @@ export class Endpoint {
     this.maxBody = opts.maxBodyBytes ?? 4 * 1024 * 1024;
     this.limits = { ...DEFAULT_SESSION_LIMITS, ...opts.sessionLimits };
     this.bodyTimeoutMs = opts.bodyTimeoutMs ?? 30_000;
-    this.logLimiter = new LogRateLimiter(opts.logRate ?? DEFAULT_LOG_RATE);
+    this.notifier = new SessionNotifier(this.sessions, opts.logRate ?? DEFAULT_LOG_RATE);
     this.stateless = new StatelessEndpoint(opts.router, opts.version, SESSION_PROTOCOL_VERSIONS, {
       ...DEFAULT_LISTEN_LIMITS,
       ...opts.listenLimits,
@@ -185,8 +177,7 @@ export class Endpoint {
 
   async close(): Promise<void> {
     clearInterval(this.evictTimer);
-    for (const timer of this.dropReports.values()) clearTimeout(timer);
-    this.dropReports.clear();
+    this.notifier.close();
     this.stateless.close();
     await Promise.all([...this.sessions.values()].map((s) => s.server.close().catch(() => undefined)));
     this.sessions.clear();
@@ -199,68 +190,22 @@ export class Endpoint {
   /** Tells sessions that a list changed; `server` limits it to sessions that can see that server. */
   listChanged(kind: 'tools' | 'prompts' | 'resources', server?: string): void {
     this.stateless.listChanged(kind, server);
-    for (const session of this.sessions.values()) {
-      if (server !== undefined && session.ctx.server !== undefined && session.ctx.server !== server) continue;
-      const s = session.server;
-      const send =
-        kind === 'tools'
-          ? s.sendToolListChanged()
-          : kind === 'prompts'
-            ? s.sendPromptListChanged()
-            : s.sendResourceListChanged();
-      send.catch(() => undefined);
-    }
+    this.notifier.listChanged(kind, server);
   }
 
   /** Tells one session that its tool list changed (toolMode search: it found tools). */
   toolListChanged(sessionId: string): void {
-    this.sessions
-      .get(sessionId)
-      ?.server.sendToolListChanged()
-      .catch(() => undefined);
+    this.notifier.toolListChanged(sessionId);
   }
 
   resourceUpdated(uri: string): void {
     this.stateless.resourceUpdated(uri);
-    for (const session of this.sessions.values()) {
-      if (session.subscriptions.has(uri)) session.server.sendResourceUpdated({ uri }).catch(() => undefined);
-    }
+    this.notifier.resourceUpdated(uri);
   }
 
-  /**
-   * Forwards an upstream's log message to the sessions that can see that server, within that
-   * server's rate; what is dropped is reported once the server's bucket has refilled.
-   */
+  /** Forwards an upstream's log message to the sessions that can see that server, within its rate. */
   log(server: string, params: JsonObject): void {
-    if (!this.logLimiter.admit(server)) {
-      if (!this.dropReports.has(server)) {
-        const timer = setTimeout(() => this.reportDropped(server), this.logLimiter.refillMs);
-        timer.unref();
-        this.dropReports.set(server, timer);
-      }
-      return;
-    }
-    for (const session of this.sessions.values()) {
-      if (session.ctx.server !== undefined && session.ctx.server !== server) continue;
-      // On the aggregated endpoint the logger says which server spoke.
-      const logger = session.ctx.server
-        ? (params.logger as string | undefined)
-        : `${server}${params.logger ? `/${String(params.logger)}` : ''}`;
-      const message = { ...params, logger } as LoggingMessageNotification['params'];
-      session.server.sendLoggingMessage(message).catch(() => undefined);
-    }
-  }
-
-  private reportDropped(server: string): void {
-    this.dropReports.delete(server);
-    const dropped = this.logLimiter.takeDropped(server);
-    if (dropped === 0) return;
-    const data = `dropped ${dropped} log message${dropped === 1 ? '' : 's'} from '${server}' (rate limit)`;
-    const message = { level: 'warning', logger: server, data } as LoggingMessageNotification['params'];
-    for (const session of this.sessions.values()) {
-      if (session.ctx.server !== undefined && session.ctx.server !== server) continue;
-      session.server.sendLoggingMessage(message).catch(() => undefined);
-    }
+    this.notifier.log(server, params);
   }
 
   /** Ends every session of a client (its token was revoked or its definition removed). */
@@ -455,7 +400,8 @@ export class Endpoint {
       for (const session of room) void this.closeSession(session);
       const session = this.createSession(identity, server);
       const requested = ((parsed.initialize as { params?: JsonObject }).params ?? {}).protocolVersion;
-      this.reportOpened(session, negotiatedSessionVersion(requested), requested);
+      if (this.opts.onSessionOpened)
+        reportWhenInitialized(session, negotiatedSessionVersion(requested), requested, this.opts.onSessionOpened);
       session.transport.deliver(parsed.messages, res, { 'mcp-session-id': session.ctx.sessionId });
       return;
     }
@@ -472,46 +418,11 @@ export class Endpoint {
       this.opts.router.sessionClosed?.(ctx);
       this.opts.editor?.leave(ctx.sessionId);
     };
-    if (this.opts.editor && identity.operator && server === undefined) this.offerAsEditor(session, this.opts.editor);
+    if (this.opts.editor && identity.operator && server === undefined) offerAsEditor(session, this.opts.editor);
     this.sessions.set(ctx.sessionId, session);
     void session.server.connect(session.transport);
     return session;
   }
 
   /** Audits the session once its client says it is initialized (chained before any other hook). */
-  private reportOpened(session: McpSession, protocol: string, requested: unknown): void {
-    const report = this.opts.onSessionOpened;
-    if (!report) return;
-    const next = session.server.oninitialized;
-    session.server.oninitialized = () => {
-      const info = session.server.getClientVersion();
-      report({
-        client: session.ctx.identity.client,
-        ...(session.ctx.server === undefined ? {} : { server: session.ctx.server }),
-        protocol,
-        ...(requested === protocol ? {} : { requested: String(requested).slice(0, 40) }),
-        clientName: info?.name?.slice(0, 100),
-        clientVersion: info?.version?.slice(0, 100),
-      });
-      next?.();
-    };
-  }
-
-  /**
-   * An operator session that declared the editor capability answers requests for callers that
-   * cannot (on its GET stream, outside any call of its own). Only the operator's: never an agent's.
-   */
-  private offerAsEditor(session: McpSession, editor: EditorLink): void {
-    const capabilities = (): JsonObject | undefined => session.server.getClientCapabilities() as JsonObject | undefined;
-    session.server.oninitialized = () => {
-      if (!isEditorSession(session.ctx.identity.operator, capabilities())) return;
-      editor.join({
-        session: session.ctx.sessionId,
-        client: 'editor',
-        capabilities,
-        reachable: () => session.transport.hasOpenStream,
-        ask: (request) => session.transport.requestClient(request.method, request.params, undefined, request.signal),
-      });
-    };
-  }
 }
