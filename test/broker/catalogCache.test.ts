@@ -15,6 +15,7 @@ import {
   waitFor,
   writeRegistry,
   type BrokerProcess,
+  status,
 } from '../helpers/broker';
 
 type Json = Record<string, any>;
@@ -24,8 +25,6 @@ async function facade(client: Client, tool: string, args: Json = {}): Promise<Js
   if (result.isError) throw new Error(textOf(result));
   return result.structuredContent as Json;
 }
-
-const status = (client: Client, name: string): Promise<Json> => facade(client, 'server_status', { name });
 
 async function catalogVersion(client: Client): Promise<number> {
   const state = await client.readResource({ uri: 'switchboard://state' });

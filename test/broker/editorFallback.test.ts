@@ -19,12 +19,12 @@ import {
   removeTempDirs,
   startBrokerProcess,
   tempDir,
-  textOf,
   waitFor,
   writeRegistry,
   type BrokerProcess,
   facade,
   startHttpFixture,
+  call,
 } from '../helpers/broker';
 
 type Json = Record<string, any>;
@@ -62,11 +62,6 @@ async function editorConnected(client: OperatorClient | Client): Promise<boolean
       : await client.readResource({ uri: 'switchboard://state' })
   ) as Json;
   return JSON.parse(res.contents[0].text).broker.editorConnected === true;
-}
-
-async function call(client: Client, name: string, args: Json = {}): Promise<{ text: string; isError: boolean }> {
-  const result = await client.callTool({ name, arguments: args });
-  return { text: textOf(result), isError: result.isError === true };
 }
 
 /** A client that declares form elicitation and answers after `delayMs`. */

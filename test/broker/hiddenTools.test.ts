@@ -11,6 +11,7 @@ import {
   waitFor,
   writeRegistry,
   type BrokerProcess,
+  status,
 } from '../helpers/broker';
 
 type Json = Record<string, any>;
@@ -36,17 +37,16 @@ describe('hidden tools in the state', function () {
     removeTempDirs();
   });
 
-  async function status(name: string): Promise<Json> {
+  async function running(name: string): Promise<Json> {
     return waitFor(async () => {
-      const r = await operator.callTool({ name: 'switchboard__server_status', arguments: { name } });
-      const s = r.structuredContent as Json;
+      const s = await status(operator, name);
       // Running, and its lists in the catalog (the catalog is rebuilt just after the state changes).
       return s.state === 'running' && s.tools.length > 0 ? s : undefined;
     }, `${name} running`);
   }
 
   it('names the excludeTools glob that hides a tool, and keeps it out of the served list', async () => {
-    const s = await status('echo');
+    const s = await running('echo');
     assert.deepEqual(
       s.hiddenTools.map((t: Json) => [t.name, t.why]),
       [['whoami', "hidden by excludeTools 'who*'"]],
@@ -61,7 +61,7 @@ describe('hidden tools in the state', function () {
   });
 
   it('says a tool is not matched by allowedTools', async () => {
-    const s = await status('only');
+    const s = await running('only');
     assert.deepEqual(
       s.tools.map((t: Json) => t.exposedAs),
       ['only__echo'],

@@ -16,14 +16,10 @@ import {
   waitFor,
   writeRegistry,
   type BrokerProcess,
+  status,
 } from '../helpers/broker';
 
 type Json = Record<string, any>;
-
-async function status(client: Client, name: string): Promise<Json> {
-  const r = await client.callTool({ name: 'switchboard__server_status', arguments: { name } });
-  return r.structuredContent as Json;
-}
 
 /** The pids a fixture wrote at each start (echo.mjs --starts): one line per start. */
 const starts = (file: string): number[] =>

@@ -21,6 +21,7 @@ import {
   waitFor,
   writeRegistry,
   type BrokerProcess,
+  status,
 } from '../helpers/broker';
 
 type Json = Record<string, unknown>;
@@ -556,12 +557,8 @@ describe('upstreams of either era, callers of either era (all four combinations)
   });
 
   it("detects each upstream's era and records it in the server status", async () => {
-    const status = async (name: string): Promise<Json> => {
-      const r = await v1.callTool({ name: 'switchboard__server_status', arguments: { name } });
-      return r.structuredContent as Json;
-    };
-    assert.equal((await status('modern')).protocol, '2026-07-28');
-    assert.equal((await status('legacy')).protocol, '2025-11-25');
+    assert.equal((await status(v1, 'modern')).protocol, '2026-07-28');
+    assert.equal((await status(v1, 'legacy')).protocol, '2025-11-25');
   });
 
   for (const caller of ['v1', 'v2'] as const) {

@@ -24,6 +24,7 @@ import {
   waitFor,
   writeRegistry,
   type BrokerProcess,
+  status,
 } from '../helpers/broker';
 
 type Json = Record<string, unknown>;
@@ -164,14 +165,11 @@ describe('remote upstreams of either era over Streamable HTTP', function () {
     removeTempDirs();
   });
 
-  const status = async (name: string): Promise<Json> =>
-    (await v1.callTool({ name: 'switchboard__server_status', arguments: { name } })).structuredContent as Json;
-
   it("detects each remote upstream's era (server/discover, else initialize) and records it", async () => {
-    const m = await status('rmodern');
+    const m = await status(v1, 'rmodern');
     assert.equal(m.state, 'running');
     assert.equal(m.protocol, '2026-07-28');
-    const l = await status('rlegacy');
+    const l = await status(v1, 'rlegacy');
     assert.equal(l.state, 'running');
     assert.equal(l.protocol, '2025-11-25');
   });

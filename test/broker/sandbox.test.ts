@@ -19,23 +19,14 @@ import {
   removeTempDirs,
   startBrokerProcess,
   tempDir,
-  textOf,
   waitFor,
   writeRegistry,
   type BrokerProcess,
+  status,
+  callText,
 } from '../helpers/broker';
 
 type Json = Record<string, any>;
-
-async function call(client: Client, tool: string, args: Json = {}): Promise<string> {
-  const result = await client.callTool({ name: tool, arguments: args });
-  return textOf(result);
-}
-
-async function status(client: Client, name: string): Promise<Json> {
-  const result = await client.callTool({ name: 'switchboard__server_status', arguments: { name } });
-  return result.structuredContent as Json;
-}
 
 async function running(client: Client, name: string): Promise<Json> {
   return waitFor(async () => {
@@ -116,27 +107,27 @@ const portOf = (s: http.Server): number => (s.address() as { port: number }).por
     const s = await status(client, 'confined');
     assert.equal(s.enforcement.filesystem, 'enforced', JSON.stringify(s.enforcement));
     assert.equal(s.enforcement.network, 'enforced');
-    assert.equal(await call(client, 'confined__read_file', { path: canary }), 'ENOENT', 'HOME is an empty tmpfs');
+    assert.equal(await callText(client, 'confined__read_file', { path: canary }), 'ENOENT', 'HOME is an empty tmpfs');
     const token = path.join(broker.home, 'tokens');
-    assert.notEqual((await call(client, 'confined__read_file', { path: broker.tokenFile })).slice(0, 3), 'ok:');
+    assert.notEqual((await callText(client, 'confined__read_file', { path: broker.tokenFile })).slice(0, 3), 'ok:');
     assert.equal(
-      await call(client, 'confined__read_file', { path: path.join(root, 'readme.txt') }),
+      await callText(client, 'confined__read_file', { path: path.join(root, 'readme.txt') }),
       'ok: in the registry root',
     );
-    assert.equal(await call(client, 'confined__write_file', { path: path.join(root, 'w.txt') }), 'EROFS');
-    assert.equal(await call(client, 'confined__write_file', { path: path.join(outside, 'out', 'w.txt') }), 'EROFS');
-    assert.equal(await call(client, 'confined__write_file', { path: path.join(token, 'w.txt') }), 'ENOENT');
+    assert.equal(await callText(client, 'confined__write_file', { path: path.join(root, 'w.txt') }), 'EROFS');
+    assert.equal(await callText(client, 'confined__write_file', { path: path.join(outside, 'out', 'w.txt') }), 'EROFS');
+    assert.equal(await callText(client, 'confined__write_file', { path: path.join(token, 'w.txt') }), 'ENOENT');
     for (const p of [path.join(root, 'w.txt'), path.join(outside, 'out', 'w.txt'), path.join(token, 'w.txt')])
       assert.ok(!fs.existsSync(p), `nothing was written to ${p}`);
-    const tmp = await call(client, 'confined__tmpdir');
+    const tmp = await callText(client, 'confined__tmpdir');
     const inTemp = path.join(tmp, `probe-${process.pid}.txt`);
-    assert.equal(await call(client, 'confined__write_file', { path: inTemp }), 'ok: written');
-    assert.match(await call(client, 'confined__read_file', { path: inTemp }), /^ok: written by pid/);
+    assert.equal(await callText(client, 'confined__write_file', { path: inTemp }), 'ok: written');
+    assert.match(await callText(client, 'confined__read_file', { path: inTemp }), /^ok: written by pid/);
     assert.ok(!fs.existsSync(inTemp), 'its temp dir is its own, not the host’s');
     // The temp dir ends with the server: after a restart the file is gone.
     await client.callTool({ name: 'switchboard__restart_server', arguments: { name: 'confined' } });
     await running(client, 'confined');
-    assert.equal(await call(client, 'confined__read_file', { path: inTemp }), 'ENOENT');
+    assert.equal(await callText(client, 'confined__read_file', { path: inTemp }), 'ENOENT');
   });
 
   it('with the grant naming paths: those readable and writable as named, the rest of HOME still hidden', async () => {
@@ -144,20 +135,24 @@ const portOf = (s: http.Server): number => (s.address() as { port: number }).por
     assert.equal(s.enforcement.filesystem, 'enforced');
     assert.deepEqual(s.enforcement.readPaths, [readableDir]);
     const notes = path.join(readableDir, 'notes.txt');
-    assert.equal(await call(client, 'scoped__read_file', { path: notes }), 'ok: granted-notes');
-    assert.equal(await call(client, 'scoped__write_file', { path: path.join(readableDir, 'x.txt') }), 'EROFS');
-    assert.equal(await call(client, 'scoped__read_file', { path: canary }), 'ENOENT', 'the rest of HOME stays hidden');
+    assert.equal(await callText(client, 'scoped__read_file', { path: notes }), 'ok: granted-notes');
+    assert.equal(await callText(client, 'scoped__write_file', { path: path.join(readableDir, 'x.txt') }), 'EROFS');
+    assert.equal(
+      await callText(client, 'scoped__read_file', { path: canary }),
+      'ENOENT',
+      'the rest of HOME stays hidden',
+    );
     const written = path.join(outside, 'out', 'result.txt');
-    assert.equal(await call(client, 'scoped__write_file', { path: written }), 'ok: written');
+    assert.equal(await callText(client, 'scoped__write_file', { path: written }), 'ok: written');
     assert.match(fs.readFileSync(written, 'utf8'), /^written by pid/, 'the write reached the host');
-    assert.equal(await call(client, 'scoped__write_file', { path: path.join(outside, 'beside.txt') }), 'EROFS');
+    assert.equal(await callText(client, 'scoped__write_file', { path: path.join(outside, 'beside.txt') }), 'EROFS');
   });
 
   it('a bare filesystem grant keeps full access, and the state says so', async () => {
     const s = await status(client, 'full');
     assert.equal(s.enforcement.filesystem, 'granted');
     assert.ok(s.enforcement.notes.some((n: string) => /full access/.test(n)));
-    assert.equal(await call(client, 'full__read_file', { path: canary }), 'ok: canary-value-7d1f');
+    assert.equal(await callText(client, 'full__read_file', { path: canary }), 'ok: canary-value-7d1f');
   });
 
   it('an allow-list admits the named loopback host through the proxy and refuses another, logged and audited', async () => {
@@ -166,13 +161,13 @@ const portOf = (s: http.Server): number => (s.address() as { port: number }).por
     assert.deepEqual(s.enforcement.allowedHosts, [`127.0.0.1:${portOf(alpha)}`]);
     const a = `http://127.0.0.1:${portOf(alpha)}/`;
     const b = `http://127.0.0.1:${portOf(beta)}/`;
-    assert.equal(await call(client, 'webby__fetch', { url: a, via: 'proxy' }), '200 hello from alpha');
+    assert.equal(await callText(client, 'webby__fetch', { url: a, via: 'proxy' }), '200 hello from alpha');
     assert.match(
-      await call(client, 'webby__fetch', { url: b, via: 'proxy' }),
+      await callText(client, 'webby__fetch', { url: b, via: 'proxy' }),
       /^403 .*not in this server's network allow-list/,
     );
     // Anything that does not ask the proxy gets no network at all: the sandbox has only its own loopback.
-    assert.equal(await call(client, 'webby__fetch', { url: a, via: 'direct' }), 'ECONNREFUSED');
+    assert.equal(await callText(client, 'webby__fetch', { url: a, via: 'direct' }), 'ECONNREFUSED');
     const logs = await client.callTool({ name: 'switchboard__tail_logs', arguments: { name: 'webby' } });
     assert.match(JSON.stringify(logs), new RegExp(`refused 127\\.0\\.0\\.1:${portOf(beta)}`));
     const auditDir = path.join(broker.home, 'workspaces');
@@ -217,7 +212,7 @@ const portOf = (s: http.Server): number => (s.address() as { port: number }).por
     try {
       const s = await running(c, 'local');
       assert.equal(s.enforcement.filesystem, 'enforced', JSON.stringify(s.enforcement));
-      assert.match(await call(c, 'local__echo', { text: 'from the clone' }), /from the clone/);
+      assert.match(await callText(c, 'local__echo', { text: 'from the clone' }), /from the clone/);
     } finally {
       await c.close();
     }
@@ -254,7 +249,7 @@ describe('sandbox: where bubblewrap cannot run', () => {
       s.enforcement.notes.some((n: string) => why.test(n)),
       s.enforcement.notes.join(),
     );
-    const read = await call(client, 'confined__read_file', { path: path.join(canaryDir, 'secret.txt') });
+    const read = await callText(client, 'confined__read_file', { path: path.join(canaryDir, 'secret.txt') });
     assert.equal(read, 'ok: canary-value-2b9e', 'the state is not claiming what does not hold');
     // The network is still cut by the fallback (unshare --net, sandbox-exec) where that runs.
     if (process.platform === 'linux') assert.equal(s.enforcement.network, 'enforced');

@@ -19,13 +19,13 @@ import {
   removeTempDirs,
   startBrokerProcess,
   tempDir,
-  textOf,
   waitFor,
   writeRegistry,
   type BrokerProcess,
   facade,
   startHttpFixture,
   everythingServer,
+  call,
 } from '../helpers/broker';
 
 type Json = Record<string, any>;
@@ -72,11 +72,6 @@ async function capableClient(
     new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
   );
   return { client, seen };
-}
-
-async function call(client: Client, name: string, args: Json = {}): Promise<{ text: string; isError: boolean }> {
-  const result = await client.callTool({ name, arguments: args });
-  return { text: textOf(result), isError: result.isError === true };
 }
 
 /** The audit log's server-request entries (the audit file under the broker's per-user home). */

@@ -14,14 +14,10 @@ import {
   waitFor,
   writeRegistry,
   type BrokerProcess,
+  status,
 } from '../helpers/broker';
 
 type Json = Record<string, any>;
-
-async function status(client: Client, name: string): Promise<Json> {
-  const r = await client.callTool({ name: 'switchboard__server_status', arguments: { name } });
-  return r.structuredContent as Json;
-}
 
 // Writes two lines to stderr and never answers the handshake.
 const SILENT = "process.stderr.write('warming up\\nstill warming up\\n'); setInterval(() => {}, 1000)";

@@ -18,14 +18,8 @@ import {
   waitFor,
   writeRegistry,
   type BrokerProcess,
+  status,
 } from '../helpers/broker';
-
-type Json = Record<string, any>;
-
-async function status(client: Client, name: string): Promise<Json> {
-  const r = await client.callTool({ name: 'switchboard__server_status', arguments: { name } });
-  return r.structuredContent as Json;
-}
 
 /** Starts a fixture as an HTTP or SSE server and resolves its URL. */
 async function remoteFixture(script: string, mode: '--http' | '--sse'): Promise<{ url: string; stop(): void }> {
