@@ -37,6 +37,13 @@ for (const b of opt.builds) if (!fs.existsSync(b.file)) throw new Error(`${b.lab
 
 const ARGS = { text: 'hello' };
 const log = (line) => process.stderr.write(`${line}\n`);
+// The SDK client's session-long AbortSignal piles up listeners (see bench/run.mjs): count, print once.
+const clientWarnings = {};
+process.removeAllListeners('warning');
+process.on('warning', (w) => {
+  clientWarnings[w.name] = (clientWarnings[w.name] ?? 0) + 1;
+  if (clientWarnings[w.name] === 1) log(`warning (counted, shown once): ${w.name}: ${w.message}`);
+});
 
 /** A JSON POST on one keep-alive socket; resolves the parsed body and the response headers. */
 function poster(url, headers) {

@@ -39,7 +39,7 @@ const jsoncParserEsm = {
 
 /**
  * js-tiktoken's ranks are a megabyte of source that only counting tokens needs, and counting runs in
- * a short-lived child process (src/broker/catalog/tokenCounts.ts). In the broker bundle they would be parsed
+ * a short-lived child process (src/broker/catalog/tokenCounter.ts). In the broker bundle they would be parsed
  * and kept by every broker, at every start: they are bundled apart, next to it, and required from
  * there only when counting.
  */

@@ -1,5 +1,6 @@
 // How a server's log lines read in the live log terminal. Pure (no `vscode`): unit tested.
 import type { LogLine } from '../broker/control/controlApi';
+import { escapeControls } from '../broker/shared/terminalText';
 
 const DIM = '\x1b[2m';
 const YELLOW = '\x1b[33m';
@@ -23,18 +24,10 @@ export function terminalText(lines: readonly LogLine[], skipped = 0): string {
   if (skipped > 0)
     out += `${YELLOW}… ${skipped} line${skipped === 1 ? '' : 's'} not shown (the broker keeps the last 500)${RESET}\r\n`;
   for (const l of lines) {
-    const text = escapeControls(l.text);
+    // Tabs stay; a line break inside one line of the log would break the layout, so it is escaped too.
+    const text = escapeControls(l.text, '\t');
     const head = `${DIM}${clock(l.at)}${RESET} `;
     out += l.stream === 'stderr' ? `${head}${text}\r\n` : `${head}${DIM}[broker] ${text}${RESET}\r\n`;
-  }
-  return out;
-}
-
-function escapeControls(text: string): string {
-  let out = '';
-  for (const c of text) {
-    const code = c.charCodeAt(0);
-    out += (code < 0x20 && code !== 0x09) || code === 0x7f ? `\\x${code.toString(16).padStart(2, '0')}` : c;
   }
   return out;
 }

@@ -53,27 +53,31 @@ interface DeclaredInput {
   password?: boolean;
 }
 
-/** Where each tool keeps its configuration, for the import picker. */
+/**
+ * Where each tool keeps its configuration, for the import picker. Paths are joined the way `platform`
+ * writes them (a Windows profile's paths on Windows), whatever OS this runs on.
+ */
 export function candidateFiles(opts: {
   platform: NodeJS.Platform;
   home: string;
   appData?: string;
   folders: string[];
 }): { source: ImportSource; file: string; scope: string }[] {
+  const p = opts.platform === 'win32' ? path.win32 : path.posix;
   const out: { source: ImportSource; file: string; scope: string }[] = [];
   for (const folder of opts.folders) {
-    out.push({ source: 'vscode', file: path.join(folder, '.vscode', 'mcp.json'), scope: path.basename(folder) });
-    out.push({ source: 'cursor', file: path.join(folder, '.cursor', 'mcp.json'), scope: path.basename(folder) });
-    out.push({ source: 'claude-code', file: path.join(folder, '.mcp.json'), scope: path.basename(folder) });
+    out.push({ source: 'vscode', file: p.join(folder, '.vscode', 'mcp.json'), scope: p.basename(folder) });
+    out.push({ source: 'cursor', file: p.join(folder, '.cursor', 'mcp.json'), scope: p.basename(folder) });
+    out.push({ source: 'claude-code', file: p.join(folder, '.mcp.json'), scope: p.basename(folder) });
   }
   const claudeDir =
     opts.platform === 'darwin'
-      ? path.join(opts.home, 'Library', 'Application Support', 'Claude')
+      ? p.join(opts.home, 'Library', 'Application Support', 'Claude')
       : opts.platform === 'win32'
-        ? path.join(opts.appData ?? path.join(opts.home, 'AppData', 'Roaming'), 'Claude')
-        : path.join(opts.home, '.config', 'Claude');
-  out.push({ source: 'claude-desktop', file: path.join(claudeDir, 'claude_desktop_config.json'), scope: 'user' });
-  out.push({ source: 'cursor', file: path.join(opts.home, '.cursor', 'mcp.json'), scope: 'user' });
+        ? p.join(opts.appData ?? p.join(opts.home, 'AppData', 'Roaming'), 'Claude')
+        : p.join(opts.home, '.config', 'Claude');
+  out.push({ source: 'claude-desktop', file: p.join(claudeDir, 'claude_desktop_config.json'), scope: 'user' });
+  out.push({ source: 'cursor', file: p.join(opts.home, '.cursor', 'mcp.json'), scope: 'user' });
   return out;
 }
 

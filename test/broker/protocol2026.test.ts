@@ -266,7 +266,8 @@ describe('the 2026-07-28 revision on the endpoint', function () {
     assert.equal(r.status, 400);
     const error = errorOf(r);
     assert.equal(error.code, -32021);
-    assert.deepEqual(error.data, { requiredCapabilities: ['elicitation'] });
+    // A ClientCapabilities object, as the revision defines it (issue 30 item 3).
+    assert.deepEqual(error.data, { requiredCapabilities: { elicitation: { form: {} } } });
   });
 
   it("applies the client's token, scope and tool profile per request, and audits the call", async () => {
@@ -415,6 +416,7 @@ describe('the 2026-07-28 revision on the endpoint', function () {
       assert.equal(r.status, 400);
       const error = errorOf(r);
       assert.equal(error.code, -32022);
+      assert.notEqual(JSON.parse(r.body).id, null, "the error names the request's id (the body is read first)");
       assert.equal((error.data as Json).requested, '2099-01-01');
       assert.ok(((error.data as Json).supported as string[]).includes(V));
       assert.ok(((error.data as Json).supported as string[]).includes('2025-11-25'));

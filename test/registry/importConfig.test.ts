@@ -140,4 +140,20 @@ describe('extension: import from other tools', () => {
     const mac = candidateFiles({ platform: 'darwin', home: '/Users/ann', folders: [] }).map((c) => c.file);
     assert.ok(mac.includes('/Users/ann/Library/Application Support/Claude/claude_desktop_config.json'));
   });
+
+  it('writes Windows paths for Windows, whatever OS it runs on (drive letters, spaces, %APPDATA%)', () => {
+    const win = candidateFiles({
+      platform: 'win32',
+      home: 'C:\\Users\\Ann Lee',
+      appData: 'C:\\Users\\Ann Lee\\AppData\\Roaming',
+      folders: ['D:\\work\\my project'],
+    });
+    const files = win.map((c) => c.file);
+    assert.ok(files.includes('D:\\work\\my project\\.vscode\\mcp.json'), files.join(' | '));
+    assert.ok(files.includes('C:\\Users\\Ann Lee\\AppData\\Roaming\\Claude\\claude_desktop_config.json'));
+    assert.ok(files.includes('C:\\Users\\Ann Lee\\.cursor\\mcp.json'));
+    assert.equal(win[0].scope, 'my project');
+    const linux = candidateFiles({ platform: 'linux', home: '/home/ann', folders: ['/home/ann/a b'] });
+    assert.equal(linux[0].file, '/home/ann/a b/.vscode/mcp.json', 'POSIX paths stay POSIX on Windows too');
+  });
 });

@@ -7,6 +7,7 @@ import fc from 'fast-check';
 import { parseDefinition, RegistryLoader } from '../../src/registry/loader';
 import { RegistryValidationError, RegistryWriter, toYaml } from '../../src/registry/writer';
 import { put, useRoot } from './helpers/tmp';
+import { notUnderWine, WINE_NO_SYMLINKS } from '../helpers/platform';
 
 function listAll(dir: string): string[] {
   const out: string[] = [];
@@ -175,22 +176,25 @@ describe('registry writer', () => {
     });
   }
 
-  it('refuses to write through a kind directory that is a symlink out of the root', async function () {
-    const outside = path.join(ctx.root, 'outside');
-    const ws = path.join(ctx.root, 'ws');
-    fs.mkdirSync(outside);
-    fs.mkdirSync(ws);
-    try {
-      fs.symlinkSync(outside, path.join(ws, 'mcp-servers.d'), 'dir');
-    } catch {
-      this.skip(); // no symlink permission (Windows without developer mode)
-    }
-    await assert.rejects(
-      new RegistryWriter(ws).upsert('server', { name: 'evil', command: 'node' }),
-      /outside the registry root/,
-    );
-    assert.deepEqual(fs.readdirSync(outside), []);
-  });
+  notUnderWine(WINE_NO_SYMLINKS).it(
+    'refuses to write through a kind directory that is a symlink out of the root',
+    async function () {
+      const outside = path.join(ctx.root, 'outside');
+      const ws = path.join(ctx.root, 'ws');
+      fs.mkdirSync(outside);
+      fs.mkdirSync(ws);
+      try {
+        fs.symlinkSync(outside, path.join(ws, 'mcp-servers.d'), 'dir');
+      } catch {
+        this.skip(); // no symlink permission (Windows without developer mode)
+      }
+      await assert.rejects(
+        new RegistryWriter(ws).upsert('server', { name: 'evil', command: 'node' }),
+        /outside the registry root/,
+      );
+      assert.deepEqual(fs.readdirSync(outside), []);
+    },
+  );
 
   it('removes both spellings and reports whether anything was removed', async () => {
     const w = new RegistryWriter(ctx.root);

@@ -86,6 +86,9 @@ export interface ServerView {
 interface BuiltServer {
   view: ServerView;
   signatures: Record<ListKind, string>;
+  /** The tool list the gate judged at this build, and what it held back of it. */
+  gated: readonly Tool[];
+  held: ReadonlySet<string>;
 }
 
 /** Content signatures of lists, kept per list object: an unchanged list costs nothing. */
@@ -112,6 +115,8 @@ const EMPTY_VIEW: ServerView = Object.freeze({
 });
 /** The tools of a server to hold back from its list now (pins.ts: quarantined after a change). */
 export type ToolGate = (server: string, tools: readonly Tool[]) => ReadonlySet<string>;
+/** The instructions of a server to serve, given what it says now (pins.ts: undefined when held back). */
+export type InstructionsGate = (server: string, instructions: string | undefined) => string | undefined;
 const NOTHING_HELD: ReadonlySet<string> = new Set();
 
 const NO_SIGNATURES: Record<ListKind, string> = {
@@ -133,12 +138,32 @@ export class Catalog {
   private templateRoutes: { server: string; pattern: RegExp }[] = [];
   private servers = new Map<string, BuiltServer>();
   private gate?: ToolGate;
+  private instructionsGate?: InstructionsGate;
   /** Tools held back by the gate, by the name they would be listed under: a call gets told why. */
   private heldRoutes = new Map<string, Route>();
 
   /** Installs the hook that holds back an upstream's tools (the control plane's pins). */
-  setToolGate(gate: ToolGate): void {
+  setToolGate(gate: ToolGate, instructions?: InstructionsGate): void {
     this.gate = gate;
+    this.instructionsGate = instructions;
+  }
+
+  /**
+   * Whether the gate holds back `name` of `source` as it lists its tools now. A call is resolved
+   * against the last build, which may predate the list a lazy start or list_changed just brought:
+   * the router asks this again after the server is up, before the call goes on.
+   */
+  holds(source: ListedServer, name: string): boolean {
+    if (source.kind !== 'upstream' || !this.gate) return false;
+    const built = this.servers.get(source.name);
+    const held = built && built.gated === source.tools ? built.held : this.gate(source.name, source.tools);
+    return held.has(name);
+  }
+
+  /** The instructions an upstream's clients are given: what it says, unless the gate holds them back. */
+  instructionsOf(source: { name: string; kind: string; instructions?: string }): string | undefined {
+    if (source.kind !== 'upstream' || !this.instructionsGate) return source.instructions;
+    return this.instructionsGate(source.name, source.instructions);
   }
 
   /**
@@ -203,6 +228,8 @@ export class Catalog {
       };
       servers.set(server, {
         view,
+        gated: source.tools,
+        held,
         signatures: {
           // The unfiltered list and the filter: a filtered list is a new array on every rebuild.
           tools: own.length

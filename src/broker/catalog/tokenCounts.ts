@@ -2,86 +2,26 @@
 // tools/list sends it, per server and per client profile. Counted off the request path and out of
 // the broker's memory: the tokenizer takes ~0.5 s of CPU and ~80 MB to load, so the broker hands the
 // definitions to a short-lived process running its own entry point as `count-tokens` once the
-// catalog has been quiet for a moment (see processCounter).
+// catalog has been quiet for a moment (tokenCounter.ts: its bounds, deadline and watchdog).
 // Each definition is counted once by its text, so an upstream that restarts with the same tools
 // (new objects, same JSON) loads no tokenizer again.
 import { createHash } from 'node:crypto';
-import { spawn } from 'node:child_process';
 import type { Catalog, Route } from './catalog';
 import type { Tool } from '../shared/mcpTypes';
+import { countHere, countTokens, type TokenCounter } from './tokenCounter';
 
-/** The encoding used (OpenAI's GPT-4 family); other models' counts differ by some percent. */
-export const TOKEN_ENCODING = 'cl100k_base';
-
-interface Encoder {
-  encode(text: string): number[];
-}
-
-let encoder: Encoder | undefined;
-function encoderNow(): Encoder {
-  // Required here, not imported: the ranks are a megabyte that only counting needs (js-tiktoken is
-  // an ES module to TypeScript, and a plain CommonJS module in the bundle).
-  if (!encoder) {
-    /* eslint-disable @typescript-eslint/no-require-imports */
-    const { Tiktoken } = require('js-tiktoken/lite') as { Tiktoken: new (ranks: unknown) => Encoder };
-    encoder = new Tiktoken(require('js-tiktoken/ranks/cl100k_base'));
-    /* eslint-enable @typescript-eslint/no-require-imports */
-  }
-  return encoder;
-}
+export {
+  COUNT_TOKENS_COMMAND,
+  countHere,
+  countTokensFromStdin,
+  processCounter,
+  TOKEN_ENCODING,
+  type TokenCounter,
+} from './tokenCounter';
 
 /** Tokens of one definition as it is listed: the JSON of the tool object under its listed name. */
 export function countToolTokens(tool: Tool): number {
-  return encoderNow().encode(JSON.stringify(tool)).length;
-}
-
-/** Counts texts, returning one count per text in order. */
-export type TokenCounter = (texts: readonly string[]) => Promise<number[]>;
-
-/** In this process (tests, tools): the tokenizer stays loaded. */
-export const countHere: TokenCounter = async (texts) => texts.map((t) => encoderNow().encode(t).length);
-
-/** The hidden CLI command the broker's entry point runs as to count (see processCounter). */
-export const COUNT_TOKENS_COMMAND = 'count-tokens';
-
-/** `count-tokens`: a JSON array of strings on stdin, their token counts on stdout. */
-export async function countTokensFromStdin(): Promise<number> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
-  const texts = JSON.parse(Buffer.concat(chunks).toString('utf8')) as string[];
-  process.stdout.write(JSON.stringify(await countHere(texts)));
-  return 0;
-}
-
-/**
- * Counts in a short-lived child process running the broker's entry point (`script`). A process, not
- * a worker thread: a thread's native allocations (the tokenizer's ~80 MB) come from the broker's own
- * malloc arena, and glibc kept a good part of them after the thread ended (measured: +17 MB of RSS
- * for good, on a broker of ~60 MB); a process gives everything back when it exits.
- */
-export function processCounter(script: string): TokenCounter {
-  return (texts) =>
-    new Promise((resolve, reject) => {
-      // execPath may be an editor's Electron binary: the broker's environment (ELECTRON_RUN_AS_NODE) passes on.
-      const child = spawn(process.execPath, [script, COUNT_TOKENS_COMMAND], {
-        stdio: ['pipe', 'pipe', 'ignore'],
-        windowsHide: true,
-      });
-      const out: Buffer[] = [];
-      child.stdout.on('data', (c: Buffer) => out.push(c));
-      child.on('error', reject);
-      child.stdin.on('error', () => undefined); // an early exit is reported by 'close'
-      child.on('close', (code) => {
-        try {
-          const counts = JSON.parse(Buffer.concat(out).toString('utf8')) as number[];
-          if (code === 0 && counts.length === texts.length) return resolve(counts);
-        } catch {
-          /* reported below */
-        }
-        reject(new Error(`counting tokens failed (exit ${code})`));
-      });
-      child.stdin.end(JSON.stringify(texts));
-    });
+  return countTokens(JSON.stringify(tool));
 }
 
 export class ToolTokens {
@@ -103,6 +43,8 @@ export class ToolTokens {
   private failures = 0;
   private built = false;
   private closed = false;
+  /** Stops a count in progress when the broker stops (the child is killed, not left to finish). */
+  private readonly stopping = new AbortController();
 
   constructor(
     private readonly catalog: Catalog,
@@ -153,6 +95,7 @@ export class ToolTokens {
   close(): void {
     this.closed = true;
     clearTimeout(this.timer);
+    this.stopping.abort();
   }
 
   private schedule(delayMs = this.quietMs): void {
@@ -179,7 +122,7 @@ export class ToolTokens {
       }
     }
     try {
-      const counts = fresh.size ? await this.counter([...fresh.values()]) : [];
+      const counts = fresh.size ? await this.counter([...fresh.values()], this.stopping.signal) : [];
       [...fresh.keys()].forEach((digest, i) => this.perText.set(digest, counts[i]));
     } catch {
       // No counts this time (the state has none yet): try again later rather than wait for a catalog

@@ -19,6 +19,18 @@ const BOOST: Record<Field, number> = { name: 3, title: 2, summary: 1.5, descript
 /** How much a word counts that the query did not say but stands for (see RELATED). */
 const RELATED_WEIGHT = 0.5;
 
+/**
+ * What one query may cost, whoever sends it: find_tools is a read tool, so any agent can call it, and
+ * ranking runs on the broker's one thread. The query is refused beyond MAX_QUERY_LENGTH characters (a
+ * few words are what it is for); at most MAX_QUERY_WORDS of its words are searched; a word longer
+ * than MAX_WORD_LENGTH is no word anyone types (and the stemmer's time grows with the square of a
+ * word's length), so it is left out; typo matching is for words of at most MAX_FUZZY_LENGTH letters.
+ */
+export const MAX_QUERY_LENGTH = 1000;
+export const MAX_QUERY_WORDS = 32;
+export const MAX_WORD_LENGTH = 64;
+const MAX_FUZZY_LENGTH = 24;
+
 /** Words that say nothing about which tool is meant ("I want to ...", "where is the ..."). */
 const STOP_WORDS = new Set(
   (
@@ -48,6 +60,8 @@ export function words(text: string): string[] {
  * are one term and "directories" finds "directory". Filler words are dropped.
  */
 export function normalizeTerm(term: string): string | null {
+  // Not a word (a hash, base64, a run of letters from a hostile description): too long to stem.
+  if (term.length > MAX_WORD_LENGTH) return null;
   const t = term.toLowerCase();
   if (STOP_WORDS.has(t)) return null;
   return /^[a-z]+$/.test(t) ? stem(t) : t;
@@ -157,8 +171,8 @@ export function queryConcepts(query: string): Map<string, number>[] {
     for (const related of RELATED_TERMS.get(term) ?? []) concept.set(related, RELATED_WEIGHT);
     concepts.set(term, concept);
   };
-  for (const t of normalized(words(rest))) add(t, 1);
-  for (const t of normalized(extensions)) add(t, RELATED_WEIGHT);
+  for (const t of normalized(words(rest))) if (concepts.size < MAX_QUERY_WORDS) add(t, 1);
+  for (const t of normalized(extensions)) if (concepts.size < MAX_QUERY_WORDS) add(t, RELATED_WEIGHT);
   return [...concepts.values()];
 }
 
@@ -243,7 +257,7 @@ export class ToolSearch {
       combineWith: 'OR',
       // Prefixes and typos only for words long enough not to match everything.
       prefix: (term) => term.length >= 3,
-      fuzzy: (term) => (term.length >= 5 ? 0.2 : false),
+      fuzzy: (term) => (term.length >= 5 && term.length <= MAX_FUZZY_LENGTH ? 0.2 : false),
     },
   });
   /** A readable word for each indexed stem ("directori" → "directories"), for the "why" of a match. */
@@ -264,9 +278,10 @@ export class ToolSearch {
     for (const server of servers) this.pending.add(server);
   }
 
+  /** Ranks the tools for `query`; a query over MAX_QUERY_LENGTH is cut there (callers refuse it first). */
   search(query: string, opts: SearchOptions): ToolMatch[] {
     this.sync();
-    const concepts = queryConcepts(query);
+    const concepts = queryConcepts(query.slice(0, MAX_QUERY_LENGTH));
     const terms = queryTerms(query, concepts);
     if (!terms.size) return [];
     // The terms are normalized already: searched as they are, each at its weight.
@@ -275,7 +290,7 @@ export class ToolSearch {
       processTerm: (term) => term,
       boostTerm: (term) => terms.get(term) ?? 1,
       // Typos are the user's: a related word comes from the table, spelled right.
-      fuzzy: (term) => (term.length >= 5 && terms.get(term) === 1 ? 0.2 : false),
+      fuzzy: (term) => (term.length >= 5 && term.length <= MAX_FUZZY_LENGTH && terms.get(term) === 1 ? 0.2 : false),
       filter: (r) => opts.visible({ server: r.serverName as string, name: r.tool as string, exposed: r.id as string }),
     });
     // MiniSearch multiplies a score by how many query terms matched; a word and its related words

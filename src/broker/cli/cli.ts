@@ -1,20 +1,25 @@
 // `switchboard` command line: parses the command and its options and runs it. Each command is a file
 // in commands/ (serve, connect, the operator's commands on the running broker, the tool-pin ones).
+import { printError } from './command';
 import { parseArgs } from 'node:util';
 import { COUNT_TOKENS_COMMAND, countTokensFromStdin } from '../catalog/tokenCounts';
 import type { Command } from './command';
+import { addCommand } from './commands/add';
 import { approveCommand } from './commands/approve';
 import { clientsCommand } from './commands/clients';
 import { connectCommand } from './commands/connect';
 import { importCommand } from './commands/import';
+import { lockCommand } from './commands/lock';
 import { loginCommand } from './commands/login';
 import { logoutCommand } from './commands/logout';
 import { logsCommand } from './commands/logs';
+import { reviewCommand } from './commands/review';
+import { searchCommand } from './commands/search';
 import { secretCommand } from './commands/secret';
 import { serveCommand } from './commands/serve';
 import { statusCommand } from './commands/status';
 import { tokenCommand } from './commands/token';
-import { pinCommands } from './pinCommands';
+import { verifyCommand } from './commands/verify';
 
 /** Every command, in the order `switchboard --help` lists them. */
 const commands: Record<string, Command> = {
@@ -29,8 +34,11 @@ const commands: Record<string, Command> = {
   token: tokenCommand,
   clients: clientsCommand,
   import: importCommand,
-  // review, lock and verify: the tool pins (pinCommands.ts).
-  ...pinCommands,
+  search: searchCommand,
+  add: addCommand,
+  review: reviewCommand,
+  lock: lockCommand,
+  verify: verifyCommand,
 };
 
 function mainHelp(): string {
@@ -56,7 +64,7 @@ export async function runCli(argv: string[]): Promise<number | undefined> {
   }
   const command = commands[name];
   if (!command) {
-    process.stderr.write(`switchboard: unknown command '${name}'\n\n${mainHelp()}`);
+    printError(`switchboard: unknown command '${name}'\n\n${mainHelp()}`);
     return 2;
   }
   if (rest.includes('--help') || rest.includes('-h')) {
@@ -67,7 +75,7 @@ export async function runCli(argv: string[]): Promise<number | undefined> {
   try {
     parsed = parseArgs({ args: rest, options: command.options, allowPositionals: true, strict: true });
   } catch (err) {
-    process.stderr.write(`switchboard ${name}: ${(err as Error).message}\n\n${command.usage}\n`);
+    printError(`switchboard ${name}: ${(err as Error).message}\n\n${command.usage}\n`);
     return 2;
   }
   return command.run(parsed.values as Record<string, string | boolean | undefined>, parsed.positionals);

@@ -1,9 +1,11 @@
 // What every `switchboard` command is made of, and the helpers several share: one --root option and
-// its resolver, an operator session on the running broker, a hidden prompt, a poll, numbers and tables.
+// its resolver, an operator session on the running broker, a hidden prompt, a poll, numbers and tables,
+// and the one way a command writes to the terminal (text that came from a server, escaped).
 import * as path from 'node:path';
 import type { ParseArgsConfig } from 'node:util';
 import { findBroker, OperatorClient } from '../daemon/operatorClient';
 import type { BrokerRecord } from '../daemon/runtime';
+import { escapeControls } from '../shared/terminalText';
 
 export interface Command {
   summary: string;
@@ -104,4 +106,26 @@ export function firstLine(text: string, width = 80): string {
   const line = text.split(/\r?\n/, 1)[0].replace(/[;:]\s*$/, '');
   if (line === text && line.length <= width) return text;
   return line.length > width - 2 ? `${line.slice(0, width - 1)}…` : `${line} …`;
+}
+
+/**
+ * Everything a command prints goes through here: server names, errors and log lines can come from a
+ * hostile upstream, and escape sequences in them must not reach the operator's terminal as such.
+ */
+export function print(text: string): void {
+  process.stdout.write(escapeControls(text));
+}
+
+/** A message for stderr (a failure's text can quote a server), escaped as `print` does. */
+export function printError(text: string): void {
+  process.stderr.write(escapeControls(text));
+}
+
+/** `value` as indented JSON; DEL and the C1 controls (which JSON leaves raw) as \u escapes. */
+export function printJson(value: unknown): void {
+  const json = JSON.stringify(value, null, 2).replace(
+    /[\u007f-\u009f]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
+  process.stdout.write(json + '\n');
 }

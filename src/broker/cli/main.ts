@@ -1,4 +1,5 @@
 // `switchboard` command line: the broker bundle's entry point.
+import { printError } from './command';
 import { runCli } from './cli';
 
 runCli(process.argv.slice(2)).then(
@@ -6,7 +7,7 @@ runCli(process.argv.slice(2)).then(
     if (code !== undefined) process.exitCode = code;
   },
   (err: Error) => {
-    process.stderr.write(`switchboard: ${err.message}\n`);
+    printError(`switchboard: ${err.message}\n`);
     process.exitCode = 1;
   },
 );

@@ -9,6 +9,7 @@ import { ErrorCodes, type JsonObject } from '../shared/mcpTypes';
 import { spawnTarget } from '../platform/spawnTarget';
 import { windowsEnvValue } from '../platform/windowsCommand';
 import { findExecutable, killProcessGroup } from '../platform/processGroup';
+import { containTree, endTree } from '../platform/windowsJob';
 import { rawResult, splitResponseLine } from '../shared/rawJson';
 import { CallTimer } from './callTimer';
 import type { CallOptions, StdioLaunch } from './connection';
@@ -109,6 +110,9 @@ export class ChildStdioTransport implements Transport {
         windowsVerbatimArguments: target.windowsVerbatimArguments,
       });
       this.child = child;
+      // Windows: the tree goes in a Job Object at once, before the leader has started anything.
+      const contained = containTree(child);
+      if (contained.note) this.logs.push(contained.note);
       child.once('error', (err) => {
         this.notFound = (err as NodeJS.ErrnoException).code === 'ENOENT';
         this.exitDescription = this.notFound
@@ -122,6 +126,8 @@ export class ChildStdioTransport implements Transport {
       child.once('exit', (code, signal) => {
         // A reason set before the exit (the broker stopped it for a runaway line) stays the reason.
         this.exitDescription ??= signal ? `exited on signal ${signal}` : `exited with code ${code}`;
+        // What the leader left running goes with it (Windows, in a job; elsewhere nothing to do).
+        endTree(child);
         this.finish();
       });
       child.stdout!.on('data', (chunk: Buffer) => this.onStdout(chunk));

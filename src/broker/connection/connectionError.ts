@@ -23,6 +23,8 @@ export class ConnectionError extends Error {
     /** The upstream's JSON-RPC error code, for `upstream-error`. */
     readonly code?: number,
     readonly data?: unknown,
+    /** The HTTP status a remote server answered with, when the failure was one (never parsed from text). */
+    readonly status?: number,
   ) {
     super(message);
   }

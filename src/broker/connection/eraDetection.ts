@@ -7,6 +7,7 @@ import type { JsonObject } from '../shared/mcpTypes';
 import { ChildStdioTransport } from './childStdioTransport';
 import type { ConnectionEvents, RemoteLaunch, StdioLaunch, UpstreamConnection } from './connection';
 import { ConnectionError } from './connectionError';
+import { DualEraConnection } from './dualEraConnection';
 import { explainStdioStartFailure } from './connectFailure';
 import { StatelessHttpConnection, postStateless, type StatelessHttpTarget } from './statelessHttpConnection';
 import { brokerEnvelope, infoFromDiscover } from './statelessSession';
@@ -14,7 +15,7 @@ import { StatelessStdioConnection } from './statelessStdioConnection';
 import { signedInFetch } from './signIn';
 import { RemoteConnection } from './remoteConnection';
 import { signInError } from './signIn';
-import { StdioConnection } from './stdioConnection';
+import { InitializeRefused, StdioConnection } from './stdioConnection';
 
 /** How long a silent process may take to answer the probe before it is taken for a legacy server. */
 export const PROBE_TIMEOUT_MS = 5000;
@@ -42,6 +43,20 @@ export async function connectStdioEitherEra(
     // Not a 2026-07-28 server (it refused the method, or said nothing): initialize it below.
   }
   const info = discovered && infoFromDiscover(discovered);
+  if (info) {
+    // One child speaks one era on its pipe (the SDK pins it at the first request after the probe):
+    // a child that also speaks 2025-11-25 keeps a 2025 session, the era in which both a tool's own
+    // requests during a call and an input_required result (the SDK's shim sends it as requests)
+    // reach every caller; 2026-07-28 callers are translated by the broker (http/inputRequired.ts).
+    try {
+      const session = await StdioConnection.connect(launch, events, logs, timeoutMs, transport, true);
+      logs.push('the server speaks 2026-07-28 and 2025-11-25: its pipe carries a 2025-11-25 session');
+      return session;
+    } catch (err) {
+      if (!(err instanceof InitializeRefused)) throw err;
+      // 2026-07-28 only: it refused initialize and stays unpinned for the stateless requests.
+    }
+  }
   if (info) return new StatelessStdioConnection(transport, info, events, logs);
   if (transport.exitDescription !== undefined) {
     // A server that exits on a request before initialize: start it again, without the probe.
@@ -81,6 +96,8 @@ export async function connectRemoteEitherEra(
     // Not a 2026-07-28 server, or not reachable: the 2025 handshake says which, in its own words.
   }
   const info = discovered && infoFromDiscover(discovered);
-  if (info) return new StatelessHttpConnection(target, info, events, logs);
-  return RemoteConnection.connect(launch, events, logs, timeoutMs);
+  if (!info) return RemoteConnection.connect(launch, events, logs, timeoutMs);
+  const modern = new StatelessHttpConnection(target, info, events, logs);
+  // A 2025-11-25 caller gets a 2025 session upstream where the server offers one.
+  return new DualEraConnection(modern, launch, events, logs, timeoutMs);
 }

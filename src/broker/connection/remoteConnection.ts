@@ -4,6 +4,8 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
+import { SseError } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { LogRing } from '../shared/logRing';
 import type { JsonObject } from '../shared/mcpTypes';
 import type { CallOptions, ConnectedInfo, ConnectionEvents, RemoteLaunch, UpstreamConnection } from './connection';
@@ -166,7 +168,9 @@ export class RemoteConnection extends SdkSession implements UpstreamConnection {
     }
     // Not an answer from the server (an HTTP 404 for a forgotten session, a refused connection):
     // if the session no longer answers a ping, the connection is lost and the call with it.
-    if (await this.stillConnected(message)) return new ConnectionError('transport-error', message);
+    const status = err instanceof StreamableHTTPError || err instanceof SseError ? err.code : undefined;
+    if (await this.stillConnected(message))
+      return new ConnectionError('transport-error', message, undefined, undefined, status);
     return new ConnectionError('connection-lost', message);
   }
 

@@ -27,6 +27,11 @@ export interface ServerRequestCaller {
   readonly session: string;
   /** The caller's registry client name (for messages and the audit log). */
   readonly client: string;
+  /**
+   * The caller's protocol era when it is not a 2025-11-25 session ('2026-07-28' for a stateless
+   * caller): a dual-era upstream is spoken to in the caller's own era (dualEraConnection.ts).
+   */
+  readonly protocol?: string;
   /** What the session's client declared at initialize (undefined before it did). */
   capabilities(): JsonObject | undefined;
   ask(request: ServerRequest): Promise<JsonObject>;

@@ -14,7 +14,14 @@ export class StartedTransport implements Transport {
   onmessage?: (message: JSONRPCMessage) => void;
   protocolVersion?: string;
 
-  constructor(private readonly inner: ChildStdioTransport) {
+  /**
+   * `owns`: whether closing this closes the process. Not while a dual-era probe tries the 2025
+   * handshake (a refusal leaves the process to the 2026-07-28 connection); `own()` once it worked.
+   */
+  constructor(
+    private readonly inner: ChildStdioTransport,
+    private owns = true,
+  ) {
     inner.onclose = () => this.onclose?.();
     inner.onerror = (err) => this.onerror?.(err);
     inner.onmessage = (message) => this.onmessage?.(message);
@@ -28,8 +35,12 @@ export class StartedTransport implements Transport {
     return this.inner.send(message);
   }
 
+  own(): void {
+    this.owns = true;
+  }
+
   close(): Promise<void> {
-    return this.inner.close();
+    return this.owns ? this.inner.close() : Promise.resolve();
   }
 
   setProtocolVersion(version: string): void {

@@ -91,6 +91,9 @@ export async function postStateless(
     'transport-error',
     `The server answered ${method} with HTTP ${res.status}${res.statusText ? ` ${res.statusText}` : ''}` +
       (shown ? `: ${shown}` : ''),
+    undefined,
+    undefined,
+    res.status,
   );
 }
 
@@ -191,7 +194,7 @@ export class StatelessHttpConnection extends StatelessSession {
       } catch (err) {
         if (signal.aborted || this.closing) return;
         if (err instanceof ConnectionError) {
-          if (err.kind === 'upstream-error' || /with HTTP \d{3}/.test(err.message)) {
+          if (err.kind === 'upstream-error' || err.status !== undefined) {
             // The server refuses listening: list changes will not be seen until the next restart.
             this.logs.push(`subscriptions/listen refused (${err.message}); list changes will not be followed`);
             return;

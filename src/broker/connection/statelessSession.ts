@@ -49,14 +49,41 @@ function inputRequired(result: JsonObject): JsonObject | undefined {
   return parsed.resultType === 'input_required' ? parsed : undefined;
 }
 
+/** The result fields only 2026-07-28 defines, which a 2025-11-25 caller is not sent. */
+const MODERN_ONLY_FIELDS = ['resultType', 'ttlMs', 'cacheScope'];
+const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
+
+/** A 2026-07-28 result as a 2025-11-25 caller may receive it: without the fields only 2026 defines. */
+function forLegacyCaller(result: JsonObject): JsonObject {
+  const raw = rememberedJson(result);
+  if (
+    raw !== undefined &&
+    !MODERN_ONLY_FIELDS.some((k) => raw.includes(`"${k}":`)) &&
+    !raw.includes(META_SERVER_INFO)
+  ) {
+    return result;
+  }
+  const out = { ...(raw === undefined ? result : (JSON.parse(raw.toString()) as JsonObject)) };
+  for (const k of MODERN_ONLY_FIELDS) delete out[k];
+  const meta = out._meta as JsonObject | undefined;
+  if (meta && typeof meta === 'object' && META_SERVER_INFO in meta) {
+    const { [META_SERVER_INFO]: _drop, ...rest } = meta;
+    if (Object.keys(rest).length) out._meta = rest;
+    else delete out._meta;
+  }
+  return out;
+}
+
 export abstract class StatelessSession implements UpstreamConnection {
   protected closing = false;
   protected readonly envelope: JsonObject;
   /** The open listen requests: one for list changes, one per subscribed resource URI. */
   private readonly listens = new Map<string, AbortController>();
   /**
-   * The level a call asks for when its caller did not ask for its own: everything, as a 2025
-   * server sends to a client that never set a level (sessions filter by their own logging/setLevel).
+   * The level a 2025-11-25 session's call asks for: the one set with logging/setLevel, else
+   * everything, as a 2025 server sends to a client that never set a level (sessions filter by their
+   * own level). A 2026-07-28 caller that set none is given none upstream: its era sends no log
+   * messages unless asked.
    */
   private sessionLogLevel = 'debug';
   /**
@@ -121,17 +148,18 @@ export abstract class StatelessSession implements UpstreamConnection {
     }
     // A call's log messages: for its 2026-07-28 caller alone when it asked (and they can be told apart), else for the sessions.
     const own = this.logsPerCall ? opts.log : undefined;
-    const level = own?.level ?? this.sessionLogLevel;
-    const logged: JsonObject = {
-      ...params,
-      _meta: { ...(params._meta as JsonObject | undefined), [META_LOG_LEVEL]: level },
-    };
+    const modernCaller = opts.caller?.protocol === STATELESS_PROTOCOL;
+    const level = opts.log?.level ?? (modernCaller ? undefined : this.sessionLogLevel);
+    const logged: JsonObject =
+      level === undefined
+        ? params
+        : { ...params, _meta: { ...(params._meta as JsonObject | undefined), [META_LOG_LEVEL]: level } };
     opts = { ...opts, log: own };
     let sent = logged;
     for (let round = 0; round < MAX_INPUT_ROUNDS; round++) {
       const result = await this.send(method, sent, opts);
       const interim = inputRequired(result);
-      if (!interim) return result;
+      if (!interim) return modernCaller ? result : forLegacyCaller(result);
       const inputResponses = await this.answer((interim.inputRequests ?? {}) as JsonObject, opts);
       sent = { ...logged, inputResponses };
       if (typeof interim.requestState === 'string') sent.requestState = interim.requestState;

@@ -16,6 +16,7 @@ import type { CatalogSource } from '../supervision/upstream';
 import type { UpstreamState } from '../supervision/upstreamStates';
 import type { AuditRecord } from '../routing/audit';
 import type { ParamsInput, ParamsOperation } from './operationParams';
+import type { FoundServer } from '../registryClient/registryClient';
 
 export interface ServerStatus {
   name: string;
@@ -118,6 +119,22 @@ export type FoundTool = {
 
 export type RegistryProblem = Problem & { text: string };
 
+/** What search_registry found in the configured MCP Registries. */
+export type RegistrySearch = {
+  servers: FoundServer[];
+  /** Give back as `cursor` for the next page; absent on the last. */
+  nextCursor?: string;
+  /** Registries that failed and entries left out, each a sentence. */
+  problems: string[];
+  /**
+   * With `name`: the definition upsert_server would take for it (a community server), or why there
+   * is none (several ways to run it, values it needs); `choices` lists the ways when there are several.
+   */
+  definition?: DefinitionInput;
+  notes?: string[];
+  choices?: string[];
+};
+
 /** The whole state, as the `switchboard://state` resource serves it. */
 export interface BrokerState {
   broker: {
@@ -156,6 +173,9 @@ export type LogLine = { at: string; stream: string; text: string };
  */
 export type ServerLogs = { server: string; lines: LogLine[]; next: number; skipped?: number };
 
+/** A registry definition as JSON; the broker validates it against the registry schema. */
+export type DefinitionInput = Record<string, unknown>;
+
 export type Written = { file: string; name: string };
 export type Removed = { removed: boolean };
 export type ClientConnection = { client: string; url: string; tokenFile: string; header: string };
@@ -189,6 +209,8 @@ export interface ControlResults {
   client_connection: ClientConnection;
   /** In toolMode search the tools found are also added to the calling session's tools/list. */
   find_tools: { query: string; tools: FoundTool[] };
+  /** Searches the configured MCP Registries (never one the caller names); with `name`, one server and its definition. */
+  search_registry: RegistrySearch;
   /**
    * Calls a tool by name for clients that do not re-list tools. Routed, not run by the facade: the
    * router makes it the same call (profile check, audit) as a direct tools/call of `name`.

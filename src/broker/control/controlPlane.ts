@@ -42,7 +42,15 @@ export class ControlPlane implements Governance {
     // which tools of a running server to hold back.
     const pinStore = new PinStore(path.join(path.dirname(paths.approvalsFile), 'tool-pins.json'), broker.root);
     this.pins = new Pins(pinStore, broker.root, (name) => broker.snapshot?.servers.get(name), broker.opts.log);
-    broker.catalog.setToolGate((server, tools) => this.pins.gate(server, tools));
+    // A running server's instructions are pinned with its tools (the first live start gives them).
+    broker.catalog.setToolGate(
+      (server, tools) => {
+        const upstream = broker.upstream(server);
+        const live = upstream?.state === 'running' ? { instructions: upstream.instructions } : undefined;
+        return this.pins.gate(server, tools, live);
+      },
+      (server, instructions) => this.pins.instructions(server, instructions),
+    );
     // A `git pull` may bring a new mcp-servers.lock: the running servers are held to it at once.
     this.lockfile = lockfilePath(broker.root);
     fs.watchFile(this.lockfile, { interval: 1000, persistent: false }, this.onLockfile);

@@ -10,6 +10,7 @@ import { FACADE_NAMESPACE } from '../catalog/catalog';
 import { ERROR_META_KEY, ErrorCodes, failureFrom, McpFailure, type JsonObject, type Tool } from '../shared/mcpTypes';
 import { toPortableSchema } from './portableSchema';
 import { paramsJsonSchema, parseParams, type ParamsParsed } from './operationParams';
+import { searchRegistry } from './registrySearch';
 import type { ToolScope } from '../routing/accessPolicy';
 
 /** `operator` tools change who may run what (approvals, client tokens): the human's, never an agent's. */
@@ -229,6 +230,29 @@ function definitions(): RegisteredTool[] {
       run: () => {
         // The router answers call_tool before the facade sees it (it needs the caller's session).
         throw new McpFailure(ErrorCodes.InternalError, `${FACADE_NAMESPACE}__call_tool is answered by the router.`);
+      },
+    },
+    search_registry: {
+      scope: 'read',
+      idempotent: true,
+      description:
+        'Search the MCP Registries this broker is configured with for servers to add: one line per server (name, ' +
+        'version, transport, package or remote, whether it needs secrets). With `name` (and `choice` when it offers ' +
+        'several ways to run), the definition to propose with upsert_server; it stays a community server until the ' +
+        'operator approves it.',
+      run: (_ops, p) => searchRegistry(p),
+      text: (r) => {
+        const rows = r.servers.map(
+          (s) =>
+            `${s.name}@${s.version} [${s.transport}; ${s.runs}; ${s.needsSecrets ? 'needs secrets' : 'no secrets'}]: ${s.description}`,
+        );
+        const lines = [...(rows.length ? rows : ['No server matches.'])];
+        if (r.definition) lines.push(`Definition for upsert_server: ${JSON.stringify(r.definition)}`);
+        for (const n of r.notes ?? []) lines.push(`Note: ${n}`);
+        if (r.choices) lines.push(`Ways to run it (pass one as choice): ${r.choices.join('; ')}`);
+        for (const p of r.problems) lines.push(`Problem: ${p}`);
+        if (r.nextCursor) lines.push(`More: call again with cursor ${r.nextCursor}`);
+        return lines.join('\n');
       },
     },
     read_audit: {

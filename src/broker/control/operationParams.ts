@@ -5,6 +5,7 @@
 import { z } from 'zod';
 import { registryJsonSchemas } from '../../registry/jsonSchema';
 import type { Kind } from '../../registry/schema';
+import { MAX_QUERY_LENGTH } from '../catalog/toolSearch';
 import { ErrorCodes, McpFailure, type JsonObject } from '../shared/mcpTypes';
 
 /** How many tools find_tools returns unless told, and at most. */
@@ -13,6 +14,9 @@ export const MAX_FOUND = 25;
 /** How many audit entries read_audit returns unless told, and at most. */
 export const DEFAULT_AUDIT = 100;
 export const MAX_AUDIT = 1000;
+/** How many servers search_registry asks each registry for unless told, and at most. */
+const DEFAULT_REGISTRY_PAGE = 10;
+const MAX_REGISTRY_PAGE = 50;
 /** How many log lines tail_logs returns unless told, and at most. */
 const DEFAULT_LINES = 50;
 const MAX_LINES = 500;
@@ -87,13 +91,27 @@ export const OPERATION_PARAMS = {
   remove_client: byName('client name'),
   client_connection: z.object({ name: nonEmpty(), rotate: flag().default(false) }),
   find_tools: z.object({
-    query: nonEmpty().describe('what you need, in a few words (e.g. "read a file", "create issue")'),
+    // A few words, refused past MAX_QUERY_LENGTH characters (toolSearch.ts says why).
+    query: nonEmpty()
+      .max(MAX_QUERY_LENGTH, {
+        error: (issue) =>
+          `is ${String(issue.input).length} characters; find_tools takes at most ${MAX_QUERY_LENGTH}: ` +
+          'say what you need in a few words',
+      })
+      .describe('what you need, in a few words (e.g. "read a file", "create issue")'),
     limit: whole(1, MAX_FOUND).default(DEFAULT_FOUND),
   }),
   call_tool: z.object({
     name: nonEmpty().describe('the tool name, e.g. filesystem__read_file'),
     // Checked by the router, which answers call_tool (it needs the caller's session).
     arguments: z.record(z.string(), z.unknown()).optional().describe("the tool's arguments, per its inputSchema"),
+  }),
+  search_registry: z.object({
+    query: text().optional().describe('words to search for (e.g. "weather", "github")'),
+    name: text().optional().describe('one server, name[@version], e.g. io.github.user/weather@1.2.0'),
+    choice: text().optional().describe('with name: which way to run it, e.g. packages[0] or remotes[0]'),
+    cursor: text().optional().describe('the nextCursor of the previous page'),
+    limit: whole(1, MAX_REGISTRY_PAGE).default(DEFAULT_REGISTRY_PAGE),
   }),
   read_audit: z.object({
     limit: whole(1, MAX_AUDIT).default(DEFAULT_AUDIT),

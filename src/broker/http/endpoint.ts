@@ -33,10 +33,10 @@ import {
 import { DEFAULT_LOG_RATE, LogRateLimiter, type LogRate } from './logRateLimit';
 import { createMcpSession, type McpSession } from './mcpSession';
 import { drainThenClose, isBodyError, parseMessages, readBody } from './requestBody';
-import { DEFAULT_SESSION_LIMITS, makeRoom, type SessionLimits } from './sessionLimits';
+import { DEFAULT_LISTEN_LIMITS, DEFAULT_SESSION_LIMITS, makeRoom, type SessionLimits } from './sessionLimits';
 import { claimedVersion } from './statelessEnvelope';
 import { StatelessEndpoint } from './statelessRequest';
-import { errorBodyWithData, writeJsonRpcError, type Id } from './wire';
+import { errorBodyWithData, idOfBody, writeJsonRpcError, type Id } from './wire';
 
 export interface EndpointOptions {
   port: number;
@@ -56,6 +56,8 @@ export interface EndpointOptions {
   onSessionOpened?(opened: SessionOpened): void;
   /** Caps on open sessions, per client and in all (default 64 and 512). */
   sessionLimits?: Partial<SessionLimits>;
+  /** Caps on open 2026-07-28 `subscriptions/listen` streams, per client and in all (default 64 and 512). */
+  listenLimits?: Partial<SessionLimits>;
   /** How long a request may take to arrive, body included, from its first byte (default 30 s). */
   bodyTimeoutMs?: number;
   /** Log messages forwarded per upstream (default 50 a second, bursts of 100). */
@@ -120,7 +122,10 @@ export class Endpoint {
     this.limits = { ...DEFAULT_SESSION_LIMITS, ...opts.sessionLimits };
     this.bodyTimeoutMs = opts.bodyTimeoutMs ?? 30_000;
     this.logLimiter = new LogRateLimiter(opts.logRate ?? DEFAULT_LOG_RATE);
-    this.stateless = new StatelessEndpoint(opts.router, opts.version, SESSION_PROTOCOL_VERSIONS);
+    this.stateless = new StatelessEndpoint(opts.router, opts.version, SESSION_PROTOCOL_VERSIONS, {
+      ...DEFAULT_LISTEN_LIMITS,
+      ...opts.listenLimits,
+    });
     // Node's requestTimeout is the body deadline: it runs from the request's first byte until the
     // whole body is in, and Node checks it for all connections at once (no timer per request).
     const serverOptions: http.ServerOptions = {
@@ -321,6 +326,8 @@ export class Endpoint {
 
     const versionHeader = req.headers['mcp-protocol-version'];
     const badVersion = checkProtocolVersion(versionHeader);
+    // A POST's error names its request (the id is in the body): read it first, then refuse.
+    if (badVersion && req.method === 'POST') return this.handlePost(req, res, identity, server, undefined, badVersion);
     if (badVersion) return this.reject(res, badVersion);
     if (isStatelessVersion(versionHeader) && req.method !== 'POST') {
       // 2026-07-28 has no session to GET a stream of or to DELETE.
@@ -390,6 +397,8 @@ export class Endpoint {
     identity: Identity,
     server: string | undefined,
     sessionId: string | undefined,
+    /** Refuse the request once its body is read (its id known): an unsupported protocol version. */
+    refusal?: Rejection,
   ): void {
     const badHeaders =
       checkPostHeaders(req.headers['content-type'], req.headers.accept) ??
@@ -408,6 +417,7 @@ export class Endpoint {
       this.maxBody,
       (text) => {
         this.readingBody.delete(req.socket);
+        if (refusal) return this.reject(res, refusal, idOfBody(text));
         this.onPostBody(text, req.headers, res, identity, server, sessionId);
       },
       (tooLarge) => {

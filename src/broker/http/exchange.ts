@@ -14,19 +14,36 @@ const OPEN_BRACE = 0x7b;
  * the broker forwards them unread: the field is spliced in front of the object's first key.
  */
 export function withResultType(result: JsonObject, resultType = 'complete'): JsonObject {
+  return withDefaults(result, { resultType });
+}
+
+/**
+ * The honest cache hints of a result whose server gave none (a 2025-11-25 upstream, the broker's
+ * own resources): stale at once, and for this caller only (what it sees depends on its token).
+ * 2026-07-28 requires them on resources/read and the lists; an upstream's own are passed through.
+ */
+export const NO_CACHE_HINTS: JsonObject = { ttlMs: 0, cacheScope: 'private' };
+
+/**
+ * `result` with each of `defaults` that it lacks, keeping an upstream's own bytes when the broker
+ * forwards them unread: the missing fields are spliced in front of the object's first key (a key
+ * is found in the bytes as `"key":`, which inside a JSON string would be escaped).
+ */
+export function withDefaults(result: JsonObject, defaults: JsonObject): JsonObject {
   const raw = rememberedJson(result);
-  if (raw === undefined) return { resultType, ...result };
+  if (raw === undefined) return { ...defaults, ...result };
+  const missing = Object.entries(defaults).filter(([k]) => !raw.includes(`${JSON.stringify(k)}:`));
+  if (!missing.length) return result;
   const text = typeof raw === 'string' ? raw : undefined;
-  // A 2026-07-28 upstream set it already (inside a JSON string the quotes would be escaped).
-  if (raw.includes(`"resultType":${JSON.stringify(resultType)}`)) return result;
   const bytes = typeof raw === 'string' ? Buffer.from(raw) : raw;
   let at = 1;
   while (at < bytes.length && (bytes[at] === 0x20 || bytes[at] === 0x0a || bytes[at] === 0x0d || bytes[at] === 0x09)) {
     at++;
   }
-  if (bytes[0] !== OPEN_BRACE) return { resultType, ...JSON.parse(text ?? bytes.toString('utf8')) };
+  if (bytes[0] !== OPEN_BRACE) return { ...defaults, ...(JSON.parse(text ?? bytes.toString('utf8')) as JsonObject) };
   const empty = bytes[at] === 0x7d;
-  const head = Buffer.from(`{"resultType":${JSON.stringify(resultType)}${empty ? '' : ','}`);
+  const fields = missing.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(',');
+  const head = Buffer.from(`{${fields}${empty ? '' : ','}`);
   const spliced = Buffer.concat([head, bytes.subarray(1)]);
   const placeholder = {};
   rememberJson(placeholder, text === undefined ? spliced : spliced.toString('utf8'));

@@ -90,7 +90,7 @@ export class InputRequiredCalls {
           StatelessCodes.MissingRequiredClientCapability,
           `Missing required client capability: server asked for ${request.method}, which needs '${needed}' ` +
             'in io.modelcontextprotocol/clientCapabilities; declare it and call again',
-          { requiredCapabilities: [needed.split('.', 1)[0]] },
+          { requiredCapabilities: capabilityObject(needed) },
         );
         channel()?.error(failure, 400);
         controller.abort(failure);
@@ -214,4 +214,10 @@ export class InputRequiredCalls {
     call.controller.abort(reason);
     call.current?.error(new McpFailure(ErrorCodes.InternalError, `The call was cancelled: ${reason.message}`));
   }
+}
+
+/** A needed capability ('elicitation.form', 'sampling') as the ClientCapabilities object that declares it. */
+export function capabilityObject(needed: string): JsonObject {
+  const [name, sub] = needed.split('.', 2);
+  return { [name]: sub ? { [sub]: {} } : {} };
 }

@@ -1,8 +1,11 @@
 // The open `subscriptions/listen` streams of 2026-07-28 callers: each acknowledges the filter it
 // honours, then carries only the change notifications it asked for, tagged with its subscription id.
-import type { JsonObject } from '../shared/mcpTypes';
-import type { Router, SessionContext } from '../routing/requestContext';
+// Streams are capped per client and in all (sessionLimits.ts): each holds a connection and a file
+// descriptor for as long as the caller likes, so a read token must not be able to open thousands.
+import { McpFailure, type JsonObject } from '../shared/mcpTypes';
+import type { Identity, Router, SessionContext } from '../routing/requestContext';
 import type { Exchange } from './exchange';
+import { DEFAULT_LISTEN_LIMITS, listenRoom, type SessionLimits } from './sessionLimits';
 import { META_SUBSCRIPTION_ID } from './statelessEnvelope';
 
 type ListKind = 'tools' | 'prompts' | 'resources';
@@ -19,19 +22,57 @@ interface Listener {
   kinds: Set<ListKind>;
   uris: Set<string>;
   keepAlive: NodeJS.Timeout;
+  slot: Slot;
+}
+
+/** One stream's place under the caps, taken before it subscribes (subscribing may take a while). */
+interface Slot {
+  identity: Identity;
 }
 
 export class ListenStreams {
   private readonly listeners = new Set<Listener>();
+  /** Who holds each stream slot: the open streams' callers and those still subscribing. */
+  private readonly slots = new Set<Slot>();
 
-  constructor(private readonly router: Router) {}
+  constructor(
+    private readonly router: Router,
+    private readonly limits: SessionLimits = DEFAULT_LISTEN_LIMITS,
+  ) {}
 
   get size(): number {
     return this.listeners.size;
   }
 
-  /** Opens the stream: subscribes upstream to the URIs asked for, then acknowledges what it honours. */
+  /**
+   * Opens the stream, or refuses it past a cap (429 for the client's own, 503 for all); the slot is
+   * taken at once and freed when the stream ends, however it ends.
+   */
   async open(ctx: SessionContext, exchange: Exchange, filter: JsonObject): Promise<void> {
+    const refused = listenRoom(
+      [...this.slots].map((s) => s.identity),
+      ctx.identity,
+      this.limits,
+    );
+    if (refused) return exchange.error(new McpFailure(-32000, refused.message), refused.status);
+    const slot = { identity: ctx.identity };
+    this.slots.add(slot);
+    let opened = false;
+    try {
+      opened = await this.subscribeAndAcknowledge(ctx, exchange, filter, slot);
+    } finally {
+      // An open stream holds its slot until it ends (remove); one that never opened frees it now.
+      if (!opened) this.slots.delete(slot);
+    }
+  }
+
+  /** Subscribes upstream to the URIs asked for, then acknowledges what it honours. */
+  private async subscribeAndAcknowledge(
+    ctx: SessionContext,
+    exchange: Exchange,
+    filter: JsonObject,
+    slot: Slot,
+  ): Promise<boolean> {
     const kinds = new Set<ListKind>();
     for (const kind of Object.keys(FILTER_KEYS) as ListKind[]) if (filter[FILTER_KEYS[kind]] === true) kinds.add(kind);
     const uris = new Set<string>();
@@ -45,10 +86,13 @@ export class ListenStreams {
         // A URI no server offers (or one that cannot subscribe) is left out of the acknowledgment.
       }
     }
-    if (exchange.done) return this.unsubscribe(ctx, uris);
+    if (exchange.done) {
+      this.unsubscribe(ctx, uris);
+      return false;
+    }
     const keepAlive = setInterval(() => exchange.comment('keep-alive'), 25_000);
     keepAlive.unref();
-    const listener: Listener = { ctx, exchange, kinds, uris, keepAlive };
+    const listener: Listener = { ctx, exchange, kinds, uris, keepAlive, slot };
     this.listeners.add(listener);
     exchange.controller.signal.addEventListener('abort', () => this.remove(listener), { once: true });
     const honoured: JsonObject = {};
@@ -59,6 +103,7 @@ export class ListenStreams {
       _meta: { [META_SUBSCRIPTION_ID]: exchange.id },
       notifications: honoured,
     });
+    return true;
   }
 
   listChanged(kind: ListKind, server?: string): void {
@@ -86,6 +131,7 @@ export class ListenStreams {
 
   private remove(l: Listener): void {
     if (!this.listeners.delete(l)) return;
+    this.slots.delete(l.slot);
     clearInterval(l.keepAlive);
     this.unsubscribe(l.ctx, l.uris);
   }

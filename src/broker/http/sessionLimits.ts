@@ -1,6 +1,8 @@
 // How many sessions may be open: per client identity and in all. A new session that would pass a
 // cap takes the place of the oldest idle session (no open stream, no call waiting); when every
-// session is in use it is refused, with an error that names the limit and what to do.
+// session is in use it is refused, with an error that names the limit and what to do. The
+// 2026-07-28 `subscriptions/listen` streams have caps of their own (each holds a connection, and
+// none is idle): one past a cap is refused.
 import type { Identity } from '../routing/requestContext';
 import { sameIdentity, type Rejection } from './guards';
 
@@ -72,4 +74,38 @@ function oldestOf<T extends SessionSlot>(sessions: T[], wanted: (s: T) => boolea
   let oldest: T | undefined;
   for (const s of sessions) if (wanted(s) && (!oldest || s.lastSeen < oldest.lastSeen)) oldest = s;
   return oldest;
+}
+
+/** Open `subscriptions/listen` streams per client identity and in all (default 64 and 512). */
+export const DEFAULT_LISTEN_LIMITS: SessionLimits = { perClient: 64, total: 512 };
+
+/**
+ * Whether `identity` may open one more listen stream, given the identities of the streams open (or
+ * opening) now: undefined when it may, else the Rejection that names the limit.
+ */
+export function listenRoom(open: Iterable<Identity>, identity: Identity, limits: SessionLimits): Rejection | undefined {
+  let mine = 0;
+  let all = 0;
+  for (const other of open) {
+    all++;
+    if (sameIdentity(other, identity)) mine++;
+  }
+  const close = 'Close listen streams you no longer need (one stream can carry every notification you want)';
+  if (mine >= limits.perClient) {
+    return {
+      status: 429,
+      message:
+        `Too many listen streams: client '${identity.client}' has ${mine} open subscriptions/listen streams, ` +
+        `the limit. ${close} and try again.`,
+    };
+  }
+  if (all >= limits.total) {
+    return {
+      status: 503,
+      message:
+        `The broker is at its limit of ${limits.total} open subscriptions/listen streams. ${close}, ` +
+        'or try again later.',
+    };
+  }
+  return undefined;
 }

@@ -7,9 +7,10 @@ import * as crypto from 'node:crypto';
 import type * as http from 'node:http';
 import { ErrorCodes, McpFailure, type JsonObject } from '../shared/mcpTypes';
 import type { Identity, RequestExtra, Router, SessionContext } from '../routing/requestContext';
-import { Exchange, withResultType } from './exchange';
+import { Exchange, NO_CACHE_HINTS, withDefaults, withResultType } from './exchange';
 import { InputRequiredCalls } from './inputRequired';
 import { ListenStreams } from './listenStreams';
+import type { SessionLimits } from './sessionLimits';
 import {
   checkStatelessRequest,
   isStatelessFailure,
@@ -47,8 +48,9 @@ export class StatelessEndpoint {
     private readonly router: Router,
     private readonly version: string,
     legacyVersions: readonly string[],
+    listenLimits?: SessionLimits,
   ) {
-    this.listens = new ListenStreams(router);
+    this.listens = new ListenStreams(router, listenLimits);
     this.supported = [...STATELESS_VERSIONS, ...legacyVersions];
   }
 
@@ -198,6 +200,7 @@ export class StatelessEndpoint {
       extra.caller = {
         session: ctx.sessionId,
         client: ctx.identity.client,
+        protocol: STATELESS_VERSIONS[0],
         // Elicitation and sampling are always passed on to `ask`, which answers a caller that did
         // not declare them with the revision's MissingRequiredClientCapability error.
         capabilities: () => ({ sampling: { tools: {} }, elicitation: { form: {}, url: {} }, ...req.capabilities }),
@@ -234,7 +237,9 @@ export class StatelessEndpoint {
       }
       default: {
         if (typeof params.uri !== 'string') throw invalid('resources/read needs a string "uri"');
-        return (extra) => this.router.readResource(ctx, params.uri as string, extra);
+        // 2026-07-28 requires cache hints here: the upstream's own, else honest ones (exchange.ts).
+        return async (extra) =>
+          withDefaults(await this.router.readResource(ctx, params.uri as string, extra), NO_CACHE_HINTS);
       }
     }
   }

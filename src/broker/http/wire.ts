@@ -154,3 +154,14 @@ export function writeJsonRpcError(
   });
   res.end(body);
 }
+
+/** The id of the one request a body holds (null for a batch, a notification or unparsable JSON). */
+export function idOfBody(text: string): Id | null {
+  try {
+    const message = JSON.parse(text) as { id?: unknown } | null;
+    const id = message && typeof message === 'object' && !Array.isArray(message) ? message.id : undefined;
+    return typeof id === 'string' || typeof id === 'number' ? id : null;
+  } catch {
+    return null;
+  }
+}

@@ -4,18 +4,21 @@ import * as path from 'node:path';
 import { stopPlan } from './stopPlan';
 import { runStopPlan } from './stopProcess';
 import { resolveWindowsCommand, windowsEnvValue } from './windowsCommand';
+import { hasJob } from './windowsJob';
 
 /**
  * Stops a child started with `detached: true` together with everything it spawned: on POSIX its
  * process group (SIGTERM first, SIGKILL after a grace period for servers that ignore it), on Windows
- * its process tree (stdin closed, the grace period, then `taskkill /T /F`).
+ * its process tree (stdin closed, the grace period, then its Job Object ended, or `taskkill /T /F`
+ * where it has none).
  */
 export async function killProcessGroup(child: ChildProcess, graceMs = 2000): Promise<void> {
   const pid = child.pid;
   if (pid === undefined) return;
   // POSIX: no wait after closing stdin (callers already closed it), so Linux stops exactly as before.
   const stdinGraceMs = process.platform === 'win32' ? graceMs : 0;
-  await runStopPlan(child, stopPlan(process.platform, pid, { stdinGraceMs, termGraceMs: graceMs }));
+  const timing = { stdinGraceMs, termGraceMs: graceMs, job: hasJob(child) };
+  await runStopPlan(child, stopPlan(process.platform, pid, timing));
 }
 
 /**

@@ -11,13 +11,17 @@ export type StopStep =
   /** Windows: run a program (taskkill) that stops the tree; `always` runs it even after the leader exited. */
   | { kind: 'run'; file: string; args: string[]; always?: boolean }
   /** Windows: TerminateProcess on the leader alone, for when taskkill could not run. */
-  | { kind: 'kill-leader' };
+  | { kind: 'kill-leader' }
+  /** Windows: TerminateJobObject on the server's job (windowsJob.ts): every member, the leader gone or not. */
+  | { kind: 'end-job'; always: true };
 
 export interface StopTiming {
   /** After stdin is closed: how long a server gets to exit on its own. */
   stdinGraceMs: number;
   /** After the polite signal: how long before the forced one. */
   termGraceMs: number;
+  /** Windows: the server's tree is in a Job Object of ours (windowsJob.ts). */
+  job?: boolean;
 }
 
 /** `taskkill` arguments that end a process and every process it started, without asking. */
@@ -31,8 +35,20 @@ export function taskkillTreeArgs(pid: number): string[] {
  * the leader is gone, for a grandchild that ignored SIGTERM. Windows has no signals a console program
  * can catch, so after the stdin grace the tree is ended with `taskkill /T /F` while the leader still
  * lives (/T finds children through it; after it exited, its pid may already belong to someone else).
+ * With a Job Object the job is ended instead, and always: it holds the processes the leader left
+ * behind when it exited, which taskkill can no longer find.
  */
 export function stopPlan(platform: NodeJS.Platform, pid: number, timing: StopTiming): StopStep[] {
+  if (platform === 'win32' && timing.job) {
+    return [
+      { kind: 'close-stdin' },
+      { kind: 'wait', ms: timing.stdinGraceMs },
+      { kind: 'end-job', always: true },
+      { kind: 'wait', ms: timing.termGraceMs },
+      { kind: 'kill-leader' },
+      { kind: 'wait', ms: Number.POSITIVE_INFINITY },
+    ];
+  }
   if (platform === 'win32') {
     return [
       { kind: 'close-stdin' },

@@ -1,6 +1,8 @@
-// Carries out a stop plan (platform/stopPlan.ts) on a real child: the only part that signals or runs taskkill.
+// Carries out a stop plan (platform/stopPlan.ts) on a real child: the only part that signals, runs taskkill
+// or ends a Job Object.
 import { execFile, type ChildProcess } from 'node:child_process';
 import type { StopStep } from './stopPlan';
+import { endTree } from './windowsJob';
 
 /** Runs `steps` in order; once the leader has exited only the steps marked `always` still run. */
 export async function runStopPlan(child: ChildProcess, steps: readonly StopStep[]): Promise<void> {
@@ -30,6 +32,9 @@ export async function runStopPlan(child: ChildProcess, steps: readonly StopStep[
         break;
       case 'run':
         await runQuietly(step.file, step.args);
+        break;
+      case 'end-job':
+        endTree(child);
         break;
       case 'kill-leader':
         try {

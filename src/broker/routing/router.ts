@@ -64,10 +64,15 @@ export class BrokerRouter implements Router {
   }
 
   instructions(server?: string): string | undefined {
-    return server ? this.deps.servedServer(server)?.instructions : AGGREGATED_INSTRUCTIONS;
+    if (!server) return AGGREGATED_INSTRUCTIONS;
+    const served = this.deps.servedServer(server);
+    // An upstream's instructions changed since they were pinned are not served (pins.ts).
+    return served && this.deps.catalog.instructionsOf(served);
   }
 
   listTools(ctx: SessionContext): Tool[] {
+    // A list asked right after an upstream came up must already show it (status says `running`).
+    this.deps.settleCatalog();
     this.deps.toolsListed?.();
     const scope = this.scopeOf(ctx);
     const listed = this.profiledTools(ctx, scope);
@@ -121,6 +126,12 @@ export class BrokerRouter implements Router {
         throw new McpFailure(ErrorCodes.Forbidden, `Tool '${name}' is not in client '${who}''s tool profile.`);
       }
       const target = await this.started(server);
+      // The name was resolved against the last catalog build; a lazy start (or a list_changed) may
+      // have brought a list since whose tool is held back: judged again now, before the call goes on.
+      if (server.kind === 'upstream') {
+        this.deps.settleCatalog();
+        if (this.deps.catalog.holds(server, route.name)) throw toolQuarantined(route.server, route.name);
+      }
       if (!task) {
         const result = await target.callTool(route.name, args, meta, this.call(ctx, extra));
         if (server.kind === 'control' && route.name === FIND_TOOLS) this.addFound(ctx, scope, result);
@@ -181,6 +192,7 @@ export class BrokerRouter implements Router {
   }
 
   listPrompts(ctx: SessionContext): Prompt[] {
+    this.deps.settleCatalog();
     return this.scopeOf(ctx).prompts();
   }
 
@@ -200,10 +212,12 @@ export class BrokerRouter implements Router {
   }
 
   listResources(ctx: SessionContext): Resource[] {
+    this.deps.settleCatalog();
     return this.scopeOf(ctx).resources();
   }
 
   listResourceTemplates(ctx: SessionContext): ResourceTemplate[] {
+    this.deps.settleCatalog();
     return this.scopeOf(ctx).resourceTemplates();
   }
 

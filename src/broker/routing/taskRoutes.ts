@@ -49,9 +49,11 @@ export function routableTools(tools: readonly Tool[], toolTasks: boolean): reado
   });
 }
 
+/** Whether a tool offers task-augmented calls ('forbidden' offers nothing: it stays as the server said). */
 function hasTaskSupport(tool: Tool): boolean {
   const execution = tool.execution as JsonObject | undefined;
-  return typeof execution === 'object' && execution !== null && execution.taskSupport !== undefined;
+  if (typeof execution !== 'object' || execution === null) return false;
+  return execution.taskSupport !== undefined && execution.taskSupport !== 'forbidden';
 }
 
 /** The id a caller sees: namespaced by server on the aggregated endpoint, the upstream's own on a per-server one. */

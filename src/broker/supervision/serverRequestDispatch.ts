@@ -2,7 +2,9 @@
 // to the one caller it belongs to when its client declared the capability, else to the editor (the
 // VS Code extension) when the server's clientFeatures allow it and one is connected, the registry
 // root and the editor's folders for roots nobody else gives, a clear refusal otherwise; each one
-// audited (never its content).
+// audited (never its content). A caller that has this server's question open (a person answering,
+// or a 2026-07-28 caller that has not retried its input_required yet) is not the one a new question
+// is for, so one unanswered question does not make every other caller's question unattributable.
 import { pathToFileURL } from 'node:url';
 import type { ServerDef } from '../../registry/schema';
 import type { ServerRequest, ServerRequestCaller } from '../connection/serverRequests';
@@ -54,6 +56,8 @@ function featureOf(method: string): Feature | undefined {
 export class ServerRequestDispatch {
   /** Requests sent to a client (or the editor) and not answered yet. */
   pending = 0;
+  /** The sessions (callers) with a question of this server open, and how many each. */
+  private readonly asking = new Map<string, number>();
   private readonly server: string;
 
   constructor(
@@ -106,6 +110,7 @@ export class ServerRequestDispatch {
     }
     // The editor is the operator's own window, not another agent's: which call it is for does not matter.
     if (feature && rule === 'editor') return this.toEditor(request, needed, callers, feature);
+    if (callers.length > 1) callers = this.notWaiting(callers);
     if (callers.length > 1) {
       // A stdio server (or a request outside any call's stream) does not say which call it is
       // for: with several sessions waiting, guessing could show one agent's prompt to another.
@@ -174,12 +179,27 @@ export class ServerRequestDispatch {
     return { result: await this.ask(editor, asked), routedTo: 'editor' };
   }
 
+  /**
+   * The callers without a question of this server open. A server that asked a caller something waits
+   * for the answer inside that caller's call (the SDK's elicitInput and createMessage are awaited),
+   * so a new question comes from another call; when every caller (or none) is waiting, all stay
+   * candidates and the request is refused as unattributable.
+   */
+  private notWaiting(callers: ServerRequestCaller[]): ServerRequestCaller[] {
+    const free = callers.filter((c) => !this.asking.has(c.session));
+    return free.length ? free : callers;
+  }
+
   private async ask(caller: ServerRequestCaller, request: ServerRequest): Promise<JsonObject> {
     this.pending++;
+    this.asking.set(caller.session, (this.asking.get(caller.session) ?? 0) + 1);
     try {
       return await caller.ask(request);
     } finally {
       this.pending--;
+      const left = (this.asking.get(caller.session) ?? 1) - 1;
+      if (left > 0) this.asking.set(caller.session, left);
+      else this.asking.delete(caller.session);
     }
   }
 

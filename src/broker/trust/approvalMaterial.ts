@@ -14,8 +14,10 @@ export type EnvFileDigest = null | 'missing' | 'unreadable' | `sha256:${string}`
 const ENV_FILE_LIMIT = 1024 * 1024;
 
 /**
- * The normalised definition. Presentation and timing fields (description, enabled, restart,
- * timeouts) are left out on purpose: they change neither the code that runs nor what it gets.
+ * The normalised definition: every field that decides what runs, what it gets, who answers what it
+ * asks and what is held back of it. Presentation and timing fields (description, enabled,
+ * lifecycle, idleStopMs, restart, timeouts) are left out on purpose: they change none of these
+ * (README "What an approval covers" lists every field either way).
  */
 export interface ApprovalMaterial {
   trust: ServerDef['trust'];
@@ -46,6 +48,12 @@ export interface ApprovalMaterial {
       }
     | { type: 'vscode'; provider: string; scopes: string[] }
     | null;
+  /** Who answers its elicitation and sampling requests; null while both are the default (caller). */
+  clientFeatures: { elicitation: string; sampling: string } | null;
+  /** What is held back when its tools change; null for the default (quarantine-tools). */
+  onToolChange: 'quarantine-server' | null;
+  /** How the operator is asked for the secrets it gets: per input, its description and whether it is hidden. */
+  inputs: [string, { description: string | null; password: boolean }][] | null;
 }
 
 export type ApprovalField = keyof ApprovalMaterial;
@@ -66,13 +74,16 @@ export const FIELD_LABELS: Record<ApprovalField, string> = {
   allowedTools: 'allowed tools',
   excludeTools: 'excluded tools',
   auth: 'sign-in settings',
+  clientFeatures: 'who answers its elicitation and sampling requests',
+  onToolChange: 'tool-change policy (onToolChange)',
+  inputs: 'secret prompts (inputs)',
 };
 
 /**
  * Fields added after approvals were first recorded: while unset they take no part in the hash, so
  * an approval given before the field existed still holds for a definition that does not use it.
  */
-const OPTIONAL_FIELDS: ReadonlySet<ApprovalField> = new Set(['auth']);
+const OPTIONAL_FIELDS: ReadonlySet<ApprovalField> = new Set(['auth', 'clientFeatures', 'onToolChange', 'inputs']);
 
 /** A path as the registry root sees it: relative, '/'-separated, '.' for the root itself. */
 export function relativeToRoot(root: string, p: string): string {
@@ -117,6 +128,17 @@ export function normalizeForApproval(def: ServerDef, root: string, envFileConten
               ...(def.auth.clientSecretFile !== undefined ? { clientSecretFile: def.auth.clientSecretFile } : {}),
             }
           : null,
+    clientFeatures:
+      def.clientFeatures.elicitation === 'caller' && def.clientFeatures.sampling === 'caller'
+        ? null
+        : { elicitation: def.clientFeatures.elicitation, sampling: def.clientFeatures.sampling },
+    onToolChange: def.onToolChange === 'quarantine-server' ? 'quarantine-server' : null,
+    inputs:
+      def.inputs && Object.keys(def.inputs).length
+        ? Object.entries(def.inputs)
+            .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+            .map(([name, input]) => [name, { description: input.description ?? null, password: input.password }])
+        : null,
   };
 }
 

@@ -132,6 +132,20 @@ export function approvalLines(def: ServerDef, root: string, envFile: EnvFileDige
   if (def.network) lines.push({ label: 'Network', value: `only ${def.network.allow.join(', ')} (through a proxy)` });
   if (def.allowedTools) lines.push({ label: 'Allowed tools', value: def.allowedTools.join(', ') || '(none)' });
   if (def.excludeTools) lines.push({ label: 'Excluded tools', value: def.excludeTools.join(', ') || '(none)' });
+  // Bound by the approval too: who answers what the server asks, and what a tool change holds back.
+  for (const feature of ['elicitation', 'sampling'] as const) {
+    const rule = def.clientFeatures[feature];
+    if (rule !== 'caller') {
+      const who = rule === 'editor' ? 'always VS Code (you)' : 'nobody: refused';
+      lines.push({ label: `Answers ${feature}`, value: who });
+    }
+  }
+  if (def.onToolChange === 'quarantine-server')
+    lines.push({ label: 'On tool change', value: 'every tool held back (quarantine-server)' });
+  for (const [name, input] of Object.entries(def.inputs ?? {}).sort(([x], [y]) => (x < y ? -1 : 1))) {
+    const shown = input.password ? {} : { warning: '⚠ what you type is shown, not hidden' };
+    lines.push({ label: `Asks for ${name}`, value: input.description ?? '(no description)', ...shown });
+  }
   // A line break, a terminal escape or a bidirectional override in a definition's value would
   // otherwise draw a line of its own ("Grants: none") or hide what follows it.
   return lines.map((l) => ({

@@ -1,5 +1,5 @@
 // The operator's tool pins, kept per user next to the approvals (outside the workspace, mode 0600):
-// per server of a registry root, the tool definitions it was approved (or accepted) with.
+// per server of a registry root, the tool definitions and instructions it was approved (or accepted) with.
 import * as fs from 'node:fs';
 import { rootId } from '../shared/userState';
 import { writePrivateFile } from '../shared/privateFiles';
@@ -17,6 +17,11 @@ export interface PinRecord {
   source: PinSource;
   /** The lockfile entry's tool hash this pin was taken or accepted against, if there was one. */
   lockTools?: string;
+  /**
+   * The server's instructions (what initialize and server/discover tell clients), null when it gave
+   * none. Absent in a pin taken before instructions were pinned: the next live start fills it in.
+   */
+  instructions?: { digest: string; text: string | null };
 }
 
 interface PinFile {

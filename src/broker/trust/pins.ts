@@ -1,12 +1,21 @@
 // Rug-pull defence: the tools of a running server are held to the pins taken when it was approved
 // (or to the committed lockfile). A tool whose definition differs from a pin, or that is new, is
-// quarantined (not listed, not callable) until the operator reviews the diff and accepts it.
+// quarantined (not listed, not callable) until the operator reviews the diff and accepts it. A tool
+// name listed twice is held back whatever the pins say; changed instructions are not served.
 import * as fs from 'node:fs';
 import type { ServerDef } from '../../registry/schema';
 import { lockfilePath, readLockfile, type LockEntry, type LockfileRead } from './lockfile';
 import { ErrorCodes, McpFailure, type Tool } from '../shared/mcpTypes';
 import type { PinRecord, PinSource, PinStore } from './pinStore';
-import { digestsOf, pinnedDefinition, toolSetHash, type PinnedTool, type ToolDigests } from './toolDigest';
+import {
+  duplicateNames,
+  digestsOf,
+  pinnedDefinition,
+  sha256,
+  toolSetHash,
+  type PinnedTool,
+  type ToolDigests,
+} from './toolDigest';
 
 export type PinStatus = 'pinned' | 'unpinned' | 'changed';
 
@@ -17,6 +26,10 @@ export interface PinState {
   quarantined: string[];
   /** Pinned tools the server no longer lists. */
   removed: string[];
+  /** Tool names the server lists more than once: held back until it lists each name once. */
+  duplicated?: string[];
+  /** Whether the instructions it gives now differ from the pinned ones (then they are not served). */
+  instructionsChanged?: boolean;
   /** The hash of the tool set the server lists now: `accept_tool_changes` must send it back. */
   toolsHash?: string;
   source?: PinSource;
@@ -28,21 +41,31 @@ export interface PinState {
 
 export interface ToolChange {
   tool: string;
-  change: 'changed' | 'added' | 'removed';
+  /** `duplicated`: listed more than once, every definition in `duplicates`; never accepted. */
+  change: 'changed' | 'added' | 'removed' | 'duplicated';
   /** The pinned definition; absent when only its digest is known (a pin from mcp-servers.lock). */
   before?: PinnedTool;
   after?: PinnedTool;
   /** Which pins the tool differs from. */
   differsFrom: ('approval' | 'lockfile')[];
+  duplicates?: PinnedTool[];
+}
+
+/** The server's instructions: pinned (null: it gave none; absent: only its digest is known) and now. */
+export interface InstructionsChange {
+  before?: string | null;
+  after: string | null;
 }
 
 export interface ToolChanges {
   server: string;
   status: PinStatus;
   policy: NonNullable<ServerDef['onToolChange']>;
-  /** Send this to accept_tool_changes: it names exactly the tool set shown here. */
+  /** Send this to accept_tool_changes: it names exactly the tool set (and instructions) shown here. */
   toolsHash: string;
   changes: ToolChange[];
+  /** Present when the instructions differ from the pinned ones. */
+  instructions?: InstructionsChange;
 }
 
 /** The command that reviews a server's tool changes, as every message about a quarantine names it. */
@@ -55,15 +78,23 @@ export function toolQuarantined(server: string, tool: string): McpFailure {
   return new McpFailure(
     ErrorCodes.Forbidden,
     `Tool '${tool}' of server '${server}' is quarantined: its definition is not the one pinned when the server ` +
-      `was approved (it changed, or it is new). The operator must review the change: ${reviewCommand(server)}.`,
+      `was approved (it changed, it is new, or the server lists the name more than once). The operator must ` +
+      `review the change: ${reviewCommand(server)}.`,
   );
 }
 
 export class PinMismatch extends Error {}
 
+/** What the catalog's gate knows of a running server besides its tools; undefined while its lists are cached. */
+export interface LiveServer {
+  instructions?: string;
+}
+
 interface Evaluation {
   tools: readonly Tool[];
   stamp: string;
+  /** The instructions the tools were listed with (undefined: not running, so not known). */
+  live?: LiveServer;
   held: ReadonlySet<string>;
   state: PinState;
   /** The operator's pin and the lockfile entry the tools were held to. */
@@ -71,17 +102,37 @@ interface Evaluation {
   lock?: LockEntry;
 }
 
-function pinRecord(tools: readonly Tool[], source: PinSource, lockTools?: string): PinRecord {
+const instructionsDigest = (text: string | undefined): string => sha256(`instructions\n${text ?? ''}`);
+
+/** A pin of `tools` (a name listed twice is left out: it is never pinned) and of the live instructions. */
+function pinRecord(tools: readonly Tool[], source: PinSource, lockTools?: string, live?: LiveServer): PinRecord {
   const digests = digestsOf(tools);
+  const repeated = duplicateNames(tools);
   const definitions: PinRecord['definitions'] = {};
-  for (const tool of tools) definitions[tool.name] = { digest: digests[tool.name], definition: pinnedDefinition(tool) };
+  for (const tool of tools) {
+    if (!repeated.has(tool.name))
+      definitions[tool.name] = { digest: digests[tool.name], definition: pinnedDefinition(tool) };
+  }
+  const pinnedDigests = Object.fromEntries(Object.entries(definitions).map(([n, d]) => [n, d.digest]));
   return {
-    tools: toolSetHash(digests),
+    tools: toolSetHash(pinnedDigests),
     definitions,
     pinnedAt: new Date().toISOString(),
     source,
     ...(lockTools ? { lockTools } : {}),
+    ...(live
+      ? { instructions: { digest: instructionsDigest(live.instructions), text: live.instructions ?? null } }
+      : {}),
   };
+}
+
+/**
+ * The hash the operator's review names: the tool set, and the instructions when they are known, so
+ * an accept cannot take instructions that changed after the review along with the tools.
+ */
+function reviewHash(tools: readonly Tool[], live?: LiveServer): string {
+  const hash = toolSetHash(digestsOf(tools));
+  return live ? sha256(`${hash}\n${instructionsDigest(live.instructions)}`) : hash;
 }
 
 const pinDigests = (pin: PinRecord): ToolDigests =>
@@ -128,48 +179,87 @@ export class Pins {
    * The catalog's hook: the tools of `server` to hold back from its current list. The first list
    * of a server never pinned becomes its pin (trust on first use), unless the lockfile pins it.
    */
-  gate(server: string, tools: readonly Tool[]): ReadonlySet<string> {
+  gate(server: string, tools: readonly Tool[], live?: LiveServer): ReadonlySet<string> {
     const def = this.defOf(server);
     const lock = this.lockEntry(server);
     const stamp = `${this.store.generation}\0${this.lock.stamp}\0${def?.onToolChange}`;
     const cached = this.latest.get(server);
-    if (cached && cached.tools === tools && cached.stamp === stamp) return cached.held;
-    const evaluation = this.evaluate(server, tools, def, lock);
+    if (
+      cached &&
+      cached.tools === tools &&
+      cached.stamp === stamp &&
+      cached.live?.instructions === live?.instructions &&
+      (cached.live === undefined) === (live === undefined)
+    )
+      return cached.held;
+    const evaluation = this.evaluate(server, tools, def, lock, live);
     this.latest.set(server, evaluation);
     return evaluation.held;
   }
 
-  private evaluate(server: string, tools: readonly Tool[], def: ServerDef | undefined, lock?: LockEntry): Evaluation {
+  /**
+   * The instructions to serve for `server` given what it says now: held back (undefined) when they
+   * differ from the pinned ones, until the operator accepts them with its tools.
+   */
+  instructions(server: string, text: string | undefined): string | undefined {
+    const pinned = this.store.get(server)?.instructions;
+    return !pinned || pinned.digest === instructionsDigest(text) ? text : undefined;
+  }
+
+  private evaluate(
+    server: string,
+    tools: readonly Tool[],
+    def: ServerDef | undefined,
+    lock?: LockEntry,
+    live?: LiveServer,
+  ): Evaluation {
     const digests = digestsOf(tools);
     const hash = toolSetHash(digests);
     let pin = this.store.get(server);
     if (!pin && (!lock || lock.tools === hash)) {
-      pin = this.store.put(server, pinRecord(tools, lock ? 'lockfile' : 'first-use', lock?.tools));
+      pin = this.store.put(server, pinRecord(tools, lock ? 'lockfile' : 'first-use', lock?.tools, live));
       this.log(`pinned the ${tools.length} tools of '${server}' (${lock ? 'as mcp-servers.lock says' : 'first use'})`);
+    } else if (pin && live && !pin.instructions) {
+      // A pin from before instructions were pinned: the instructions of its first live start join it.
+      pin = this.store.put(server, { ...pin, instructions: pinRecord([], pin.source, undefined, live).instructions });
+      this.log(`pinned the instructions of '${server}' (its tools were pinned before instructions were)`);
     }
+    const instructionsChanged =
+      live !== undefined &&
+      pin?.instructions !== undefined &&
+      pin.instructions.digest !== instructionsDigest(live.instructions);
     const constraints: ToolDigests[] = [];
     if (pin) constraints.push(pinDigests(pin));
     // A lockfile entry the operator has not accepted a change against binds as well: it can only add.
     if (lock && lock.tools !== pin?.lockTools) constraints.push(lock.toolDigests);
-    let held = tools.map((t) => t.name).filter((name) => constraints.some((c) => c[name] !== digests[name]));
+    const repeated = duplicateNames(tools);
+    let held = Object.keys(digests).filter(
+      (name) => repeated.has(name) || constraints.some((c) => c[name] !== digests[name]),
+    );
     const removed = [...new Set(constraints.flatMap((c) => Object.keys(c)))].filter((n) => !(n in digests)).sort();
-    const changed = held.length > 0 || removed.length > 0;
-    if (changed && def?.onToolChange === 'quarantine-server') held = tools.map((t) => t.name);
+    const changed = held.length > 0 || removed.length > 0 || instructionsChanged;
+    if (changed && def?.onToolChange === 'quarantine-server') held = Object.keys(digests);
     const stamp = `${this.store.generation}\0${this.lock.stamp}\0${def?.onToolChange}`;
     const read = this.lock.read;
     const state: PinState = {
-      status: constraints.length === 0 ? 'unpinned' : changed ? 'changed' : 'pinned',
+      status: constraints.length === 0 && !repeated.size ? 'unpinned' : changed ? 'changed' : 'pinned',
       quarantined: held.sort(),
       removed,
-      toolsHash: hash,
+      ...(repeated.size ? { duplicated: [...repeated].sort() } : {}),
+      ...(instructionsChanged ? { instructionsChanged } : {}),
+      toolsHash: reviewHash(tools, live),
       source: pin?.source,
       locked: lock !== undefined,
       ...(read.state === 'invalid' ? { lockfileProblem: read.error } : {}),
     };
-    if (changed && !this.latest.get(server)?.state.quarantined.length && held.length) {
+    const before = this.latest.get(server)?.state;
+    if (changed && !before?.quarantined.length && held.length) {
       this.log(`quarantined ${held.length} tool(s) of '${server}' (${held.join(', ')}): ${reviewCommand(server)}`);
     }
-    return { tools, stamp, held: held.length ? new Set(held) : NONE, state, pin, lock };
+    if (instructionsChanged && !before?.instructionsChanged) {
+      this.log(`held back the changed instructions of '${server}': ${reviewCommand(server)}`);
+    }
+    return { tools, stamp, live, held: held.length ? new Set(held) : NONE, state, pin, lock };
   }
 
   /** A server's pins for the state; `running`: whether its tool list is live (else only the stored pin counts). */
@@ -208,8 +298,9 @@ export class Pins {
         `'${server}' is not running, so its tools cannot be compared with the pins; start it and review again.`,
       );
     }
-    const { tools, pin, lock, state } = this.live(server);
+    const { tools, pin, lock, state, live } = this.live(server);
     const digests = digestsOf(tools);
+    const repeated = duplicateNames(tools);
     const pinned = pin ? pinDigests(pin) : undefined;
     const lockBinds = lock !== undefined && lock.tools !== pin?.lockTools;
     const changes: ToolChange[] = [];
@@ -217,6 +308,12 @@ export class Pins {
     const locked = lockBinds ? Object.keys(lock.toolDigests) : [];
     const names = new Set([...byName.keys(), ...Object.keys(pinned ?? {}), ...locked]);
     for (const name of [...names].sort()) {
+      if (repeated.has(name)) {
+        const duplicates = tools.filter((t) => t.name === name).map(pinnedDefinition);
+        const before = pin?.definitions[name]?.definition;
+        changes.push({ tool: name, change: 'duplicated', ...(before ? { before } : {}), duplicates, differsFrom: [] });
+        continue;
+      }
       const differsFrom: ToolChange['differsFrom'] = [];
       if (pinned && pinned[name] !== digests[name]) differsFrom.push('approval');
       if (lockBinds && lock.toolDigests[name] !== digests[name]) differsFrom.push('lockfile');
@@ -235,7 +332,17 @@ export class Pins {
       });
     }
     const policy = this.defOf(server)?.onToolChange ?? 'quarantine-tools';
-    return { server, status: state.status, policy, toolsHash: state.toolsHash ?? toolSetHash(digests), changes };
+    const instructions: InstructionsChange | undefined = state.instructionsChanged
+      ? { before: pin?.instructions?.text, after: live?.instructions ?? null }
+      : undefined;
+    return {
+      server,
+      status: state.status,
+      policy,
+      toolsHash: state.toolsHash ?? toolSetHash(digests),
+      changes,
+      ...(instructions ? { instructions } : {}),
+    };
   }
 
   /** The definition behind a digest, if any pin of this root still has it (a lockfile holds digests only). */
@@ -255,16 +362,21 @@ export class Pins {
       const message = `'${server}' is not running; start it and review its tools again.`;
       throw new McpFailure(ErrorCodes.InvalidParams, message);
     }
-    const { tools, lock } = this.live(server);
-    const now = toolSetHash(digestsOf(tools));
-    if (now !== toolsHash) {
+    const { tools, lock, live } = this.live(server);
+    if (reviewHash(tools, live) !== toolsHash) {
       throw new PinMismatch(
         `Not accepted: the tools of '${server}' changed again after they were shown to you. ` +
           `Review them again (${reviewCommand(server)}) and accept what they are now.`,
       );
     }
-    const record = this.store.put(server, pinRecord(tools, 'accepted', lock?.tools));
-    this.log(`the operator accepted the ${tools.length} tools of '${server}' as its new pin`);
+    // Without live instructions (cannot happen while it runs) the pinned ones stay as they were.
+    const instructions = live ? {} : { instructions: this.store.get(server)?.instructions };
+    const record = this.store.put(server, { ...pinRecord(tools, 'accepted', lock?.tools, live), ...instructions });
+    const repeated = duplicateNames(tools);
+    const left = repeated.size
+      ? ` (${[...repeated].join(', ')} listed more than once: not pinned, still held back)`
+      : '';
+    this.log(`the operator accepted the tools of '${server}' as its new pin${left}`);
     return record;
   }
 }

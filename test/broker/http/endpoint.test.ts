@@ -228,6 +228,8 @@ describe('endpoint', function () {
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),
     });
     assert.equal(version.status, 400);
+    // The body is read before the refusal, so the error names the request (issue 30 item 3).
+    assert.equal(JSON.parse(version.body).id, 1);
     const noSession = await raw(broker.port, {
       headers,
       body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }),

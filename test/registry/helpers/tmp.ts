@@ -9,7 +9,8 @@ export function makeRoot(label = 'registry'): string {
 }
 
 export function removeRoot(root: string): void {
-  fs.rmSync(root, { recursive: true, force: true });
+  // Windows: a watcher that is closing may still hold the folder open for a moment (EBUSY, ENOTEMPTY).
+  fs.rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
 }
 
 /** Writes `text` at `rel` under root (creating directories) and returns the absolute path. */

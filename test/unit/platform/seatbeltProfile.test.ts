@@ -14,6 +14,7 @@ import {
 } from '../../../src/broker/platform/macSandbox';
 import { decideSandbox, type SandboxTools } from '../../../src/broker/trust/sandbox';
 import { ServerDefSchema } from '../../../src/registry/schema';
+import { onlyOn } from '../../helpers/platform';
 
 type Sexp = string | { str: string } | Sexp[];
 
@@ -270,25 +271,29 @@ describe('platform: macOS enforcement state', () => {
     );
   });
 
-  it('the launch plan wraps the server in sandbox-exec with its own temp dir when the profile is used', () => {
-    const def = ServerDefSchema.parse({ name: 'mac-x', command: 'node', args: ['s.js'], grants: [] });
-    const env = { PATH: '/usr/bin', HOME: '/home/op', SWITCHBOARD_HOME: '/home/op/.sb' };
-    const plan = planLaunch(def, '/home/op/ws', { parentEnv: env, sandbox: SEATBELT });
-    assert.equal(plan.enforcement.filesystem, 'enforced');
-    assert.ok(plan.launch.transport === 'stdio');
-    const [exec, flag, profile] = plan.launch.wrapper!;
-    assert.deepEqual([exec, flag], ['/usr/bin/sandbox-exec', '-p']);
-    const rs = rules(profile);
-    const tmp = plan.launch.env.TMPDIR;
-    try {
-      assert.ok(fs.statSync(tmp).isDirectory());
-      assert.equal(plan.launch.env.npm_config_cache, `${tmp}/.npm`);
-      assert.ok(paths(rs, 'allow file-write*').includes(tmp));
-      assert.ok(paths(rs, 'allow file-read*').includes('/home/op/ws'));
-      assert.deepEqual(paths(rs, 'deny file-read* file-write*'), ['/home/op/.sb']);
-      assert.ok(rs.some((r) => r.head === 'deny network*'));
-    } finally {
-      fs.rmSync(tmp, { recursive: true, force: true });
-    }
-  });
+  // The plan of a macOS launch makes its temp dir and resolves its paths on the host it runs on.
+  onlyOn(['linux', 'darwin'], 'builds a macOS plan from POSIX paths on this host').it(
+    'the launch plan wraps the server in sandbox-exec with its own temp dir when the profile is used',
+    () => {
+      const def = ServerDefSchema.parse({ name: 'mac-x', command: 'node', args: ['s.js'], grants: [] });
+      const env = { PATH: '/usr/bin', HOME: '/home/op', SWITCHBOARD_HOME: '/home/op/.sb' };
+      const plan = planLaunch(def, '/home/op/ws', { parentEnv: env, sandbox: SEATBELT });
+      assert.equal(plan.enforcement.filesystem, 'enforced');
+      assert.ok(plan.launch.transport === 'stdio');
+      const [exec, flag, profile] = plan.launch.wrapper!;
+      assert.deepEqual([exec, flag], ['/usr/bin/sandbox-exec', '-p']);
+      const rs = rules(profile);
+      const tmp = plan.launch.env.TMPDIR;
+      try {
+        assert.ok(fs.statSync(tmp).isDirectory());
+        assert.equal(plan.launch.env.npm_config_cache, `${tmp}/.npm`);
+        assert.ok(paths(rs, 'allow file-write*').includes(tmp));
+        assert.ok(paths(rs, 'allow file-read*').includes('/home/op/ws'));
+        assert.deepEqual(paths(rs, 'deny file-read* file-write*'), ['/home/op/.sb']);
+        assert.ok(rs.some((r) => r.head === 'deny network*'));
+      } finally {
+        fs.rmSync(tmp, { recursive: true, force: true });
+      }
+    },
+  );
 });

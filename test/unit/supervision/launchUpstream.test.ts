@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { ServerDefSchema } from '../../../src/registry/schema';
 import { planLaunch } from '../../../src/broker/supervision/launchUpstream';
 import { whyProbeIsRefused } from '../../../src/broker/supervision/probe';
+import * as path from 'node:path';
 
 const parentEnv = { PATH: '/usr/bin', HOME: '/home/op', GITHUB_TOKEN: 'ghp_parent_token_value' };
 const UNSHARE = ['unshare', '--net', '--map-current-user', '--'];
@@ -18,7 +19,7 @@ describe('launch plan', () => {
     if (plan.launch.transport !== 'stdio') return;
     assert.equal(plan.launch.command, 'node');
     assert.deepEqual(plan.launch.args, ['server.js']);
-    assert.equal(plan.launch.cwd, '/root/ws/sub');
+    assert.equal(plan.launch.cwd, path.resolve('/root/ws', 'sub'), 'the host resolves it (a drive on Windows)');
     assert.deepEqual(plan.launch.wrapper, UNSHARE);
     assert.equal(plan.enforcement.network, 'enforced');
   });

@@ -20,6 +20,10 @@ import {
 } from '../../../src/broker/trust/approvalMaterial';
 import { approvalLines, approvalSummaryText, maskUrl } from '../../../src/broker/trust/approvalSummary';
 import { Approvals, ApprovalMismatch, awaitingReason } from '../../../src/broker/trust/approvals';
+import { onlyOn } from '../../helpers/platform';
+
+/** Modes are checked where they mean something; Windows uses an ACL set by icacls (Wine only stubs it). */
+const posixModes = onlyOn(['linux', 'darwin'], 'POSIX file modes');
 
 const ROOT = path.join(os.tmpdir(), 'sb-unit-root', 'ws');
 
@@ -54,6 +58,11 @@ describe('approval hash: the normalised definition', () => {
     ['allowedTools', { allowedTools: ['*'] }],
     ['excludeTools', { excludeTools: [] }],
     ['trust', { trust: 'trusted' }],
+    // Who answers, what is held back, what the operator is asked for (issue 28 item 7).
+    ['clientFeatures.elicitation', { clientFeatures: { elicitation: 'editor' } }],
+    ['clientFeatures.sampling', { clientFeatures: { sampling: 'deny' } }],
+    ['onToolChange', { onToolChange: 'quarantine-server' }],
+    ['inputs', { inputs: { KEY: { description: 'Paste your AWS secret key' } } }],
   ];
   for (const [what, over] of covered) {
     it(`changes when ${what} changes`, () => {
@@ -92,6 +101,11 @@ describe('approval hash: the normalised definition', () => {
     ['enabled', { enabled: false }],
     ['restart', { restart: { maxRetries: 1, backoffMs: 50 } }],
     ['timeouts', { timeouts: { startupMs: 1000, callMs: 1000 } }],
+    ['lifecycle', { lifecycle: 'eager' }],
+    ['idleStopMs', { idleStopMs: 5000 }],
+    // The defaults spelled out are the same definition (an approval from before these were bound holds).
+    ['clientFeatures spelled as the default', { clientFeatures: { elicitation: 'caller', sampling: 'caller' } }],
+    ['onToolChange spelled as the default', { onToolChange: 'quarantine-tools' }],
   ];
   for (const [what, over] of excluded) {
     it(`does not change when ${what} changes`, () => {
@@ -162,7 +176,8 @@ describe('env file digest', () => {
     assert.notEqual(readEnvFileDigest(dir, '.env'), first);
     assert.equal(readEnvFileDigest(dir, 'nope.env'), 'missing');
     assert.equal(readEnvFileDigest(dir, '.'), 'unreadable', 'a directory');
-    assert.equal(readEnvFileDigest(dir, '/dev/zero'), 'unreadable', 'a device would never end');
+    const device = process.platform === 'win32' ? '\\\\.\\NUL' : '/dev/zero';
+    assert.equal(readEnvFileDigest(dir, device), 'unreadable', 'a device would never end');
     assert.equal(readEnvFileDigest(dir, undefined), null);
   });
 });
@@ -271,7 +286,7 @@ describe('Approvals: the per-user record', () => {
     const file = path.join(dir, 'keyed', 'approvals.json');
     const a = new Approvals(file, root);
     const key = path.join(dir, 'keyed', 'approvals.key');
-    assert.equal(fs.statSync(key).mode & 0o777, 0o600);
+    if (posixModes.runs) assert.equal(fs.statSync(key).mode & 0o777, 0o600);
     assert.equal(new Approvals(file, root).hashOf(def()), a.hashOf(def()), 'the same key on the next start');
   });
 

@@ -1,6 +1,6 @@
 // `switchboard approve`: approve a community server, or accept one the workspace marks trusted, as it is now (operator).
 import { approvalSummaryBlock } from '../../trust/approvalSummary';
-import { type Command, rootOption, rootOf, withOperator } from '../command';
+import { type Command, rootOption, rootOf, withOperator, print } from '../command';
 
 export const approveCommand: Command = {
   summary: 'approve a community server, or accept one the workspace marks trusted, as it is now (operator)',
@@ -21,23 +21,21 @@ export const approveCommand: Command = {
     return withOperator(root, async (client) => {
       if (values.revoke) {
         const status = await client.call('revoke_approval', { name });
-        process.stdout.write(`Approval of '${name}' withdrawn; it is now ${status.state}.\n`);
+        print(`Approval of '${name}' withdrawn; it is now ${status.state}.\n`);
         return 0;
       }
       const before = await client.call('server_status', { name });
       if (before.approval === 'not-needed') {
         const tier = before.trust;
-        process.stdout.write(
-          `'${name}' is ${tier} and this broker accepts the workspace's ${tier} servers: nothing to approve.\n`,
-        );
+        print(`'${name}' is ${tier} and this broker accepts the workspace's ${tier} servers: nothing to approve.\n`);
         return 0;
       }
-      process.stdout.write(`Approving '${name}':\n${approvalSummaryBlock(before.approvalItems, '  ')}\n`);
+      print(`Approving '${name}':\n${approvalSummaryBlock(before.approvalItems, '  ')}\n`);
       // The hash of what was just printed: the broker refuses if the definition is no longer that.
       const args = { name, hash: before.approvalHash };
       const status = await client.call('approve_server', args);
       const error = status.lastError ? ` (${status.lastError})` : '';
-      process.stdout.write(`Approved. '${name}' is now ${status.state}${error}.\n`);
+      print(`Approved. '${name}' is now ${status.state}${error}.\n`);
       return 0;
     });
   },

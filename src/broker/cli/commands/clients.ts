@@ -10,7 +10,7 @@ import {
   type AgentClientOptions,
   type Scope,
 } from '../agentClients';
-import { type Command, rootOption, rootOf, table } from '../command';
+import { type Command, rootOption, rootOf, table, print, printJson } from '../command';
 
 export const clientsCommand: Command = {
   summary: 'list the coding agents it can connect; connect one to this broker (add) or undo that (remove)',
@@ -45,7 +45,7 @@ export const clientsCommand: Command = {
     if (sub === undefined || sub === 'list') {
       const rows = await listAgents(opts);
       if (values.json) {
-        process.stdout.write(JSON.stringify(rows, null, 2) + '\n');
+        printJson(rows);
         return 0;
       }
       const table_ = rows.map((r) => [
@@ -58,7 +58,7 @@ export const clientsCommand: Command = {
       ]);
       // The command as this one was run (`node dist/broker.js …`): a plain `switchboard` is not on PATH.
       const self = path.relative(process.cwd(), process.argv[1]) || process.argv[1];
-      process.stdout.write(
+      print(
         table([['AGENT', 'NAME', 'FOUND', 'CONNECTED', 'SCOPES', 'CONFIGURATION FILE'], ...table_]) +
           `\n\nConnect one: node ${self} clients add <agent> --root ${opts.root}\n`,
       );
@@ -77,19 +77,17 @@ export const clientsCommand: Command = {
         ? await addAgent(agent, { ...opts, scope: scope as Scope | undefined })
         : await removeAgent(agent, opts);
     if (report.changes.length === 0) {
-      process.stdout.write(
+      print(
         sub === 'add'
           ? `${agent} already runs this broker's bridge as '${report.client}' (${report.file}): nothing changed.\n`
           : `${agent} has no Switchboard entry in ${report.file}: nothing to remove.\n`,
       );
       return 0;
     }
-    for (const c of report.changes) process.stdout.write(`- ${c}\n`);
+    for (const c of report.changes) print(`- ${c}\n`);
     const label = AGENTS.find((a) => a.id === agent)?.label ?? agent;
     if (sub === 'add')
-      process.stdout.write(
-        `Restart ${label} (or reload its MCP servers) to connect; it calls as '${report.client}'.\n`,
-      );
+      print(`Restart ${label} (or reload its MCP servers) to connect; it calls as '${report.client}'.\n`);
     return 0;
   },
 };

@@ -9,7 +9,7 @@ import { OperatorClient } from '../../daemon/operatorClient';
 import { runtimePaths } from '../../shared/userState';
 import type { BrokerRecord } from '../../daemon/runtime';
 import { KIND_DIRS } from '../../../registry/schema';
-import { pollUntil, rootOf, rootOption, type Command } from '../command';
+import { pollUntil, rootOf, rootOption, type Command, printError } from '../command';
 
 /** A broker the bridge starts outlives it, and exits once no agent has used it for this long. */
 const BRIDGE_IDLE_EXIT_SECONDS = 600;
@@ -37,13 +37,13 @@ export const connectCommand: Command = {
     const paths = runtimePaths(root);
     const client = values.client as string | undefined;
     const log = (line: string): void => {
-      process.stderr.write(`[switchboard connect] ${line}\n`);
+      printError(`[switchboard connect] ${line}\n`);
     };
     let token: string | undefined;
     if (client) {
       const refused = undeclaredClient(root, client);
       if (refused) {
-        process.stderr.write(`switchboard connect: ${refused}\n`);
+        printError(`switchboard connect: ${refused}\n`);
         return 2;
       }
       const tokens = new ClientTokens(paths.tokensDir);

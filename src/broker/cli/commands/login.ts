@@ -3,7 +3,7 @@ import type { OperatorClient } from '../../daemon/operatorClient';
 import { openBrowser } from '../../auth/browserOpener';
 import { webAddressProblem } from '../../../registry/webAddress';
 import { isSettling } from '../../supervision/upstreamStates';
-import { pollUntil, rootOf, rootOption, withOperator, type Command } from '../command';
+import { pollUntil, rootOf, rootOption, withOperator, type Command, print, printError } from '../command';
 
 export const loginCommand: Command = {
   summary: 'sign in to a remote server (OAuth): prints the URL, opens a browser, waits for it',
@@ -27,31 +27,31 @@ export const loginCommand: Command = {
       const { url } = await client.call('begin_sign_in', { name });
       const refused = webAddressProblem(url);
       if (refused) {
-        process.stderr.write(
+        printError(
           `The sign-in to '${name}' cannot go on: the broker gave an address that is not opened (${refused}).\n`,
         );
         return 1;
       }
-      process.stdout.write(`To sign in to '${name}', open:\n\n  ${url}\n\n`);
+      print(`To sign in to '${name}', open:\n\n  ${url}\n\n`);
       if (values['no-browser'] !== true && process.env.SWITCHBOARD_NO_BROWSER !== '1') openBrowser(url);
-      process.stdout.write('Waiting for the sign-in to complete (Ctrl+C to stop waiting)...\n');
+      print('Waiting for the sign-in to complete (Ctrl+C to stop waiting)...\n');
       const deadline = Date.now() + 10 * 60_000;
       while (Date.now() < deadline) {
         await new Promise((r) => setTimeout(r, 300));
         const status = await client.call('server_status', { name });
         if (status.auth?.inProgress) continue;
         if (status.auth?.lastError) {
-          process.stderr.write(`Sign-in to '${name}' failed: ${status.auth.lastError}\n`);
+          printError(`Sign-in to '${name}' failed: ${status.auth.lastError}\n`);
           return 1;
         }
         if (!status.auth?.signedIn) continue;
         const settled = await settledStatus(client, name, deadline);
         const tools = settled.state === 'running' ? ` with ${settled.tools.length} tools` : '';
         const error = settled.lastError && settled.state !== 'running' ? ` (${settled.lastError})` : '';
-        process.stdout.write(`Signed in. '${name}' is ${settled.state}${tools}${error}.\n`);
+        print(`Signed in. '${name}' is ${settled.state}${tools}${error}.\n`);
         return settled.state === 'running' ? 0 : 1;
       }
-      process.stderr.write(`The sign-in to '${name}' was not completed in time; run switchboard login again.\n`);
+      printError(`The sign-in to '${name}' was not completed in time; run switchboard login again.\n`);
       return 1;
     });
   },

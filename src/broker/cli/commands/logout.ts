@@ -1,5 +1,5 @@
 // `switchboard logout`: sign out of a remote server: delete the broker.
-import { type Command, rootOption, rootOf, withOperator } from '../command';
+import { type Command, rootOption, rootOf, withOperator, print } from '../command';
 
 export const logoutCommand: Command = {
   summary: "sign out of a remote server: delete the broker's tokens for it",
@@ -13,7 +13,7 @@ export const logoutCommand: Command = {
     const root = rootOf(values);
     return withOperator(root, async (client) => {
       const status = await client.call('sign_out', { name });
-      process.stdout.write(`Signed out of '${name}'; its tokens are deleted and it is now ${status.state}.\n`);
+      print(`Signed out of '${name}'; its tokens are deleted and it is now ${status.state}.\n`);
       return 0;
     });
   },

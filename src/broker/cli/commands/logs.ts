@@ -1,5 +1,5 @@
 // `switchboard logs`: print a server.
-import { type Command, rootOption, rootOf, withOperator, parseNumber } from '../command';
+import { type Command, rootOption, rootOf, withOperator, parseNumber, print } from '../command';
 
 export const logsCommand: Command = {
   summary: "print a server's recent log lines",
@@ -11,7 +11,7 @@ export const logsCommand: Command = {
     const root = rootOf(values);
     return withOperator(root, async (client) => {
       const { lines } = await client.call('tail_logs', { name, lines: parseNumber(values.lines, 'lines', 50) });
-      for (const l of lines) process.stdout.write(`${l.at} ${l.stream.padEnd(6)} ${l.text}\n`);
+      for (const l of lines) print(`${l.at} ${l.stream.padEnd(6)} ${l.text}\n`);
       return 0;
     });
   },

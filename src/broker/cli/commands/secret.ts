@@ -3,7 +3,7 @@ import { liveRecord } from '../../daemon/discovery';
 import { OperatorClient } from '../../daemon/operatorClient';
 import { runtimePaths, switchboardHome } from '../../shared/userState';
 import { SecretStore } from '../../auth/secretStore';
-import { type Command, rootOption, rootOf, readSecretValue } from '../command';
+import { type Command, rootOption, rootOf, readSecretValue, print } from '../command';
 
 export const secretCommand: Command = {
   summary: 'set, unset or list the secrets ${input:NAME} refers to (per user)',
@@ -22,8 +22,8 @@ export const secretCommand: Command = {
     const store = SecretStore.open(switchboardHome());
     if (action === 'list') {
       const names = store.list();
-      if (names.length === 0) process.stdout.write(`No secrets stored (${store.kind}).\n`);
-      for (const n of names) process.stdout.write(`${n}\n`);
+      if (names.length === 0) print(`No secrets stored (${store.kind}).\n`);
+      for (const n of names) print(`${n}\n`);
       return 0;
     }
     if ((action !== 'set' && action !== 'unset') || !name)
@@ -34,10 +34,10 @@ export const secretCommand: Command = {
       const value = await readSecretValue(`Value of ${name} (hidden): `);
       if (!value) throw new Error(`no value given for ${name}; nothing stored`);
       store.set(name, value);
-      process.stdout.write(`Stored ${name} (${store.kind === 'keychain' ? 'OS keychain' : 'private file'}).\n`);
+      print(`Stored ${name} (${store.kind === 'keychain' ? 'OS keychain' : 'private file'}).\n`);
     } else {
       const had = store.unset(name);
-      process.stdout.write(had ? `Removed ${name}.\n` : `${name} was not stored.\n`);
+      print(had ? `Removed ${name}.\n` : `${name} was not stored.\n`);
     }
     const root = rootOf(values);
     const record = await liveRecord(runtimePaths(root), root);
@@ -45,7 +45,7 @@ export const secretCommand: Command = {
       const client = await OperatorClient.connect(record);
       try {
         const { servers } = await client.call('set_input', { name, reload: true });
-        if (servers.length) process.stdout.write(`Servers using it: ${servers.join(', ')}.\n`);
+        if (servers.length) print(`Servers using it: ${servers.join(', ')}.\n`);
       } finally {
         await client.close();
       }

@@ -4,7 +4,7 @@ import * as readline from 'node:readline';
 import { approvalSummaryBlock } from '../../trust/approvalSummary';
 import { serveOrReuse, type RunningBroker } from '../../daemon/daemon';
 import { parseLogRate } from '../../http/logRateLimit';
-import { type Command, rootOption, rootOf, parseNumber } from '../command';
+import { type Command, rootOption, rootOf, parseNumber, print, printError } from '../command';
 
 export const serveCommand: Command = {
   summary: 'run the broker for a workspace registry (or reuse the one already running)',
@@ -46,7 +46,7 @@ export const serveCommand: Command = {
     const json = values.json === true;
     const idleExit = values['idle-exit'] !== undefined ? parseNumber(values['idle-exit'], 'idle-exit', 0) : undefined;
     const log = (line: string): void => {
-      process.stderr.write(`[switchboard] ${line}\n`);
+      printError(`[switchboard] ${line}\n`);
     };
     const outcome = await serveOrReuse({
       root,
@@ -61,7 +61,7 @@ export const serveCommand: Command = {
     if ('reused' in outcome) {
       const r = outcome.reused;
       if (json)
-        process.stdout.write(
+        print(
           JSON.stringify({
             event: 'ready',
             reused: true,
@@ -72,16 +72,13 @@ export const serveCommand: Command = {
             tokenFile: r.operatorTokenFile,
           }) + '\n',
         );
-      else
-        process.stdout.write(
-          `A broker already serves ${root} (pid ${r.pid}): ${r.url}\n  token file  ${r.operatorTokenFile}\n`,
-        );
+      else print(`A broker already serves ${root} (pid ${r.pid}): ${r.url}\n  token file  ${r.operatorTokenFile}\n`);
       return 0;
     }
     const running = outcome.started;
     const { url, paths } = running;
     if (json) {
-      process.stdout.write(
+      print(
         JSON.stringify({
           event: 'ready',
           url,
@@ -93,7 +90,7 @@ export const serveCommand: Command = {
       );
     } else {
       const cliPath = path.relative(process.cwd(), process.argv[1]) || process.argv[1];
-      process.stdout.write(
+      print(
         [
           `MCP Switchboard is serving ${root}`,
           `  endpoint    ${url}`,
@@ -153,12 +150,10 @@ async function askWorkspaceTrust(running: RunningBroker, interrupted: () => void
   if (!waiting.length) return;
   const n = waiting.length;
   const them = n === 1 ? 'it does' : 'they do';
-  process.stdout.write(
-    `This workspace marks ${n} server${n === 1 ? '' : 's'} trusted; ${them} not start until you accept:\n`,
-  );
+  print(`This workspace marks ${n} server${n === 1 ? '' : 's'} trusted; ${them} not start until you accept:\n`);
   for (const s of waiting) {
     const why = s.approval === 'changed' ? ` (${s.lastError ?? 'changed since you accepted it'})` : '';
-    process.stdout.write(`\n  ${s.name}${why}\n${approvalSummaryBlock(s.approvalItems, '    ')}\n`);
+    print(`\n  ${s.name}${why}\n${approvalSummaryBlock(s.approvalItems, '    ')}\n`);
   }
   const rl = readline.createInterface({ input: process.stdin, output: process.stdout });
   // readline takes Ctrl+C from the terminal while it asks: it still means stop.
@@ -167,9 +162,7 @@ async function askWorkspaceTrust(running: RunningBroker, interrupted: () => void
   const answer = await new Promise<string>((resolve) => rl.question(question, resolve));
   rl.close();
   if (!/^y(es)?$/i.test(answer.trim())) {
-    process.stdout.write(
-      `Not started. Accept one later with: switchboard approve <server> --root ${running.broker.root}\n\n`,
-    );
+    print(`Not started. Accept one later with: switchboard approve <server> --root ${running.broker.root}\n\n`);
     return;
   }
   for (const s of waiting) {
@@ -182,10 +175,10 @@ async function askWorkspaceTrust(running: RunningBroker, interrupted: () => void
         server: s.name,
         trust: s.trust,
       });
-      process.stdout.write(`  ${s.name}: ${status.state}${status.lastError ? ` (${status.lastError})` : ''}\n`);
+      print(`  ${s.name}: ${status.state}${status.lastError ? ` (${status.lastError})` : ''}\n`);
     } catch (err) {
-      process.stdout.write(`  ${s.name}: not accepted: ${(err as Error).message}\n`);
+      print(`  ${s.name}: not accepted: ${(err as Error).message}\n`);
     }
   }
-  process.stdout.write('\n');
+  print('\n');
 }

@@ -1,5 +1,5 @@
 // `switchboard status`: show the servers of the running broker and their state.
-import { type Command, rootOption, rootOf, withOperator, table, firstLine } from '../command';
+import { type Command, rootOption, rootOf, withOperator, table, firstLine, print, printJson } from '../command';
 
 export const statusCommand: Command = {
   summary: 'show the servers of the running broker and their state',
@@ -15,12 +15,10 @@ export const statusCommand: Command = {
       const { problems } = await client.call('registry_problems', {});
       const { clients } = await client.call('list_clients', {});
       if (values.json) {
-        process.stdout.write(JSON.stringify({ broker: record, servers, clients, problems }, null, 2) + '\n');
+        printJson({ broker: record, servers, clients, problems });
         return 0;
       }
-      process.stdout.write(
-        `Broker pid ${record.pid} at ${record.url}\n  operator token: ${record.operatorTokenFile}\n\n`,
-      );
+      print(`Broker pid ${record.pid} at ${record.url}\n  operator token: ${record.operatorTokenFile}\n\n`);
       const rows = servers.map((s) => [
         s.name,
         s.state,
@@ -31,12 +29,10 @@ export const statusCommand: Command = {
         String(s.restarts),
         firstLine(s.lastError ?? ''),
       ]);
-      process.stdout.write(
-        table([['SERVER', 'STATE', 'TRUST', 'PID', 'TOOLS', 'TOKENS', 'RESTARTS', 'LAST ERROR'], ...rows]) + '\n',
-      );
+      print(table([['SERVER', 'STATE', 'TRUST', 'PID', 'TOOLS', 'TOKENS', 'RESTARTS', 'LAST ERROR'], ...rows]) + '\n');
       // A table cell holds one line; an error with more (a process's last output) follows in full.
       const long = servers.filter((s) => s.lastError && firstLine(s.lastError) !== s.lastError);
-      for (const s of long) process.stdout.write(`\n${s.name}: ${s.lastError!.replace(/\n/g, '\n    ')}\n`);
+      for (const s of long) print(`\n${s.name}: ${s.lastError!.replace(/\n/g, '\n    ')}\n`);
       // What each client's profile costs per request when it lists all its tools (toolMode all).
       const costs = clients
         .filter((c) => c.toolTokens !== undefined)
@@ -45,10 +41,9 @@ export const statusCommand: Command = {
           return `  ${c.name}: ${c.toolTokens}${note}`;
         });
       if (costs.length) {
-        process.stdout.write(`\nTool-definition tokens per client profile (cl100k_base):\n${costs.join('\n')}\n`);
+        print(`\nTool-definition tokens per client profile (cl100k_base):\n${costs.join('\n')}\n`);
       }
-      if (problems.length)
-        process.stdout.write(`\nRegistry problems:\n${problems.map((p) => `  ${p.text}`).join('\n')}\n`);
+      if (problems.length) print(`\nRegistry problems:\n${problems.map((p) => `  ${p.text}`).join('\n')}\n`);
       return 0;
     });
   },

@@ -1,5 +1,5 @@
 // `switchboard token`: print where a client.
-import { type Command, rootOption, rootOf, withOperator } from '../command';
+import { type Command, rootOption, rootOf, withOperator, print } from '../command';
 
 export const tokenCommand: Command = {
   summary: "print where a client's token is (creating it), or rotate it",
@@ -14,7 +14,7 @@ export const tokenCommand: Command = {
     const root = rootOf(values);
     return withOperator(root, async (client) => {
       const info = await client.call('client_connection', { name, rotate: values.rotate === true });
-      process.stdout.write(
+      print(
         `client      ${name}\nendpoint    ${info.url}\ntoken file  ${info.tokenFile}\nheader      ${info.header}\n`,
       );
       return 0;

@@ -1,0 +1,30 @@
+// What `switchboard lock` and `verify` share: every enabled server of a registry started once, as
+// the broker would launch it, and the digests of the tools it lists.
+import * as path from 'node:path';
+import { RegistryLoader } from '../../registry/loader';
+import type { ServerDef } from '../../registry/schema';
+import { probeServer } from '../supervision/probe';
+import { digestsOf, type ToolDigests } from '../trust/toolDigest';
+
+export type ListedTools = { ok: true; digests: ToolDigests } | { ok: false; error: string };
+
+/** Starts each enabled server of the registry once, as the broker would, and digests its tools. */
+export async function listEveryServer(
+  root: string,
+): Promise<{ servers: Map<string, ServerDef>; listed: Map<string, ListedTools> }> {
+  const snapshot = new RegistryLoader(root).load();
+  for (const p of snapshot.problems) {
+    process.stderr.write(`${path.relative(root, p.file)}:${p.line}: ${p.message}\n`);
+  }
+  const servers = new Map(snapshot.servers);
+  const listed = new Map<string, ListedTools>();
+  for (const def of [...servers.values()].sort((a, b) => (a.name < b.name ? -1 : 1))) {
+    if (!def.enabled) continue;
+    const probe = await probeServer(def, root);
+    const tools: ListedTools = probe.ok
+      ? { ok: true, digests: digestsOf(probe.tools) }
+      : { ok: false, error: probe.error ?? 'failed' };
+    listed.set(def.name, tools);
+  }
+  return { servers, listed };
+}

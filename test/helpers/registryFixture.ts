@@ -1,0 +1,36 @@
+// The loopback MCP Registry (test/fixtures/registry-server.mjs) as a test starts it: a real process
+// on 127.0.0.1, its mode switched at run time, the raw paths it was asked read back.
+import { spawn } from 'node:child_process';
+import * as readline from 'node:readline';
+import { fixture, stopProcess, track } from './broker';
+
+export interface RegistryFixture {
+  url: string;
+  setMode(mode: string, redirectTo?: string): Promise<void>;
+  requests(): Promise<string[]>;
+  stop(): Promise<void>;
+}
+
+export async function startRegistry(args: string[] = []): Promise<RegistryFixture> {
+  const proc = track(
+    spawn(process.execPath, [fixture('registry-server.mjs'), ...args], { stdio: ['ignore', 'pipe', 'pipe'] }),
+  );
+  proc.stderr!.resume();
+  const url = await new Promise<string>((resolve, reject) => {
+    readline.createInterface({ input: proc.stdout! }).once('line', (line) => {
+      resolve((JSON.parse(line) as { listening: string }).listening);
+    });
+    proc.once('exit', (code) => reject(new Error(`registry fixture exited with ${code}`)));
+  });
+  return {
+    url,
+    async setMode(mode, redirectTo) {
+      const res = await fetch(`${url}/test/mode`, { method: 'POST', body: JSON.stringify({ mode, redirectTo }) });
+      if (!res.ok) throw new Error(`setMode ${mode}: ${res.status}`);
+    },
+    async requests() {
+      return (await (await fetch(`${url}/test/requests`)).json()) as string[];
+    },
+    stop: () => stopProcess(proc),
+  };
+}
