@@ -14,8 +14,8 @@ import {
   textOf,
   writeRegistry,
   type BrokerProcess,
-} from '../helpers/broker';
-import { startRegistry, type RegistryFixture } from '../helpers/registryFixture';
+} from '../../helpers/broker';
+import { startRegistry, type RegistryFixture } from '../../helpers/registryFixture';
 
 describe('facade: search_registry (SDK clients, loopback registry)', function () {
   this.timeout(60_000);

@@ -9,8 +9,8 @@ import {
   jobUnavailableNote,
   LIMIT_FLAGS_OFFSET,
   serverJobLimitFlags,
-} from '../../src/broker/platform/jobObject';
-import { stopPlan } from '../../src/broker/platform/stopPlan';
+} from '../../../src/broker/platform/jobObject';
+import { stopPlan } from '../../../src/broker/platform/stopPlan';
 
 describe('platform: Windows Job Objects', () => {
   it('builds JOBOBJECT_EXTENDED_LIMIT_INFORMATION for x64 with only the limit flags set', () => {

@@ -6,8 +6,8 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse } from 'yaml';
-import { BROKER_JS, killStarted, removeTempDirs, startBrokerProcess, tempDir } from '../helpers/broker';
-import { startRegistry, type RegistryFixture } from '../helpers/registryFixture';
+import { BROKER_JS, killStarted, removeTempDirs, startBrokerProcess, tempDir } from '../../helpers/broker';
+import { startRegistry, type RegistryFixture } from '../../helpers/registryFixture';
 
 interface Run {
   code: number | null;

@@ -3,11 +3,11 @@
 // (wrong schema, a huge page, no answer, a redirect to another host, names that climb out of the path).
 import assert from 'node:assert/strict';
 import * as net from 'node:net';
-import { RegistryClient, searchRegistries } from '../../src/broker/registryClient/registryClient';
-import { configuredRegistries } from '../../src/broker/registryClient/registries';
-import { OFFICIAL_REGISTRY, parseServerRef } from '../../src/registry/registryApi';
-import { killStarted, removeTempDirs } from '../helpers/broker';
-import { startRegistry, type RegistryFixture } from '../helpers/registryFixture';
+import { RegistryClient, searchRegistries } from '../../../src/broker/registryClient/registryClient';
+import { configuredRegistries } from '../../../src/broker/registryClient/registries';
+import { OFFICIAL_REGISTRY, parseServerRef } from '../../../src/registry/registryApi';
+import { killStarted, removeTempDirs } from '../../helpers/broker';
+import { startRegistry, type RegistryFixture } from '../../helpers/registryFixture';
 
 describe('MCP Registry client', function () {
   this.timeout(30_000);
