@@ -17,7 +17,7 @@ import {
   writeRegistry,
   type BrokerProcess,
   facade,
-} from '../helpers/broker';
+} from '../../helpers/broker';
 
 type Json = Record<string, any>;
 

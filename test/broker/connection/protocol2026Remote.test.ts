@@ -25,7 +25,7 @@ import {
   writeRegistry,
   type BrokerProcess,
   status,
-} from '../helpers/broker';
+} from '../../helpers/broker';
 
 type Json = Record<string, unknown>;
 const V = '2026-07-28';

@@ -26,7 +26,7 @@ import {
   startHttpFixture,
   everythingServer,
   call,
-} from '../helpers/broker';
+} from '../../helpers/broker';
 
 type Json = Record<string, any>;
 
