@@ -55,6 +55,7 @@ const COMMANDS: Record<string, commands.Cmd> = {
   openRegistryFolder: commands.openRegistryFolder,
   importServers: commands.importServers,
   importServerJson: commands.importServerJson,
+  addServerFromRegistry: commands.addServerFromRegistry,
   copyConnection: commands.copyConnection,
   connectAgent: commands.connectAgent,
   rotateClientToken: commands.rotateClientToken,

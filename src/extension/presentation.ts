@@ -65,11 +65,18 @@ export const TOOLS_CHANGED_ICON: IconSpec = { id: 'warning', color: 'list.warnin
 
 /** A server node's icon: its state, or the warning while tools are held back after a change. */
 
-/** "2 tools quarantined" / "tools changed" while a server's tools differ from their pins, else undefined. */
+/**
+ * "2 tools quarantined" / "instructions changed" / "tools changed" while a server's tools or
+ * instructions differ from their pins, else undefined.
+ */
 export function toolChangeLabel(s: ServerStatus): string | undefined {
   if (s.pins?.status !== 'changed') return undefined;
   const n = s.pins.quarantined.length;
-  return n ? `${plural(n, 'tool')} quarantined` : 'tools changed';
+  const parts = [
+    ...(n ? [`${plural(n, 'tool')} quarantined`] : []),
+    ...(s.pins.instructionsChanged ? ['instructions changed'] : []),
+  ];
+  return parts.length ? parts.join(', ') : 'tools changed';
 }
 
 /** A short badge for the trust tier, as it appears in the tree's description column. */

@@ -149,8 +149,12 @@ export class ServersProvider implements vscode.TreeDataProvider<ServerNode> {
       status: s,
       id: `quarantined-${name}`,
       label: name,
-      description: 'quarantined: changed since approval',
-      tooltip: 'Not listed to agents and refused when called until you review and accept the change.',
+      description: s.pins?.duplicated?.includes(name)
+        ? 'quarantined: listed more than once'
+        : 'quarantined: changed since approval',
+      tooltip: s.pins?.duplicated?.includes(name)
+        ? 'The server lists this name more than once: not listed to agents and refused when called until it lists it once.'
+        : 'Not listed to agents and refused when called until you review and accept the change.',
       icon: TOOLS_CHANGED_ICON,
     }));
   }

@@ -5,8 +5,9 @@
 // own processCounter against the built bundle. The bounded counting itself is tested in
 // security-r3-dos.test.ts (a hostile upstream's 100,000-letter word, counted).
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import {
   BROKER_JS,
   connect,
@@ -72,11 +73,15 @@ describe('faults: the token-counting child dies with its parent and has a deadli
   });
 
   it('a counting child whose parent dies ends even while its stdin stays open (the parent check)', async () => {
-    // A parent that starts a counter on its own stdin (held open by this test) and is then killed.
+    // The child's stdin is a FIFO this test holds open for writing (Node would close a 'pipe' it
+    // made when the parent exits, and the child would see its end): only the parent check can tell.
+    const fifo = path.join(tempDir('sb-dos-fifo-'), 'stdin');
+    assert.equal(spawnSync('mkfifo', [fifo]).status, 0, 'mkfifo');
+    const held = fs.openSync(fifo, 'r+');
     const script =
-      `const c = require('child_process').spawn(process.execPath, [${JSON.stringify(BROKER_JS)}, 'count-tokens'], ` +
+      `const c = require('child_process').spawn(process.execPath, [${JSON.stringify(BROKER_JS)}, 'count-tokens', String(process.pid)], ` +
       `{ stdio: ['inherit', 'ignore', 'ignore'] }); console.log(c.pid); setInterval(() => {}, 1e9);`;
-    const parent = track(spawn(process.execPath, ['-e', script], { stdio: ['pipe', 'pipe', 'inherit'] }));
+    const parent = track(spawn(process.execPath, ['-e', script], { stdio: [held, 'pipe', 'inherit'] }));
     notePid(parent.pid, 'count-tokens parent');
     let child: number | undefined;
     try {
@@ -92,7 +97,7 @@ describe('faults: the token-counting child dies with its parent and has a deadli
       report('dos-token-child-parent-check', { stdinOpen: true, childEnded: true });
     } finally {
       if (child && running(child)) process.kill(child, 'SIGKILL');
-      parent.stdin!.destroy();
+      fs.closeSync(held);
     }
   });
 

@@ -5,7 +5,8 @@
 //   - subscriptions/listen: streams are capped per client (429) and in all (503, on an endpoint with
 //     lowered limits); another client still opens one, and a closed stream frees its slot.
 //   - one 2026-07-28 caller's abandoned question (input_required never retried) does not make other
-//     callers' elicitation on that stdio server unattributable; the abandoned one still completes.
+//     callers' elicitation on that stdio server unattributable; the abandoned one still completes;
+//     and (beyond the issue) one client cannot park more than 64 calls on input_required.
 //   - the token counter: a hostile upstream's long runs are counted (the child's own deadline and
 //     watchdog are in security-r3-dos-counter.test.ts).
 import assert from 'node:assert/strict';
@@ -30,6 +31,7 @@ import { faultServer, report, startBroker, status, type Json } from './lib';
 
 const V = '2026-07-28';
 const LISTEN_PER_CLIENT = 64; // the endpoint's default cap of listen streams per client
+const PARKED_PER_CLIENT = 64; // calls parked on input_required per client (http/inputRequired.ts)
 
 const envelope = (capabilities: Json = {}): Json => ({
   'io.modelcontextprotocol/protocolVersion': V,
@@ -309,6 +311,18 @@ describe('faults: security round 3, denial of service (issue 28 items 10-13)', f
       );
       assert.deepEqual(JSON.parse(textOf(answeredA.message.result)), { action: 'accept', content: { answer: 'a' } });
       report('dos-abandoned-question', { otherCallersAsked: 2, abandonedStillCompletes: true });
+    });
+    it('caps the calls parked on input_required per client (429, beyond the issue); another client is still asked', async () => {
+      for (let i = 0; i < PARKED_PER_CLIENT; i++) {
+        const parked = await post(broker.port, reader, elicit(`Parked ${i}?`));
+        assert.equal((parked.message.result as Json)?.resultType, 'input_required', JSON.stringify(parked.message));
+      }
+      const over = await post(broker.port, reader, elicit('One too many?'));
+      assert.equal(over.status, 429, JSON.stringify(over.message));
+      assert.match(over.message.error.message, /client 'reader' has 64 calls parked on input_required, the limit/);
+      const other = await post(broker.port, await tokenOf(operator, 'other'), elicit('Still asked?'));
+      assert.equal((other.message.result as Json).resultType, 'input_required', JSON.stringify(other.message));
+      report('dos-parked-calls', { perClient: PARKED_PER_CLIENT, refused: 429, otherClientAsked: true });
     });
   });
 

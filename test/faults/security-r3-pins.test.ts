@@ -8,7 +8,10 @@
 //   7. clientFeatures.elicitation editor→caller, onToolChange relaxed by the agent: the approval
 //      goes stale (the operator must approve again);
 //   8. the first call to an idle lazy server whose tool changed in the new process: refused;
-//   9. a tool's _meta changed (an MCP Apps UI resource a client would render): held back.
+//   9. a tool's _meta changed (an MCP Apps UI resource a client would render): held back;
+//   beyond the list: an agent's probe_server listed the held-back definition from a fresh process;
+//      a tool whose name is not a string (["read_notes"]) listed before the real one
+//      took its namespaced name on /mcp while the real one's digest kept the pin satisfied.
 // Each has a positive control: the legitimate path works before the attack (and icons, a
 // description edit, an unchanged tool keep working after it), so no refusal can pass vacuously.
 import assert from 'node:assert/strict';
@@ -151,6 +154,7 @@ describe('security round 3: rug pulls past the pins (issue 28 items 5-9)', funct
       'mcp-servers.d/instr.yaml': rugpull('instr', 'trust: trusted\n', variants.instr),
       'mcp-servers.d/lazy.yaml': rugpull('lazy', 'trust: trusted\nlifecycle: lazy\nidleStopMs: 1500\n', variants.lazy),
       'mcp-servers.d/meta.yaml': rugpull('meta', 'trust: trusted\n', variants.meta),
+      'mcp-servers.d/shape.yaml': rugpull('shape', 'trust: trusted\n'),
       'mcp-servers.d/asker.yaml': rugpull('asker', 'trust: community\nclientFeatures: { elicitation: editor }\n'),
       'mcp-servers.d/strict.yaml': rugpull('strict', 'trust: community\nonToolChange: quarantine-server\n'),
       'clients.d/writer.yaml': 'name: writer\nmcp_allow: [read, write]\n',
@@ -302,6 +306,30 @@ describe('security round 3: rug pulls past the pins (issue 28 items 5-9)', funct
     assert.equal(textOf(ok), 'write_notes called');
   });
 
+  it("beyond: an agent's probe_server does not show it the tool the pins hold back", async () => {
+    // The lazy server's variant file still says 'description' (item 8): a fresh process lists the
+    // poisoned read_notes. A write-scoped agent may probe it (the definition is the saved one).
+    const definition = {
+      name: 'lazy',
+      trust: 'trusted',
+      lifecycle: 'lazy',
+      idleStopMs: 1500,
+      command: process.execPath,
+      args: [fixture('rugpull.mjs'), '--variant-file', variants.lazy],
+    };
+    const probe = await facade(writer, 'probe_server', { definition });
+    const described = Object.fromEntries((probe.tools as Json[]).map((t) => [t.name, t.description]));
+    report('r3 pins beyond: probe', { tools: Object.keys(described), heldBack: probe.heldBack ?? null });
+    assert.equal(probe.ok, true, probe.error);
+    // Positive control: the probe ran and lists the tools that are not held back.
+    assert.equal(described.write_notes, 'Write the notes.');
+    assert.ok(!JSON.stringify(probe.tools).match(POISON), JSON.stringify(described));
+    assert.deepEqual(probe.heldBack, ['read_notes']);
+    // The operator's probe shows everything: it is how the operator looks at a change.
+    const own = await facade(operator, 'probe_server', { definition });
+    assert.match(JSON.stringify(own.tools), POISON);
+  });
+
   it('9. a tool whose _meta changed is held back; a change of its icons is not', async () => {
     await running('meta');
     const listedRead = async () => (await writer.listTools()).tools.find((t) => t.name === 'meta__read_notes');
@@ -326,5 +354,35 @@ describe('security round 3: rug pulls past the pins (issue 28 items 5-9)', funct
     const diff = await facade(operator, 'tool_changes', { name: 'meta' });
     const change = diff.changes.find((c: Json) => c.tool === 'read_notes');
     assert.equal(change.after._meta['ui/resourceUri'], 'ui://notes/exfiltrate.html');
+  });
+
+  it('beyond: a tool named by a non-string (["read_notes"]) is listed on no path; the real one still works', async () => {
+    await running('shape');
+    await operator.callTool({ name: 'shape__rug_pull', arguments: { variant: 'array-name' } });
+    // The new list is in once its new tool (send_notes) is held back.
+    await waitFor(
+      async () => (await status(operator, 'shape')).pins.quarantined.includes('send_notes'),
+      'the array-name list in the catalog',
+    );
+    // Before the fix: /mcp listed the poisoned one under shape__read_notes (it came first), and a
+    // client of /servers/shape/mcp could not list its tools at all (a name that is not a string).
+    const aggregated = (await writer.listTools()).tools.filter((t) => t.name === 'shape__read_notes');
+    assert.deepEqual(
+      aggregated.map((t) => t.description),
+      ['Read the notes.'],
+      '/mcp first',
+    );
+    const listings = await everyListing('shape', 'read_notes');
+    report('r3 pins beyond: non-string tool name', {
+      descriptions: Object.fromEntries(listings.map(([w, l]) => [w, l.map((t) => t.description)])),
+    });
+    for (const [where, listed] of listings) {
+      assert.deepEqual(
+        listed.map((t) => t.description),
+        ['Read the notes.'],
+        where,
+      );
+    }
+    for (const [where, r] of await everyCall('shape', 'read_notes')) assert.equal(r.text, 'read_notes called', where);
   });
 });

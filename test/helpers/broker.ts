@@ -280,12 +280,15 @@ export function waitForEvent<T>(
 }
 
 /** Starts a fixture over Streamable HTTP on a free port; resolves with its URL once it listens. */
-export async function startHttpFixture(script: string): Promise<{ url: string; stop(): Promise<void> }> {
+export async function startHttpFixture(
+  script: string,
+  timeoutMs = 15_000,
+): Promise<{ url: string; stop(): Promise<void> }> {
   const proc = track(spawn(process.execPath, [fixture(script), '--http', '0'], { stdio: ['ignore', 'pipe', 'pipe'] }));
   const stderr: string[] = [];
   proc.stderr!.setEncoding('utf8').on('data', (c: string) => stderr.push(c));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${script} did not listen: ${stderr.join('')}`)), 15_000);
+    const timer = setTimeout(() => reject(new Error(`${script} did not listen: ${stderr.join('')}`)), timeoutMs);
     readline.createInterface({ input: proc.stdout! }).on('line', (line) => {
       try {
         const m = JSON.parse(line) as { listening?: string };

@@ -2,7 +2,7 @@
 // on 127.0.0.1, its mode switched at run time, the raw paths it was asked read back.
 import { spawn } from 'node:child_process';
 import * as readline from 'node:readline';
-import { fixture, stopProcess, track } from './broker';
+import { BROKER_JS, fixture, stopProcess, track } from './broker';
 
 export interface RegistryFixture {
   url: string;
@@ -33,4 +33,33 @@ export async function startRegistry(args: string[] = []): Promise<RegistryFixtur
     },
     stop: () => stopProcess(proc),
   };
+}
+
+export interface CliRun {
+  code: number | null;
+  out: string;
+  err: string;
+}
+
+/** One `switchboard` command as its own process; `input` is its stdin (closed after). */
+export function cli(args: string[], opts: { home: string; input?: string; env?: NodeJS.ProcessEnv }): Promise<CliRun> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, [BROKER_JS, ...args], {
+      env: {
+        ...process.env,
+        SWITCHBOARD_HOME: opts.home,
+        SWITCHBOARD_REGISTRIES: '',
+        SWITCHBOARD_POLICY: '',
+        ...opts.env,
+      },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    proc.stdout.on('data', (d) => (out += d));
+    proc.stderr.on('data', (d) => (err += d));
+    proc.on('error', reject);
+    proc.on('close', (code) => resolve({ code, out, err }));
+    proc.stdin.end(opts.input ?? '');
+  });
 }

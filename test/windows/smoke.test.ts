@@ -63,7 +63,8 @@ windows.describe('Windows smoke: the broker on a Windows Node', function () {
       LOCALAPPDATA: localAppData,
       SWITCHBOARD_HOME: undefined,
     };
-    remote = await startHttpFixture('echo.mjs');
+    // The first Node started in a fresh Wine prefix can take half a minute on a busy machine.
+    remote = await startHttpFixture('echo.mjs', 90_000);
     const server = (name: string, body: string): [string, string] => [
       `mcp-servers.d/${name}.yaml`,
       `name: ${name}\ntrust: trusted\n${body}`,
@@ -80,6 +81,8 @@ windows.describe('Windows smoke: the broker on a Windows Node', function () {
       ),
       server('remote', `transport: http\nurl: ${remote.url}\n`),
       server('spawner', `command: node\nargs: [${JSON.stringify(fixture('spawner.mjs'))}, --detach-grandchild]\n`),
+      // Ignores stdin EOF and SIGTERM: only a kill ends it, so the broker's end must take it along.
+      server('stubborn', `command: node\nargs: [${JSON.stringify(fixture('spawner.mjs'))}, --ignore-sigterm]\n`),
     ]);
     for (const [rel, text] of Object.entries(files)) {
       fs.mkdirSync(path.dirname(path.join(root, rel)), { recursive: true });
@@ -89,11 +92,17 @@ windows.describe('Windows smoke: the broker on a Windows Node', function () {
     client = await connect(broker.url, broker.token);
   });
 
-  after(async () => {
+  after(async function () {
+    this.timeout(60_000);
     await client?.close().catch(() => undefined);
     await broker?.stop().catch(() => undefined);
     await remote?.stop().catch(() => undefined);
-    if (base) fs.rmSync(base, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+    // A process a failed test left running keeps its working directory busy: the test says so, not this.
+    try {
+      if (base) fs.rmSync(base, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+    } catch {
+      /* in the fresh Wine prefix's temp dir, which the next run replaces */
+    }
   });
 
   it('serves a registry root with a drive letter and spaces, its per-user files under %LOCALAPPDATA%', () => {
@@ -184,7 +193,8 @@ windows.describe('Windows smoke: the broker on a Windows Node', function () {
   });
 
   it('takes its stdio servers along when the broker process is ended', async () => {
-    const server = Number(await callText('shimmed__pid'));
+    await waitFor(async () => (await toolNames()).includes('stubborn__pid'), 'the stubborn server', 60_000, 250);
+    const server = Number(await callText('stubborn__pid'));
     assert.ok(isAlive(server), 'the server runs (positive control)');
     // On Windows process.kill is TerminateProcess: no shutdown code runs, only the job's kill-on-close.
     broker.proc.kill();

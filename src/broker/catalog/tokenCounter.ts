@@ -75,14 +75,16 @@ export const countHere: TokenCounter = async (texts) => texts.map((t) => countTo
 export const COUNT_TOKENS_COMMAND = 'count-tokens';
 
 /**
- * `count-tokens`: one line on stdin (a JSON array of strings), their token counts on stdout. The
+ * `count-tokens [<broker pid>]`: one line on stdin (a JSON array of strings), their token counts on stdout. The
  * broker keeps stdin open while it waits: when it closes (the broker ended, however it ended) or the
  * parent process is another (the broker died and this process was re-parented), the count is
  * abandoned at the next text. Linux has no portable way for Node to ask the kernel for that signal
  * (prctl PDEATHSIG), so both are watched, which also holds on macOS and Windows.
  */
-export function countTokensFromStdin(): Promise<number> {
-  const parent = process.ppid;
+export function countTokensFromStdin(parentPid?: string): Promise<number> {
+  // The broker names itself: a broker that died before this process got going has left it with
+  // another parent already, which process.ppid alone would take for the broker.
+  const parent = Number(parentPid) > 0 ? Number(parentPid) : process.ppid;
   const gone = (why: string): void => {
     process.stderr.write(`count-tokens: ${why}; stopping\n`);
     process.exit(3);
@@ -139,7 +141,7 @@ export function processCounter(script: string, deadlineMs?: (bytes: number) => n
       const bytes = Buffer.byteLength(request);
       const limit = deadlineMs?.(bytes) ?? DEADLINE_BASE_MS + Math.ceil(bytes / 1024 / 1024) * DEADLINE_PER_MB_MS;
       // execPath may be an editor's Electron binary: the broker's environment (ELECTRON_RUN_AS_NODE) passes on.
-      const child = spawn(process.execPath, [script, COUNT_TOKENS_COMMAND], {
+      const child = spawn(process.execPath, [script, COUNT_TOKENS_COMMAND, String(process.pid)], {
         stdio: ['pipe', 'pipe', 'ignore'],
         windowsHide: true,
       });

@@ -57,7 +57,7 @@ Run 'switchboard <command> --help' for a command's options.
 export async function runCli(argv: string[]): Promise<number | undefined> {
   const [name, ...rest] = argv;
   // Not a user command: the broker runs itself this way to count tokens out of its own heap.
-  if (name === COUNT_TOKENS_COMMAND) return countTokensFromStdin();
+  if (name === COUNT_TOKENS_COMMAND) return countTokensFromStdin(rest[0]);
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     process.stdout.write(mainHelp());
     return name ? 0 : 1;

@@ -3,6 +3,7 @@
 import * as path from 'node:path';
 import { RegistryLoader } from '../../registry/loader';
 import type { ServerDef } from '../../registry/schema';
+import { printError } from './command';
 import { probeServer } from '../supervision/probe';
 import { digestsOf, type ToolDigests } from '../trust/toolDigest';
 
@@ -14,7 +15,7 @@ export async function listEveryServer(
 ): Promise<{ servers: Map<string, ServerDef>; listed: Map<string, ListedTools> }> {
   const snapshot = new RegistryLoader(root).load();
   for (const p of snapshot.problems) {
-    process.stderr.write(`${path.relative(root, p.file)}:${p.line}: ${p.message}\n`);
+    printError(`${path.relative(root, p.file)}:${p.line}: ${p.message}\n`);
   }
   const servers = new Map(snapshot.servers);
   const listed = new Map<string, ListedTools>();

@@ -4,7 +4,8 @@
 // a folder that is not a registry).
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { KIND_DIRS, type ServerDef } from '../../registry/schema';
+import { currentPolicy, serverBlock } from '../../registry/policy';
+import { KIND_DIRS, ServerDefSchema, type ServerDef } from '../../registry/schema';
 import {
   serverJsonChoices,
   parseServerJson,
@@ -72,6 +73,9 @@ export async function writeServerJson(
     throw new Error(`${KIND_DIRS.server}/${name}.yaml already exists; import under another name with --name <name>`);
   if (!fs.existsSync(path.join(root, KIND_DIRS.server)))
     throw new Error(`${root} has no ${KIND_DIRS.server}/: is --root the folder that holds the registry?`);
+  const parsed = ServerDefSchema.safeParse(imported.definition);
+  const block = parsed.success ? serverBlock(currentPolicy(), parsed.data) : undefined;
+  if (block) throw new Error(`not added: ${block.message}`);
   try {
     const written = await new RegistryWriter(root).upsert('server', imported.definition);
     return { ...imported, name, path: written.path, def: written.def };

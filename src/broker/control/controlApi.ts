@@ -144,6 +144,8 @@ export interface BrokerState {
     url: string;
     sessions: number;
     untrusted: boolean;
+    /** The administrator's policy file in force, when there is one (its errors and blocks are in `problems`). */
+    policy?: string;
     catalogVersion: number;
     /** Resident memory now, and how many times it went quiet and returned a burst's garbage. */
     memory: { rssBytes: number; heapUsedBytes: number; idleCollections: number };

@@ -3,7 +3,7 @@
 import * as path from 'node:path';
 import type { RegistrySnapshot } from '../../registry/loader';
 import { whyFilteredOut } from '../../registry/names';
-import { formatProblem } from '../../registry/problems';
+import { formatProblem, type Problem } from '../../registry/problems';
 import {
   definitionPath,
   inputsReferenced,
@@ -13,6 +13,7 @@ import {
   type ServerDef,
 } from '../../registry/schema';
 import { RegistryWriter } from '../../registry/writer';
+import { currentPolicy, serverBlock } from '../../registry/policy';
 import { ApprovalMismatch, type Approvals } from '../trust/approvals';
 import { approvalSummaryText } from '../trust/approvalSummary';
 import type { ControlledBroker } from './controlledBroker';
@@ -282,7 +283,35 @@ export class ControlOperations {
   }
 
   problems(): RegistryProblem[] {
-    return this.snapshot.problems.map((p) => ({ ...p, text: formatProblem(p, this.broker.root) }));
+    const own = this.snapshot.problems.map((p) => ({ ...p, text: formatProblem(p, this.broker.root) }));
+    return [...own, ...this.policyProblems()];
+  }
+
+  /** The administrator's policy file's own errors, and each server it blocks, at the line of the rule. */
+  private policyProblems(): RegistryProblem[] {
+    const policy = currentPolicy();
+    if (!policy) return [];
+    const problems: Problem[] = policy.errors.map((e) => ({
+      file: policy.file,
+      line: e.line,
+      column: 1,
+      message: `policy file: ${e.message}`,
+      kind: 'server',
+      severity: 'error',
+    }));
+    for (const def of this.snapshot.servers.values()) {
+      const block = serverBlock(policy, def);
+      if (block && !policy.errors.length)
+        problems.push({
+          file: block.file,
+          line: block.line,
+          column: 1,
+          message: `server '${def.name}' is blocked: ${block.message}`,
+          kind: 'server',
+          severity: 'warning',
+        });
+    }
+    return problems.map((p) => ({ ...p, text: formatProblem(p) }));
   }
 
   private memory(): BrokerState['broker']['memory'] {
@@ -299,6 +328,7 @@ export class ControlOperations {
         url: this.ctx.url(),
         sessions: this.broker.endpoint.sessionCount,
         untrusted: this.ctx.untrusted,
+        ...(currentPolicy() ? { policy: currentPolicy()!.file } : {}),
         catalogVersion: this.broker.catalog.version,
         memory: this.memory(),
         editorConnected: this.broker.editor.current() !== undefined,
@@ -332,6 +362,7 @@ export class ControlOperations {
 
   /** Writes a definition through the registry's single writer and waits until the broker loaded it. */
   async upsert(kind: Kind, definition: unknown): Promise<Written> {
+    if (kind === 'server') this.refuseByPolicy(definition, 'Not written');
     let result;
     try {
       result = await this.writer.upsert(kind, definition);
@@ -344,6 +375,14 @@ export class ControlOperations {
       (kind === 'server' ? s.servers : kind === 'prompt' ? s.prompts : s.clients) as ReadonlyMap<string, unknown>;
     await this.broker.waitForSnapshot((s) => JSON.stringify(mapOf(s).get(name)) === printed);
     return { file: result.path, name };
+  }
+
+  /** The administrator's policy: nobody writes, probes or approves past it (the operator neither). */
+  private refuseByPolicy(definition: unknown, what: string): void {
+    const parsed = ServerDefSchema.safeParse(definition);
+    if (!parsed.success) return; // the writer or the probe says what is wrong with it
+    const block = serverBlock(currentPolicy(), parsed.data);
+    if (block) throw new McpFailure(ErrorCodes.Forbidden, `${what}: ${block.message}.`);
   }
 
   async remove(kind: Kind, name: string): Promise<Removed> {
@@ -377,6 +416,7 @@ export class ControlOperations {
         `The definition is not valid: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'definition'}: ${i.message}`).join('; ')}`,
       );
     }
+    this.refuseByPolicy(parsed.data, 'Not probed');
     if (!caller.operator) {
       const refusal = whyProbeIsRefused(
         parsed.data,
@@ -385,7 +425,13 @@ export class ControlOperations {
       );
       if (refusal) throw new McpFailure(ErrorCodes.Forbidden, refusal);
     }
-    return probeServer(parsed.data, this.broker.root, undefined, this.broker.supervisor.credentials);
+    const result = await probeServer(parsed.data, this.broker.root, undefined, this.broker.supervisor.credentials);
+    if (caller.operator || !this.pins) return result;
+    // What the pins hold back from the running server is held back from an agent's probe too: a
+    // fresh process lists the changed definitions as much as the running one.
+    const held = this.pins.heldOf(parsed.data.name, result.tools);
+    if (!held.size) return result;
+    return { ...result, tools: result.tools.filter((t) => !held.has(t.name)), heldBack: [...held].sort() };
   }
 
   /**
@@ -395,6 +441,7 @@ export class ControlOperations {
    */
   async approve(name: string, hash: string): Promise<ServerStatus & { approved: string }> {
     const def = this.def(name);
+    this.refuseByPolicy(def, 'Not approved');
     if (this.approvals.status(def) === 'not-needed') {
       const why = `this broker accepts the workspace's ${def.trust} servers (--accept-workspace-trust)`;
       throw new McpFailure(

@@ -13,6 +13,7 @@ import { PinStore } from '../trust/pinStore';
 import type { RuntimePaths } from '../shared/userState';
 import type { StartDecision } from '../supervision/supervisor';
 import type { ServerDef } from '../../registry/schema';
+import { currentPolicy, honoursWorkspaceTrust, policyFile, serverBlock } from '../../registry/policy';
 
 export interface ControlPlaneOptions {
   untrusted: boolean;
@@ -29,6 +30,12 @@ export class ControlPlane implements Governance {
   private stateTimer?: NodeJS.Timeout;
   private readonly lockfile: string;
   private readonly onLockfile = (): void => this.broker.rebuildCatalog();
+  /** The administrator's policy file, watched: a change is applied to every server at once. */
+  private readonly policyFile = policyFile();
+  private readonly onPolicy = (): void =>
+    void this.broker
+      .reapplyPolicy()
+      .catch((err: Error) => this.broker.opts.log?.(`policy: could not apply ${this.policyFile}: ${err.message}`));
 
   constructor(
     private readonly broker: ControlledBroker,
@@ -37,6 +44,8 @@ export class ControlPlane implements Governance {
   ) {
     this.approvals = new Approvals(paths.approvalsFile, broker.root, {
       acceptWorkspaceTrust: opts.acceptWorkspaceTrust,
+      // The administrator's policy may refuse the workspace's word: then each such server needs the operator's own approval.
+      workspaceTrustHonoured: () => honoursWorkspaceTrust(currentPolicy()),
     });
     // Tool pins live next to the approvals (per user, outside the workspace); the catalog asks them
     // which tools of a running server to hold back.
@@ -54,6 +63,7 @@ export class ControlPlane implements Governance {
     // A `git pull` may bring a new mcp-servers.lock: the running servers are held to it at once.
     this.lockfile = lockfilePath(broker.root);
     fs.watchFile(this.lockfile, { interval: 1000, persistent: false }, this.onLockfile);
+    if (this.policyFile) fs.watchFile(this.policyFile, { interval: 1000, persistent: false }, this.onPolicy);
     const context = { untrusted: opts.untrusted, url: () => broker.url };
     this.operations = new ControlOperations(broker, this.approvals, broker.tokens, context, this.pins);
     this.served = new FacadeServer(this.facade, this.operations, broker.access, () => broker.snapshot);
@@ -104,6 +114,9 @@ export class ControlPlane implements Governance {
         state: 'blocked',
         reason: 'the workspace is not trusted, so nothing from its registry is started',
       };
+    // The administrator's policy comes before anything the workspace or the operator says.
+    const block = serverBlock(currentPolicy(), def);
+    if (block) return { run: false, state: 'blocked', reason: block.message };
     if (!def.enabled) return { run: false, state: 'disabled', reason: 'disabled (enabled: false)' };
     // Community servers need the operator's approval; trusted/builtin ones the operator's one-time
     // acceptance of what the workspace asks for (unless started with --accept-workspace-trust).
@@ -115,5 +128,6 @@ export class ControlPlane implements Governance {
   close(): void {
     clearTimeout(this.stateTimer);
     fs.unwatchFile(this.lockfile, this.onLockfile);
+    if (this.policyFile) fs.unwatchFile(this.policyFile, this.onPolicy);
   }
 }

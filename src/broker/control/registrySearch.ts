@@ -12,8 +12,14 @@ import type { ParamsOf, RegistrySearch } from './controlApi';
 
 export async function searchRegistry(
   p: ParamsOf<'search_registry'>,
-  clients: readonly RegistryClient[] = registryClients(),
+  given?: readonly RegistryClient[],
 ): Promise<RegistrySearch> {
+  let clients: readonly RegistryClient[];
+  try {
+    clients = given ?? registryClients();
+  } catch (err) {
+    throw new McpFailure(ErrorCodes.Forbidden, (err as Error).message);
+  }
   if (p.name === undefined) {
     try {
       return await searchRegistries(clients, { search: p.query, cursor: p.cursor, limit: p.limit });

@@ -14,6 +14,12 @@ import { StatelessCodes } from './statelessEnvelope';
 /** How long a parked call waits for the caller's retry before it is cancelled upstream. */
 export const PARK_TIMEOUT_MS = 5 * 60_000;
 
+/**
+ * Parked calls per client identity and in all: each holds a call in flight upstream and the broker's
+ * memory for up to PARK_TIMEOUT_MS, so a caller that never retries must not be able to pile them up.
+ */
+export const PARK_LIMITS = { perClient: 64, total: 512 };
+
 interface PendingAsk {
   request: ServerRequest;
   resolve(result: JsonObject): void;
@@ -96,6 +102,14 @@ export class InputRequiredCalls {
         controller.abort(failure);
         return Promise.reject(failure);
       }
+      if (!call) {
+        const full = this.parkingFull(input.identity);
+        if (full) {
+          channel()?.error(full, 429);
+          controller.abort(full);
+          return Promise.reject(full);
+        }
+      }
       call ??= this.park(new ParkedCall(input, controller), exchange);
       const parked = call;
       return new Promise<JsonObject>((resolve, reject) => {
@@ -158,6 +172,26 @@ export class InputRequiredCalls {
 
   close(): void {
     for (const call of this.parked.values()) this.drop(call, new Error('the broker is shutting down'));
+  }
+
+  /** The refusal for one more parked call of `identity`, past a cap of PARK_LIMITS; else undefined. */
+  private parkingFull(identity: Identity): McpFailure | undefined {
+    let mine = 0;
+    for (const call of this.parked.values()) if (sameIdentity(call.origin.identity, identity)) mine++;
+    const advice =
+      'Answer them (retry with inputResponses and their requestState) or let them go (each is cancelled ' +
+      `${PARK_TIMEOUT_MS / 60_000} minutes after its input_required), then call again.`;
+    if (mine >= PARK_LIMITS.perClient) {
+      return new McpFailure(
+        -32000,
+        `Too many calls waiting for your answers: client '${identity.client}' has ${mine} calls parked on ` +
+          `input_required, the limit. ${advice}`,
+      );
+    }
+    if (this.parked.size >= PARK_LIMITS.total) {
+      return new McpFailure(-32000, `The broker is at its limit of ${PARK_LIMITS.total} parked calls. ${advice}`);
+    }
+    return undefined;
   }
 
   private park(call: ParkedCall, exchange: Exchange): ParkedCall {

@@ -1,7 +1,8 @@
 // Which MCP Registries a search or an add asks: those named on the command line (or in the tool's
 // arguments), else SWITCHBOARD_REGISTRIES (addresses separated by commas or spaces; a company's own
-// registry, or several), else the official one.
+// registry, or several), else the official one; less those the administrator's policy refuses.
 import { normalizeRegistryUrl, OFFICIAL_REGISTRY } from '../../registry/registryApi';
+import { currentPolicy, policyFile, registryBlock } from '../../registry/policy';
 import { RegistryClient } from './registryClient';
 
 export const REGISTRIES_ENV = 'SWITCHBOARD_REGISTRIES';
@@ -24,10 +25,21 @@ export function configuredRegistries(explicit: readonly string[] = [], env: Node
   ];
 }
 
-/** One client per configured registry. */
+/**
+ * One client per configured registry the administrator's policy allows. A registry named on the
+ * command line that the policy refuses is an error; one from the environment or the default is
+ * left out, and when none is left the search fails with the policy's reasons.
+ */
 export function registryClients(
   explicit: readonly string[] = [],
   env: NodeJS.ProcessEnv = process.env,
 ): RegistryClient[] {
-  return configuredRegistries(explicit, env).map((url) => new RegistryClient(url));
+  const policy = currentPolicy(policyFile(env));
+  const urls = configuredRegistries(explicit, env);
+  const blocks = urls.map((url) => registryBlock(policy, url));
+  const named = explicit.length ? blocks.find((b) => b !== undefined) : undefined;
+  if (named) throw new Error(named.message);
+  const allowed = urls.filter((_, i) => !blocks[i]);
+  if (!allowed.length) throw new Error(blocks.map((b) => b!.message).join('; '));
+  return allowed.map((url) => new RegistryClient(url));
 }

@@ -16,6 +16,8 @@ export interface ProbeResult {
   listMs?: number;
   serverInfo?: { name?: string; version?: string };
   tools: Tool[];
+  /** Tools left out because the pins hold them back (only in a probe run for a client, not the operator). */
+  heldBack?: string[];
   prompts: Prompt[];
   resources: Resource[];
   resourceTemplates: ResourceTemplate[];

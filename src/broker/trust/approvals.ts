@@ -48,6 +48,8 @@ interface ApprovalFile {
 export interface ApprovalsOptions {
   /** The operator accepted the workspace's trusted/builtin servers for this run (`--accept-workspace-trust`). */
   acceptWorkspaceTrust?: boolean;
+  /** false: the administrator's policy does not honour a workspace's trusted/builtin (acceptWorkspaceTrust then counts for nothing). */
+  workspaceTrustHonoured?: () => boolean;
 }
 
 /** What one definition is now: its per-field digests, hash and the lines shown for it. */
@@ -103,7 +105,9 @@ export class Approvals {
 
   /** Whether the operator must approve (community) or accept (workspace-trusted) this definition. */
   private needsOperator(def: ServerDef): boolean {
-    return def.trust === 'community' || !this.opts.acceptWorkspaceTrust;
+    return (
+      def.trust === 'community' || !this.opts.acceptWorkspaceTrust || this.opts.workspaceTrustHonoured?.() === false
+    );
   }
 
   check(def: ServerDef): ApprovalCheck {

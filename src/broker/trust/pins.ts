@@ -198,6 +198,26 @@ export class Pins {
   }
 
   /**
+   * The tools of a list the pins hold back, judged without taking a pin or touching the live state:
+   * what a probe run for a client other than the operator may not show it (probe_server lists a
+   * fresh process's tools, which a rug pull changed as much as the running one's).
+   */
+  heldOf(server: string, tools: readonly Tool[]): ReadonlySet<string> {
+    const pin = this.store.get(server);
+    const lock = this.lockEntry(server);
+    const digests = digestsOf(tools);
+    const repeated = duplicateNames(tools);
+    const constraints: ToolDigests[] = [];
+    if (pin) constraints.push(pinDigests(pin));
+    if (lock && lock.tools !== pin?.lockTools) constraints.push(lock.toolDigests);
+    const held = Object.keys(digests).filter(
+      (name) => repeated.has(name) || constraints.some((c) => c[name] !== digests[name]),
+    );
+    if (held.length && this.defOf(server)?.onToolChange === 'quarantine-server') return new Set(Object.keys(digests));
+    return new Set(held);
+  }
+
+  /**
    * The instructions to serve for `server` given what it says now: held back (undefined) when they
    * differ from the pinned ones, until the operator accepts them with its tools.
    */

@@ -10,3 +10,4 @@ export * from './broker';
 export * from './signIn';
 export * from './secrets';
 export * from './toolChanges';
+export * from './addFromRegistry';

@@ -31,12 +31,20 @@ export function registerToolDiffDocuments(): vscode.Disposable {
 }
 
 const UNKNOWN = '(only its digest is known: it was pinned by mcp-servers.lock)';
+const UNKNOWN_INSTRUCTIONS = '(only their digest is known)';
 
-/** One side of the diff: every changed tool by name, its definition or why there is none. */
+/**
+ * One side of the diff: every changed tool by name, its definition or why there is none (every
+ * definition of a name listed twice), and the instructions when they changed.
+ */
 function side(diff: ToolChanges, which: 'before' | 'after'): string {
   const tools: Record<string, unknown> = {};
+  if (diff.instructions) {
+    const text = diff.instructions[which];
+    tools['(instructions)'] = text === undefined ? UNKNOWN_INSTRUCTIONS : (text ?? '(no instructions)');
+  }
   for (const c of diff.changes) {
-    const def = c[which];
+    const def = which === 'after' && c.change === 'duplicated' ? c.duplicates : c[which];
     if (def) tools[c.tool] = def;
     else if (which === 'before') tools[c.tool] = c.change === 'added' ? '(not pinned: a new tool)' : UNKNOWN;
     else tools[c.tool] = '(removed: the server no longer lists it)';
@@ -46,6 +54,9 @@ function side(diff: ToolChanges, which: 'before' | 'after'): string {
 
 function describe(diff: ToolChanges): string {
   const lines = diff.changes.map((c) => {
+    if (c.change === 'duplicated') {
+      return `• ${c.tool}: listed ${c.duplicates?.length ?? 2} times; held back until the server lists it once (accepting cannot take it)`;
+    }
     const what = c.change === 'added' ? 'new' : c.change === 'removed' ? 'removed' : 'changed';
     const from = c.differsFrom.map((d) => (d === 'approval' ? 'your pin' : 'mcp-servers.lock')).join(' and ');
     return `• ${c.tool}: ${what} (differs from ${from})`;
@@ -54,7 +65,8 @@ function describe(diff: ToolChanges): string {
     diff.policy === 'quarantine-server'
       ? 'Policy quarantine-server: every tool of the server is held back until you accept.'
       : 'Changed and new tools are held back until you accept; the others keep working.';
-  return `${lines.join('\n')}\n\n${held}\nAccepting pins the tools exactly as the diff shows them now.`;
+  if (diff.instructions) lines.push('• the instructions: changed; not given to clients until you accept');
+  return `${lines.join('\n')}\n\n${held}\nAccepting pins the tools (and instructions) exactly as the diff shows them now.`;
 }
 
 export const reviewToolChanges: Cmd = (ctx) => async (arg?: unknown, opts?: NoPrompt) => {
@@ -70,7 +82,7 @@ export const reviewToolChanges: Cmd = (ctx) => async (arg?: unknown, opts?: NoPr
     ref.entry.conn.call('tool_changes', { name }),
   );
   if (!diff) return;
-  if (!diff.changes.length) {
+  if (!diff.changes.length && !diff.instructions) {
     void vscode.window.showInformationMessage(`The tools of '${name}' match their pins: nothing to review.`);
     return diff;
   }
@@ -84,10 +96,14 @@ export const reviewToolChanges: Cmd = (ctx) => async (arg?: unknown, opts?: NoPr
     preview: false,
   });
   const n = diff.changes.length;
+  const what = [
+    ...(n ? [`${n} tool${n === 1 ? '' : 's'}`] : []),
+    ...(diff.instructions ? ['the instructions'] : []),
+  ].join(' and ');
   if (!opts?.skipConfirmation) {
     const action = 'Accept Changes';
     const pick = await vscode.window.showWarningMessage(
-      `Accept changes to ${n} tool${n === 1 ? '' : 's'} of '${name}'?`,
+      `Accept changes to ${what} of '${name}'?`,
       { modal: true, detail: describe(diff) },
       action,
     );

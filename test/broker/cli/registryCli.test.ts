@@ -2,35 +2,11 @@
 // fixture: the table, paging, version pinning, the import path (community, secrets asked, approval
 // shown), then a real broker that sees the added server waiting for approval.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { parse } from 'yaml';
-import { BROKER_JS, killStarted, removeTempDirs, startBrokerProcess, tempDir } from '../../helpers/broker';
-import { startRegistry, type RegistryFixture } from '../../helpers/registryFixture';
-
-interface Run {
-  code: number | null;
-  out: string;
-  err: string;
-}
-
-/** One `switchboard` command as its own process; `input` is its stdin (closed after). */
-export function cli(args: string[], opts: { home: string; input?: string; env?: NodeJS.ProcessEnv }): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [BROKER_JS, ...args], {
-      env: { ...process.env, SWITCHBOARD_HOME: opts.home, SWITCHBOARD_REGISTRIES: '', ...opts.env },
-      stdio: ['pipe', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    proc.stdout.on('data', (d) => (out += d));
-    proc.stderr.on('data', (d) => (err += d));
-    proc.on('error', reject);
-    proc.on('close', (code) => resolve({ code, out, err }));
-    proc.stdin.end(opts.input ?? '');
-  });
-}
+import { killStarted, removeTempDirs, startBrokerProcess, tempDir } from '../../helpers/broker';
+import { cli, startRegistry, type CliRun as Run, type RegistryFixture } from '../../helpers/registryFixture';
 
 describe('switchboard search and add (CLI processes, loopback registry)', function () {
   this.timeout(60_000);

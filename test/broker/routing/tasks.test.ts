@@ -144,9 +144,10 @@ describe('tasks through the broker', function () {
     assert.equal(support('tasks__slow-task'), 'optional');
     assert.equal(support('rtasks__failing-task'), 'required');
     assert.equal(support('everything__simulate-research-query'), 'required');
-    // echo declared no tasks: its tools say nothing of task support.
+    // echo declared no tasks; its SDK lists taskSupport 'forbidden', which offers nothing and is
+    // passed on as the server said (what a direct client sees).
     assert.ok(tools.some((t) => t.name === 'echo__echo'));
-    assert.equal(support('echo__echo'), undefined);
+    assert.equal(support('echo__echo'), 'forbidden');
   });
 
   for (const server of ['tasks', 'rtasks']) {

@@ -3,14 +3,21 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { underWine } from '../../helpers/platform';
 
 export function makeRoot(label = 'registry'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), `sb-${label}-`));
 }
 
 export function removeRoot(root: string): void {
-  // Windows: a watcher that is closing may still hold the folder open for a moment (EBUSY, ENOTEMPTY).
-  fs.rmSync(root, { recursive: true, force: true, maxRetries: 20, retryDelay: 100 });
+  try {
+    // Windows: a watcher that is closing may still hold the folder open for a moment (EBUSY, ENOTEMPTY).
+    fs.rmSync(root, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 });
+  } catch (err) {
+    // Under Wine the folder a closed fs.watch watched stays ENOTEMPTY past the retries (seen in every
+    // run); it is in the temp dir of a Wine prefix that the next run replaces. Elsewhere: a real failure.
+    if (!underWine) throw err;
+  }
 }
 
 /** Writes `text` at `rel` under root (creating directories) and returns the absolute path. */

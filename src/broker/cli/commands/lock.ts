@@ -1,11 +1,9 @@
 // `switchboard lock`: starts every enabled server once and writes its tool pins to mcp-servers.lock,
 // the file a team commits so every clone is held to the same tools.
 import * as path from 'node:path';
-import { type Command, rootOption, rootOf } from '../command';
+import { type Command, print, rootOption, rootOf } from '../command';
 import { lockEntry, readLockfile, writeLockfile, LOCKFILE_NAME, type LockedServers } from '../../trust/lockfile';
 import { listEveryServer } from '../probeEvery';
-
-const out = (text: string): void => void process.stdout.write(text);
 
 export const lockCommand: Command = {
   summary: `start every enabled server once and write its tool pins to ${LOCKFILE_NAME}`,
@@ -32,11 +30,11 @@ started (the file is still written, keeping that server's old entry).`,
       if (tools && !tools.ok) {
         failed++;
         const kept = old[name] ? 'its old entry is kept' : 'not locked';
-        out(`  ${name}: could not be started (${tools.error}); ${kept}\n`);
+        print(`  ${name}: could not be started (${tools.error}); ${kept}\n`);
       }
     }
     const file = writeLockfile(root, next);
-    out(`Wrote ${path.relative(process.cwd(), file) || file}: ${Object.keys(next).length} server(s) pinned.\n`);
+    print(`Wrote ${path.relative(process.cwd(), file) || file}: ${Object.keys(next).length} server(s) pinned.\n`);
     return failed ? 1 : 0;
   },
 };

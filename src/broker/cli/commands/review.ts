@@ -1,15 +1,18 @@
 // `switchboard review <server>`: the operator reviews, tool by tool, how a running server's tools
 // differ from their pins (a line diff of each definition), and accepts exactly the set shown.
 import * as readline from 'node:readline';
-import { type Command, rootOption, rootOf, withOperator } from '../command';
+import { type Command, print, rootOption, rootOf, withOperator } from '../command';
 import { LOCKFILE_NAME } from '../../trust/lockfile';
 import type { ToolChange } from '../../trust/pins';
 import type { PinnedTool } from '../../trust/toolDigest';
 
-const out = (text: string): void => void process.stdout.write(text);
+/** The lines of a server's instructions as the diff shows them (none: one line saying so). */
+function instructionLines(text: string | null): string[] {
+  return text === null ? ['(no instructions)'] : text.split(/\r?\n/);
+}
 
-/** The lines of a pinned definition as the diff shows them. */
-function definitionLines(def: PinnedTool | undefined): string[] {
+/** The lines of a pinned definition (or of every definition of a duplicated name) as the diff shows them. */
+function definitionLines(def: PinnedTool | PinnedTool[] | undefined): string[] {
   return def ? JSON.stringify(def, null, 2).split('\n') : [];
 }
 
@@ -35,6 +38,10 @@ export function lineDiff(before: string[], after: string[]): string[] {
 }
 
 function describeToolChange(c: ToolChange): string {
+  if (c.change === 'duplicated') {
+    const n = c.duplicates?.length ?? 2;
+    return `${c.tool}: listed ${n} times, held back until the server lists it once (accepting cannot take it)`;
+  }
   const against = c.differsFrom.map((d) => (d === 'approval' ? 'your pin' : LOCKFILE_NAME)).join(' and ');
   const what = c.change === 'added' ? 'new' : c.change === 'removed' ? 'removed' : 'changed';
   const unknown = c.change !== 'added' && !c.before ? ` (only its digest is in ${LOCKFILE_NAME})` : '';
@@ -53,9 +60,10 @@ export const reviewCommand: Command = {
   usage: `switchboard review <server> [--root <dir>] [--yes]
 
 Shows, tool by tool, how the tools a running server lists now differ from the ones pinned when
-it was approved (or from ${LOCKFILE_NAME}). Changed and new tools are quarantined (not listed,
-calls refused) until you accept them. Accepting pins exactly the tool set shown: if the server
-changes its tools again in between, nothing is accepted.
+it was approved (or from ${LOCKFILE_NAME}), and its instructions if they changed. Changed and new
+tools are quarantined (not listed, calls refused) and changed instructions are not given to
+clients until you accept them. Accepting pins exactly what is shown: if the server changes again
+in between, nothing is accepted. A tool name the server lists twice is never accepted.
 
   --yes  accept without asking (otherwise asks on a terminal, and only shows elsewhere)`,
   options: { ...rootOption, yes: { type: 'boolean', short: 'y' } },
@@ -64,25 +72,37 @@ changes its tools again in between, nothing is accepted.
     if (!name) throw new Error('name the server to review: switchboard review <server>');
     return withOperator(rootOf(values), async (client) => {
       const diff = await client.call('tool_changes', { name });
-      if (!diff.changes.length) {
-        out(`The tools of '${name}' match their pins: nothing to review.\n`);
+      if (!diff.changes.length && !diff.instructions) {
+        print(`The tools of '${name}' match their pins: nothing to review.\n`);
         return 0;
       }
-      out(`Tool changes of '${name}' (policy ${diff.policy}):\n`);
+      print(`Tool changes of '${name}' (policy ${diff.policy}):\n`);
       for (const change of diff.changes) {
-        out(`\n  ${describeToolChange(change)}\n`);
-        for (const line of lineDiff(definitionLines(change.before), definitionLines(change.after)))
-          out(`    ${line}\n`);
+        print(`\n  ${describeToolChange(change)}\n`);
+        const after = change.change === 'duplicated' ? change.duplicates : change.after;
+        for (const line of lineDiff(definitionLines(change.before), definitionLines(after))) print(`    ${line}\n`);
+      }
+      if (diff.instructions) {
+        const { before, after } = diff.instructions;
+        print(`\n  instructions: changed, not given to clients until accepted\n`);
+        const was = before === undefined ? ['(pinned, but only as a digest)'] : instructionLines(before);
+        for (const line of lineDiff(was, instructionLines(after))) print(`    ${line}\n`);
       }
       const n = diff.changes.length;
-      const question = `\nAccept changes to ${n} tool${n === 1 ? '' : 's'} of '${name}'? [y/N] `;
+      const what = [
+        ...(n ? [`${n} tool${n === 1 ? '' : 's'}`] : []),
+        ...(diff.instructions ? ['the instructions'] : []),
+      ].join(' and ');
+      const question = `\nAccept changes to ${what} of '${name}'? [y/N] `;
       const accept = values.yes === true || (process.stdin.isTTY === true && (await ask(question)));
       if (!accept) {
-        out(`\nNot accepted; the changed tools stay quarantined. Accept with: switchboard review ${name} --yes\n`);
+        print(`\nNot accepted; the changed tools stay quarantined. Accept with: switchboard review ${name} --yes\n`);
         return 0;
       }
       const status = await client.call('accept_tool_changes', { name, hash: diff.toolsHash });
-      out(`Accepted: '${name}' is pinned to its ${status.accepted} tools as they are now.\n`);
+      print(`Accepted: '${name}' is pinned to its ${status.accepted} tools as they are now.\n`);
+      const held = diff.changes.filter((c) => c.change === 'duplicated').map((c) => c.tool);
+      if (held.length) print(`Still held back, listed more than once by the server: ${held.join(', ')}.\n`);
       return 0;
     });
   },

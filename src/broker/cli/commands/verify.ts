@@ -1,11 +1,9 @@
 // `switchboard verify`: starts every enabled server once and checks its tools against
 // mcp-servers.lock; the exit code is for CI.
 import type { ServerDef } from '../../../registry/schema';
-import { type Command, rootOption, rootOf } from '../command';
+import { type Command, print, printError, rootOption, rootOf } from '../command';
 import { lockDefinitionHash, readLockfile, LOCKFILE_NAME, type LockedServers } from '../../trust/lockfile';
 import { listEveryServer, type ListedTools } from '../probeEvery';
-
-const out = (text: string): void => void process.stdout.write(text);
 
 /** One server's verdict against the lockfile. */
 function verdict(
@@ -51,7 +49,7 @@ Exit codes:
     const read = readLockfile(root);
     if (read.state !== 'read') {
       const why = read.state === 'absent' ? `there is no ${LOCKFILE_NAME} in ${root}` : read.error;
-      process.stderr.write(`switchboard verify: ${why}. Write one with: switchboard lock --root ${root}\n`);
+      printError(`switchboard verify: ${why}. Write one with: switchboard lock --root ${root}\n`);
       return 2;
     }
     const { servers, listed } = await listEveryServer(root);
@@ -61,9 +59,9 @@ Exit codes:
     for (const name of names) {
       const [label, detail] = verdict(name, servers.get(name), listed.get(name), read.servers[name], root);
       if (label !== 'ok' && label !== 'skipped') bad++;
-      out(`  ${label.padEnd(8)}  ${name.padEnd(width)}  ${detail}\n`);
+      print(`  ${label.padEnd(8)}  ${name.padEnd(width)}  ${detail}\n`);
     }
-    out(
+    print(
       bad
         ? `\n${bad} server(s) do not match ${LOCKFILE_NAME}. Review the changes; if they are intended, ` +
             'run `switchboard lock` and commit the file.\n'
