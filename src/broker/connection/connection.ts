@@ -73,6 +73,19 @@ export interface CallOptions {
   caller?: ServerRequestCaller;
   /** The caller's own log messages (a 2026-07-28 caller that set io.modelcontextprotocol/logLevel). */
   log?: CallLog;
+  /**
+   * Between two 2026-07-28 parties (a per-server endpoint's caller, a 2026-07-28 upstream): the
+   * request goes once, with the caller's capabilities and its inputResponses/requestState, and an
+   * input_required result comes back as the server sent it. Ignored by a 2025 upstream.
+   */
+  passThrough?: InputPassThrough;
+}
+
+/** What a 2026-07-28 caller sends that the broker passes on verbatim (see CallOptions.passThrough). */
+export interface InputPassThrough {
+  capabilities: JsonObject;
+  inputResponses?: unknown;
+  requestState?: unknown;
 }
 
 /** Log messages a call's caller asked for, at or above `level`, sent on that call's own stream. */

@@ -2,7 +2,7 @@
 // POST with the revision's mirrored headers, answered as JSON or as an SSE stream that carries its
 // progress first; closing that stream is how a call is cancelled. List changes come on a
 // subscriptions/listen POST whose stream stays open (reopened when the server drops it).
-import { statelessHeaders } from './statelessHeaders';
+import { paramHeaderValues, statelessHeaders } from './statelessHeaders';
 import { readSseMessages } from './sseMessages';
 import type { LogRing } from '../shared/logRing';
 import { ErrorCodes, type JsonObject } from '../shared/mcpTypes';
@@ -50,6 +50,8 @@ export async function postStateless(
   params: JsonObject,
   signal: AbortSignal,
   onMessage: (m: JsonObject) => void = () => undefined,
+  /** More headers: a tool's Mcp-Param-* (statelessHeaders.ts). */
+  more: Record<string, string> = {},
 ): Promise<JsonObject> {
   const res = await target.fetch(target.url, {
     method: 'POST',
@@ -58,6 +60,7 @@ export async function postStateless(
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
       ...statelessHeaders({ method, params }, STATELESS_PROTOCOL),
+      ...more,
     },
     body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
     signal,
@@ -131,15 +134,29 @@ export class StatelessHttpConnection extends StatelessSession {
     const onAbort = () => controller.abort();
     opts.signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      return await postStateless(this.target, id, method, sent, controller.signal, (m) => {
-        const p = (m.params ?? {}) as JsonObject;
-        if (m.method === 'notifications/progress' && progressToken !== undefined && p.progressToken === progressToken) {
-          timer.refresh();
-          const { progress, total, message } = p as { progress: number; total?: number; message?: string };
-          opts.onprogress!({ progress, total, message });
-        } else if (m.method === 'notifications/message' && opts.log) opts.log.send(p);
-        else this.onNotification(m);
-      });
+      const decls = method === 'tools/call' ? this.toolHeaders.get(String(params.name)) : undefined;
+      const more = decls?.length ? paramHeaderValues(decls, params.arguments) : undefined;
+      return await postStateless(
+        this.target,
+        id,
+        method,
+        sent,
+        controller.signal,
+        (m) => {
+          const p = (m.params ?? {}) as JsonObject;
+          if (
+            m.method === 'notifications/progress' &&
+            progressToken !== undefined &&
+            p.progressToken === progressToken
+          ) {
+            timer.refresh();
+            const { progress, total, message } = p as { progress: number; total?: number; message?: string };
+            opts.onprogress!({ progress, total, message });
+          } else if (m.method === 'notifications/message' && opts.log) opts.log.send(p);
+          else this.onNotification(m);
+        },
+        more,
+      );
     } catch (err) {
       if (opts.signal?.aborted) throw opts.signal.reason ?? new Error('cancelled');
       if (timedOut) throw new ConnectionError('timeout', 'Request timed out');

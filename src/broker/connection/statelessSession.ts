@@ -4,10 +4,11 @@
 // caller's era has them) and retrying with the answers.
 import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from '../shared/mcpTypes';
 import { rememberedJson } from '../shared/rawJson';
-import type { CallOptions, ConnectedInfo, ConnectionEvents, UpstreamConnection } from './connection';
+import type { CallOptions, ConnectedInfo, ConnectionEvents, InputPassThrough, UpstreamConnection } from './connection';
 import { ConnectionError } from './connectionError';
 import { BROKER_CLIENT_CAPABILITIES } from './serverRequests';
 import { listAllPages } from './listPages';
+import { paramHeaders, type ParamHeader } from './statelessHeaders';
 
 export const STATELESS_PROTOCOL = '2026-07-28';
 
@@ -15,6 +16,10 @@ export const STATELESS_PROTOCOL = '2026-07-28';
 const MAX_INPUT_ROUNDS = 8;
 
 const META_LOG_LEVEL = 'io.modelcontextprotocol/logLevel';
+const META_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
+
+/** The methods that may answer input_required. */
+const INPUT_METHODS = new Set(['tools/call', 'prompts/get', 'resources/read']);
 
 /** The broker's per-request envelope: who it is and what it can answer on a caller's behalf. */
 export function brokerEnvelope(answersServerRequests: boolean): JsonObject {
@@ -77,6 +82,8 @@ function forLegacyCaller(result: JsonObject): JsonObject {
 export abstract class StatelessSession implements UpstreamConnection {
   protected closing = false;
   protected readonly envelope: JsonObject;
+  /** Each listed tool's `x-mcp-header` declarations (statelessHeaders.ts), from the last tools/list. */
+  protected toolHeaders = new Map<string, ParamHeader[]>();
   /** The open listen requests: one for list changes, one per subscribed resource URI. */
   private readonly listens = new Map<string, AbortController>();
   /**
@@ -155,6 +162,7 @@ export abstract class StatelessSession implements UpstreamConnection {
         ? params
         : { ...params, _meta: { ...(params._meta as JsonObject | undefined), [META_LOG_LEVEL]: level } };
     opts = { ...opts, log: own };
+    if (opts.passThrough && INPUT_METHODS.has(method)) return this.passOn(method, logged, opts, opts.passThrough);
     let sent = logged;
     for (let round = 0; round < MAX_INPUT_ROUNDS; round++) {
       const result = await this.send(method, sent, opts);
@@ -169,6 +177,22 @@ export abstract class StatelessSession implements UpstreamConnection {
       `The server still asked for input after ${MAX_INPUT_ROUNDS} rounds of answers; the call was given up`,
       -32603,
     );
+  }
+
+  /**
+   * One request between two 2026-07-28 parties: the caller's capabilities, inputResponses and
+   * requestState go up as it sent them, and the answer (input_required too) comes back as it is.
+   */
+  private passOn(method: string, params: JsonObject, opts: CallOptions, from: InputPassThrough): Promise<JsonObject> {
+    const sent: JsonObject = { ...params };
+    if (from.inputResponses !== undefined) sent.inputResponses = from.inputResponses as JsonObject;
+    if (from.requestState !== undefined) sent.requestState = from.requestState as string;
+    const meta = {
+      ...(params._meta as JsonObject | undefined),
+      ...this.envelope,
+      [META_CAPABILITIES]: from.capabilities,
+    };
+    return this.post(method, { ...sent, _meta: meta }, opts);
   }
 
   /** Puts each embedded request to the caller (as a server→client request of the caller's era). */
@@ -226,8 +250,12 @@ export abstract class StatelessSession implements UpstreamConnection {
     return listAllPages<T>((params) => this.send(method, params, { timeoutMs }), key);
   }
 
-  listTools(timeoutMs: number): Promise<Tool[]> {
-    return this.info.capabilities.tools ? this.listAll('tools/list', 'tools', timeoutMs) : Promise.resolve([]);
+  async listTools(timeoutMs: number): Promise<Tool[]> {
+    if (!this.info.capabilities.tools) return [];
+    const tools = await this.listAll<Tool>('tools/list', 'tools', timeoutMs);
+    // The arguments each tool wants mirrored as Mcp-Param-* headers on its calls (HTTP).
+    this.toolHeaders = new Map(tools.map((t) => [t.name, paramHeaders(t.inputSchema)] as const));
+    return tools;
   }
   listPrompts(timeoutMs: number): Promise<Prompt[]> {
     return this.info.capabilities.prompts ? this.listAll('prompts/list', 'prompts', timeoutMs) : Promise.resolve([]);

@@ -9,6 +9,9 @@ import { endWithMessage, SSE_HEADERS, toJsonRpcError, writeEvent, type Id } from
 
 const OPEN_BRACE = 0x7b;
 
+/** HeaderMismatch, MissingRequiredClientCapability, UnsupportedProtocolVersion: answered with HTTP 400. */
+const REQUEST_ERROR_CODES = new Set([-32020, -32021, -32022]);
+
 /**
  * A result with `resultType` set (2026-07-28 requires it), keeping an upstream's own bytes when
  * the broker forwards them unread: the field is spliced in front of the object's first key.
@@ -97,8 +100,12 @@ export class Exchange {
     this.finish({ jsonrpc: '2.0', id: this.id, result } as JSONRPCMessage);
   }
 
-  error(err: unknown, status = 200): void {
-    this.finish({ jsonrpc: '2.0', id: this.id, error: toJsonRpcError(err) } as JSONRPCMessage, status);
+  /** `status` defaults to 400 for the revision's request errors (an upstream's passed on), else 200. */
+  error(err: unknown, status?: number): void {
+    const error = toJsonRpcError(err);
+    const code = (error as { code?: unknown }).code;
+    status ??= typeof code === 'number' && REQUEST_ERROR_CODES.has(code) ? 400 : 200;
+    this.finish({ jsonrpc: '2.0', id: this.id, error } as JSONRPCMessage, status);
   }
 
   private finish(message: JSONRPCMessage, status = 200): void {

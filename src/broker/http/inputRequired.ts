@@ -70,6 +70,11 @@ export class InputRequiredCalls {
     return this.parked.size;
   }
 
+  /** Whether `requestState` names one of the broker's parked calls (not an upstream's own state). */
+  parks(requestState: unknown): boolean {
+    return typeof requestState === 'string' && this.parked.has(requestState);
+  }
+
   /**
    * Runs a call for a first (non-retry) request; `run` gets the signal and the `ask` to give the
    * upstream's requests. The exchange is answered with the result, an error, or input_required.

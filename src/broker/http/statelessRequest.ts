@@ -13,7 +13,9 @@ import { ListenStreams } from './listenStreams';
 import type { SessionLimits } from './sessionLimits';
 import {
   checkStatelessRequest,
+  decodeHeaderValue,
   isStatelessFailure,
+  StatelessCodes,
   LOG_LEVELS,
   META_LOG_LEVEL,
   META_SERVER_INFO,
@@ -22,6 +24,7 @@ import {
   type StatelessRequest,
 } from './statelessEnvelope';
 import { errorBodyWithData, type Id } from './wire';
+import { paramHeaders, paramValue } from '../connection/statelessHeaders';
 
 /** What the broker offers a 2026-07-28 caller (server/discover). */
 const CAPABILITIES = {
@@ -105,6 +108,7 @@ export class StatelessEndpoint {
     const ctx: SessionContext = { sessionId: `stateless:${crypto.randomUUID()}`, identity, server };
     const exchange = new Exchange(res, checked.id);
     try {
+      this.checkParamHeaders(ctx, checked, headers);
       this.dispatch(ctx, checked, exchange, res);
     } catch (err) {
       exchange.error(err);
@@ -190,13 +194,21 @@ export class StatelessEndpoint {
     const params = req.params;
     const target = req.method === 'resources/read' ? params.uri : params.name;
     const input = { identity: ctx.identity, method: req.method, target, capabilities: req.capabilities };
-    if (params.requestState !== undefined || params.inputResponses !== undefined) {
+    // On a per-server endpoint a requestState the broker did not make is the server's: passed on.
+    const perServer = ctx.server !== undefined;
+    const retry = params.requestState !== undefined || params.inputResponses !== undefined;
+    if (retry && (!perServer || this.calls.parks(params.requestState))) {
       this.calls.resume(exchange, input, params.requestState, params.inputResponses);
       return;
     }
     const run = this.runner(ctx, req);
     this.calls.start(exchange, input, (signal, ask, channel) => {
       const extra = this.extra(signal, req, channel);
+      if (perServer) {
+        // Between two 2026-07-28 parties the exchange is theirs (a 2025 upstream still asks via `ask`).
+        const { inputResponses, requestState } = params;
+        extra.passThrough = { capabilities: req.capabilities, inputResponses, requestState };
+      }
       extra.caller = {
         session: ctx.sessionId,
         client: ctx.identity.client,
@@ -238,9 +250,39 @@ export class StatelessEndpoint {
       default: {
         if (typeof params.uri !== 'string') throw invalid('resources/read needs a string "uri"');
         // 2026-07-28 requires cache hints here: the upstream's own, else honest ones (exchange.ts).
-        return async (extra) =>
-          withDefaults(await this.router.readResource(ctx, params.uri as string, extra), NO_CACHE_HINTS);
+        return async (extra) => {
+          const result = await this.router.readResource(ctx, params.uri as string, extra);
+          return result.resultType === 'input_required' ? result : withDefaults(result, NO_CACHE_HINTS);
+        };
       }
+    }
+  }
+
+  /**
+   * A tools/call's `Mcp-Param-*` headers, checked against the tool's `x-mcp-header` declarations as
+   * its server would (each argument given must be mirrored, and equal): -32020 HeaderMismatch.
+   */
+  private checkParamHeaders(ctx: SessionContext, req: StatelessRequest, headers: http.IncomingHttpHeaders): void {
+    if (req.method !== 'tools/call' || typeof req.params.name !== 'string') return;
+    const tool = this.router.listTools(ctx).find((t) => t.name === req.params.name);
+    for (const decl of paramHeaders(tool?.inputSchema)) {
+      const body = paramValue(req.params.arguments, decl);
+      if (body === undefined) continue;
+      const name = `Mcp-Param-${decl.header}`;
+      const sent = headers[name.toLowerCase()];
+      const value = typeof sent === 'string' ? decodeHeaderValue(sent) : undefined;
+      if (value === body) continue;
+      // In the words the SDK v2 server uses, so that a caller sees the same error through the broker.
+      const carries = `${decl.path.join('.')}=${JSON.stringify(rawArgument(req.params.arguments, decl.path))}`;
+      const detail =
+        value === undefined
+          ? `the body carries ${carries} but the ${name} header is absent`
+          : `the ${name} header decodes to ${JSON.stringify(value)} but the body carries ${carries}`;
+      throw new McpFailure(
+        StatelessCodes.HeaderMismatch,
+        `Bad Request: the request headers and body disagree: ${detail}`,
+        { mismatch: { header: name, body: detail } },
+      );
     }
   }
 
@@ -296,4 +338,11 @@ function forwardedMeta(meta: JsonObject): JsonObject | undefined {
   const out: JsonObject = {};
   for (const [k, v] of Object.entries(meta)) if (!k.startsWith('io.modelcontextprotocol/')) out[k] = v;
   return Object.keys(out).length ? out : undefined;
+}
+
+/** The argument at `path`, as the caller sent it. */
+function rawArgument(args: unknown, path: string[]): unknown {
+  let node = args;
+  for (const key of path) node = node && typeof node === 'object' ? (node as Record<string, unknown>)[key] : undefined;
+  return node;
 }

@@ -1,7 +1,7 @@
 // What the endpoint needs from the rest of the broker, and what it tells it about a request: who is
 // calling (Identity), on which session and path (SessionContext), and the one interface (Router)
 // through which every MCP method reaches the catalog, the control plane and the upstreams.
-import type { CallLog } from '../connection/connection';
+import type { CallLog, InputPassThrough } from '../connection/connection';
 import type { ServerRequestCaller } from '../connection/serverRequests';
 import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from '../shared/mcpTypes';
 
@@ -26,6 +26,8 @@ export interface RequestExtra {
   caller?: ServerRequestCaller;
   /** A 2026-07-28 caller's io.modelcontextprotocol/logLevel: the log messages of this request, for it alone. */
   log?: CallLog;
+  /** A 2026-07-28 caller of a per-server endpoint: its input_required exchange goes through verbatim. */
+  passThrough?: InputPassThrough;
 }
 
 /** What the endpoint serves; BrokerRouter (router.ts) implements it over the catalog and served servers. */

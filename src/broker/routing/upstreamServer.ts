@@ -24,7 +24,7 @@ function forwardMeta(meta: JsonObject | undefined): JsonObject | undefined {
 function progressOptions(extra: RequestExtra): Omit<CallOptions, 'timeoutMs'> {
   const onprogress = extra.progressToken === undefined ? undefined : extra.sendProgress;
   // The caller: requests the upstream sends while handling this may be for it (serverRequestDispatch.ts).
-  return { signal: extra.signal, onprogress, caller: extra.caller, log: extra.log };
+  return { signal: extra.signal, onprogress, caller: extra.caller, log: extra.log, passThrough: extra.passThrough };
 }
 
 /** A supervised upstream as the router sees it: requests forwarded over its MCP connection. */
