@@ -2,20 +2,14 @@
 // VS Code extension (which reach it through the facade as the operator).
 import * as path from 'node:path';
 import type { RegistrySnapshot } from '../../registry/loader';
-import { whyFilteredOut } from '../../registry/names';
-import { formatProblem, type Problem } from '../../registry/problems';
-import {
-  definitionPath,
-  inputsReferenced,
-  lifecycleOf,
-  ServerDefSchema,
-  type Kind,
-  type ServerDef,
-} from '../../registry/schema';
+import { formatProblem } from '../../registry/problems';
+import { definitionPath, inputsReferenced, ServerDefSchema, type Kind, type ServerDef } from '../../registry/schema';
 import { RegistryWriter } from '../../registry/writer';
 import { currentPolicy, serverBlock } from '../../registry/policy';
+import { describeServer } from './serverStatusView';
+import { describeClients } from './clientSummaries';
+import { policyProblems } from './policyProblems';
 import { ApprovalMismatch, type Approvals } from '../trust/approvals';
-import { approvalSummaryText } from '../trust/approvalSummary';
 import type { ControlledBroker } from './controlledBroker';
 import { BROKER_VERSION } from '../shared/version';
 import type { ClientTokens } from '../trust/clientTokens';
@@ -26,7 +20,6 @@ import type {
   ClientConnection,
   ClientSummary,
   FoundTool,
-  InputStatus,
   ParamsOf,
   ResultOf,
   PromptSummary,
@@ -41,13 +34,9 @@ import type { Root } from '../supervision/editorLink';
 import { ErrorCodes, failureFrom, McpFailure } from '../shared/mcpTypes';
 import { PinMismatch, type Pins, type ToolChanges } from '../trust/pins';
 import { probeServer, whyProbeIsRefused, type ProbeResult } from '../supervision/probe';
-import { redactUrl } from '../trust/redact';
 import type { Identity } from '../routing/requestContext';
 import { compareOrdinal } from '../shared/ordinal';
 import { isUp } from '../supervision/upstreamStates';
-
-// The result types moved to controlApi.ts; kept importable from here while other branches merge.
-export type { BrokerState, ServerStatus } from './controlApi';
 
 export interface ControlContext {
   untrusted: boolean;
@@ -84,88 +73,12 @@ export class ControlOperations {
   }
 
   serverStatus(name: string): ServerStatus {
-    const def = this.def(name);
-    const upstream = this.broker.upstream(name);
-    const snap = upstream?.snapshot();
-    const approval = this.approvals.check(def);
-    const view = this.broker.catalog.server(name);
-    const tools = (upstream ? view.tools : []).map((t) => ({
-      name: t.name,
-      exposedAs: view.exposedTool(t.name) ?? t.name,
-      description: t.description,
-    }));
-    const hiddenTools = (upstream?.state === 'running' ? upstream.tools : []).flatMap((t) => {
-      const why = whyFilteredOut(t.name, def.allowedTools, def.excludeTools);
-      return why ? [{ name: t.name, description: t.description, why }] : [];
-    });
-    const toolTokens = upstream ? this.broker.toolTokens.ofServer(name) : undefined;
-    const signIns = this.broker.supervisor.signIns;
-    const auth = signIns.status(def);
-    const state = snap?.state ?? 'stopped';
-    return {
-      name,
-      description: def.description,
-      trust: def.trust,
-      transport: def.transport,
-      enabled: def.enabled,
-      state,
-      lifecycle: lifecycleOf(def),
-      catalog: snap?.catalog ?? 'none',
-      pid: snap?.pid,
-      uptimeMs: snap?.startedAt ? Date.now() - snap.startedAt : undefined,
-      restarts: snap?.restarts ?? 0,
-      lastError: snap?.lastError,
-      nextRestartInMs: snap?.nextRestartAt ? Math.max(0, snap.nextRestartAt - Date.now()) : undefined,
-      tools,
-      hiddenTools,
-      ...(toolTokens === undefined ? {} : { toolTokens }),
-      promptCount: upstream && upstream.catalogSource !== 'none' ? upstream.listed.prompts.length : 0,
-      resourceCount: upstream && upstream.catalogSource !== 'none' ? upstream.listed.resources.length : 0,
-      grants: def.grants,
-      enforcement: upstream?.enforcement ?? {
-        network: 'not-enforced',
-        filesystem: 'not-enforced',
-        secrets: 'enforced',
-        notes: [],
-      },
-      approval: approval.status,
-      approvalHash: approval.hash,
-      approvalItems: approval.lines,
-      approvalSummary: approvalSummaryText(approval.lines),
-      withheldEnv: upstream?.withheldEnv ?? [],
-      ...(auth ? { auth } : {}),
-      ...this.credentialStatus(def),
-      ...(state === 'needs-sign-in' ? { signIn: auth?.stepUpScope ? { scope: auth.stepUpScope } : {} } : {}),
-      pins: this.pins?.state(name, upstream?.state === 'running') ?? {
-        status: 'unpinned',
-        quarantined: [],
-        removed: [],
-        locked: false,
-      },
-      pendingServerRequests: upstream?.serverRequests.pending ?? 0,
-      protocol: upstream?.state === 'running' ? upstream.protocol : undefined,
-      target: def.transport === 'stdio' ? [def.command, ...def.args].join(' ') : redactUrl(def.url ?? ''),
+    return describeServer(this.def(name), {
+      broker: this.broker,
+      approvals: this.approvals,
+      pins: this.pins,
       file: this.fileOf('server', name),
-    };
-  }
-
-  /** The VS Code account and entered secrets a server uses: where they come from, never a value. */
-  private credentialStatus(def: ServerDef): Pick<ServerStatus, 'account' | 'inputs'> {
-    const credentials = this.broker.supervisor.credentials;
-    const account = credentials.accountStatus(def);
-    const granted = def.grants.includes('secrets');
-    const inputs: InputStatus[] = inputsReferenced(def).map((name) => {
-      const declared = def.inputs?.[name];
-      const source = granted ? credentials.inputSource(name) : undefined;
-      return {
-        name,
-        ...(declared?.description ? { description: declared.description } : {}),
-        password: declared?.password ?? true,
-        ...(source ? { source } : {}),
-        ...(granted ? {} : { withheld: true }),
-      };
     });
-    return { ...(account ? { account } : {}), ...(inputs.length ? { inputs } : {}) };
   }
 
   listServers(): ServerStatus[] {
@@ -223,30 +136,7 @@ export class ControlOperations {
   }
 
   listClients(): ClientSummary[] {
-    return [...this.snapshot.clients.values()]
-      .sort((a, b) => compareOrdinal(a.name, b.name))
-      .map((c) => ({
-        name: c.name,
-        description: c.description,
-        mcp_allow: c.mcp_allow,
-        tools: c.tools,
-        toolMode: c.toolMode ?? 'all',
-        ...(c.pinnedTools ? { pinnedTools: c.pinnedTools } : {}),
-        ...this.profileTokens(c.name),
-        tokenFile: this.tokens.fileOf(c.name),
-      }));
-  }
-
-  /** The tokens of the tools a client's profile lets it see (its whole list in toolMode all). */
-  private profileTokens(client: string): { toolTokens?: number } {
-    const identity: Identity = { client, operator: false };
-    const profile = this.broker.access.profileOf(identity);
-    // Keyed by the profile object too: an edited profile is a new object in a new snapshot.
-    const key = `${client}\0${profile ? JSON.stringify(profile) : ''}`;
-    const toolTokens = this.broker.toolTokens.total(key, (route) =>
-      this.broker.access.allowsTool(identity, route.server, route.exposed, profile),
-    );
-    return toolTokens === undefined ? {} : { toolTokens };
+    return describeClients(this.snapshot, this.broker, this.tokens);
   }
 
   /**
@@ -284,34 +174,7 @@ export class ControlOperations {
 
   problems(): RegistryProblem[] {
     const own = this.snapshot.problems.map((p) => ({ ...p, text: formatProblem(p, this.broker.root) }));
-    return [...own, ...this.policyProblems()];
-  }
-
-  /** The administrator's policy file's own errors, and each server it blocks, at the line of the rule. */
-  private policyProblems(): RegistryProblem[] {
-    const policy = currentPolicy();
-    if (!policy) return [];
-    const problems: Problem[] = policy.errors.map((e) => ({
-      file: policy.file,
-      line: e.line,
-      column: 1,
-      message: `policy file: ${e.message}`,
-      kind: 'server',
-      severity: 'error',
-    }));
-    for (const def of this.snapshot.servers.values()) {
-      const block = serverBlock(policy, def);
-      if (block && !policy.errors.length)
-        problems.push({
-          file: block.file,
-          line: block.line,
-          column: 1,
-          message: `server '${def.name}' is blocked: ${block.message}`,
-          kind: 'server',
-          severity: 'warning',
-        });
-    }
-    return problems.map((p) => ({ ...p, text: formatProblem(p) }));
+    return [...own, ...policyProblems(this.snapshot)];
   }
 
   private memory(): BrokerState['broker']['memory'] {
