@@ -6,38 +6,17 @@ import * as path from 'node:path';
 import { BrokerConnection, type Phase } from '../../src/extension/brokerConnection';
 import type { BrokerState } from '../../src/broker/control/controlApi';
 import { BROKER_ENV, BROKER_NODE_FLAGS } from '../../src/broker/daemon/runtime';
-import { BROKER_JS, fixtureServer, tempDir, writeRegistry } from '../helpers/broker';
+import { BROKER_JS, fixtureServer, tempDir, waitForEvent, writeRegistry } from '../helpers/broker';
 
 const quiet = { info() {}, warn() {}, error() {} };
 
-function until<T>(
-  conn: BrokerConnection,
-  pred: () => T | undefined | false,
-  timeoutMs = 20_000,
-  what = 'condition',
-): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const check = (): void => {
-      const v = pred();
-      if (v) {
-        cleanup();
-        resolve(v);
-      }
-    };
-    const timer = setTimeout(() => {
-      cleanup();
-      reject(new Error(`timed out waiting for ${what} (phase ${conn.phase}, error ${conn.lastError ?? '-'})`));
-    }, timeoutMs);
-    const cleanup = (): void => {
-      clearTimeout(timer);
-      conn.off('change', check);
-      conn.off('state', check);
-    };
-    conn.on('change', check);
-    conn.on('state', check);
-    check();
+/** Waits for `pred` to hold, checked now and on every change of the connection and its state. */
+const until = <T>(conn: BrokerConnection, pred: () => T | undefined | false, timeoutMs = 20_000, what = 'condition') =>
+  waitForEvent(conn, ['change', 'state'], pred, what, {
+    timeoutMs,
+    checkNow: true,
+    detail: () => `phase ${conn.phase}, error ${conn.lastError ?? '-'}`,
   });
-}
 
 function alive(pid: number): boolean {
   try {

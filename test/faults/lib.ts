@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { Client as SdkClient, type Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { REPO, fixture, isAlive, startBrokerProcess, textOf, track, type BrokerProcess } from '../helpers/broker';
+import { REPO, fixture, isAlive, startBrokerProcess, track, type BrokerProcess } from '../helpers/broker';
 
 export type Json = Record<string, any>;
 
@@ -326,15 +326,8 @@ export async function connectBusy(url: string, token: string, name: string): Pro
   return client;
 }
 
-export async function facade(client: Client, tool: string, args: Json = {}): Promise<Json> {
-  const result = await client.callTool({ name: `switchboard__${tool}`, arguments: args });
-  if (result.isError) throw new Error(textOf(result));
-  return result.structuredContent as Json;
-}
-
-export async function status(client: Client, name: string): Promise<Json> {
-  return facade(client, 'server_status', { name });
-}
+// The facade calls every suite shares (test/helpers/broker.ts), under the names this suite uses.
+export { facade, status } from '../helpers/broker';
 
 export interface FixtureHttp {
   proc: ChildProcess;

@@ -1,6 +1,7 @@
 // Test helpers that start the real thing: the built broker as a child process, real SDK clients
 // over real HTTP, and registries in real temp directories.
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { EventEmitter } from 'node:events';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -220,6 +221,62 @@ export async function facade(
   const result = await client.callTool({ name: `switchboard__${tool}`, arguments: args });
   if (result.isError) throw new Error(textOf(result));
   return result.structuredContent as Record<string, any>;
+}
+
+/** A server's status through the facade (`switchboard__server_status`); the tool's error thrown. */
+export function status(client: Client, name: string): Promise<Record<string, any>> {
+  return facade(client, 'server_status', { name });
+}
+
+/** Calls a tool by its listed name: the text of the result and whether it is an error (not thrown). */
+export async function call(
+  client: Client,
+  name: string,
+  args: Record<string, unknown> = {},
+): Promise<{ text: string; isError: boolean }> {
+  const result = await client.callTool({ name, arguments: args });
+  return { text: textOf(result), isError: result.isError === true };
+}
+
+/** The text of a tool's result, an error's as well. */
+export async function callText(client: Client, name: string, args: Record<string, unknown> = {}): Promise<string> {
+  return (await call(client, name, args)).text;
+}
+
+/**
+ * Waits on an emitter: resolves with the first truthy value `check` returns for one of `events`
+ * (given the event's arguments), or at once if `checkNow` and it holds already; rejects after
+ * `timeoutMs` naming `what` and, if given, `detail()` (the state it was in). For polling, waitFor.
+ */
+export function waitForEvent<T>(
+  emitter: EventEmitter,
+  events: string | string[],
+  check: (...args: any[]) => T | undefined | false,
+  what: string,
+  opts: { timeoutMs?: number; checkNow?: boolean; detail?: () => string } = {},
+): Promise<T> {
+  const names = typeof events === 'string' ? [events] : events;
+  const timeoutMs = opts.timeoutMs ?? 10_000;
+  return new Promise((resolve, reject) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      for (const e of names) emitter.off(e, on);
+    };
+    const on = (...args: unknown[]): void => {
+      const value = check(...args);
+      if (!value) return;
+      done();
+      resolve(value);
+    };
+    const timer = setTimeout(() => {
+      done();
+      reject(
+        new Error(`timed out after ${timeoutMs} ms waiting for ${what}${opts.detail ? ` (${opts.detail()})` : ''}`),
+      );
+    }, timeoutMs);
+    for (const e of names) emitter.on(e, on);
+    if (opts.checkNow) on();
+  });
 }
 
 /** Starts a fixture over Streamable HTTP on a free port; resolves with its URL once it listens. */

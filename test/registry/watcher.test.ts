@@ -8,28 +8,11 @@ import { RegistryLoader, type RegistrySnapshot } from '../../src/registry/loader
 import { RegistryWatcher } from '../../src/registry/watcher';
 import { RegistryWriter } from '../../src/registry/writer';
 import { put, useRoot } from './helpers/tmp';
+import { waitForEvent } from '../helpers/broker';
 
-/** Resolves with the first emitted snapshot that satisfies `pred`; rejects after `ms`. */
-function waitFor(
-  w: RegistryWatcher,
-  pred: (s: RegistrySnapshot) => boolean,
-  what: string,
-  ms = 5000,
-): Promise<RegistrySnapshot> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      w.off('snapshot', on);
-      reject(new Error(`no snapshot with ${what} within ${ms} ms`));
-    }, ms);
-    const on = (s: RegistrySnapshot) => {
-      if (!pred(s)) return;
-      clearTimeout(timer);
-      w.off('snapshot', on);
-      resolve(s);
-    };
-    w.on('snapshot', on);
-  });
-}
+/** The first snapshot `w` emits that satisfies `pred`; rejects after `ms`. */
+const nextSnapshot = (w: RegistryWatcher, pred: (s: RegistrySnapshot) => boolean, what: string, ms = 5000) =>
+  waitForEvent(w, 'snapshot', (s: RegistrySnapshot) => pred(s) && s, `a snapshot with ${what}`, { timeoutMs: ms });
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -50,16 +33,16 @@ describe('registry watcher', function () {
     assert.deepEqual([...initial.servers.keys()], ['a']);
     const w = watcher!;
 
-    let next = waitFor(w, (s) => s.servers.has('b'), 'server b');
+    let next = nextSnapshot(w, (s) => s.servers.has('b'), 'server b');
     put(ctx.root, 'mcp-servers.d/b.yaml', 'command: node\n');
     await next;
 
-    next = waitFor(w, (s) => s.servers.get('a')?.enabled === false, 'a disabled');
+    next = nextSnapshot(w, (s) => s.servers.get('a')?.enabled === false, 'a disabled');
     fs.writeFileSync(path.join(ctx.root, 'mcp-servers.d/a.yaml'), 'command: node\nenabled: false\n');
     const changed = await next;
     assert.ok(changed.generation > initial.generation);
 
-    next = waitFor(w, (s) => !s.servers.has('b'), 'b removed');
+    next = nextSnapshot(w, (s) => !s.servers.has('b'), 'b removed');
     fs.unlinkSync(path.join(ctx.root, 'mcp-servers.d/b.yaml'));
     const removed = await next;
     assert.deepEqual([...removed.servers.keys()], ['a']);
@@ -71,14 +54,14 @@ describe('registry watcher', function () {
     start();
     const w = watcher!;
     for (const word of ['two', 'three', 'four']) {
-      const next = waitFor(w, (s) => s.prompts.get('p')?.messages[0].content === word, `content ${word}`);
+      const next = nextSnapshot(w, (s) => s.prompts.get('p')?.messages[0].content === word, `content ${word}`);
       const tmp = path.join(ctx.root, 'prompts.d', `.p.yaml.${word}.swp`);
       fs.writeFileSync(tmp, `messages: [{role: user, content: ${word}}]\n`);
       fs.renameSync(tmp, file);
       await next;
     }
     // vim-style: move the original aside, write a new file, delete the backup.
-    const next = waitFor(w, (s) => s.prompts.get('p')?.messages[0].content === 'five', 'content five');
+    const next = nextSnapshot(w, (s) => s.prompts.get('p')?.messages[0].content === 'five', 'content five');
     fs.renameSync(file, `${file}~`);
     fs.writeFileSync(file, 'messages: [{role: user, content: five}]\n');
     fs.unlinkSync(`${file}~`);
@@ -88,25 +71,29 @@ describe('registry watcher', function () {
   it('notices kind directories created after start, and deleted and recreated ones', async () => {
     start();
     const w = watcher!;
-    let next = waitFor(w, (s) => s.clients.has('c'), 'client c');
+    let next = nextSnapshot(w, (s) => s.clients.has('c'), 'client c');
     put(ctx.root, 'clients.d/c.yaml', 'mcp_allow: [read]\n');
     await next;
 
-    next = waitFor(w, (s) => s.servers.has('late'), 'server late');
+    next = nextSnapshot(w, (s) => s.servers.has('late'), 'server late');
     fs.mkdirSync(path.join(ctx.root, 'mcp-servers.d'));
     await sleep(50); // let the directory event and the file event arrive separately
     put(ctx.root, 'mcp-servers.d/late.yaml', 'command: node\n');
     await next;
 
-    next = waitFor(w, (s) => s.clients.size === 0, 'clients gone');
+    next = nextSnapshot(w, (s) => s.clients.size === 0, 'clients gone');
     fs.rmSync(path.join(ctx.root, 'clients.d'), { recursive: true });
     await next;
 
-    next = waitFor(w, (s) => s.clients.has('again'), 'client again');
+    next = nextSnapshot(w, (s) => s.clients.has('again'), 'client again');
     put(ctx.root, 'clients.d/again.yaml', '{}\n');
     await next;
     // Changes inside the recreated directory are still seen (its watcher was re-armed).
-    next = waitFor(w, (s) => s.clients.get('again')?.mcp_allow.includes('write') === true, 'client again with write');
+    next = nextSnapshot(
+      w,
+      (s) => s.clients.get('again')?.mcp_allow.includes('write') === true,
+      'client again with write',
+    );
     fs.writeFileSync(path.join(ctx.root, 'clients.d/again.yaml'), 'mcp_allow: [read, write]\n');
     await next;
   });
@@ -115,13 +102,13 @@ describe('registry watcher', function () {
     const file = put(ctx.root, 'mcp-servers.d/s.yaml', 'command: node\nargs: [v1]\n');
     start();
     const w = watcher!;
-    let next = waitFor(w, (s) => s.problems.length > 0, 'a problem');
+    let next = nextSnapshot(w, (s) => s.problems.length > 0, 'a problem');
     fs.writeFileSync(file, 'command: node\nargs: [v2\n');
     const broken = await next;
     assert.deepEqual(broken.servers.get('s')?.args, ['v1']);
     assert.equal(broken.problems.find((p) => p.severity === 'error')?.file, file);
 
-    next = waitFor(w, (s) => s.problems.length === 0, 'no problems');
+    next = nextSnapshot(w, (s) => s.problems.length === 0, 'no problems');
     fs.writeFileSync(file, 'command: node\nargs: [v3]\n');
     assert.deepEqual((await next).servers.get('s')?.args, ['v3']);
   });
@@ -138,7 +125,7 @@ describe('registry watcher', function () {
     put(ctx.root, 'mcp-servers.d/.a.yaml.1.tmp', 'garbage');
     fs.unlinkSync(path.join(ctx.root, 'mcp-servers.d/.a.yaml.1.tmp'));
     await sleep(400); // several debounce periods and rescans
-    const next = waitFor(w, (s) => s.servers.has('b'), 'server b');
+    const next = nextSnapshot(w, (s) => s.servers.has('b'), 'server b');
     put(ctx.root, 'mcp-servers.d/b.yaml', 'command: node\n');
     await next;
     assert.equal(seen.length, 1, 'only the real change produced a snapshot');
@@ -149,7 +136,7 @@ describe('registry watcher', function () {
     start();
     const w = watcher!;
     const writer = new RegistryWriter(ctx.root);
-    const next = waitFor(
+    const next = nextSnapshot(
       w,
       (s) => s.servers.size === 20 && s.servers.get('s19')?.description === 'final',
       'all 20 servers',
@@ -165,7 +152,7 @@ describe('registry watcher', function () {
     start({ rescanMs: 100 });
     const w = watcher!;
     const internals = w as unknown as { watched: Map<string, { watcher: fs.FSWatcher }> };
-    const next = waitFor(w, (s) => s.servers.get('a')?.command === 'deno', 'command deno');
+    const next = nextSnapshot(w, (s) => s.servers.get('a')?.command === 'deno', 'command deno');
     // Close the directory watcher but keep the bookkeeping, so arm() believes it is live.
     internals.watched.get(path.join(ctx.root, 'mcp-servers.d'))?.watcher.close();
     internals.watched.get(ctx.root)?.watcher.close();

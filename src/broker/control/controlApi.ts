@@ -1,5 +1,7 @@
 // The control operations as one typed contract: facade tool name → params → result. Types only
 // (every import is `import type`), so the facade, the CLI, the extension and the webview share it.
+// The params are the zod definitions' types (operationParams.ts), so they cannot drift from what the
+// facade checks; the results are written here.
 import type { ClientDef, Lifecycle, PromptDef, ServerDef } from '../../registry/schema';
 import type { Problem } from '../../registry/problems';
 import type { ApprovalStatus } from '../trust/approvals';
@@ -13,6 +15,7 @@ import type { Enforcement } from '../trust/sandbox';
 import type { CatalogSource } from '../supervision/upstream';
 import type { UpstreamState } from '../supervision/upstreamStates';
 import type { AuditRecord } from '../routing/audit';
+import type { ParamsInput, ParamsOperation } from './operationParams';
 import type { FoundServer } from '../registryClient/registryClient';
 
 export interface ServerStatus {
@@ -179,80 +182,75 @@ export type Written = { file: string; name: string };
 export type Removed = { removed: boolean };
 export type ClientConnection = { client: string; url: string; tokenFile: string; header: string };
 
-type NoParams = Record<string, never>;
-type ByName = { name: string };
-type WithDefinition = { definition: DefinitionInput };
-
 /**
- * Every facade tool (`switchboard__<key>`): what it takes and what it returns. The facade's
- * implementation is typed against this map, and every caller goes through it.
+ * Every facade tool (`switchboard__<key>`): what it returns (what it takes is in operationParams.ts).
+ * The facade's implementation is typed against this map, and every caller goes through it.
  */
-export interface ControlApi {
-  list_servers: { params: NoParams; result: { servers: ServerStatus[] } };
-  server_status: { params: ByName; result: ServerStatus };
-  tail_logs: { params: ByName & { lines?: number; after?: number }; result: ServerLogs };
-  list_prompts: { params: NoParams; result: { prompts: PromptSummary[] } };
-  list_clients: { params: NoParams; result: { clients: ClientSummary[] } };
-  registry_problems: { params: NoParams; result: { problems: RegistryProblem[] } };
-  enable_server: { params: ByName; result: ServerStatus };
-  disable_server: { params: ByName; result: ServerStatus };
-  restart_server: { params: ByName; result: ServerStatus };
+export interface ControlResults {
+  list_servers: { servers: ServerStatus[] };
+  server_status: ServerStatus;
+  tail_logs: ServerLogs;
+  list_prompts: { prompts: PromptSummary[] };
+  list_clients: { clients: ClientSummary[] };
+  registry_problems: { problems: RegistryProblem[] };
+  enable_server: ServerStatus;
+  disable_server: ServerStatus;
+  restart_server: ServerStatus;
   /** `note` says when the trust tier asked for was lowered to community (an agent wrote it). */
-  upsert_server: { params: WithDefinition; result: Written & { note?: string; status: ServerStatus } };
-  remove_server: { params: ByName; result: Removed };
-  probe_server: { params: WithDefinition; result: ProbeResult };
-  upsert_prompt: { params: WithDefinition; result: Written };
-  remove_prompt: { params: ByName; result: Removed };
-  approve_server: { params: ByName & { hash: string }; result: ServerStatus & { approved: string } };
-  revoke_approval: { params: ByName; result: ServerStatus };
-  tool_changes: { params: ByName; result: ToolChanges };
-  accept_tool_changes: { params: ByName & { hash: string }; result: ServerStatus & { accepted: number } };
-  upsert_client: { params: WithDefinition; result: Written };
-  remove_client: { params: ByName; result: Removed };
-  client_connection: { params: ByName & { rotate?: boolean }; result: ClientConnection };
+  upsert_server: Written & { note?: string; status: ServerStatus };
+  remove_server: Removed;
+  probe_server: ProbeResult;
+  upsert_prompt: Written;
+  remove_prompt: Removed;
+  approve_server: ServerStatus & { approved: string };
+  revoke_approval: ServerStatus;
+  tool_changes: ToolChanges;
+  accept_tool_changes: ServerStatus & { accepted: number };
+  upsert_client: Written;
+  remove_client: Removed;
+  client_connection: ClientConnection;
   /** In toolMode search the tools found are also added to the calling session's tools/list. */
-  find_tools: { params: { query: string; limit?: number }; result: { query: string; tools: FoundTool[] } };
+  find_tools: { query: string; tools: FoundTool[] };
   /** Searches the configured MCP Registries (never one the caller names); with `name`, one server and its definition. */
-  search_registry: {
-    params: { query?: string; name?: string; choice?: string; cursor?: string; limit?: number };
-    result: RegistrySearch;
-  };
+  search_registry: RegistrySearch;
   /**
    * Calls a tool by name for clients that do not re-list tools. Routed, not run by the facade: the
    * router makes it the same call (profile check, audit) as a direct tools/call of `name`.
    */
-  call_tool: { params: { name: string; arguments: Record<string, unknown> }; result: Record<string, unknown> };
+  call_tool: Record<string, unknown>;
   /**
    * The newest audit entries, oldest first. The operator reads every entry (optionally one client's);
    * any other client only the entries of its own calls.
    */
-  read_audit: { params: { limit?: number; client?: string }; result: AuditTail };
+  read_audit: AuditTail;
   /** Starts a server's sign-in (a loopback listener on the broker) and returns the URL to open. */
-  begin_sign_in: { params: ByName; result: { name: string; url: string } };
-  sign_out: { params: ByName; result: ServerStatus };
+  begin_sign_in: { name: string; url: string };
+  sign_out: ServerStatus;
   /**
    * The editor hands over a VS Code account's token for a server with `auth: { type: vscode }`
    * (held in memory only); without `token` it is withdrawn. provider and scopes must be the server's.
    */
-  set_account_token: {
-    params: ByName & { provider: string; scopes: string[]; token?: string; account?: string };
-    result: ServerStatus;
-  };
+  set_account_token: ServerStatus;
   /**
    * `${input:NAME}`: the editor's value (held in memory only; without `value`, forgotten), or with
    * `reload`, re-read from the per-user store after `switchboard secret set|unset`.
    */
-  set_input: {
-    params: ByName & { value?: string; reload?: boolean };
-    result: { name: string; source?: InputSource; servers: string[] };
-  };
+  set_input: { name: string; source?: InputSource; servers: string[] };
   /** The editor's workspace folders, given to upstreams as roots (with the registry root). */
-  set_editor_roots: { params: { roots: Root[] }; result: { roots: Root[]; changed: boolean } };
+  set_editor_roots: { roots: Root[]; changed: boolean };
 }
 
-export type ControlOperation = keyof ControlApi;
-export type ParamsOf<K extends ControlOperation> = ControlApi[K]['params'];
-export type ResultOf<K extends ControlOperation> = ControlApi[K]['result'];
+export type ControlOperation = keyof ControlResults;
+/** What a caller passes to an operation (fields with a default may be left out). */
+export type ParamsOf<K extends ControlOperation> = ParamsInput<K>;
+export type ResultOf<K extends ControlOperation> = ControlResults[K];
+/** Each operation with what it takes and returns. */
+export type ControlApi = { [K in ControlOperation]: { params: ParamsOf<K>; result: ResultOf<K> } };
+
+// The zod definitions and the results name the same operations: one more or one less does not compile.
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+type Holds<T extends true> = T;
+export type ParamsForEveryOperation = Holds<Same<ControlOperation, ParamsOperation>>;
 
 /** The MCP tool name of an operation: `enable_server` → `switchboard__enable_server`. */
 export type FacadeToolName<K extends ControlOperation = ControlOperation> = `switchboard__${K}`;

@@ -1,30 +1,28 @@
 // The broker's own MCP tools ("facade"), under the reserved `switchboard__` namespace. Each tool
 // names the scope it needs; the scope is checked on every call against the client's current
 // definition, so editing `mcp_allow` takes effect without reconnecting. What each tool takes and
-// returns is the control API (controlApi.ts); the table below is typed against it.
-import { registryJsonSchemas } from '../../registry/jsonSchema';
-import type { ControlOperation, DefinitionInput, ParamsOf, ResultOf } from './controlApi';
+// returns is the control API (controlApi.ts); the table below is typed against it. What each takes is
+// defined once in operationParams.ts: the input schema listed and the checking of a call come from there.
+import type { ControlOperation, ResultOf } from './controlApi';
 import type { ControlOperations } from './controlOperations';
 import type { Identity } from '../routing/requestContext';
 import { FACADE_NAMESPACE } from '../catalog/catalog';
-import { MAX_QUERY_LENGTH } from '../catalog/toolSearch';
 import { ERROR_META_KEY, ErrorCodes, failureFrom, McpFailure, type JsonObject, type Tool } from '../shared/mcpTypes';
 import { toPortableSchema } from './portableSchema';
+import { paramsJsonSchema, parseParams, type ParamsParsed } from './operationParams';
 import { searchRegistry } from './registrySearch';
 import type { ToolScope } from '../routing/accessPolicy';
 
 /** `operator` tools change who may run what (approvals, client tokens): the human's, never an agent's. */
 export type Scope = ToolScope;
 
-/** One facade tool, typed against the control API: `params` checks the raw arguments, `run` does it. */
+/** One facade tool, typed against the control API: `run` gets the params checked by operationParams.ts. */
 interface FacadeTool<K extends ControlOperation> {
   scope: Scope;
   description: string;
-  input: JsonObject;
   destructive?: boolean;
   idempotent?: boolean;
-  params(args: JsonObject): ParamsOf<K>;
-  run(ops: ControlOperations, params: ParamsOf<K>, identity: Identity): Promise<ResultOf<K>> | ResultOf<K>;
+  run(ops: ControlOperations, params: ParamsParsed<K>, identity: Identity): Promise<ResultOf<K>> | ResultOf<K>;
   /** The result as the text a model reads, where indented JSON would waste its context. */
   text?(result: ResultOf<K>): string;
 }
@@ -37,7 +35,6 @@ interface RegisteredTool {
   name: ControlOperation;
   scope: Scope;
   description: string;
-  input: JsonObject;
   destructive?: boolean;
   idempotent?: boolean;
   invoke(ops: ControlOperations, args: JsonObject, identity: Identity): Promise<unknown>;
@@ -45,135 +42,33 @@ interface RegisteredTool {
 }
 
 function register<K extends ControlOperation>(name: K, tool: FacadeTool<K>): RegisteredTool {
-  const { params, run, text, ...meta } = tool;
+  const { run, text, ...meta } = tool;
   return {
     name,
     ...meta,
-    invoke: async (ops, args, identity) => run(ops, params(args), identity),
+    invoke: async (ops, args, identity) => run(ops, parseParams(name, args), identity),
     ...(text ? { text: (result: unknown) => text(result as ResultOf<K>) } : {}),
   };
 }
-
-const nameArg = (what: string) => ({
-  type: 'object',
-  properties: { name: { type: 'string', description: what } },
-  required: ['name'],
-  additionalProperties: false,
-});
-const none = { type: 'object', properties: {}, additionalProperties: false };
-const definitionArg = (schema: JsonObject) => ({
-  type: 'object',
-  properties: { definition: schema },
-  required: ['definition'],
-  additionalProperties: false,
-});
-
-function str(args: JsonObject, key: string): string {
-  const v = args[key];
-  if (typeof v !== 'string' || !v)
-    throw new McpFailure(ErrorCodes.InvalidParams, `'${key}' must be a non-empty string`);
-  return v;
-}
-
-function obj(args: JsonObject, key: string): DefinitionInput {
-  const v = args[key];
-  if (!v || typeof v !== 'object' || Array.isArray(v))
-    throw new McpFailure(ErrorCodes.InvalidParams, `'${key}' must be an object (a registry definition)`);
-  return v as DefinitionInput;
-}
-
-function optionalInt(args: JsonObject, key: string, min: number, max: number): number | undefined {
-  const v = args[key];
-  if (v === undefined) return undefined;
-  if (typeof v !== 'number' || !Number.isInteger(v) || v < min || v > max)
-    throw new McpFailure(ErrorCodes.InvalidParams, `'${key}' must be a whole number from ${min} to ${max}`);
-  return v;
-}
-
-/** How many tools find_tools returns unless told, and at most. */
-const DEFAULT_FOUND = 5;
-const MAX_FOUND = 25;
-/** How many servers search_registry asks each registry for unless told, and at most. */
-const DEFAULT_REGISTRY_PAGE = 10;
-const MAX_REGISTRY_PAGE = 50;
-
-/** find_tools' query: a few words, refused past MAX_QUERY_LENGTH characters (toolSearch.ts says why). */
-function searchQuery(args: JsonObject): string {
-  const query = str(args, 'query');
-  if (query.length > MAX_QUERY_LENGTH) {
-    throw new McpFailure(
-      ErrorCodes.InvalidParams,
-      `'query' is ${query.length} characters; find_tools takes at most ${MAX_QUERY_LENGTH}: say what you need in a few words`,
-    );
-  }
-  return query;
-}
-
-/** How many audit entries read_audit returns unless told, and at most. */
-const DEFAULT_AUDIT = 100;
-const MAX_AUDIT = 1000;
 
 /** The scope of a facade tool by its own name (`restart_server`); undefined for no such tool. */
 function scopeOf(tools: FacadeTools, name: string): Scope | undefined {
   return Object.prototype.hasOwnProperty.call(tools, name) ? tools[name as ControlOperation].scope : undefined;
 }
 
-/** A list of roots: file:// URIs with an optional name. */
-function rootsArg(v: unknown): { uri: string; name?: string }[] {
-  if (!Array.isArray(v)) throw new McpFailure(ErrorCodes.InvalidParams, "'roots' must be an array of { uri, name }");
-  return v.map((r: unknown, i) => {
-    const root = r as { uri?: unknown; name?: unknown } | null;
-    if (!root || typeof root.uri !== 'string' || !root.uri.startsWith('file://'))
-      throw new McpFailure(ErrorCodes.InvalidParams, `roots[${i}].uri must be a file:// URI`);
-    if (root.name !== undefined && typeof root.name !== 'string')
-      throw new McpFailure(ErrorCodes.InvalidParams, `roots[${i}].name must be a string`);
-    return { uri: root.uri, ...(typeof root.name === 'string' ? { name: root.name } : {}) };
-  });
-}
-
-function stringList(args: JsonObject, key: string): string[] {
-  const v = args[key];
-  if (!Array.isArray(v) || !v.every((x) => typeof x === 'string'))
-    throw new McpFailure(ErrorCodes.InvalidParams, `'${key}' must be an array of strings`);
-  return v as string[];
-}
-
-/** `{ key: value }` when the argument is a string, `{}` when absent. */
-function optionalString<K extends string>(args: JsonObject, key: K): { [P in K]?: string } {
-  const v = args[key];
-  if (v === undefined) return {};
-  if (typeof v !== 'string') throw new McpFailure(ErrorCodes.InvalidParams, `'${key}' must be a string`);
-  return { [key]: v } as { [P in K]?: string };
-}
-
-const noParams = (): Record<string, never> => ({});
-const byName = (a: JsonObject): { name: string } => ({ name: str(a, 'name') });
-const withDefinition = (a: JsonObject): { definition: DefinitionInput } => ({ definition: obj(a, 'definition') });
-
 function definitions(): RegisteredTool[] {
-  const schemas = registryJsonSchemas() as Record<string, JsonObject>;
-  const serverSchema = { ...schemas.server };
-  delete serverSchema.$schema;
-  const promptSchema = { ...schemas.prompt };
-  delete promptSchema.$schema;
-  const clientSchema = { ...schemas.client };
-  delete clientSchema.$schema;
   const tools: FacadeTools = {
     list_servers: {
       scope: 'read',
       description:
         'List every server in the registry with its state (running, stopped, failed, awaiting-approval...), ' +
         'pid, uptime, restarts, last error, trust tier, grants and tools.',
-      input: none,
-      params: noParams,
       run: (ops) => ({ servers: ops.listServers() }),
     },
     server_status: {
       scope: 'read',
       description:
         'Full status of one server: state, pid, uptime, restarts, last error, tools, grants and how they are enforced, trust and approval.',
-      input: nameArg('server name'),
-      params: byName,
       run: (ops, p) => ops.serverStatus(p.name),
     },
     tail_logs: {
@@ -181,67 +76,40 @@ function definitions(): RegisteredTool[] {
       description:
         "The last lines of a server's stderr and lifecycle log (secrets redacted). To follow it, pass the " +
         "previous answer's `next` as `after`: only newer lines come back.",
-      input: {
-        type: 'object',
-        properties: {
-          name: { type: 'string' },
-          lines: { type: 'integer', minimum: 1, maximum: 500, default: 50 },
-          after: { type: 'integer', minimum: 0, description: "a previous answer's `next`: only lines logged since" },
-        },
-        required: ['name'],
-        additionalProperties: false,
-      },
-      params: (a) => ({
-        name: str(a, 'name'),
-        lines: typeof a.lines === 'number' ? a.lines : undefined,
-        after: typeof a.after === 'number' ? a.after : undefined,
-      }),
-      run: (ops, p) => ops.tailLogs(p.name, p.lines ?? 50, p.after),
+      run: (ops, p) => ops.tailLogs(p.name, p.lines, p.after),
     },
     list_prompts: {
       scope: 'read',
       description: 'List the fleet prompts from prompts.d/ (served to every client as switchboard__<name>).',
-      input: none,
-      params: noParams,
       run: (ops) => ({ prompts: ops.listPrompts() }),
     },
     list_clients: {
       scope: 'read',
       description: 'List the declared clients and their scopes (mcp_allow) and tool profiles.',
-      input: none,
-      params: noParams,
       run: (ops) => ({ clients: ops.listClients() }),
     },
     registry_problems: {
       scope: 'read',
       description: 'Problems found in the registry files, with file, line and column.',
-      input: none,
-      params: noParams,
       run: (ops) => ({ problems: ops.problems() }),
     },
     enable_server: {
       scope: 'write',
       description: "Set enabled: true in a server definition (a community server still needs the operator's approval).",
-      input: nameArg('server name'),
       idempotent: true,
-      params: byName,
       run: (ops, p) => ops.setEnabled(p.name, true),
     },
     disable_server: {
       scope: 'write',
       description: 'Set enabled: false in a server definition and stop it.',
-      input: nameArg('server name'),
       idempotent: true,
       destructive: true,
-      params: byName,
       run: (ops, p) => ops.setEnabled(p.name, false),
     },
     restart_server: {
       scope: 'write',
       description: 'Restart one server (also clears a failed state).',
-      input: nameArg('server name'),
       destructive: true,
-      params: byName,
       run: (ops, p) => ops.restart(p.name),
     },
     upsert_server: {
@@ -250,8 +118,6 @@ function definitions(): RegisteredTool[] {
       description:
         'Create or replace a server definition (written to mcp-servers.d/<name>.yaml). ' +
         'Definitions written by agents are always the community tier: they start only after the operator approves them.',
-      input: definitionArg(serverSchema),
-      params: withDefinition,
       run: async (ops, p, identity) => {
         const definition = { ...p.definition };
         const downgraded = !identity.operator && definition.trust !== undefined && definition.trust !== 'community';
@@ -270,8 +136,6 @@ function definitions(): RegisteredTool[] {
       scope: 'write',
       destructive: true,
       description: 'Delete a server definition file and stop the server.',
-      input: nameArg('server name'),
-      params: byName,
       run: (ops, p) => ops.remove('server', p.name),
     },
     probe_server: {
@@ -280,24 +144,18 @@ function definitions(): RegisteredTool[] {
         'Start a server definition that is not saved yet, list its tools, prompts and resources with their schemas, ' +
         'measure connect and list latency, then stop it. ' +
         'Explains failures (command not found, exit code and stderr, HTTP status, timeout).',
-      input: definitionArg(serverSchema),
-      params: withDefinition,
       run: (ops, p, identity) => ops.probe(p.definition, identity),
     },
     upsert_prompt: {
       scope: 'write',
       idempotent: true,
       description: 'Create or replace a fleet prompt (prompts.d/<name>.yaml).',
-      input: definitionArg(promptSchema),
-      params: withDefinition,
       run: (ops, p) => ops.upsert('prompt', p.definition),
     },
     remove_prompt: {
       scope: 'write',
       destructive: true,
       description: 'Delete a fleet prompt.',
-      input: nameArg('prompt name'),
-      params: byName,
       run: (ops, p) => ops.remove('prompt', p.name),
     },
     approve_server: {
@@ -307,24 +165,12 @@ function definitions(): RegisteredTool[] {
         "defined now. 'hash' is the approvalHash of the status the operator reviewed; if the definition changed " +
         'since (command, args, cwd, env, env file contents, url, headers, grants, tool filters, trust), the ' +
         'approval is refused. Any later change needs a new approval.',
-      input: {
-        type: 'object',
-        properties: {
-          name: { type: 'string', description: 'server name' },
-          hash: { type: 'string', description: 'approvalHash from the server status that was reviewed' },
-        },
-        required: ['name', 'hash'],
-        additionalProperties: false,
-      },
-      params: (a) => ({ name: str(a, 'name'), hash: str(a, 'hash') }),
       run: (ops, p) => ops.approve(p.name, p.hash),
     },
     revoke_approval: {
       scope: 'operator',
       destructive: true,
       description: 'Operator only: withdraw the approval of a community server and stop it.',
-      input: nameArg('server name'),
-      params: byName,
       run: (ops, p) => ops.revoke(p.name),
     },
     tool_changes: {
@@ -333,8 +179,6 @@ function definitions(): RegisteredTool[] {
         "Operator only: how a running server's tools differ from the ones pinned at approval (or in " +
         'mcp-servers.lock): per tool, the pinned and the current definition. Quarantined tools are not ' +
         'listed to clients until the operator accepts them with accept_tool_changes.',
-      input: nameArg('server name'),
-      params: byName,
       run: (ops, p) => ops.toolChanges(p.name),
     },
     accept_tool_changes: {
@@ -342,32 +186,18 @@ function definitions(): RegisteredTool[] {
       description:
         "Operator only: accept the tools a server lists now as its new pin. 'hash' is the toolsHash of the " +
         'tool_changes result that was reviewed; if the tools changed since, nothing is accepted.',
-      input: {
-        type: 'object',
-        properties: {
-          name: { type: 'string', description: 'server name' },
-          hash: { type: 'string', description: 'toolsHash from the tool_changes result that was reviewed' },
-        },
-        required: ['name', 'hash'],
-        additionalProperties: false,
-      },
-      params: (a) => ({ name: str(a, 'name'), hash: str(a, 'hash') }),
       run: (ops, p) => ops.acceptToolChanges(p.name, p.hash),
     },
     upsert_client: {
       scope: 'operator',
       idempotent: true,
       description: 'Operator only: create or replace a client definition (clients.d/<name>.yaml) and its scopes.',
-      input: definitionArg(clientSchema),
-      params: withDefinition,
       run: (ops, p) => ops.upsert('client', p.definition),
     },
     remove_client: {
       scope: 'operator',
       destructive: true,
       description: 'Operator only: delete a client definition; its token stops working at once.',
-      input: nameArg('client name'),
-      params: byName,
       run: (ops, p) => ops.remove('client', p.name),
     },
     client_connection: {
@@ -375,14 +205,7 @@ function definitions(): RegisteredTool[] {
       description:
         'Operator only: the URL and token file for a client ' +
         '(the token is created on first use; it is never returned in a result). rotate: true replaces the token.',
-      input: {
-        type: 'object',
-        properties: { name: { type: 'string' }, rotate: { type: 'boolean', default: false } },
-        required: ['name'],
-        additionalProperties: false,
-      },
-      params: (a) => ({ name: str(a, 'name'), rotate: a.rotate === true }),
-      run: (ops, p) => ops.clientConnection(p.name, p.rotate === true),
+      run: (ops, p) => ops.clientConnection(p.name, p.rotate),
     },
     find_tools: {
       scope: 'read',
@@ -392,21 +215,7 @@ function definitions(): RegisteredTool[] {
         "and its server's description, and says why each matched. If your client uses toolMode search, the tools " +
         'found are added to your tool list (tools/list_changed follows): call them by name, or through ' +
         `${FACADE_NAMESPACE}__call_tool if your client does not re-list tools.`,
-      input: {
-        type: 'object',
-        properties: {
-          query: {
-            type: 'string',
-            maxLength: MAX_QUERY_LENGTH,
-            description: 'what you need, in a few words (e.g. "read a file", "create issue")',
-          },
-          limit: { type: 'integer', minimum: 1, maximum: MAX_FOUND, default: DEFAULT_FOUND },
-        },
-        required: ['query'],
-        additionalProperties: false,
-      },
-      params: (a) => ({ query: searchQuery(a), limit: optionalInt(a, 'limit', 1, MAX_FOUND) }),
-      run: (ops, p, identity) => ops.findTools(p.query, p.limit ?? DEFAULT_FOUND, identity, (op) => scopeOf(tools, op)),
+      run: (ops, p, identity) => ops.findTools(p.query, p.limit, identity, (op) => scopeOf(tools, op)),
       // One line per tool: what a model needs to pick one, at a fraction of the JSON's tokens.
       text: (r) =>
         r.tools.length
@@ -418,16 +227,6 @@ function definitions(): RegisteredTool[] {
       description:
         'Call any tool you may call by its name (as find_tools or tools/list gives it) with its arguments: for ' +
         'clients that do not pick up tools added to their list. The same checks apply as to a direct call.',
-      input: {
-        type: 'object',
-        properties: {
-          name: { type: 'string', description: 'the tool name, e.g. filesystem__read_file' },
-          arguments: { type: 'object', description: "the tool's arguments, per its inputSchema" },
-        },
-        required: ['name'],
-        additionalProperties: false,
-      },
-      params: (a) => ({ name: str(a, 'name'), arguments: (a.arguments ?? {}) as Record<string, unknown> }),
       run: () => {
         // The router answers call_tool before the facade sees it (it needs the caller's session).
         throw new McpFailure(ErrorCodes.InternalError, `${FACADE_NAMESPACE}__call_tool is answered by the router.`);
@@ -441,24 +240,6 @@ function definitions(): RegisteredTool[] {
         'version, transport, package or remote, whether it needs secrets). With `name` (and `choice` when it offers ' +
         'several ways to run), the definition to propose with upsert_server; it stays a community server until the ' +
         'operator approves it.',
-      input: {
-        type: 'object',
-        properties: {
-          query: { type: 'string', description: 'words to search for (e.g. "weather", "github")' },
-          name: { type: 'string', description: 'one server, name[@version], e.g. io.github.user/weather@1.2.0' },
-          choice: { type: 'string', description: 'with name: which way to run it, e.g. packages[0] or remotes[0]' },
-          cursor: { type: 'string', description: 'the nextCursor of the previous page' },
-          limit: { type: 'integer', minimum: 1, maximum: MAX_REGISTRY_PAGE, default: DEFAULT_REGISTRY_PAGE },
-        },
-        additionalProperties: false,
-      },
-      params: (a) => ({
-        ...optionalString(a, 'query'),
-        ...optionalString(a, 'name'),
-        ...optionalString(a, 'choice'),
-        ...optionalString(a, 'cursor'),
-        limit: optionalInt(a, 'limit', 1, MAX_REGISTRY_PAGE) ?? DEFAULT_REGISTRY_PAGE,
-      }),
       run: (_ops, p) => searchRegistry(p),
       text: (r) => {
         const rows = r.servers.map(
@@ -480,19 +261,7 @@ function definitions(): RegisteredTool[] {
         'The newest audit log entries, oldest first: when, which client, which tool or operation, how long it took ' +
         'and how it ended (never arguments or results). The operator reads every entry (client: one client only); ' +
         'any other client reads only the entries of its own calls.',
-      input: {
-        type: 'object',
-        properties: {
-          limit: { type: 'integer', minimum: 1, maximum: MAX_AUDIT, default: DEFAULT_AUDIT },
-          client: { type: 'string', description: 'only the entries of this client' },
-        },
-        additionalProperties: false,
-      },
-      params: (a) => ({
-        limit: optionalInt(a, 'limit', 1, MAX_AUDIT),
-        client: a.client === undefined ? undefined : str(a, 'client'),
-      }),
-      run: (ops, p, identity) => ops.readAudit(p.limit ?? DEFAULT_AUDIT, identity, p.client),
+      run: (ops, p, identity) => ops.readAudit(p.limit, identity, p.client),
     },
     begin_sign_in: {
       scope: 'operator',
@@ -500,16 +269,12 @@ function definitions(): RegisteredTool[] {
         'Operator only: start signing in to a remote server with auth (OAuth). Returns the URL to open in a ' +
         "browser; the browser returns to the broker's own loopback address and the tokens stay in the broker's " +
         'per-user token store (never returned).',
-      input: nameArg('server name'),
-      params: byName,
       run: (ops, p) => ops.beginSignIn(p.name),
     },
     sign_out: {
       scope: 'operator',
       destructive: true,
       description: "Operator only: delete a remote server's sign-in tokens; it needs a new sign-in to connect.",
-      input: nameArg('server name'),
-      params: byName,
       run: (ops, p) => ops.signOut(p.name),
     },
     set_account_token: {
@@ -519,25 +284,6 @@ function definitions(): RegisteredTool[] {
         "Operator only (the editor): hand over a VS Code account's access token for a server with " +
         'auth: { type: vscode }. The broker holds it in memory only and sends it to that server alone; without ' +
         "'token' it is withdrawn. 'provider' and 'scopes' must be the server's (a token for other scopes is refused).",
-      input: {
-        type: 'object',
-        properties: {
-          name: { type: 'string', description: 'server name' },
-          provider: { type: 'string' },
-          scopes: { type: 'array', items: { type: 'string' } },
-          token: { type: 'string' },
-          account: { type: 'string', description: "the account's label, shown in the state" },
-        },
-        required: ['name', 'provider', 'scopes'],
-        additionalProperties: false,
-      },
-      params: (a) => ({
-        name: str(a, 'name'),
-        provider: str(a, 'provider'),
-        scopes: stringList(a, 'scopes'),
-        ...optionalString(a, 'token'),
-        ...optionalString(a, 'account'),
-      }),
       run: (ops, p) => ops.setAccountToken(p),
     },
     set_input: {
@@ -547,21 +293,6 @@ function definitions(): RegisteredTool[] {
         'Operator only (the editor or CLI): the value of ${input:NAME}, held in memory only (without value: ' +
         "forgotten); or reload: true to re-read it from the per-user store after 'switchboard secret set'. " +
         "Servers waiting for it start; it reaches only servers with the 'secrets' grant. The value is never returned.",
-      input: {
-        type: 'object',
-        properties: {
-          name: { type: 'string', description: 'input name (the NAME of ${input:NAME})' },
-          value: { type: 'string' },
-          reload: { type: 'boolean' },
-        },
-        required: ['name'],
-        additionalProperties: false,
-      },
-      params: (a) => ({
-        name: str(a, 'name'),
-        ...optionalString(a, 'value'),
-        ...(a.reload === true ? { reload: true } : {}),
-      }),
       run: (ops, p) => ops.setInput(p),
     },
     set_editor_roots: {
@@ -570,23 +301,6 @@ function definitions(): RegisteredTool[] {
       description:
         "Operator only (the editor): the workspace folders, as file:// URIs, that upstreams get as their client's " +
         'roots (with the registry root) when the calling client declares none; running servers are told the roots changed.',
-      input: {
-        type: 'object',
-        properties: {
-          roots: {
-            type: 'array',
-            items: {
-              type: 'object',
-              properties: { uri: { type: 'string' }, name: { type: 'string' } },
-              required: ['uri'],
-              additionalProperties: false,
-            },
-          },
-        },
-        required: ['roots'],
-        additionalProperties: false,
-      },
-      params: (a) => ({ roots: rootsArg(a.roots) }),
       run: (ops, p) => ops.setEditorRoots(p.roots),
     },
   };
@@ -615,7 +329,7 @@ export class Facade {
       title: d.name.replace(/_/g, ' '),
       description: `${d.description} [scope: ${d.scope}]`,
       // Advertised in the subset strict hosts accept; calls are still checked against the full schema.
-      inputSchema: toPortableSchema(d.input),
+      inputSchema: toPortableSchema(paramsJsonSchema(d.name)),
       annotations: {
         readOnlyHint: d.scope === 'read',
         destructiveHint: d.destructive ?? false,

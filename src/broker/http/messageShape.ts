@@ -54,7 +54,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  * What the SDK's JSONRPCRequestSchema accepts (strict top level, a string or safe-integer id,
  * loose params whose `_meta` has a string or safe-integer progressToken and a related task with
  * a string taskId), written out by hand: the zod parse it replaces was 3-4% of the broker's CPU
- * per forwarded call. test/broker/messageShape.test.ts checks the two agree.
+ * per forwarded call. test/broker/http/messageShape.test.ts checks the two agree.
  */
 export function isWellFormedRequest(m: Record<string, unknown>): boolean {
   for (const key in m) if (!REQUEST_KEYS.has(key)) return false;

@@ -37,7 +37,7 @@ export class McpFailure extends Error {
  * them). The standard ones, ConnectionClosed and RequestTimeout are the SDK's `ErrorCode` values with the
  * SDK's meaning; ResourceNotFound is MCP's; Forbidden and UpstreamUnavailable are the broker's own, in
  * the server-defined range, on codes neither SDK nor any revision of the spec defines
- * (test/unit/errorCodes.test.ts checks all of this against both SDKs).
+ * (test/unit/shared/errorCodes.test.ts checks all of this against both SDKs).
  */
 export const ErrorCodes = {
   ParseError: -32700,
