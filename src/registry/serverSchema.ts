@@ -40,7 +40,7 @@ const TimeoutsSchema = z
   })
   .strict();
 
-/** Who answers a request a server sends its client (see README "What passes through"). */
+/** Who answers a request a server sends its client (see docs/endpoint.md "What passes through"). */
 const clientFeatureRule = (what: string) =>
   z
     .enum(['caller', 'editor', 'deny'])

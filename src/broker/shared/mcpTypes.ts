@@ -33,7 +33,7 @@ export class McpFailure extends Error {
 }
 
 /**
- * JSON-RPC error codes the broker answers with, one meaning each (the README's endpoint section lists
+ * JSON-RPC error codes the broker answers with, one meaning each (docs/endpoint.md lists
  * them). The standard ones, ConnectionClosed and RequestTimeout are the SDK's `ErrorCode` values with the
  * SDK's meaning; ResourceNotFound is MCP's; Forbidden and UpstreamUnavailable are the broker's own, in
  * the server-defined range, on codes neither SDK nor any revision of the spec defines

@@ -17,7 +17,7 @@ const ENV_FILE_LIMIT = 1024 * 1024;
  * The normalised definition: every field that decides what runs, what it gets, who answers what it
  * asks and what is held back of it. Presentation and timing fields (description, enabled,
  * lifecycle, idleStopMs, restart, timeouts) are left out on purpose: they change none of these
- * (README "What an approval covers" lists every field either way).
+ * (docs/trust-and-sandbox.md "What an approval covers" lists every field either way).
  */
 export interface ApprovalMaterial {
   trust: ServerDef['trust'];

@@ -1,7 +1,7 @@
 // Redaction of a server's secret values from anything the broker shows or writes (logs, state,
 // errors, probe output), in the forms a server is likely to print them: as they are, base64
 // (standard and URL-safe, at any alignment), hex and URL-encoded. A value printed in pieces
-// (two halves on two lines) is not recognized; the README's trust section says so.
+// (two halves on two lines) is not recognized; docs/trust-and-sandbox.md says so.
 import type { ServerDef } from '../../registry/schema';
 
 export const REDACTED = '[redacted]';
