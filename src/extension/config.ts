@@ -12,6 +12,8 @@ export interface Settings {
   perServer: boolean;
   autoStart: boolean;
   idleExitSeconds: number;
+  /** MCP Registries Add Server from Registry… searches; empty: the environment's, else the official one. */
+  registries: string[];
 }
 
 /** Each setting's key under `switchboard.`, as package.json declares it. */
@@ -21,6 +23,7 @@ export const SETTING_KEYS: { readonly [K in keyof Settings]: string } = {
   perServer: 'mcpProvider.perServer',
   autoStart: 'broker.autoStart',
   idleExitSeconds: 'broker.idleExitSeconds',
+  registries: 'registries',
 };
 
 /** The same defaults as package.json's `contributes.configuration` (a unit test holds them equal). */
@@ -30,6 +33,7 @@ export const DEFAULTS: Readonly<Settings> = {
   perServer: false,
   autoStart: true,
   idleExitSeconds: 300,
+  registries: [],
 };
 
 /** The part of `vscode.WorkspaceConfiguration` read here. */
@@ -51,6 +55,7 @@ export function readSettings(config: ConfigurationReader): Settings {
   const registryRoot = raw('registryRoot');
   const editorClient = raw('editorClient');
   const idleExitSeconds = raw('idleExitSeconds');
+  const registries = raw('registries');
   return {
     // An emptied field means the folder itself, as '.' does.
     registryRoot: typeof registryRoot === 'string' && registryRoot ? registryRoot : DEFAULTS.registryRoot,
@@ -63,5 +68,9 @@ export function readSettings(config: ConfigurationReader): Settings {
       typeof idleExitSeconds === 'number' && Number.isFinite(idleExitSeconds)
         ? idleExitSeconds
         : DEFAULTS.idleExitSeconds,
+    // Addresses only: anything else in the list is left out here and never reaches the client.
+    registries: Array.isArray(registries)
+      ? registries.filter((r): r is string => typeof r === 'string' && r.trim() !== '')
+      : DEFAULTS.registries,
   };
 }

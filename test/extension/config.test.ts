@@ -33,6 +33,7 @@ describe('unit: extension settings', () => {
         'mcpProvider.perServer': true,
         'broker.autoStart': false,
         'broker.idleExitSeconds': 42,
+        registries: ['https://mcp-registry.example.com', 7, ''],
       }),
     );
     assert.deepEqual(set, {
@@ -41,6 +42,8 @@ describe('unit: extension settings', () => {
       perServer: true,
       autoStart: false,
       idleExitSeconds: 42,
+      // Only addresses are kept: a number or an empty entry is left out.
+      registries: ['https://mcp-registry.example.com'],
     });
   });
 

@@ -8,12 +8,12 @@ import { searchRegistries, type FoundServer, type RegistryClient } from '../../b
 import { debounce, registryPickItems, registryServerDetails, type RegistryPickItem } from '../registryPick';
 import { importServerJson } from './importServers';
 import type { Cmd } from './shared';
+import { readSettings, SECTION } from '../config';
 
 export const addServerFromRegistry: Cmd = (ctx) => async () => {
   let clients: RegistryClient[];
   try {
-    const configured = vscode.workspace.getConfiguration('switchboard').get<string[]>('registries') ?? [];
-    clients = registryClients(configured);
+    clients = registryClients(readSettings(vscode.workspace.getConfiguration(SECTION)).registries);
   } catch (err) {
     void vscode.window.showErrorMessage(`Cannot search a registry: ${(err as Error).message}`);
     return;
