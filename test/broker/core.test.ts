@@ -372,7 +372,9 @@ describe('broker core', function () {
 
     writeRegistry(root, { 'mcp-servers.d/second.yaml': fixtureServer('second', 'echo.mjs', ['--name', 'second']) });
     await waitFor(async () => (await toolNames(c)).includes('second__whoami'), 'the added server', 15_000);
-    assert.ok(notified > 0, 'list_changed was sent for the added server');
+    // The list can show the server before list_changed arrives: that comes on the session's GET
+    // stream, and a tools/list settles a pending catalog rebuild itself.
+    await waitFor(() => notified > 0, 'list_changed for the added server');
     assert.equal(textOf(await c.callTool({ name: 'second__whoami', arguments: {} })), 'second');
     const secondPid = await pidOf(c, 'second__pid');
 
