@@ -2,7 +2,10 @@
 // what a change costs or saves per forwarded call, with the machine's noise shared by every build.
 //
 //   node bench/compare.mjs --build before=/tmp/old/dist/broker.js --build after=dist/broker.js
-//        [--rounds 8] [--calls 2000] [--warmup 2000] [--out bench/results/compare.json]
+//        [--rounds 8] [--calls 2000] [--warmup 2000] [--out bench/results/compare.json] [--profile <dir>]
+//
+// --profile runs each build's broker under `node --cpu-prof` (into <dir>/<label>/) and prints, per
+// build, the functions that took the most CPU while the calls ran: where a difference comes from.
 //
 // Each round runs every build (in a rotating order) and the floor once: a block of sequential
 // tools/call echo calls from a raw keep-alive HTTP client (node:http, no SDK: what the broker itself
@@ -16,8 +19,16 @@ import readline from 'node:readline';
 import { Broker, BENCH, NODE, REPO, removeTempSettled } from './lib/systems.mjs';
 import { cpuDelta, cpuSnapshot, killAll, spawnTracked, stopGracefully } from './lib/proc.mjs';
 import { rotate, summarize } from './lib/stats.mjs';
+import { formatProfile, summarizeProfile } from './lib/profile.mjs';
 
-const opt = { builds: [], rounds: 8, calls: 2000, warmup: 2000, out: path.join(BENCH, 'results', 'compare.json') };
+const opt = {
+  builds: [],
+  rounds: 8,
+  calls: 2000,
+  warmup: 2000,
+  out: path.join(BENCH, 'results', 'compare.json'),
+  profile: undefined,
+};
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i];
@@ -30,6 +41,7 @@ for (let i = 0; i < argv.length; i++) {
   else if (a === '--calls') opt.calls = Number(next());
   else if (a === '--warmup') opt.warmup = Number(next());
   else if (a === '--out') opt.out = path.resolve(next());
+  else if (a === '--profile') opt.profile = path.resolve(next());
   else throw new Error(`unknown option ${a}`);
 }
 if (!opt.builds.length) opt.builds.push({ label: 'this build', file: path.join(REPO, 'dist', 'broker.js') });
@@ -149,7 +161,10 @@ async function main() {
   const accs = { floor: newAcc() };
   const systems = [];
   for (const b of opt.builds) {
-    const broker = new Broker({ brokerJs: b.file, key: b.label, label: b.label });
+    const profileDir = opt.profile && path.join(opt.profile, b.label.replace(/[^\w.-]/g, '_'));
+    if (profileDir) fs.mkdirSync(profileDir, { recursive: true });
+    const extraNodeArgs = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
+    const broker = new Broker({ brokerJs: b.file, key: b.label, label: b.label, extraNodeArgs });
     await broker.start();
     await broker.waitForTools({ names: ['echo__echo'] });
     const sdk = await broker.connect();
@@ -160,9 +175,11 @@ async function main() {
     for (let i = 0; i < opt.warmup / 4; i++) await sdk.callTool({ name: broker.echo, arguments: ARGS });
     await broker.tokensCounted();
     systems.push({ label: b.label, broker, sdk, raw });
+    broker.profileDir = profileDir;
     accs[`${b.label}/raw`] = newAcc();
     accs[`${b.label}/sdk`] = newAcc();
   }
+  const measuredFrom = Number(process.hrtime.bigint() / 1000n);
   for (let r = 0; r < opt.rounds; r++) {
     const order = rotate(systems, r);
     await block(floor.pid, floor.call, opt.calls, accs.floor);
@@ -177,6 +194,7 @@ async function main() {
     }
     log(`round ${r + 1}/${opt.rounds} done`);
   }
+  const measuredTo = Number(process.hrtime.bigint() / 1000n);
   const floorSum = summary(accs.floor);
   const results = { at: new Date().toISOString(), node: process.version, opt, floor: floorSum, builds: {} };
   for (const s of systems) {
@@ -195,6 +213,21 @@ async function main() {
     await s.broker.stop();
   }
   await floor.stop();
+  if (opt.profile) {
+    // The profiler's clock is the monotonic one this process reads too: keep the measured rounds only.
+    const window = { startUs: measuredFrom, endUs: measuredTo };
+    for (const s of systems) {
+      const file = fs.readdirSync(s.broker.profileDir).find((f) => f.endsWith('.cpuprofile'));
+      if (!file) {
+        log(`${s.label}: no profile written`);
+        continue;
+      }
+      const profile = JSON.parse(fs.readFileSync(path.join(s.broker.profileDir, file), 'utf8'));
+      const text = formatProfile(summarizeProfile(profile, REPO, window), 25, { file: s.broker.brokerJs });
+      fs.writeFileSync(path.join(s.broker.profileDir, 'top.txt'), text + '\n');
+      process.stdout.write(`\n### ${s.label}\n\n\`\`\`\n${text}\n\`\`\`\n`);
+    }
+  }
   fs.mkdirSync(path.dirname(opt.out), { recursive: true });
   fs.writeFileSync(opt.out, JSON.stringify(results, null, 2));
   const rows = [
