@@ -11,6 +11,7 @@
 //   - every answer is read whole, at most OAUTH_ANSWER_LIMIT bytes, within OAUTH_REQUEST_TIMEOUT_MS.
 import * as dns from 'node:dns';
 import { webAddressProblem, zoneOfAddress, isLoopbackHost, type AddressZone } from '../../registry/webAddress';
+import { readCappedBody, shownUrl } from '../shared/cappedBody';
 
 /** Metadata, registration and token answers are a few KB; a megabyte is already generous. */
 export const OAUTH_ANSWER_LIMIT = 1024 * 1024;
@@ -53,41 +54,6 @@ export function oauthTargetProblem(serverZone: AddressZone, target: URL, targetZ
   return undefined;
 }
 
-/** `https://as.example/token` without query or credentials, for messages. */
-function shown(url: URL): string {
-  return `${url.origin}${url.pathname}`.slice(0, 200);
-}
-
-/** The body, whole, or a refusal once it passes `limit` bytes (the rest is not read). */
-async function readCapped(res: Response, limit: number, url: URL): Promise<Uint8Array<ArrayBuffer> | null> {
-  if (!res.body) return null;
-  const declared = Number(res.headers.get('content-length'));
-  if (Number.isFinite(declared) && declared > limit) {
-    await res.body.cancel();
-    throw new OAuthRequestRefused(`${shown(url)} answered with ${declared} bytes; at most ${limit} are read`);
-  }
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = res.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel();
-      throw new OAuthRequestRefused(`${shown(url)} answered with more than ${limit} bytes; at most ${limit} are read`);
-    }
-    chunks.push(value);
-  }
-  const whole = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) {
-    whole.set(chunk, at);
-    at += chunk.byteLength;
-  }
-  return whole;
-}
-
 /** Statuses whose Response must not have a body. */
 const NULL_BODY = new Set([204, 205, 304]);
 
@@ -109,12 +75,12 @@ export function oauthFetch(serverUrl: string, opts: OAuthFetchOptions = {}): typ
     const target = new URL(input instanceof Request ? input.url : String(input));
     serverZone ??= zoneOfHost(new URL(serverUrl).hostname, lookup);
     const problem = oauthTargetProblem(await serverZone, target, await zoneOfHost(target.hostname, lookup));
-    if (problem) throw new OAuthRequestRefused(`the sign-in request to ${shown(target)} is not sent: ${problem}`);
+    if (problem) throw new OAuthRequestRefused(`the sign-in request to ${shownUrl(target)} is not sent: ${problem}`);
     const deadline = AbortSignal.timeout(timeoutMs);
     const signal = init?.signal ? AbortSignal.any([init.signal, deadline]) : deadline;
     try {
       const res = await base(input, { ...init, redirect: 'manual', signal });
-      const body = await readCapped(res, limit, target);
+      const body = await readCappedBody(res, limit, target, (m) => new OAuthRequestRefused(m));
       return new Response(NULL_BODY.has(res.status) ? null : body, {
         status: res.status,
         statusText: res.statusText,
@@ -123,7 +89,7 @@ export function oauthFetch(serverUrl: string, opts: OAuthFetchOptions = {}): typ
     } catch (err) {
       if (deadline.aborted && !init?.signal?.aborted) {
         const limitText = timeoutMs >= 1000 ? `${Math.round(timeoutMs / 1000)} s` : `${timeoutMs} ms`;
-        throw new OAuthRequestRefused(`${shown(target)} did not answer within ${limitText}`);
+        throw new OAuthRequestRefused(`${shownUrl(target)} did not answer within ${limitText}`);
       }
       throw err;
     }

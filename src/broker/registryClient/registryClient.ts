@@ -14,6 +14,7 @@ import {
   type RegistryServer,
   type SearchQuery,
 } from '../../registry/registryApi';
+import { readCappedBody, shownUrl } from '../shared/cappedBody';
 
 /** A page of 100 servers is a few hundred KB; more than this is not a registry answering. */
 export const REGISTRY_ANSWER_LIMIT = 4 * 1024 * 1024;
@@ -33,29 +34,10 @@ export class RegistryRequestError extends Error {
   }
 }
 
-const shown = (url: URL): string => `${url.origin}${url.pathname}`.slice(0, 200);
-
+/** The body as text, or a RegistryRequestError once it passes `limit` bytes. */
 async function readCapped(res: Response, limit: number, url: URL): Promise<string> {
-  if (!res.body) return '';
-  const declared = Number(res.headers.get('content-length'));
-  if (Number.isFinite(declared) && declared > limit) {
-    await res.body.cancel();
-    throw new RegistryRequestError(`${shown(url)} answered with ${declared} bytes; at most ${limit} are read`);
-  }
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  const reader = res.body.getReader();
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel();
-      throw new RegistryRequestError(`${shown(url)} answered with more than ${limit} bytes; at most ${limit} are read`);
-    }
-    chunks.push(value);
-  }
-  return Buffer.concat(chunks).toString('utf8');
+  const body = await readCappedBody(res, limit, url, (m) => new RegistryRequestError(m));
+  return body ? Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('utf8') : '';
 }
 
 export class RegistryClient {
@@ -91,20 +73,20 @@ export class RegistryClient {
           const next = new URL(res.headers.get('location')!, url);
           if (next.origin !== url.origin)
             throw new RegistryRequestError(
-              `${shown(url)} redirected to ${next.origin}, another host; a registry's redirect is followed only within ${url.origin}`,
+              `${shownUrl(url)} redirected to ${next.origin}, another host; a registry's redirect is followed only within ${url.origin}`,
             );
           if (hop >= MAX_REDIRECTS)
-            throw new RegistryRequestError(`${shown(first)} redirected more than ${MAX_REDIRECTS} times`);
+            throw new RegistryRequestError(`${shownUrl(first)} redirected more than ${MAX_REDIRECTS} times`);
           url = next;
           continue;
         }
         const text = await readCapped(res, this.limit, url);
         if (res.status === 404) throw new RegistryRequestError(`${this.base} has no ${notFound(url)}`);
-        if (!res.ok) throw new RegistryRequestError(`${shown(url)} answered ${res.status} ${res.statusText}`.trim());
+        if (!res.ok) throw new RegistryRequestError(`${shownUrl(url)} answered ${res.status} ${res.statusText}`.trim());
         try {
           return JSON.parse(text) as unknown;
         } catch {
-          throw new RegistryRequestError(`${shown(url)} did not answer with JSON`);
+          throw new RegistryRequestError(`${shownUrl(url)} did not answer with JSON`);
         }
       }
     } catch (err) {
@@ -127,7 +109,7 @@ function notFound(url: URL): string {
   if (i > 1 && parts[i + 1]) {
     return `server ${decodeURIComponent(parts[i - 1])} version ${decodeURIComponent(parts[i + 1])}`;
   }
-  return shown(url);
+  return shownUrl(url);
 }
 
 /** A row of a search over several registries: which one it came from. */
