@@ -147,17 +147,8 @@ try {
   const quickInput = page.locator('.quick-input-widget');
   const timeRow = quickInput.locator('.monaco-list-row', { hasText: 'io.github.example-org/time' });
 
-  await step('open the Switchboard view; the broker lists the sample servers', async () => {
-    await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
-    const tab = page.locator('.activitybar .action-item a[aria-label^="Switchboard"]').first();
-    await tab.waitFor({ timeout: 60_000 });
-    await tab.click();
-    await pane
-      .locator('.monaco-list-row', { has: page.locator('.label-name', { hasText: /^memory$/ }) })
-      .waitFor({ timeout: 90_000 });
-  });
-
-  await step('run Add Server from Registry… and type a search: the registry answers in the pick', async () => {
+  /** F1, the command, and its quick pick open; returns the pick's input box. */
+  async function openAddFromRegistry() {
     await page.keyboard.press('F1');
     const box = quickInput.locator('input.input');
     await box.waitFor({ timeout: 10_000 });
@@ -170,6 +161,21 @@ try {
     await quickInput
       .locator('.quick-input-title', { hasText: 'Add Server from Registry' })
       .waitFor({ timeout: 10_000 });
+    return box;
+  }
+
+  await step('open the Switchboard view; the broker lists the sample servers', async () => {
+    await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+    const tab = page.locator('.activitybar .action-item a[aria-label^="Switchboard"]').first();
+    await tab.waitFor({ timeout: 60_000 });
+    await tab.click();
+    await pane
+      .locator('.monaco-list-row', { has: page.locator('.label-name', { hasText: /^memory$/ }) })
+      .waitFor({ timeout: 90_000 });
+  });
+
+  await step('run Add Server from Registry… and type a search: the registry answers in the pick', async () => {
+    const box = await openAddFromRegistry();
     await box.pressSequentially('time', { delay: 80 });
     // The registry is asked for what was typed (not only the pick's own filtering of the first page).
     const deadline = Date.now() + 30_000;
@@ -222,6 +228,20 @@ try {
       })
       .waitFor({ timeout: 30_000 });
     say(`${name}: trust community, awaiting approval`);
+  });
+
+  await step('the registry gone: with a search typed, the pick says why it is empty', async () => {
+    const exited = new Promise((ok) => registry.once('exit', ok));
+    registry.kill();
+    await exited;
+    const box = await openAddFromRegistry();
+    await box.pressSequentially('time', { delay: 80 });
+    // The pick's own filter on 'time' must not hide the registry's error line.
+    await quickInput
+      .locator('.quick-input-list .monaco-list-row', { hasText: `${registryUrl} could not be reached` })
+      .waitFor({ timeout: 30_000 });
+    await page.keyboard.press('Escape');
+    await quickInput.waitFor({ state: 'hidden', timeout: 10_000 });
   });
 } catch (e) {
   failed = true;
