@@ -56,7 +56,10 @@ describe('security: server text on the operator terminal', function () {
     writeRegistry(root, {
       'mcp-servers.d/noisy.yaml':
         `name: noisy\ntrust: trusted\ncommand: ${JSON.stringify(process.execPath)}\n` +
-        `args: ["--input-type=module", "-e", ${JSON.stringify(NOISY)}]\n`,
+        `args: ["--input-type=module", "-e", ${JSON.stringify(NOISY)}]\n` +
+        // Inline code names no script for the sandbox to bind back: the echo fixture it imports sits
+        // in the checkout, which may be under /tmp (replaced by an empty one in the sandbox).
+        'grants: [filesystem]\n',
       'mcp-servers.d/crashing.yaml':
         `name: crashing\ntrust: trusted\ncommand: ${JSON.stringify(process.execPath)}\n` +
         `args: ["-e", ${JSON.stringify(CRASHING)}]\nrestart: { maxRetries: 0 }\n`,
