@@ -257,6 +257,9 @@ async function waitHttpOk(url, { timeoutMs, child, what }) {
  * @param {string} [opts.extensionTestsPath]   CommonJS test entry (exports run()) executed in the extension host
  * @param {Record<string,string>} [opts.extensionEnvironment]  env vars for the extension host
  * @param {Record<string,unknown>} [opts.settings]  merged over DEFAULT_SETTINGS
+ * @param {Record<string,unknown>} [opts.machineSettings]  written to <user-data>/Machine/settings.json: the
+ *                                             remote (code-server) side ignores `"scope": "machine"` settings in
+ *                                             User/settings.json, as VS Code does for every remote window
  * @param {(level:string, line:string)=>void} [opts.onLog]  extension host console lines (codeAutomationLog)
  * @param {(line:string)=>void} [opts.onServerLog]  code-server stdout/stderr lines (also kept in <tmp>/code-server.log)
  * @param {string[]} [opts.extraArgs]          extra code-server arguments
@@ -281,6 +284,7 @@ export async function launchCodeServer(opts) {
     extensionTestsPath,
     extensionEnvironment,
     settings = {},
+    machineSettings,
     onLog = () => {},
     onServerLog = () => {},
     extraArgs = [],
@@ -302,6 +306,10 @@ export async function launchCodeServer(opts) {
   mkdirSync(extensionsDir, { recursive: true });
   mkdirSync(browserDir, { recursive: true });
   writeFileSync(join(userData, 'User', 'settings.json'), JSON.stringify({ ...DEFAULT_SETTINGS, ...settings }, null, 2));
+  if (machineSettings) {
+    mkdirSync(join(userData, 'Machine'), { recursive: true });
+    writeFileSync(join(userData, 'Machine', 'settings.json'), JSON.stringify(machineSettings, null, 2));
+  }
   // code-server finds no extensions.json in the fresh dir and registers every folder it holds.
   for (const dir of extensions) {
     const { publisher, name, version } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));

@@ -35,10 +35,15 @@ export const addServerFromRegistry: Cmd = (ctx) => async () => {
       if (mine.signal.aborted) return;
       const items = registryPickItems(result, cursor ? shown : []);
       shown = items.filter((i) => i.server).map((i) => i.server!);
-      qp.items = items.length ? items : [{ label: `No server matches '${words}'.` }];
+      // alwaysShow: the registry has already searched; the pick's own filter on the typed words
+      // would otherwise hide a registry's error line or "No server matches" (an empty list, no reason).
+      qp.items = (items.length ? items : [{ label: `No server matches '${words}'.` }]).map((i) => ({
+        ...i,
+        alwaysShow: true,
+      }));
     } catch (err) {
       if (mine.signal.aborted) return;
-      qp.items = [{ label: `$(error) ${(err as Error).message}` }];
+      qp.items = [{ label: `$(error) ${(err as Error).message}`, alwaysShow: true }];
     } finally {
       if (controller === mine) qp.busy = false;
     }
