@@ -4,6 +4,7 @@
 import * as crypto from 'node:crypto';
 import { filterByGlobs, NAMESPACE_SEPARATOR, RESERVED_NAME } from '../../registry/names';
 import type { Prompt, Resource, ResourceTemplate, Tool } from '../shared/mcpTypes';
+import { aggregatedUiUri, isAppOnly, withAggregatedPage } from '../apps/appMeta';
 
 /** The broker's own namespace: the registry refuses it as a name, and the catalog lists it first. */
 export const FACADE_NAMESPACE = RESERVED_NAME;
@@ -40,6 +41,8 @@ export interface ListedServer {
   readonly resourceTemplates: readonly ResourceTemplate[];
   /** The definition's allowedTools / excludeTools (globs over the server's own tool names). */
   readonly toolFilter?: { allow?: readonly string[]; deny?: readonly string[] };
+  /** Its MCP App pages as pin entries (apps/appPages.ts): judged by the gate with its tools. */
+  readonly appPages?: readonly Tool[];
 }
 
 /** Where a listed name goes: the server, its own name there, and the name clients see. */
@@ -47,6 +50,20 @@ export interface Route {
   server: string;
   name: string;
   exposed: string;
+  /** An MCP Apps tool only its app may call (`visibility: ["app"]`): not listed on the aggregated endpoint. */
+  appOnly?: boolean;
+}
+
+/** The tools and app pages the gate judges together, one array per pair (the pins cache by it). */
+const gateInputs = new WeakMap<readonly Tool[], { pages: readonly Tool[]; input: readonly Tool[] }>();
+export function gateInput(source: Pick<ListedServer, 'tools' | 'appPages'>): readonly Tool[] {
+  const pages = source.appPages;
+  if (!pages?.length) return source.tools;
+  const known = gateInputs.get(source.tools);
+  if (known?.pages === pages) return known.input;
+  const input = [...source.tools, ...pages];
+  gateInputs.set(source.tools, { pages, input });
+  return input;
 }
 
 /**
@@ -156,7 +173,8 @@ export class Catalog {
   holds(source: ListedServer, name: string): boolean {
     if (source.kind !== 'upstream' || !this.gate) return false;
     const built = this.servers.get(source.name);
-    const held = built && built.gated === source.tools ? built.held : this.gate(source.name, source.tools);
+    const input = gateInput(source);
+    const held = built && built.gated === input ? built.held : this.gate(source.name, input);
     return held.has(name);
   }
 
@@ -187,7 +205,8 @@ export class Catalog {
       if (!source.available || servers.has(server)) continue;
       const own: Tool[] = [];
       const exposedOf = new Map<string, string>();
-      const held = (source.kind === 'upstream' && this.gate?.(server, source.tools)) || NOTHING_HELD;
+      const input = gateInput(source);
+      const held = (source.kind === 'upstream' && this.gate?.(server, input)) || NOTHING_HELD;
       for (const tool of source.tools) {
         if (!filterByGlobs(tool.name, source.toolFilter?.allow, source.toolFilter?.deny)) continue;
         const exposed = namespacedName(server, tool.name);
@@ -199,8 +218,10 @@ export class Catalog {
         if (toolRoutes.has(exposed)) continue;
         own.push(tool);
         exposedOf.set(tool.name, exposed);
-        toolRoutes.set(exposed, { server, name: tool.name, exposed });
-        tools.push({ ...tool, name: exposed });
+        // An app-only tool is routed (its page calls it) but never offered to a model here.
+        const appOnly = isAppOnly(tool);
+        toolRoutes.set(exposed, { server, name: tool.name, exposed, ...(appOnly ? { appOnly } : {}) });
+        if (!appOnly) tools.push({ ...withAggregatedPage(server, tool), name: exposed });
       }
       for (const prompt of source.prompts) {
         const exposed = namespacedName(server, prompt.name);
@@ -210,9 +231,11 @@ export class Catalog {
       }
       for (const resource of source.resources) {
         // URIs stay as the upstream wrote them (clients resolve them); the name carries the server.
-        if (resourceRoutes.has(resource.uri)) continue;
-        resourceRoutes.set(resource.uri, server);
-        resources.push({ ...resource, name: namespacedName(server, resource.name) });
+        // An app's ui:// page is the exception: ui://<server>/… so two servers' pages never collide.
+        const uri = aggregatedUiUri(server, resource.uri);
+        if (resourceRoutes.has(uri)) continue;
+        resourceRoutes.set(uri, server);
+        resources.push({ ...resource, uri, name: namespacedName(server, resource.name) });
       }
       for (const template of source.resourceTemplates) {
         templates.push({ ...template, name: namespacedName(server, template.name) });
@@ -228,7 +251,7 @@ export class Catalog {
       };
       servers.set(server, {
         view,
-        gated: source.tools,
+        gated: input,
         held,
         signatures: {
           // The unfiltered list and the filter: a filtered list is a new array on every rebuild.

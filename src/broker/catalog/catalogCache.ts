@@ -14,6 +14,8 @@ export interface CatalogLists {
   prompts: Prompt[];
   resources: Resource[];
   resourceTemplates: ResourceTemplate[];
+  /** The MCP App pages as pin entries (apps/appPages.ts), when the server has any. */
+  appPages?: Tool[];
 }
 
 interface CacheEntry {

@@ -6,6 +6,7 @@
 import MiniSearch, { type SearchResult } from 'minisearch';
 import stem from 'wink-porter2-stemmer';
 import type { Catalog, Route } from './catalog';
+import { isAppOnly } from '../apps/appMeta';
 
 /** The fields a query is matched against, and how much a match in each counts. */
 const FIELDS = ['name', 'title', 'summary', 'description', 'parameters', 'server'] as const;
@@ -359,7 +360,8 @@ export class ToolSearch {
     const docs: ToolDocument[] = [];
     for (const tool of view.tools) {
       const exposed = view.exposedTool(tool.name);
-      if (exposed === undefined || this.index.has(exposed)) continue;
+      // An app-only tool (MCP Apps) is its page's to call, never a model's to find.
+      if (exposed === undefined || this.index.has(exposed) || isAppOnly(tool)) continue;
       docs.push({
         id: exposed,
         serverName: server,

@@ -3,15 +3,21 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCodes, McpFailure, type JsonObject } from '../shared/mcpTypes';
+import { UI_CLIENT_EXTENSION } from '../apps/appMeta';
 
 /** The methods an upstream may send its client that the broker routes to a caller. */
 export const SERVER_REQUEST_METHODS = new Set(['sampling/createMessage', 'elicitation/create', 'roots/list']);
 
-/** What the broker can answer on a caller's behalf; every upstream is told so at initialize. */
+/**
+ * What the broker can answer on a caller's behalf; every upstream is told so at initialize. MCP
+ * Apps too: the broker's lists are shared by every caller, so it asks for a server's apps once and
+ * decides per caller what each sees (docs/mcp-apps.md).
+ */
 export const BROKER_CLIENT_CAPABILITIES = {
   sampling: { tools: {} },
   elicitation: { form: {}, url: {} },
   roots: { listChanged: true },
+  extensions: UI_CLIENT_EXTENSION,
 };
 
 export interface ServerRequest {

@@ -12,7 +12,10 @@ import {
   type Tool,
 } from '../shared/mcpTypes';
 import type { RequestExtra, Router, SessionContext } from './requestContext';
-import { toolQuarantined } from '../trust/pins';
+import { reviewCommand, toolQuarantined } from '../trust/pins';
+import { appOnlyTool, type CallOrigin } from '../apps/appCalls';
+import { isUiUri } from '../apps/appMeta';
+import { contentsDigest, pageHeld, parsedResult, pinnedContent, withAggregatedContents } from '../apps/appPages';
 import { noCompletions, noSuchServer, type ServedCall, type ServedServer } from './servedServer';
 import { AggregatedScope, ServerScope, type SessionScope } from './sessionScope';
 import { TaskRoutes, type TaskCaller } from './taskRoutes';
@@ -112,13 +115,22 @@ export class BrokerRouter implements Router {
     task?: JsonObject,
   ): Promise<JsonObject> {
     const scope = this.scopeOf(ctx);
-    const route = this.resolve(() => scope.resolveTool(name)) ?? this.refuseUnlisted(ctx, scope, name);
+    // An app's page calls its own server's tools by their own names (MCP Apps): bound to that server only.
+    const fromApp = this.appRoute(scope, name);
+    const route = fromApp ?? this.resolve(() => scope.resolveTool(name)) ?? this.refuseUnlisted(ctx, scope, name);
+    const appOnly = route.appOnly ?? this.deps.catalog.resolveTool(route.exposed)?.appOnly;
+    if (appOnly && !fromApp && scope instanceof AggregatedScope) {
+      throw appOnlyTool(route.exposed, route.server, route.name);
+    }
+    // Only an app may call an app-only tool (its host enforces that on the per-server endpoint).
+    const origin: CallOrigin | undefined = fromApp || appOnly ? 'app' : undefined;
     const server = this.target(route.server);
     if (server.kind === 'control' && route.name === CALL_TOOL) return this.callThrough(ctx, args, meta, extra);
     const entry: JsonObject =
       server.kind === 'control'
         ? { event: 'facade', tool: route.exposed }
         : { event: 'call', server: route.server, tool: route.name };
+    if (origin) entry.origin = origin;
     if (task) entry.task = true;
     return this.forward(ctx, entry, async () => {
       if (!this.deps.access.allowsTool(ctx.identity, route.server, route.exposed)) {
@@ -133,7 +145,7 @@ export class BrokerRouter implements Router {
         if (this.deps.catalog.holds(server, route.name)) throw toolQuarantined(route.server, route.name);
       }
       if (!task) {
-        const result = await target.callTool(route.name, args, meta, this.call(ctx, extra));
+        const result = await target.callTool(route.name, args, meta, { ...this.call(ctx, extra), origin });
         if (server.kind === 'control' && route.name === FIND_TOOLS) this.addFound(ctx, scope, result);
         return result;
       }
@@ -149,7 +161,7 @@ export class BrokerRouter implements Router {
           `Tool '${name}' cannot run as a task: server '${route.server}' ${why}. Call it without "task".`,
         );
       }
-      const result = await target.callTool(route.name, args, meta, { ...this.call(ctx, extra), task });
+      const result = await target.callTool(route.name, args, meta, { ...this.call(ctx, extra), origin, task });
       return this.tasks.created(this.taskCaller(ctx), server, route.name, result, entry);
     });
   }
@@ -222,20 +234,61 @@ export class BrokerRouter implements Router {
   }
 
   async readResource(ctx: SessionContext, uri: string, extra: RequestExtra): Promise<JsonObject> {
-    const server = this.target(this.resourceOwner(ctx, uri));
+    const scope = this.scopeOf(ctx);
+    const owner = this.resourceOwner(ctx, uri);
+    const server = this.target(owner);
+    const own = scope.upstreamUri(uri);
+    if (isUiUri(own) && server.kind === 'upstream') return this.readAppPage(ctx, scope, server, own, extra);
     return this.forward(ctx, undefined, async () =>
-      (await this.started(server)).readResource(uri, this.call(ctx, extra)),
+      (await this.started(server)).readResource(own, this.call(ctx, extra)),
     );
   }
 
+  /**
+   * An MCP App's page: served only as pinned (the pins judged it when the server listed it, and
+   * this read must bring the same bytes), under the endpoint's URI; the session's app calls then go
+   * to this server (apps/appCalls.ts).
+   */
+  private async readAppPage(
+    ctx: SessionContext,
+    scope: SessionScope,
+    server: ServedServer,
+    uri: string,
+    extra: RequestExtra,
+  ): Promise<JsonObject> {
+    const target = await this.started(server);
+    this.deps.settleCatalog();
+    if (this.deps.catalog.holds(server, uri)) throw pageHeld(server.name, uri, reviewCommand(server.name), false);
+    const result = parsedResult(await target.readResource(uri, this.call(ctx, extra)));
+    const judged = pinnedContent(server.appPages?.find((page) => page.name === uri));
+    if (judged !== contentsDigest(result)) {
+      server.refreshAppPages?.();
+      throw pageHeld(server.name, uri, reviewCommand(server.name), true);
+    }
+    if (!(scope instanceof AggregatedScope)) return result;
+    scope.apps.opened(server.name);
+    return withAggregatedContents(server.name, result);
+  }
+
   async subscribe(ctx: SessionContext, uri: string): Promise<void> {
-    await (await this.started(this.target(this.resourceOwner(ctx, uri)))).subscribe(uri);
+    const own = this.scopeOf(ctx).upstreamUri(uri);
+    await (await this.started(this.target(this.resourceOwner(ctx, uri)))).subscribe(own);
   }
 
   async unsubscribe(ctx: SessionContext, uri: string): Promise<void> {
-    const owner = this.scopeOf(ctx).resolveResource(uri);
+    const scope = this.scopeOf(ctx);
+    const owner = scope.resolveResource(uri);
     const server = owner === undefined ? undefined : this.deps.servedServer(owner);
-    await server?.unsubscribe(uri);
+    await server?.unsubscribe(scope.upstreamUri(uri));
+  }
+
+  /** The route of an app's unprefixed call on the aggregated endpoint, when the session opened its server's page. */
+  private appRoute(scope: SessionScope, name: string): Route | undefined {
+    if (!(scope instanceof AggregatedScope)) return undefined;
+    const server = scope.apps.owner(name, (s, n) => this.deps.catalog.server(s).exposedTool(n) !== undefined);
+    const exposed = server === undefined ? undefined : this.deps.catalog.server(server).exposedTool(name);
+    if (server === undefined || exposed === undefined) return undefined;
+    return { server, name, exposed, appOnly: this.deps.catalog.resolveTool(exposed)?.appOnly };
   }
 
   async complete(ctx: SessionContext, params: JsonObject, extra: RequestExtra): Promise<JsonObject> {

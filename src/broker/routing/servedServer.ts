@@ -11,11 +11,14 @@ import {
 } from '../shared/mcpTypes';
 import type { ListedServer } from '../catalog/catalog';
 import type { Identity, RequestExtra } from './requestContext';
+import type { CallOrigin } from '../apps/appCalls';
 
 /** Who asked, and the request's cancellation and progress. */
 export interface ServedCall {
   identity: Identity;
   extra: RequestExtra;
+  /** `app`: an MCP App's page called (apps/appCalls.ts); absent: a client's own call (the model's). */
+  origin?: CallOrigin;
   /** A tools/call's `task` param (2025-11-25 tasks): run it as a task, answer with a CreateTaskResult. */
   task?: JsonObject;
 }
@@ -45,6 +48,8 @@ export interface ServedServer extends ListedServer {
   subscribe(uri: string): Promise<void>;
   unsubscribe(uri: string): Promise<void>;
   complete(params: JsonObject, call: ServedCall): Promise<JsonObject>;
+  /** Reads its MCP App pages again (one changed since they were read). */
+  refreshAppPages?(): void;
   /** Whether it takes task-augmented tools/call (it declared `tasks.requests.tools.call`). */
   readonly toolTasks?: boolean;
   /** The protocol revision the broker speaks with it, when it is an upstream that runs. */

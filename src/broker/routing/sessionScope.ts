@@ -11,6 +11,8 @@ import {
   type Tool,
 } from '../shared/mcpTypes';
 import type { ServedServer } from './servedServer';
+import { SessionApps } from '../apps/appCalls';
+import { splitAggregatedUiUri } from '../apps/appMeta';
 
 export interface SessionScope {
   /** The one server a per-server session serves; undefined for the aggregated endpoint. */
@@ -26,6 +28,8 @@ export interface SessionScope {
   resourceTemplates(): ResourceTemplate[];
   /** The server that answers for a URI. */
   resolveResource(uri: string): string | undefined;
+  /** The URI as its server wrote it (the aggregated endpoint's ui://<server>/… mapped back). */
+  upstreamUri(uri: string): string;
 }
 
 /**
@@ -73,6 +77,8 @@ export class AggregatedScope implements SessionScope {
   readonly server = undefined;
   /** What this session found, for toolMode search. */
   readonly found = new FoundTools();
+  /** The servers whose app pages this session read: an app's unprefixed calls go to them. */
+  readonly apps = new SessionApps();
 
   constructor(
     private readonly catalog: Catalog,
@@ -115,6 +121,11 @@ export class AggregatedScope implements SessionScope {
   resolveResource(uri: string): string | undefined {
     return this.catalog.resolveResource(uri);
   }
+
+  upstreamUri(uri: string): string {
+    const split = splitAggregatedUiUri(uri);
+    return split && this.catalog.resolveResource(uri) === split.server ? split.uri : uri;
+  }
 }
 
 /** One server, transparently: its own names in and out, everything else forwarded as it is. */
@@ -156,5 +167,9 @@ export class ServerScope implements SessionScope {
 
   resolveResource(): string {
     return this.server;
+  }
+
+  upstreamUri(uri: string): string {
+    return uri;
   }
 }

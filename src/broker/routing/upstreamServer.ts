@@ -76,6 +76,14 @@ export class UpstreamServer implements ServedServer {
     return this.upstream.listed.resourceTemplates;
   }
 
+  get appPages(): readonly Tool[] | undefined {
+    return this.upstream.listed.appPages;
+  }
+
+  refreshAppPages(): void {
+    this.upstream.refreshAppPages();
+  }
+
   get toolFilter(): { allow?: readonly string[]; deny?: readonly string[] } {
     return { allow: this.upstream.def.allowedTools, deny: this.upstream.def.excludeTools };
   }

@@ -26,6 +26,7 @@ import {
 import { Redactor } from '../trust/redact';
 import { describeEnforcement, type Enforcement } from '../trust/sandbox';
 import { ServerRequestDispatch } from './serverRequestDispatch';
+import { readAppPages } from '../apps/appPages';
 import { mayMove, type HeldState, type UpstreamState, type WaitingState } from './upstreamStates';
 
 export type { UpstreamState };
@@ -76,6 +77,8 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   prompts: Prompt[] = [];
   resources: Resource[] = [];
   resourceTemplates: ResourceTemplate[] = [];
+  /** Its MCP App pages as pin entries, read with its lists (apps/appPages.ts). */
+  appPages: Tool[] = [];
   readonly logs = new LogRing();
   readonly enforcement: Enforcement;
   withheldEnv: string[] = [];
@@ -188,7 +191,13 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
       prompts: this.prompts,
       resources: this.resources,
       resourceTemplates: this.resourceTemplates,
+      appPages: this.appPages,
     };
+  }
+
+  /** Reads its app pages again (a read found one that changed since): the pins then judge the new page. */
+  refreshAppPages(): void {
+    this.refresh(this.generation, 'resources');
   }
 
   /** Seeds the lists from the catalog cache (the supervisor checked they are this definition's). */
@@ -411,6 +420,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
       prompts: this.prompts,
       resources: this.resources,
       resourceTemplates: this.resourceTemplates,
+      appPages: this.appPages,
     };
   }
 
@@ -450,6 +460,12 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
         }
       }),
     );
+    // The pages its tools open are judged with its tools (pins): read before either list is served.
+    if (which.includes('tools') || which.includes('resources')) {
+      this.appPages = await readAppPages(this.tools, this.resources, (uri) =>
+        client.request('resources/read', { uri }, { timeoutMs: timeout }),
+      );
+    }
   }
 
   /**
@@ -644,6 +660,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     this.prompts = [];
     this.resources = [];
     this.resourceTemplates = [];
+    this.appPages = [];
   }
 
   private clearRestartTimer(): void {
