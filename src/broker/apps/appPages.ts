@@ -18,10 +18,15 @@ export function parsedResult(result: JsonObject): JsonObject {
   return raw === undefined ? result : (JSON.parse(raw.toString()) as JsonObject);
 }
 
-/** The digest of a page's contents: every content item (text or blob, MIME type, its `_meta`). */
+/** The digest of a read as a whole: every content item (text or blob, MIME type, its `_meta`). */
 export function contentsDigest(result: JsonObject): string {
   const contents = Array.isArray(result.contents) ? result.contents : [];
   return sha256(canonicalJson(contents));
+}
+
+/** The digest of a page's bytes alone (each item's text or blob), so a review tells them from its `_meta`. */
+function bodyDigest(contents: readonly JsonObject[]): string {
+  return sha256(canonicalJson(contents.map((c) => c.text ?? c.blob ?? null)));
 }
 
 /** The resources of a list that are app pages (ui:// URIs). */
@@ -37,10 +42,12 @@ export function pageEntry(resource: Resource, read: JsonObject): Tool {
   const listedUi = isObject(resource._meta) ? resource._meta.ui : undefined;
   const page: JsonObject = {
     mimeType: first?.mimeType ?? resource.mimeType ?? null,
-    content: contentsDigest(read),
+    content: bodyDigest(contents),
     // What the host enforces: the content item's `_meta.ui` wins over the listed one (both pinned).
     ui: contentUi ?? listedUi ?? null,
     ...(listedUi !== undefined && contentUi !== undefined ? { listedUi } : {}),
+    // What a later read must bring exactly (apps are served only as judged: router.ts).
+    read: contentsDigest(read),
   };
   return {
     name: resource.uri,
@@ -60,10 +67,10 @@ export function unreadablePage(resource: Resource): Tool {
   };
 }
 
-/** The content digest a page entry holds. */
-export function pinnedContent(entry: Tool | undefined): string | undefined {
+/** The digest of the read a page entry was made from. */
+export function judgedRead(entry: Tool | undefined): string | undefined {
   const page = isObject(entry?._meta) ? entry._meta[PAGE_META_KEY] : undefined;
-  return isObject(page) && typeof page.content === 'string' ? page.content : undefined;
+  return isObject(page) && typeof page.read === 'string' ? page.read : undefined;
 }
 
 /** The error a read of a page that is held back, or that changed since it was judged, gets. */

@@ -15,7 +15,7 @@ import type { RequestExtra, Router, SessionContext } from './requestContext';
 import { reviewCommand, toolQuarantined } from '../trust/pins';
 import { appOnlyTool, type CallOrigin } from '../apps/appCalls';
 import { isUiUri } from '../apps/appMeta';
-import { contentsDigest, pageHeld, parsedResult, pinnedContent, withAggregatedContents } from '../apps/appPages';
+import { contentsDigest, pageHeld, parsedResult, judgedRead, withAggregatedContents } from '../apps/appPages';
 import { noCompletions, noSuchServer, type ServedCall, type ServedServer } from './servedServer';
 import { AggregatedScope, ServerScope, type SessionScope } from './sessionScope';
 import { TaskRoutes, type TaskCaller } from './taskRoutes';
@@ -260,7 +260,7 @@ export class BrokerRouter implements Router {
     this.deps.settleCatalog();
     if (this.deps.catalog.holds(server, uri)) throw pageHeld(server.name, uri, reviewCommand(server.name), false);
     const result = parsedResult(await target.readResource(uri, this.call(ctx, extra)));
-    const judged = pinnedContent(server.appPages?.find((page) => page.name === uri));
+    const judged = judgedRead(server.appPages?.find((page) => page.name === uri));
     if (judged !== contentsDigest(result)) {
       server.refreshAppPages?.();
       throw pageHeld(server.name, uri, reviewCommand(server.name), true);
