@@ -10,6 +10,8 @@ export interface Settings {
   /** The client in clients.d/ whose token VS Code's own MCP client uses; '' for per-server definitions. */
   editorClient: string;
   perServer: boolean;
+  /** Next to the aggregated definition, one per server that has MCP Apps (their pages' calls stay on their server). */
+  appServers: boolean;
   autoStart: boolean;
   idleExitSeconds: number;
   /** MCP Registries Add Server from Registry… searches; empty: the environment's, else the official one. */
@@ -21,6 +23,7 @@ export const SETTING_KEYS: { readonly [K in keyof Settings]: string } = {
   registryRoot: 'registryRoot',
   editorClient: 'editorClient',
   perServer: 'mcpProvider.perServer',
+  appServers: 'mcpProvider.appServers',
   autoStart: 'broker.autoStart',
   idleExitSeconds: 'broker.idleExitSeconds',
   registries: 'registries',
@@ -31,6 +34,7 @@ export const DEFAULTS: Readonly<Settings> = {
   registryRoot: '.',
   editorClient: 'copilot',
   perServer: false,
+  appServers: false,
   autoStart: true,
   idleExitSeconds: 300,
   registries: [],
@@ -48,7 +52,7 @@ export function settingId(key: keyof Settings): string {
 
 export function readSettings(config: ConfigurationReader): Settings {
   const raw = <K extends keyof Settings>(key: K): unknown => config.get(SETTING_KEYS[key]);
-  const flag = (key: 'perServer' | 'autoStart'): boolean => {
+  const flag = (key: 'perServer' | 'appServers' | 'autoStart'): boolean => {
     const v = raw(key);
     return typeof v === 'boolean' ? v : DEFAULTS[key];
   };
@@ -63,6 +67,7 @@ export function readSettings(config: ConfigurationReader): Settings {
     editorClient:
       editorClient === undefined ? DEFAULTS.editorClient : typeof editorClient === 'string' ? editorClient : '',
     perServer: flag('perServer'),
+    appServers: flag('appServers'),
     autoStart: flag('autoStart'),
     idleExitSeconds:
       typeof idleExitSeconds === 'number' && Number.isFinite(idleExitSeconds)

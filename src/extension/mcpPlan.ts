@@ -19,6 +19,8 @@ export interface PlannedDefinition {
 export interface PlanOptions {
   editorClient: string;
   perServer: boolean;
+  /** With the aggregated definition: one more per server that has MCP Apps (docs/mcp-apps.md). */
+  appServers?: boolean;
   /** Added to labels in a multi-root workspace. */
   folderLabel?: string;
 }
@@ -34,24 +36,28 @@ export function planDefinitions(state: BrokerState, opts: PlanOptions): PlannedD
   const origin = new URL(state.broker.url).origin;
   const suffix = opts.folderLabel ? ` (${opts.folderLabel})` : '';
   const client = opts.editorClient.trim();
+  const perServer = (servers: BrokerState['servers']): PlannedDefinition[] =>
+    servers
+      .filter((s) => s.enabled && !isHeld(s.state))
+      .map((s) => ({
+        label: `${s.name}${suffix} · Switchboard`,
+        url: `${origin}/servers/${s.name}/mcp`,
+        path: `/servers/${s.name}/mcp`,
+        version: `${state.broker.pid}.${hash(s.tools.map((t) => `${t.name}:${t.description ?? ''}`).join('|'))}`,
+        server: s.name,
+      }));
   if (!opts.perServer && client && state.clients.some((c) => c.name === client)) {
-    return [
-      {
-        label: `Switchboard${suffix}`,
-        url: `${origin}/mcp`,
-        path: '/mcp',
-        version: `${state.broker.pid}.${state.broker.catalogVersion}`,
-        client,
-      },
-    ];
+    const aggregated: PlannedDefinition = {
+      label: `Switchboard${suffix}`,
+      url: `${origin}/mcp`,
+      path: '/mcp',
+      version: `${state.broker.pid}.${state.broker.catalogVersion}`,
+      client,
+    };
+    // An app's page calls its own server's tools by their own names: on its server's endpoint they
+    // can reach nothing else (the aggregated endpoint binds them to the page the session read).
+    const apps = opts.appServers ? perServer(state.servers.filter((s) => s.apps?.length)) : [];
+    return [aggregated, ...apps];
   }
-  return state.servers
-    .filter((s) => s.enabled && !isHeld(s.state))
-    .map((s) => ({
-      label: `${s.name}${suffix} · Switchboard`,
-      url: `${origin}/servers/${s.name}/mcp`,
-      path: `/servers/${s.name}/mcp`,
-      version: `${state.broker.pid}.${hash(s.tools.map((t) => `${t.name}:${t.description ?? ''}`).join('|'))}`,
-      server: s.name,
-    }));
+  return perServer(state.servers);
 }

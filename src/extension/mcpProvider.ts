@@ -31,7 +31,11 @@ export class McpProvider
     this.disposables.push(
       ctx.onDidChange(() => this.maybeChanged()),
       vscode.workspace.onDidChangeConfiguration((e) => {
-        if (e.affectsConfiguration(settingId('editorClient')) || e.affectsConfiguration(settingId('perServer')))
+        if (
+          e.affectsConfiguration(settingId('editorClient')) ||
+          e.affectsConfiguration(settingId('perServer')) ||
+          e.affectsConfiguration(settingId('appServers'))
+        )
           this.maybeChanged(true);
       }),
     );
@@ -46,10 +50,11 @@ export class McpProvider
     if (!this.ctx.trusted) return [];
     const entries = this.ctx.activeEntries().filter((e) => e.state && !e.state.broker.untrusted);
     return entries.flatMap((entry) => {
-      const { editorClient, perServer } = this.ctx.settings(entry.folder);
+      const { editorClient, perServer, appServers } = this.ctx.settings(entry.folder);
       return planDefinitions(entry.state!, {
         editorClient,
         perServer,
+        appServers,
         folderLabel: entries.length > 1 ? entry.name : undefined,
       }).map((plan) => ({ entry, plan }));
     });

@@ -31,6 +31,7 @@ describe('unit: extension settings', () => {
         registryRoot: 'workspace',
         editorClient: 'vscode',
         'mcpProvider.perServer': true,
+        'mcpProvider.appServers': true,
         'broker.autoStart': false,
         'broker.idleExitSeconds': 42,
         registries: ['https://mcp-registry.example.com', 7, ''],
@@ -40,6 +41,7 @@ describe('unit: extension settings', () => {
       registryRoot: 'workspace',
       editorClient: 'vscode',
       perServer: true,
+      appServers: true,
       autoStart: false,
       idleExitSeconds: 42,
       // Only addresses are kept: a number or an empty entry is left out.

@@ -232,6 +232,30 @@ describe('extension: MCP provider plan', () => {
     assert.notEqual(v1, v2, 'the version changes with the tools');
   });
 
+  it('with appServers, offers each server that has MCP Apps on its own endpoint next to /mcp', () => {
+    const app = {
+      uri: 'ui://counter/view.html',
+      aggregatedUri: 'ui://shop/counter/view.html',
+      tools: ['show'],
+      appOnlyTools: [],
+      held: false,
+    };
+    const s = state([server(), server({ name: 'shop', apps: [app] })]);
+    const without = planDefinitions(s, { editorClient: 'copilot', perServer: false });
+    assert.deepEqual(
+      without.map((p) => p.path),
+      ['/mcp'],
+    );
+    const plan = planDefinitions(s, { editorClient: 'copilot', perServer: false, appServers: true });
+    assert.deepEqual(
+      plan.map((p) => [p.label, p.path, p.client]),
+      [
+        ['Switchboard', '/mcp', 'copilot'],
+        ['shop · Switchboard', '/servers/shop/mcp', undefined],
+      ],
+    );
+  });
+
   it('offers nothing from a Restricted Mode broker', () => {
     assert.deepEqual(
       planDefinitions(state([server()], { broker: { ...state([]).broker, untrusted: true } }), {

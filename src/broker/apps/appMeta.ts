@@ -74,3 +74,53 @@ export function withAggregatedPage(server: string, tool: Tool): Tool {
   if (typeof legacy === 'string') meta[LEGACY_RESOURCE_URI_KEY] = aggregatedUiUri(server, legacy);
   return { ...tool, _meta: meta };
 }
+
+/** One app of a server as the console shows it: its page, the tools that open it, what the page declares. */
+export interface AppSummary {
+  /** The page as the server names it. */
+  uri: string;
+  /** The page on the aggregated endpoint (ui://<server>/…). */
+  aggregatedUri: string;
+  title?: string;
+  /** The server's tools that open it, by their own names; `appOnlyTools` those only the page may call. */
+  tools: string[];
+  appOnlyTools: string[];
+  /** The page's declared `_meta.ui` (CSP, permissions), as listed. */
+  ui?: JsonObject;
+  /** Held back by the pins (the page changed since approval). */
+  held: boolean;
+}
+
+/** The apps of a server: each ui:// page its resources list or its tools name. */
+export function appsOf(
+  server: string,
+  tools: readonly Tool[],
+  resources: readonly { uri: string; name?: string; title?: unknown; _meta?: unknown }[],
+  held: (uri: string) => boolean,
+): AppSummary[] {
+  const apps = new Map<string, AppSummary>();
+  const app = (uri: string): AppSummary => {
+    let found = apps.get(uri);
+    if (!found) {
+      found = { uri, aggregatedUri: aggregatedUiUri(server, uri), tools: [], appOnlyTools: [], held: held(uri) };
+      apps.set(uri, found);
+    }
+    return found;
+  };
+  for (const resource of resources) {
+    if (!isUiUri(resource.uri)) continue;
+    const summary = app(resource.uri);
+    const title = typeof resource.title === 'string' ? resource.title : resource.name;
+    if (title) summary.title = title;
+    const ui = isObject(resource._meta) ? resource._meta.ui : undefined;
+    if (isObject(ui)) summary.ui = ui;
+  }
+  for (const tool of tools) {
+    const uri = resourceUriOf(tool);
+    if (uri === undefined || !isUiUri(uri)) continue;
+    const summary = app(uri);
+    summary.tools.push(tool.name);
+    if (isAppOnly(tool)) summary.appOnlyTools.push(tool.name);
+  }
+  return [...apps.values()].sort((a, b) => (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : 0));
+}

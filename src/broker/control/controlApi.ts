@@ -9,6 +9,7 @@ import type { ApprovalLine } from '../trust/approvalSummary';
 import type { AccountStatus, InputSource } from '../auth/credentials';
 import type { SignInStatus } from '../auth/signIns';
 import type { Root } from '../supervision/editorLink';
+import type { AppSummary } from '../apps/appMeta';
 import type { PinState, ToolChanges } from '../trust/pins';
 import type { ProbeResult } from '../supervision/probe';
 import type { Enforcement } from '../trust/sandbox';
@@ -66,6 +67,8 @@ export interface ServerStatus {
   signIn?: { scope?: string };
   /** The tool pins: whether the tools match what was approved, and which are held back until reviewed. */
   pins?: PinState;
+  /** Its MCP Apps: each ui:// page, the tools that open it, what it declares (absent: none). */
+  apps?: AppSummary[];
   /** Requests this server sent a caller's client (sampling, elicitation, roots) not answered yet. */
   pendingServerRequests?: number;
   /** The protocol revision the running server speaks: '2026-07-28', '2025-11-25', … (when known). */

@@ -9,6 +9,7 @@ import type { Pins } from '../trust/pins';
 import { redactUrl } from '../trust/redact';
 import type { ControlledBroker } from './controlledBroker';
 import type { InputStatus, ServerStatus } from './controlApi';
+import { appsOf } from '../apps/appMeta';
 
 export interface ServerStatusDeps {
   broker: ControlledBroker;
@@ -35,6 +36,11 @@ export function describeServer(def: ServerDef, deps: ServerStatusDeps): ServerSt
     return why ? [{ name: t.name, description: t.description, why }] : [];
   });
   const toolTokens = upstream ? broker.toolTokens.ofServer(name) : undefined;
+  const listed = upstream && upstream.catalogSource !== 'none' ? upstream.listed : undefined;
+  const pinState = pins?.state(name, upstream?.state === 'running');
+  const apps = listed
+    ? appsOf(name, listed.tools, listed.resources, (uri) => !!pinState?.quarantined.includes(uri))
+    : [];
   const signIns = broker.supervisor.signIns;
   const auth = signIns.status(def);
   const state = snap?.state ?? 'stopped';
@@ -72,7 +78,8 @@ export function describeServer(def: ServerDef, deps: ServerStatusDeps): ServerSt
     ...(auth ? { auth } : {}),
     ...credentialStatus(def, broker),
     ...(state === 'needs-sign-in' ? { signIn: auth?.stepUpScope ? { scope: auth.stepUpScope } : {} } : {}),
-    pins: pins?.state(name, upstream?.state === 'running') ?? {
+    ...(apps.length ? { apps } : {}),
+    pins: pinState ?? {
       status: 'unpinned',
       quarantined: [],
       removed: [],
