@@ -1,0 +1,280 @@
+#!/usr/bin/env node
+// An MCP App rendered for real through the broker: a real broker serves two ext-apps upstreams
+// (test/fixtures/apps.mjs, colliding ui:// URIs); a host page in headless Chromium runs the ext-apps
+// AppBridge (@modelcontextprotocol/ext-apps/app-bridge, bundled with esbuild) and renders the page
+// the broker serves at ui://alpha/counter/view.html in a sandboxed iframe under the CSP the page
+// declares. The host's MCP side is an SDK client over real HTTP to the aggregated endpoint: it lists
+// the tool, reads its page, calls the tool; the page's own `tools/call` (`increment`, app-only, by
+// its unprefixed name) goes through the bridge and the broker to alpha, and its result appears in the
+// page. The broker's audit must record it as `origin: app`. Screenshot: docs/screenshots/mcp-app-rendered.png.
+// No code-server: what VS Code itself renders through the broker is not driven here (docs/mcp-apps.md).
+//   node test/vscode/ui-apps.mjs [--out <dir>] [--verbose]
+// Exit code: 0 all steps passed, 1 a step failed.
+import { spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CHROMIUM, CHROMIUM_ARGS, REPO_ROOT } from './codeServer.mjs';
+
+const { values: args } = parseArgs({
+  options: {
+    out: { type: 'string', default: join(REPO_ROOT, 'docs', 'screenshots') },
+    verbose: { type: 'boolean', default: false },
+  },
+});
+const T0 = Date.now();
+const say = (m) => console.log(`[ui-apps +${((Date.now() - T0) / 1000).toFixed(1).padStart(5)}s] ${m}`);
+const outDir = resolve(args.out);
+mkdirSync(outDir, { recursive: true });
+const tmp = mkdtempSync(join(tmpdir(), 'switchboard-ui-apps-'));
+const root = join(tmp, 'ws');
+const home = join(tmp, 'home');
+mkdirSync(join(root, 'mcp-servers.d'), { recursive: true });
+const fixture = join(REPO_ROOT, 'test', 'fixtures', 'apps.mjs');
+for (const label of ['alpha', 'beta']) {
+  writeFileSync(
+    join(root, 'mcp-servers.d', `${label}.yaml`),
+    `name: ${label}\ntrust: trusted\ncommand: ${JSON.stringify(process.execPath)}\n` +
+      `args: [${JSON.stringify(fixture)}, "--label", "${label}"]\n`,
+  );
+}
+
+let broker;
+let context;
+let hostServer;
+let client;
+const cleanup = async () => {
+  await client?.close().catch(() => undefined);
+  await context?.close().catch(() => undefined);
+  hostServer?.close();
+  if (broker && broker.exitCode === null) {
+    broker.kill('SIGTERM');
+    await new Promise((r) => broker.once('exit', r));
+  }
+  rmSync(tmp, { recursive: true, force: true, maxRetries: 3 });
+};
+
+function check(ok, what) {
+  if (!ok) throw new Error(`step failed: ${what}`);
+  say(`ok: ${what}`);
+}
+
+/** The CSP a host puts on an app's page: nothing but inline code, plus what `_meta.ui.csp` declares. */
+function cspOf(ui) {
+  const csp = ui?.csp ?? {};
+  const list = (v) => (Array.isArray(v) ? v.join(' ') : '');
+  const connect = list(csp.connectDomains);
+  const resources = list(csp.resourceDomains);
+  return [
+    "default-src 'none'",
+    `script-src 'unsafe-inline' ${resources}`.trim(),
+    `style-src 'unsafe-inline' ${resources}`.trim(),
+    `img-src data: ${resources}`.trim(),
+    `connect-src ${connect || "'none'"}`,
+  ].join('; ');
+}
+
+async function startBroker() {
+  const proc = spawn(
+    process.execPath,
+    [
+      join(REPO_ROOT, 'dist', 'broker.js'),
+      'serve',
+      '--root',
+      root,
+      '--port',
+      '0',
+      '--json',
+      '--accept-workspace-trust',
+    ],
+    { env: { ...process.env, SWITCHBOARD_HOME: home }, stdio: ['ignore', 'pipe', 'pipe'] },
+  );
+  proc.stderr.on('data', (d) => args.verbose && process.stderr.write(`    [broker] ${d}`));
+  const ready = await new Promise((res, rej) => {
+    const timer = setTimeout(() => rej(new Error('the broker did not become ready')), 30_000);
+    createInterface({ input: proc.stdout }).on('line', (line) => {
+      try {
+        const msg = JSON.parse(line);
+        if (msg.event === 'ready') {
+          clearTimeout(timer);
+          res(msg);
+        }
+      } catch {
+        /* not the ready line */
+      }
+    });
+  });
+  return { proc, url: ready.url, token: readFileSync(ready.tokenFile, 'utf8').trim() };
+}
+
+/** The host page's script: the ext-apps AppBridge, bundled for the browser. */
+async function bridgeBundle() {
+  const esbuild = await import('esbuild');
+  const out = await esbuild.build({
+    stdin: {
+      contents:
+        "import { AppBridge, PostMessageTransport } from '@modelcontextprotocol/ext-apps/app-bridge';\n" +
+        'window.ExtApps = { AppBridge, PostMessageTransport };\n',
+      resolveDir: REPO_ROOT,
+      loader: 'js',
+    },
+    bundle: true,
+    format: 'iife',
+    platform: 'browser',
+    write: false,
+    logLevel: 'silent',
+  });
+  return out.outputFiles[0].text;
+}
+
+const HOST_PAGE = (bundle) => `<!doctype html><html><head><meta charset="utf-8"><title>MCP App host</title>
+<style>
+body{font:14px system-ui,sans-serif;margin:0;background:#f6f8fa;color:#1f2328}
+header{background:#24292f;color:#fff;padding:10px 16px}header b{color:#7ee787}
+main{padding:12px 16px}.call{font-family:ui-monospace,monospace;font-size:12px;background:#fff;border:1px solid #d0d7de;
+border-radius:6px;padding:8px;margin-bottom:10px;white-space:pre-wrap}
+iframe{width:100%;height:260px;border:1px solid #d0d7de;border-radius:6px;background:#fff}
+</style></head><body>
+<header>Host page · ext-apps <b>AppBridge</b> → MCP Switchboard (aggregated endpoint) → server <b>alpha</b></header>
+<main><div class="call" id="call">…</div><div class="call" id="log">page calls: none yet</div><iframe id="app" sandbox="allow-scripts"></iframe></main>
+<script>${bundle.replace(/<\/script/gi, '<\\/script')}</script>
+<script>
+window.renderApp = async ({ html, csp, toolName, toolArgs, toolResult, uri }) => {
+  document.getElementById('call').textContent =
+    'tools/call ' + toolName + ' ' + JSON.stringify(toolArgs) + '\\n  → ' + toolResult.content[0].text +
+    '\\n_meta.ui.resourceUri ' + uri + '\\nCSP ' + csp;
+  const iframe = document.getElementById('app');
+  const { AppBridge, PostMessageTransport } = window.ExtApps;
+  const bridge = new AppBridge(null, { name: 'switchboard-test-host', version: '1.0.0' }, { serverTools: {} });
+  const calls = [];
+  bridge.oncalltool = async (params) => {
+    const result = await window.hostCallTool(params);
+    calls.push(params.name + ' → ' + (result.content?.[0]?.text ?? JSON.stringify(result)));
+    document.getElementById('log').textContent = 'page calls (through the bridge and the broker):\\n' + calls.join('\\n');
+    return result;
+  };
+  bridge.oninitialized = () => {
+    bridge.sendToolInput({ arguments: toolArgs });
+    bridge.sendToolResult(toolResult);
+  };
+  // The page under the CSP it declared: a meta tag first in its head.
+  const withCsp = html.replace('<head>', '<head><meta http-equiv="Content-Security-Policy" content="' + csp + '">');
+  const loaded = new Promise((r) => iframe.addEventListener('load', r, { once: true }));
+  iframe.srcdoc = withCsp;
+  await loaded;
+  await bridge.connect(new PostMessageTransport(iframe.contentWindow, iframe.contentWindow));
+};
+</script></body></html>`;
+
+let failed = false;
+try {
+  const started = await startBroker();
+  broker = started.proc;
+  say(`broker at ${started.url}`);
+  client = new Client(
+    { name: 'ui-apps-host', version: '1.0.0' },
+    { capabilities: { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } } } },
+  );
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(started.url), {
+      requestInit: { headers: { Authorization: `Bearer ${started.token}` } },
+    }),
+  );
+  // The upstreams start with the broker: wait until alpha's app tool is listed.
+  let tool;
+  for (let i = 0; i < 200 && !tool; i++) {
+    tool = (await client.listTools()).tools.find((t) => t.name === 'alpha__show_counter');
+    if (!tool) await new Promise((r) => setTimeout(r, 100));
+  }
+  check(tool, 'alpha__show_counter is listed on the aggregated endpoint');
+  const uri = tool._meta.ui.resourceUri;
+  check(uri === 'ui://alpha/counter/view.html', `its page is namespaced: ${uri}`);
+  const read = await client.readResource({ uri });
+  const [content] = read.contents;
+  check(content.mimeType === 'text/html;profile=mcp-app', `the page is read with its MIME type (${content.mimeType})`);
+  const csp = cspOf(content._meta?.ui);
+  const toolArgs = {};
+  const toolResult = await client.callTool({ name: tool.name, arguments: toolArgs });
+
+  hostServer = http.createServer((_req, res) => {
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end(page);
+  });
+  const page = HOST_PAGE(await bridgeBundle());
+  await new Promise((r) => hostServer.listen(0, '127.0.0.1', r));
+  const hostUrl = `http://127.0.0.1:${hostServer.address().port}/`;
+
+  const { chromium } = await import('playwright-core');
+  context = await chromium.launchPersistentContext(join(tmp, 'chromium'), {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    viewport: { width: 900, height: 520 },
+    timeout: 60_000,
+  });
+  const tab = context.pages()[0] ?? (await context.newPage());
+  if (args.verbose) tab.on('console', (m) => say(`[page] ${m.text()}`));
+  // The page's tools/call, as the host's MCP client sends it: the name the page gave, on the same session.
+  const names = [];
+  await tab.exposeFunction('hostCallTool', async (params) => {
+    names.push(params.name);
+    try {
+      return await client.callTool({ name: params.name, arguments: params.arguments ?? {} });
+    } catch (err) {
+      return { isError: true, content: [{ type: 'text', text: err.message }] };
+    }
+  });
+  await tab.goto(hostUrl);
+  await tab.evaluate((a) => window.renderApp(a), {
+    html: content.text,
+    csp,
+    toolName: tool.name,
+    toolArgs,
+    toolResult,
+    uri,
+  });
+  const frame = tab.frameLocator('#app');
+  await frame.locator('body[data-connected="yes"]').waitFor({ timeout: 30_000 });
+  check(true, 'the app connected to the host (ui/initialize through the AppBridge)');
+  const input = await frame.locator('#input').textContent();
+  check(input.includes('opened by a call with {}'), `the page got its tool input: "${input}"`);
+  await frame.locator('#inc').click();
+  await frame.locator('#result', { hasText: 'alpha: the counter is at 1' }).waitFor({ timeout: 30_000 });
+  check(true, 'the page called increment through the host and the broker; its result appears in the page');
+  await frame.locator('#inc').click();
+  await frame.locator('#result', { hasText: 'alpha: the counter is at 2' }).waitFor({ timeout: 30_000 });
+  check(
+    names.every((n) => n === 'increment'),
+    `the page called by its own name: ${names.join(', ')}`,
+  );
+  // The CSP the page declared is in force: a fetch to another origin is a policy violation in the page.
+  const appFrame = tab.frames().find((f) => f !== tab.mainFrame());
+  const violated = await appFrame.evaluate(
+    () =>
+      new Promise((done) => {
+        document.addEventListener('securitypolicyviolation', (e) => done(e.effectiveDirective));
+        fetch('https://collector.example/').catch(() => undefined);
+        setTimeout(() => done('no violation'), 5000);
+      }),
+  );
+  check(violated === 'connect-src', `the page runs under the CSP its _meta.ui declares (fetch refused: ${violated})`);
+  const shot = join(outDir, 'mcp-app-rendered.png');
+  await tab.screenshot({ path: shot });
+  say(`screenshot ${shot}`);
+  const audit = await client.callTool({ name: 'switchboard__read_audit', arguments: { limit: 50 } });
+  const entries = audit.structuredContent.entries;
+  const fromApp = entries.filter((e) => e.origin === 'app' && e.tool === 'increment' && e.server === 'alpha');
+  check(fromApp.length === 2, `the audit has both page calls as origin: app (${fromApp.length})`);
+} catch (err) {
+  failed = true;
+  console.error(err?.stack ?? err);
+} finally {
+  await cleanup();
+}
+say(failed ? 'FAILED' : 'all steps passed');
+process.exit(failed ? 1 : 0);
