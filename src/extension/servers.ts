@@ -15,6 +15,7 @@ import {
   TOOLS_CHANGED_ICON,
   type IconSpec,
 } from './presentation';
+import { appLines } from './appsPresentation';
 
 export type ServerNode =
   | { kind: 'folder'; entry: FolderEntry }
@@ -28,6 +29,7 @@ export type ServerNode =
       tool: NonNullable<ServerStatus['hiddenTools']>[number];
     }
   | { kind: 'grants'; entry: FolderEntry; status: ServerStatus }
+  | { kind: 'apps'; entry: FolderEntry; status: ServerStatus }
   | {
       kind: 'info';
       entry: FolderEntry;
@@ -86,6 +88,14 @@ export class ServersProvider implements vscode.TreeDataProvider<ServerNode> {
         ];
       case 'grants':
         return this.grantsOf(node.entry, node.status);
+      case 'apps':
+        return appLines(node.status).map((line) => ({
+          kind: 'info',
+          entry: node.entry,
+          status: node.status,
+          ...line,
+          icon: line.held ? TOOLS_CHANGED_ICON : { id: 'window' },
+        }));
       default:
         return [];
     }
@@ -138,6 +148,7 @@ export class ServersProvider implements vscode.TreeDataProvider<ServerNode> {
     out.push({ kind: 'grants', entry, status: s });
     const hasTools = s.tools.length || s.hiddenTools?.length || s.pins?.quarantined.length || s.state === 'running';
     if (hasTools) out.push({ kind: 'tools', entry, status: s });
+    if (s.apps?.length) out.push({ kind: 'apps', entry, status: s });
     return out;
   }
 
@@ -254,6 +265,15 @@ export class ServersProvider implements vscode.TreeDataProvider<ServerNode> {
         item.contextValue = 'hiddenTool';
         return item;
       }
+      case 'apps': {
+        const apps = node.status.apps ?? [];
+        const item = new vscode.TreeItem(`Apps (${apps.length})`, vscode.TreeItemCollapsibleState.Collapsed);
+        item.id = `${base}/server/${node.status.name}/apps`;
+        item.iconPath = new vscode.ThemeIcon('window');
+        item.description = 'MCP Apps: pages its tools open';
+        item.contextValue = 'apps';
+        return item;
+      }
       case 'grants': {
         const g = node.status.grants;
         const item = new vscode.TreeItem('Grants', vscode.TreeItemCollapsibleState.Collapsed);
@@ -276,7 +296,11 @@ export class ServersProvider implements vscode.TreeDataProvider<ServerNode> {
             title: 'Approve',
             arguments: [{ kind: 'server', entry: node.entry, status: node.status }],
           };
-        if (node.id === 'toolChanges' || node.id.startsWith('quarantined-'))
+        if (
+          node.id === 'toolChanges' ||
+          node.id.startsWith('quarantined-') ||
+          (node.id.startsWith('app-') && node.status.apps?.some((a) => a.held && `app-${a.uri}` === node.id))
+        )
           item.command = {
             command: 'switchboard.reviewToolChanges',
             title: 'Review Tool Changes',

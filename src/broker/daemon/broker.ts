@@ -1,4 +1,5 @@
 // The daemon: registry snapshots in, supervised upstreams, one catalog, one endpoint out.
+import { aggregatedUiUri, isUiUri } from '../apps/appMeta';
 import { EventEmitter } from 'node:events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -150,7 +151,11 @@ export class Broker extends EventEmitter<BrokerEventMap> implements ControlledBr
     this.supervisor.on('state', () => this.emit('state'));
     this.supervisor.on('lists', () => this.scheduleCatalog());
     this.supervisor.on('log', (server, params) => this.endpoint.log(server, params));
-    this.supervisor.on('resourceUpdated', (_server, uri) => this.endpoint.resourceUpdated(uri));
+    this.supervisor.on('resourceUpdated', (server, uri) => {
+      this.endpoint.resourceUpdated(uri);
+      // An app's page is subscribed on the aggregated endpoint under its ui://<server>/… URI.
+      if (isUiUri(uri)) this.endpoint.resourceUpdated(aggregatedUiUri(server, uri));
+    });
     this.supervisor.on('audit', (entry) => this.audit.write(entry));
     this.watcher.on('snapshot', (snap) => void this.apply(snap));
     await this.supervisor.setPolicy((def) => governance.decide(def));

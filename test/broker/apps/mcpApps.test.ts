@@ -135,6 +135,19 @@ describe('MCP Apps through the broker', function () {
     assert.equal((await refusal(() => client.readResource({ uri: 'ui://counter/view.html' }))).code, -32002);
   });
 
+  it('server_status lists each app: its page, the tools that open it, what it declares', async () => {
+    const status = await facade(await operator(false), 'server_status', { name: 'alpha' });
+    assert.deepEqual(
+      status.apps.map((a: Json) => [a.uri, a.aggregatedUri, a.tools, a.appOnlyTools, a.held]),
+      [
+        ['ui://clock/view.html', 'ui://alpha/clock/view.html', ['show_clock'], [], false],
+        ['ui://counter/view.html', 'ui://alpha/counter/view.html', ['show_counter', 'increment'], ['increment'], false],
+      ],
+    );
+    assert.deepEqual(status.apps[1].ui, { csp: { connectDomains: [] } });
+    assert.equal((await facade(await operator(false), 'server_status', { name: 'echo' })).apps, undefined);
+  });
+
   it('per-server endpoint: everything as the server wrote it, app-only tool included', async () => {
     const client = await open(perServer('alpha'), broker.token);
     const tools = (await client.listTools()).tools as Json[];
