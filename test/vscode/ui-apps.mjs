@@ -20,6 +20,7 @@ import { parseArgs } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CHROMIUM, CHROMIUM_ARGS, REPO_ROOT } from './codeServer.mjs';
+/* global window, document -- the functions given to page.evaluate run in the browser */
 
 const { values: args } = parseArgs({
   options: {
@@ -141,7 +142,8 @@ border-radius:6px;padding:8px;margin-bottom:10px;white-space:pre-wrap}
 iframe{width:100%;height:260px;border:1px solid #d0d7de;border-radius:6px;background:#fff}
 </style></head><body>
 <header>Host page · ext-apps <b>AppBridge</b> → MCP Switchboard (aggregated endpoint) → server <b>alpha</b></header>
-<main><div class="call" id="call">…</div><div class="call" id="log">page calls: none yet</div><iframe id="app" sandbox="allow-scripts"></iframe></main>
+<main><div class="call" id="call">…</div><div class="call" id="log">page calls: none yet</div>
+<iframe id="app" sandbox="allow-scripts"></iframe></main>
 <script>${bundle.replace(/<\/script/gi, '<\\/script')}</script>
 <script>
 window.renderApp = async ({ html, csp, toolName, toolArgs, toolResult, uri }) => {
