@@ -1,11 +1,12 @@
 // What `switchboard lock` and `verify` share: every enabled server of a registry started once, as
-// the broker would launch it, and the digests of the tools it lists.
+// the broker would launch it, and the digests of the tools it lists (and of its MCP App pages).
 import * as path from 'node:path';
 import { RegistryLoader } from '../../registry/loader';
 import type { ServerDef } from '../../registry/schema';
 import { printError } from './command';
 import { probeServer } from '../supervision/probe';
 import { digestsOf, type ToolDigests } from '../trust/toolDigest';
+import { gateInput } from '../catalog/catalog';
 
 export type ListedTools = { ok: true; digests: ToolDigests } | { ok: false; error: string };
 
@@ -23,7 +24,7 @@ export async function listEveryServer(
     if (!def.enabled) continue;
     const probe = await probeServer(def, root);
     const tools: ListedTools = probe.ok
-      ? { ok: true, digests: digestsOf(probe.tools) }
+      ? { ok: true, digests: digestsOf(gateInput({ tools: probe.tools, appPages: probe.appPages })) }
       : { ok: false, error: probe.error ?? 'failed' };
     listed.set(def.name, tools);
   }

@@ -1,5 +1,6 @@
 // Probing a definition that is not saved yet: connect, list what it offers, measure, tear down.
 // It is launched exactly as a start would launch it (launch.ts): same environment, sandbox, redaction.
+import { readAppPages } from '../apps/appPages';
 import type { ServerDef } from '../../registry/schema';
 import { connectUpstream } from '../connection/connect';
 import type { UpstreamConnection } from '../connection/connection';
@@ -16,6 +17,8 @@ export interface ProbeResult {
   listMs?: number;
   serverInfo?: { name?: string; version?: string };
   tools: Tool[];
+  /** Its MCP App pages as pin entries (apps/appPages.ts): `switchboard lock` pins them with the tools. */
+  appPages?: Tool[];
   /** Tools left out because the pins hold them back (only in a probe run for a client, not the operator). */
   heldBack?: string[];
   prompts: Prompt[];
@@ -103,9 +106,13 @@ export async function probeServer(
       client.listResources(timeoutMs),
       client.listResourceTemplates(timeoutMs),
     ]);
+    const appPages = await readAppPages(tools, resources, (uri) =>
+      client!.request('resources/read', { uri }, { timeoutMs }),
+    );
     const t2 = performance.now();
     return {
       ok: true,
+      ...(appPages.length ? { appPages } : {}),
       connectMs: round(t1 - t0),
       listMs: round(t2 - t1),
       serverInfo: { name: client.info.serverName, version: client.info.serverVersion },

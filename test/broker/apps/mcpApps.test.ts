@@ -18,6 +18,7 @@ import {
   writeRegistry,
   type BrokerProcess,
 } from '../../helpers/broker';
+import { cli } from '../../helpers/registryFixture';
 
 type Json = Record<string, any>;
 
@@ -289,4 +290,21 @@ describe('MCP Apps through the broker', function () {
       await facade(op, 'accept_tool_changes', { name: 'alpha', hash: back.toolsHash });
     });
   }
+
+  it('switchboard lock pins the pages with the tools, and verify holds them to it', async () => {
+    const ws = tempDir('sb-apps-lock-');
+    writeRegistry(ws, { 'mcp-servers.d/beta.yaml': fixtureServer('beta', 'apps.mjs', ['--label', 'beta']) });
+    const home = tempDir('sb-apps-lock-home-');
+    const locked = await cli(['lock', '--root', ws], { home });
+    assert.equal(locked.code, 0, locked.err);
+    const lock = JSON.parse(fs.readFileSync(path.join(ws, 'mcp-servers.lock'), 'utf8'));
+    const pinned = Object.keys(lock.servers.beta.toolDigests);
+    assert.deepEqual(pinned.filter((n) => n.startsWith('ui://')).sort(), [
+      'ui://clock/view.html',
+      'ui://counter/view.html',
+    ]);
+    assert.ok(pinned.includes('increment'), pinned.join(', '));
+    const verified = await cli(['verify', '--root', ws], { home });
+    assert.equal(verified.code, 0, verified.out + verified.err);
+  });
 });
