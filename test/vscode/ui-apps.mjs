@@ -14,24 +14,20 @@ import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { parseArgs } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CHROMIUM, CHROMIUM_ARGS, REPO_ROOT } from './codeServer.mjs';
+import { uiScript } from './uiScript.mjs';
 /* global window, document -- the functions given to page.evaluate run in the browser */
 
-const { values: args } = parseArgs({
-  options: {
-    out: { type: 'string', default: join(REPO_ROOT, 'docs', 'screenshots') },
-    verbose: { type: 'boolean', default: false },
-  },
-});
-const T0 = Date.now();
-const say = (m) => console.log(`[ui-apps +${((Date.now() - T0) / 1000).toFixed(1).padStart(5)}s] ${m}`);
-const outDir = resolve(args.out);
-mkdirSync(outDir, { recursive: true });
+let broker;
+let context;
+let tab;
+let hostServer;
+let client;
+const { args, say, shot, step, fail, exit } = uiScript('ui-apps', { page: () => tab, onTimeout: () => cleanup() });
 const tmp = mkdtempSync(join(tmpdir(), 'switchboard-ui-apps-'));
 const root = join(tmp, 'ws');
 const home = join(tmp, 'home');
@@ -45,10 +41,6 @@ for (const label of ['alpha', 'beta']) {
   );
 }
 
-let broker;
-let context;
-let hostServer;
-let client;
 const cleanup = async () => {
   await client?.close().catch(() => undefined);
   await context?.close().catch(() => undefined);
@@ -61,8 +53,7 @@ const cleanup = async () => {
 };
 
 function check(ok, what) {
-  if (!ok) throw new Error(`step failed: ${what}`);
-  say(`ok: ${what}`);
+  if (!ok) throw new Error(what);
 }
 
 /** The CSP a host puts on an app's page: nothing but inline code, plus what `_meta.ui.csp` declares. */
@@ -173,110 +164,126 @@ window.renderApp = async ({ html, csp, toolName, toolArgs, toolResult, uri }) =>
 };
 </script></body></html>`;
 
-let failed = false;
+let tool;
+let content;
+let csp;
+const toolArgs = {};
+let toolResult;
+const names = [];
 try {
-  const started = await startBroker();
-  broker = started.proc;
-  say(`broker at ${started.url}`);
-  client = new Client(
-    { name: 'ui-apps-host', version: '1.0.0' },
-    { capabilities: { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } } } },
-  );
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(started.url), {
-      requestInit: { headers: { Authorization: `Bearer ${started.token}` } },
-    }),
-  );
-  // The upstreams start with the broker: wait until alpha's app tool is listed.
-  let tool;
-  for (let i = 0; i < 200 && !tool; i++) {
-    tool = (await client.listTools()).tools.find((t) => t.name === 'alpha__show_counter');
-    if (!tool) await new Promise((r) => setTimeout(r, 100));
-  }
-  check(tool, 'alpha__show_counter is listed on the aggregated endpoint');
-  const uri = tool._meta.ui.resourceUri;
-  check(uri === 'ui://alpha/counter/view.html', `its page is namespaced: ${uri}`);
-  const read = await client.readResource({ uri });
-  const [content] = read.contents;
-  check(content.mimeType === 'text/html;profile=mcp-app', `the page is read with its MIME type (${content.mimeType})`);
-  const csp = cspOf(content._meta?.ui);
-  const toolArgs = {};
-  const toolResult = await client.callTool({ name: tool.name, arguments: toolArgs });
-
-  hostServer = http.createServer((_req, res) => {
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-    res.end(page);
-  });
-  const page = HOST_PAGE(await bridgeBundle());
-  await new Promise((r) => hostServer.listen(0, '127.0.0.1', r));
-  const hostUrl = `http://127.0.0.1:${hostServer.address().port}/`;
-
-  const { chromium } = await import('playwright-core');
-  context = await chromium.launchPersistentContext(join(tmp, 'chromium'), {
-    executablePath: CHROMIUM,
-    headless: true,
-    args: CHROMIUM_ARGS,
-    viewport: { width: 900, height: 520 },
-    timeout: 60_000,
-  });
-  const tab = context.pages()[0] ?? (await context.newPage());
-  if (args.verbose) tab.on('console', (m) => say(`[page] ${m.text()}`));
-  // The page's tools/call, as the host's MCP client sends it: the name the page gave, on the same session.
-  const names = [];
-  await tab.exposeFunction('hostCallTool', async (params) => {
-    names.push(params.name);
-    try {
-      return await client.callTool({ name: params.name, arguments: params.arguments ?? {} });
-    } catch (err) {
-      return { isError: true, content: [{ type: 'text', text: err.message }] };
-    }
-  });
-  await tab.goto(hostUrl);
-  await tab.evaluate((a) => window.renderApp(a), {
-    html: content.text,
-    csp,
-    toolName: tool.name,
-    toolArgs,
-    toolResult,
-    uri,
-  });
-  const frame = tab.frameLocator('#app');
-  await frame.locator('body[data-connected="yes"]').waitFor({ timeout: 30_000 });
-  check(true, 'the app connected to the host (ui/initialize through the AppBridge)');
-  const input = await frame.locator('#input').textContent();
-  check(input.includes('opened by a call with {}'), `the page got its tool input: "${input}"`);
-  await frame.locator('#inc').click();
-  await frame.locator('#result', { hasText: 'alpha: the counter is at 1' }).waitFor({ timeout: 30_000 });
-  check(true, 'the page called increment through the host and the broker; its result appears in the page');
-  await frame.locator('#inc').click();
-  await frame.locator('#result', { hasText: 'alpha: the counter is at 2' }).waitFor({ timeout: 30_000 });
-  check(
-    names.every((n) => n === 'increment'),
-    `the page called by its own name: ${names.join(', ')}`,
-  );
-  // The CSP the page declared is in force: a fetch to another origin is a policy violation in the page.
-  const appFrame = tab.frames().find((f) => f !== tab.mainFrame());
-  const violated = await appFrame.evaluate(
-    () =>
-      new Promise((done) => {
-        document.addEventListener('securitypolicyviolation', (e) => done(e.effectiveDirective));
-        fetch('https://collector.example/').catch(() => undefined);
-        setTimeout(() => done('no violation'), 5000);
+  await step('the broker serves alpha’s app tool on the aggregated endpoint, its page namespaced', async () => {
+    const started = await startBroker();
+    broker = started.proc;
+    say(`broker at ${started.url}`);
+    client = new Client(
+      { name: 'ui-apps-host', version: '1.0.0' },
+      { capabilities: { extensions: { 'io.modelcontextprotocol/ui': { mimeTypes: ['text/html;profile=mcp-app'] } } } },
+    );
+    await client.connect(
+      new StreamableHTTPClientTransport(new URL(started.url), {
+        requestInit: { headers: { Authorization: `Bearer ${started.token}` } },
       }),
+    );
+    // The upstreams start with the broker: wait until alpha's app tool is listed.
+    for (let i = 0; i < 200 && !tool; i++) {
+      tool = (await client.listTools()).tools.find((t) => t.name === 'alpha__show_counter');
+      if (!tool) await new Promise((r) => setTimeout(r, 100));
+    }
+    check(tool, 'alpha__show_counter is not listed');
+    check(tool._meta.ui.resourceUri === 'ui://alpha/counter/view.html', `its page: ${tool._meta.ui.resourceUri}`);
+  });
+
+  await step('the host reads the page (MIME type, _meta.ui) and calls the tool', async () => {
+    const read = await client.readResource({ uri: tool._meta.ui.resourceUri });
+    content = read.contents[0];
+    check(content.mimeType === 'text/html;profile=mcp-app', `the page's MIME type: ${content.mimeType}`);
+    csp = cspOf(content._meta?.ui);
+    toolResult = await client.callTool({ name: tool.name, arguments: toolArgs });
+  });
+
+  await step(
+    'Chromium renders the page through the ext-apps AppBridge; the app connects and gets its input',
+    async () => {
+      const page = HOST_PAGE(await bridgeBundle());
+      hostServer = http.createServer((_req, res) => {
+        res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+        res.end(page);
+      });
+      await new Promise((r) => hostServer.listen(0, '127.0.0.1', r));
+      const { chromium } = await import('playwright-core');
+      context = await chromium.launchPersistentContext(join(tmp, 'chromium'), {
+        executablePath: CHROMIUM,
+        headless: true,
+        args: CHROMIUM_ARGS,
+        viewport: { width: 900, height: 520 },
+        timeout: 60_000,
+      });
+      tab = context.pages()[0] ?? (await context.newPage());
+      if (args.verbose) tab.on('console', (m) => say(`[page] ${m.text()}`));
+      // The page's tools/call as the host's MCP client sends it: the name the page gave, on the same session.
+      await tab.exposeFunction('hostCallTool', async (params) => {
+        names.push(params.name);
+        try {
+          return await client.callTool({ name: params.name, arguments: params.arguments ?? {} });
+        } catch (err) {
+          return { isError: true, content: [{ type: 'text', text: err.message }] };
+        }
+      });
+      await tab.goto(`http://127.0.0.1:${hostServer.address().port}/`);
+      const uri = tool._meta.ui.resourceUri;
+      await tab.evaluate((a) => window.renderApp(a), {
+        html: content.text,
+        csp,
+        toolName: tool.name,
+        toolArgs,
+        toolResult,
+        uri,
+      });
+      const frame = tab.frameLocator('#app');
+      await frame.locator('body[data-connected="yes"]').waitFor({ timeout: 30_000 });
+      const input = await frame.locator('#input').textContent();
+      check(input.includes('opened by a call with {}'), `the page's tool input: "${input}"`);
+    },
   );
-  check(violated === 'connect-src', `the page runs under the CSP its _meta.ui declares (fetch refused: ${violated})`);
-  const shot = join(outDir, 'mcp-app-rendered.png');
-  await tab.screenshot({ path: shot });
-  say(`screenshot ${shot}`);
-  const audit = await client.callTool({ name: 'switchboard__read_audit', arguments: { limit: 50 } });
-  const entries = audit.structuredContent.entries;
-  const fromApp = entries.filter((e) => e.origin === 'app' && e.tool === 'increment' && e.server === 'alpha');
-  check(fromApp.length === 2, `the audit has both page calls as origin: app (${fromApp.length})`);
+
+  await step(
+    'the page calls increment by its own name through the host and the broker; the result appears in it',
+    async () => {
+      const frame = tab.frameLocator('#app');
+      await frame.locator('#inc').click();
+      await frame.locator('#result', { hasText: 'alpha: the counter is at 1' }).waitFor({ timeout: 30_000 });
+      await frame.locator('#inc').click();
+      await frame.locator('#result', { hasText: 'alpha: the counter is at 2' }).waitFor({ timeout: 30_000 });
+      check(names.length === 2 && names.every((n) => n === 'increment'), `the page called: ${names.join(', ')}`);
+    },
+  );
+
+  await step(
+    'the page runs under the CSP its _meta.ui declares: a fetch elsewhere is a connect-src violation',
+    async () => {
+      const appFrame = tab.frames().find((f) => f !== tab.mainFrame());
+      const violated = await appFrame.evaluate(
+        () =>
+          new Promise((done) => {
+            document.addEventListener('securitypolicyviolation', (e) => done(e.effectiveDirective));
+            fetch('https://collector.example/').catch(() => undefined);
+            setTimeout(() => done('no violation'), 5000);
+          }),
+      );
+      check(violated === 'connect-src', `the fetch: ${violated}`);
+      await shot('mcp-app-rendered');
+    },
+  );
+
+  await step('the audit has both of the page’s calls as origin: app', async () => {
+    const audit = await client.callTool({ name: 'switchboard__read_audit', arguments: { limit: 50 } });
+    const entries = audit.structuredContent.entries;
+    const fromApp = entries.filter((e) => e.origin === 'app' && e.tool === 'increment' && e.server === 'alpha');
+    check(fromApp.length === 2, `origin: app entries: ${fromApp.length}`);
+  });
 } catch (err) {
-  failed = true;
-  console.error(err?.stack ?? err);
+  fail(err);
 } finally {
   await cleanup();
 }
-say(failed ? 'FAILED' : 'all steps passed');
-process.exit(failed ? 1 : 0);
+exit();
