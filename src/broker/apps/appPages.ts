@@ -73,14 +73,25 @@ export function judgedRead(entry: Tool | undefined): string | undefined {
   return isObject(page) && typeof page.read === 'string' ? page.read : undefined;
 }
 
-/** The error a read of a page that is held back, or that changed since it was judged, gets. */
-export function pageHeld(server: string, uri: string, review: string, changedNow: boolean): McpFailure {
-  const why = changedNow
-    ? 'its content is not what the broker read when the server listed it (the page changed); the broker reads it again'
-    : 'it is not the page pinned when the server was approved (it changed or it is new)';
+/** Why a read of a page is refused: held back by the pins, changed since it was judged, or never judged. */
+export type PageRefusal = 'held' | 'changed' | 'unknown';
+
+/** The error a read of a page that is held back, changed since it was judged, or unknown to the pins gets. */
+export function pageHeld(server: string, uri: string, review: string, why: PageRefusal): McpFailure {
+  if (why === 'unknown') {
+    return new McpFailure(
+      ErrorCodes.Forbidden,
+      `App page '${uri}' of server '${server}' is not served: the server neither lists it nor names it in a ` +
+        `tool, so it was not pinned with the server's tools.`,
+    );
+  }
+  const reason =
+    why === 'changed'
+      ? 'its content is not what the broker read when the server listed it (the page changed); the broker reads it again'
+      : 'it is not the page pinned when the server was approved (it changed or it is new)';
   return new McpFailure(
     ErrorCodes.Forbidden,
-    `App page '${uri}' of server '${server}' is held back: ${why}. The operator must review the change: ${review}.`,
+    `App page '${uri}' of server '${server}' is held back: ${reason}. The operator must review the change: ${review}.`,
   );
 }
 

@@ -44,7 +44,8 @@ function validEntry(v: unknown): v is CacheEntry {
     (l.tools as Record<string, unknown>[]).every((t) => isObject(t.inputSchema)) &&
     listOf(l.prompts, 'name') &&
     listOf(l.resources, 'uri') &&
-    listOf(l.resourceTemplates, 'uriTemplate')
+    listOf(l.resourceTemplates, 'uriTemplate') &&
+    (l.appPages === undefined || listOf(l.appPages, 'name'))
   );
 }
 

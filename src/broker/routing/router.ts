@@ -258,12 +258,14 @@ export class BrokerRouter implements Router {
   ): Promise<JsonObject> {
     const target = await this.started(server);
     this.deps.settleCatalog();
-    if (this.deps.catalog.holds(server, uri)) throw pageHeld(server.name, uri, reviewCommand(server.name), false);
+    const review = reviewCommand(server.name);
+    if (this.deps.catalog.holds(server, uri)) throw pageHeld(server.name, uri, review, 'held');
+    const entry = server.appPages?.find((page) => page.name === uri);
+    if (!entry) throw pageHeld(server.name, uri, review, 'unknown');
     const result = parsedResult(await target.readResource(uri, this.call(ctx, extra)));
-    const judged = judgedRead(server.appPages?.find((page) => page.name === uri));
-    if (judged !== contentsDigest(result)) {
+    if (judgedRead(entry) !== contentsDigest(result)) {
       server.refreshAppPages?.();
-      throw pageHeld(server.name, uri, reviewCommand(server.name), true);
+      throw pageHeld(server.name, uri, review, 'changed');
     }
     if (!(scope instanceof AggregatedScope)) return result;
     scope.apps.opened(server.name);
