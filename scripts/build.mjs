@@ -1,4 +1,4 @@
-// Builds the three bundles: the broker daemon/CLI, the extension, and the console webview.
+// Builds the bundles: the broker daemon/CLI, the extension, the console webview and the App preview webview.
 import { build } from 'esbuild';
 import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -109,6 +109,15 @@ await Promise.all([
     target: 'es2022',
     entryPoints: ['webview/console.ts'],
     outfile: 'dist/webview/console.js',
+    format: 'iife',
+  }),
+  build({
+    ...common,
+    minify,
+    platform: 'browser',
+    target: 'es2022',
+    entryPoints: ['webview/appHost.ts'],
+    outfile: 'dist/webview/appHost.js',
     format: 'iife',
   }),
 ]);

@@ -1,5 +1,6 @@
 // The console webview's host side: HTML shell with a CSP nonce, and the message loop that turns
 // the form's Probe and Save into the broker's probe_server and upsert_server.
+import { previewTarget, showAppPreview } from './appPreview';
 import * as crypto from 'node:crypto';
 import * as path from 'node:path';
 import * as vscode from 'vscode';
@@ -36,6 +37,8 @@ export class ConsolePanel {
   private readonly disposables: vscode.Disposable[] = [];
   private pending?: InitMessage;
   private ready = false;
+  /** The definitions of the tools shown in Try a tool (one with an MCP App opens its preview when called). */
+  private readonly tried = new Map<string, Tool>();
   private savedName?: string;
   private probeWaiters: ((r: ProbeResult | undefined) => void)[] = [];
   private early: ToWebview[] = [];
@@ -152,6 +155,7 @@ export class ConsolePanel {
     await this.ctx.ensureConnected(this.entry);
     const listed = await this.listTools();
     const tool = listed.find((t) => t.name === name);
+    if (tool) this.tried.set(name, tool);
     this.post({ type: 'tryTool', tool: tool ?? { name, inputSchema: { type: 'object' } }, listed: !!tool });
   }
 
@@ -185,6 +189,13 @@ export class ConsolePanel {
       await this.ctx.ensureConnected(this.entry);
       const result = await this.entry.conn.request('tools/call', { name, arguments: args } as JsonObject, 300_000);
       this.post({ type: 'toolResult', name, result, ms: performance.now() - started });
+      // A tool with an MCP App: its page is shown beside the console, as an agent's host would show it.
+      const tool = this.tried.get(name);
+      if (tool && previewTarget(tool) && result.isError !== true) {
+        showAppPreview(this.ctx, this.entry, tool, args as JsonObject, result).catch((err: Error) =>
+          this.ctx.output.warn(`The App preview of ${name} could not be shown: ${err.message}`),
+        );
+      }
     } catch (err) {
       const code = (err as { code?: unknown }).code;
       this.post({

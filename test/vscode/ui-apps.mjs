@@ -20,6 +20,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CHROMIUM, CHROMIUM_ARGS, REPO_ROOT } from './codeServer.mjs';
 import { uiScript } from './uiScript.mjs';
+import { createRequire } from 'node:module';
 /* global window, document -- the functions given to page.evaluate run in the browser */
 
 let broker;
@@ -27,7 +28,10 @@ let context;
 let tab;
 let hostServer;
 let client;
-const { args, say, shot, step, fail, exit } = uiScript('ui-apps', { page: () => tab, onTimeout: () => cleanup() });
+const { args, say, outDir, shot, step, fail, exit } = uiScript('ui-apps', {
+  page: () => tab,
+  onTimeout: () => cleanup(),
+});
 const tmp = mkdtempSync(join(tmpdir(), 'switchboard-ui-apps-'));
 const root = join(tmp, 'ws');
 const home = join(tmp, 'home');
@@ -56,20 +60,11 @@ function check(ok, what) {
   if (!ok) throw new Error(what);
 }
 
-/** The CSP a host puts on an app's page: nothing but inline code, plus what `_meta.ui.csp` declares. */
-function cspOf(ui) {
-  const csp = ui?.csp ?? {};
-  const list = (v) => (Array.isArray(v) ? v.join(' ') : '');
-  const connect = list(csp.connectDomains);
-  const resources = list(csp.resourceDomains);
-  return [
-    "default-src 'none'",
-    `script-src 'unsafe-inline' ${resources}`.trim(),
-    `style-src 'unsafe-inline' ${resources}`.trim(),
-    `img-src data: ${resources}`.trim(),
-    `connect-src ${connect || "'none'"}`,
-  ].join('; ');
-}
+// The broker's mapping of a page's declared _meta.ui.csp to its CSP (what the console's preview uses).
+const compiled = (file) => createRequire(import.meta.url)(join(REPO_ROOT, 'out', 'src', ...file.split('/')));
+const { pageCsp: cspOf } = compiled('broker/apps/appCsp.js');
+// The preview's document as the extension writes it (src/extension/appPreviewHtml.ts).
+const { previewDocument } = compiled('extension/appPreviewHtml.js');
 
 async function startBroker() {
   const proc = spawn(
@@ -170,10 +165,15 @@ let csp;
 const toolArgs = {};
 let toolResult;
 const names = [];
+let brokerUrl;
+let brokerToken;
+let previewHtml = '';
 try {
   await step('the broker serves alpha’s app tool on the aggregated endpoint, its page namespaced', async () => {
     const started = await startBroker();
     broker = started.proc;
+    brokerUrl = started.url;
+    brokerToken = started.token;
     say(`broker at ${started.url}`);
     client = new Client(
       { name: 'ui-apps-host', version: '1.0.0' },
@@ -205,9 +205,13 @@ try {
     'Chromium renders the page through the ext-apps AppBridge; the app connects and gets its input',
     async () => {
       const page = HOST_PAGE(await bridgeBundle());
-      hostServer = http.createServer((_req, res) => {
+      hostServer = http.createServer((req, res) => {
+        if (req.url === '/appHost.js') {
+          res.writeHead(200, { 'content-type': 'text/javascript' });
+          return res.end(readFileSync(join(REPO_ROOT, 'dist', 'webview', 'appHost.js')));
+        }
         res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-        res.end(page);
+        res.end(req.url === '/preview' ? previewHtml : page);
       });
       await new Promise((r) => hostServer.listen(0, '127.0.0.1', r));
       const { chromium } = await import('playwright-core');
@@ -275,12 +279,82 @@ try {
     },
   );
 
-  await step('the audit has both of the page’s calls as origin: app', async () => {
-    const audit = await client.callTool({ name: 'switchboard__read_audit', arguments: { limit: 50 } });
-    const entries = audit.structuredContent.entries;
-    const fromApp = entries.filter((e) => e.origin === 'app' && e.tool === 'increment' && e.server === 'alpha');
-    check(fromApp.length === 2, `origin: app entries: ${fromApp.length}`);
-  });
+  await step(
+    'the console’s App preview host (dist/webview/appHost.js) renders the page and passes its calls',
+    async () => {
+      // As src/extension/appPreview.ts does it, with this script standing in for the extension: the page
+      // is read, and its calls made, on alpha's own endpoint; the preview's document has the page's CSP
+      // plus the script's origin, and the host script puts the page in a sandboxed frame under its CSP.
+      const perServer = new Client({ name: 'ui-apps-preview', version: '1.0.0' });
+      await perServer.connect(
+        new StreamableHTTPClientTransport(new URL(brokerUrl.replace(/\/mcp$/, '/servers/alpha/mcp')), {
+          requestInit: { headers: { Authorization: `Bearer ${brokerToken}` } },
+        }),
+      );
+      const [own] = (await perServer.readResource({ uri: 'ui://counter/view.html' })).contents;
+      const origin = `http://127.0.0.1:${hostServer.address().port}`;
+      previewHtml = previewDocument(cspOf(own._meta?.ui, origin), `${origin}/appHost.js`);
+      const preview = await context.newPage();
+      const calls = [];
+      const toPreview = (msg) => preview.evaluate((m) => window.postMessage(m, '*'), msg);
+      await preview.exposeFunction('toExtension', async (m) => {
+        if (m.type === 'ready') {
+          await toPreview({
+            type: 'render',
+            server: 'alpha',
+            uri: 'ui://counter/view.html',
+            html: own.text,
+            csp: cspOf(own._meta?.ui),
+            tool,
+            arguments: toolArgs,
+            result: toolResult,
+          });
+        } else if (m.type === 'appCall') {
+          calls.push(m.name);
+          await toPreview(
+            await perServer.callTool({ name: m.name, arguments: m.arguments }).then(
+              (result) => ({ type: 'appCallResult', id: m.id, result }),
+              (err) => ({ type: 'appCallResult', id: m.id, error: { code: err.code ?? -32603, message: err.message } }),
+            ),
+          );
+        }
+      });
+      // What VS Code gives a webview: acquireVsCodeApi().postMessage to the extension.
+      await preview.addInitScript(() => {
+        window.acquireVsCodeApi = () => ({ postMessage: (m) => window.toExtension(m) });
+      });
+      await preview.goto(`${origin}/preview`);
+      const frame = preview.frameLocator('iframe');
+      await frame.locator('body[data-connected="yes"]').waitFor({ timeout: 30_000 });
+      await frame.locator('#input', { hasText: 'opened by a call with {}' }).waitFor({ timeout: 30_000 });
+      await frame.locator('#inc').click();
+      await frame.locator('#result', { hasText: /^alpha: the counter is at 3$/ }).waitFor({ timeout: 30_000 });
+      check(calls.join() === 'increment', `the preview passed: ${calls.join(', ')}`);
+      await preview.locator('#status', { hasText: 'the page called increment' }).waitFor({ timeout: 10_000 });
+      const appFrame = preview.frames().find((f) => f !== preview.mainFrame());
+      const violated = await appFrame.evaluate(
+        () =>
+          new Promise((done) => {
+            document.addEventListener('securitypolicyviolation', (e) => done(e.effectiveDirective));
+            fetch('https://collector.example/').catch(() => undefined);
+            setTimeout(() => done('no violation'), 5000);
+          }),
+      );
+      check(violated === 'connect-src', `a fetch from the previewed page: ${violated}`);
+      await preview.screenshot({ path: join(outDir, 'mcp-app-preview-host.png') });
+      await perServer.close();
+    },
+  );
+
+  await step(
+    'the audit has the page’s calls (two through the host page, one through the preview) as origin: app',
+    async () => {
+      const audit = await client.callTool({ name: 'switchboard__read_audit', arguments: { limit: 50 } });
+      const entries = audit.structuredContent.entries;
+      const fromApp = entries.filter((e) => e.origin === 'app' && e.tool === 'increment' && e.server === 'alpha');
+      check(fromApp.length === 3, `origin: app entries: ${fromApp.length}`);
+    },
+  );
 } catch (err) {
   fail(err);
 } finally {

@@ -27,6 +27,8 @@ export const EDITOR_CLIENT_CAPABILITIES = {
 export interface OperatorOptions extends Partial<ConnectionEvents> {
   /** Makes this session the editor: it answers elicitation and sampling for callers that cannot. */
   answerAsEditor?: (request: ServerRequest) => Promise<JsonObject>;
+  /** One server's endpoint (`/servers/<name>/mcp`) instead of the aggregated one: its own names, nothing else. */
+  server?: string;
 }
 
 export class OperatorClient {
@@ -38,13 +40,14 @@ export class OperatorClient {
   static async connect(record: BrokerRecord, options: OperatorOptions = {}): Promise<OperatorClient> {
     const token = fs.readFileSync(record.operatorTokenFile, 'utf8').trim();
     const noop = (): void => undefined;
-    const { answerAsEditor, ...events } = options;
+    const { answerAsEditor, server, ...events } = options;
+    const url = server ? new URL(`/servers/${encodeURIComponent(server)}/mcp`, record.url).toString() : record.url;
     const editor: Partial<ConnectionEvents> = answerAsEditor
       ? { serverRequest: (request) => answerAsEditor(request), clientCapabilities: EDITOR_CLIENT_CAPABILITIES }
       : {};
     const client = await connectUpstream(
       // A session, not the 2026-07-28 stateless era: the editor answers on its GET stream.
-      { transport: 'http', url: record.url, headers: { authorization: `Bearer ${token}` }, session: true },
+      { transport: 'http', url, headers: { authorization: `Bearer ${token}` }, session: true },
       {
         toolsChanged: noop,
         promptsChanged: noop,
