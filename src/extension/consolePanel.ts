@@ -183,7 +183,7 @@ export class ConsolePanel {
    * A tool call from the console: a tools/call through the broker on the operator's session, routed
    * like any client's (pins, quarantine, audit); the editor answers any elicitation it causes.
    */
-  private async callTool(name: string, args: Record<string, unknown>): Promise<void> {
+  async callTool(name: string, args: Record<string, unknown>): Promise<void> {
     const started = performance.now();
     try {
       await this.ctx.ensureConnected(this.entry);
