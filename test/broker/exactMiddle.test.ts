@@ -39,6 +39,9 @@ const SERVERS = {
   'v2 server (both eras) http': { name: 'v2h', script: 'exact-v2.mjs', http: true },
 } as const;
 type ServerKind = keyof typeof SERVERS;
+/** The broker's two endpoints, each compared with direct. */
+type PathKind = '/servers/<n>/mcp' | '/mcp';
+const PATHS: PathKind[] = ['/servers/<n>/mcp', '/mcp'];
 
 /** What a client is asked and sees during one scenario, on one path. */
 interface Seen {
@@ -133,6 +136,24 @@ async function v2Driver(target: { url?: string; command?: string[] }, token?: st
   };
 }
 
+/**
+ * A driver on the aggregated /mcp, seen as if it were `server` alone: its names prefixed on the way
+ * in, the prefix taken off its tools on the way out (resource URIs are not renamed). The only
+ * difference /mcp may show (README, "What passes through"): the names.
+ */
+function aggregated(d: Driver, server: string): Driver {
+  const prefix = `${server}__`;
+  return {
+    ...d,
+    listTools: async () =>
+      (await d.listTools())
+        .filter((t) => String(t.name).startsWith(prefix))
+        .map((t) => ({ ...t, name: String(t.name).slice(prefix.length) })),
+    callTool: (name, args, progress) => d.callTool(prefix + name, args, progress),
+    getPrompt: (name, args) => d.getPrompt(prefix + name, args),
+  };
+}
+
 /** The `_meta` key set aside in results: who answered (the broker, through it). */
 const SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
 
@@ -190,7 +211,7 @@ const SCENARIOS: Scenario[] = [
 
 /** A difference from direct that the README explains, and the check that it is that one alone. */
 interface Explained {
-  applies(client: ClientKind, server: ServerKind, scenario: string): boolean;
+  applies(client: ClientKind, server: ServerKind, scenario: string, path: PathKind): boolean;
   check(through: Json, direct: Json): void;
 }
 
@@ -205,7 +226,7 @@ const EXPLAINED: Explained[] = [
     check: (through, direct) => {
       const t = got(through).error as Json;
       assert.equal(t.code, -32602);
-      assert.match(String(t.message), /Unknown tool 'nope'/);
+      assert.match(String(t.message), /Unknown tool '(v[12][sh]__)?nope'/);
       const d = got(direct);
       if (d.error) assert.equal((d.error as Json).code, -32602);
       else assert.equal(d.isError, true, JSON.stringify(d));
@@ -253,7 +274,7 @@ async function outcome(d: Driver, s: Scenario): Promise<Json> {
   return normalize({ got, asked: d.seen.asked, progress: d.seen.progress }) as Json;
 }
 
-describe('exact in the middle: /servers/<name>/mcp equals direct, in both eras', function () {
+describe('exact in the middle: /servers/<name>/mcp and /mcp equal direct (names aside), in both eras', function () {
   this.timeout(120_000);
   let broker: BrokerProcess;
   const http: Partial<Record<ServerKind, { url: string; stop(): Promise<void> }>> = {};
@@ -279,7 +300,8 @@ describe('exact in the middle: /servers/<name>/mcp equals direct, in both eras',
         drivers.set(`${client}|${kind}|direct`, await make(direct));
         const via = { url: broker.url.replace(/\/mcp$/, `/servers/${s.name}/mcp`) };
         const through = await make(via, broker.token);
-        drivers.set(`${client}|${kind}|broker`, through);
+        drivers.set(`${client}|${kind}|/servers/<n>/mcp`, through);
+        drivers.set(`${client}|${kind}|/mcp`, aggregated(await make({ url: broker.url }, broker.token), s.name));
         await waitFor(
           async () => (await through.listTools()).length > 0,
           `${s.name} listed through the broker`,
@@ -295,7 +317,7 @@ describe('exact in the middle: /servers/<name>/mcp equals direct, in both eras',
     await Promise.all(Object.values(http).map((h) => h.stop()));
     removeTempDirs();
     const line = (cell: string, t: { passed: number; explained: number; total: number }): string =>
-      `    ${cell.padEnd(56)} ${String(t.passed + t.explained).padStart(2)}/${t.total}` +
+      `    ${cell.padEnd(76)} ${String(t.passed + t.explained).padStart(3)}/${t.total}` +
       (t.explained ? `  (${t.explained} of them a documented difference)` : '');
     const rows = [...tally].map(([cell, t]) => line(cell, t));
     const sum = { passed: 0, explained: 0, total: 0 };
@@ -312,27 +334,30 @@ describe('exact in the middle: /servers/<name>/mcp equals direct, in both eras',
 
   for (const client of CLIENTS) {
     for (const kind of Object.keys(SERVERS) as ServerKind[]) {
-      const cell = `${client} × ${kind}`;
-      describe(cell, () => {
-        for (const s of SCENARIOS) {
-          it(`${s.name}: the same direct and through /servers/${SERVERS[kind].name}/mcp`, async () => {
-            const t = tally.get(cell) ?? { passed: 0, explained: 0, total: 0 };
-            tally.set(cell, t);
-            t.total++;
-            const direct = await outcome(drivers.get(`${client}|${kind}|direct`)!, s);
-            const through = await outcome(drivers.get(`${client}|${kind}|broker`)!, s);
-            const explained = EXPLAINED.find((e) => e.applies(client, kind, s.name));
-            if (!explained) {
-              assert.deepEqual(through, direct);
-              t.passed++;
-              return;
-            }
-            // A documented difference (README, "What passes through"): exactly that one, nothing else.
-            explained.check(through, direct);
-            t.explained++;
-          });
-        }
-      });
+      for (const path of PATHS) {
+        const cell = `${client} × ${kind} × ${path}`;
+        const endpoint = path.replace('<n>', SERVERS[kind].name);
+        describe(cell, () => {
+          for (const s of SCENARIOS) {
+            it(`${s.name}: the same direct and through ${endpoint}`, async () => {
+              const t = tally.get(cell) ?? { passed: 0, explained: 0, total: 0 };
+              tally.set(cell, t);
+              t.total++;
+              const direct = await outcome(drivers.get(`${client}|${kind}|direct`)!, s);
+              const through = await outcome(drivers.get(`${client}|${kind}|${path}`)!, s);
+              const explained = EXPLAINED.find((e) => e.applies(client, kind, s.name, path));
+              if (!explained) {
+                assert.deepEqual(through, direct);
+                t.passed++;
+                return;
+              }
+              // A documented difference (README, "What passes through"): exactly that one, nothing else.
+              explained.check(through, direct);
+              t.explained++;
+            });
+          }
+        });
+      }
     }
   }
 });
@@ -371,7 +396,7 @@ async function post2026(
   return normalize({ status: res.status, ...answer });
 }
 
-describe('exact in the middle: input_required between two 2026-07-28 parties, raw', function () {
+describe('exact in the middle: input_required between two 2026-07-28 parties, raw (both endpoints)', function () {
   this.timeout(60_000);
   let broker: BrokerProcess;
   let upstream: { url: string; stop(): Promise<void> };
@@ -401,11 +426,17 @@ describe('exact in the middle: input_required between two 2026-07-28 parties, ra
     'io.modelcontextprotocol/clientCapabilities': capabilities,
     'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
   });
-  /** The same request direct and through /servers/v2h/mcp: both answers, asserted equal. */
+  /**
+   * The same request direct, through /servers/v2h/mcp and through /mcp (the tool's name prefixed
+   * there, nothing else): all three answers, asserted equal.
+   */
   const both = async (params: Json, more: Record<string, string> = {}): Promise<Json> => {
     const direct = await post2026(upstream.url, undefined, 'tools/call', params, more);
     const via = await post2026(through, broker.token, 'tools/call', params, more);
-    assert.deepEqual(via, direct);
+    assert.deepEqual(via, direct, '/servers/v2h/mcp');
+    const named = { ...params, name: `v2h__${String(params.name)}` };
+    const all = await post2026(broker.url, broker.token, 'tools/call', named, more);
+    assert.deepEqual(all, direct, '/mcp');
     return direct as Json;
   };
 

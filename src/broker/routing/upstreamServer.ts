@@ -1,7 +1,8 @@
 // A supervised upstream as the router sees it (a ServedServer): requests forwarded over its MCP
 // connection, with the caller's progress, cancellation and task events mapped through.
 import {
-  type McpFailure,
+  ErrorCodes,
+  McpFailure,
   type JsonObject,
   type Prompt,
   type Resource,
@@ -97,6 +98,7 @@ export class UpstreamServer implements ServedServer {
     const fwd = forwardMeta(meta);
     if (fwd) params._meta = fwd;
     if (call.task) params.task = call.task;
+    this.refuseStaleState(call.extra);
     // A CreateTaskResult is read (its task id is mapped), so it must not come back as raw bytes.
     return this.upstream.request('tools/call', params, { ...progressOptions(call.extra), forward: !call.task });
   }
@@ -116,11 +118,26 @@ export class UpstreamServer implements ServedServer {
   }
 
   getPrompt(name: string, args: Record<string, string>, call: ServedCall): Promise<JsonObject> {
+    this.refuseStaleState(call.extra);
     return this.upstream.request('prompts/get', { name, arguments: args }, progressOptions(call.extra));
   }
 
   readResource(uri: string, call: ServedCall): Promise<JsonObject> {
+    this.refuseStaleState(call.extra);
     return this.upstream.request('resources/read', { uri }, { ...progressOptions(call.extra), forward: true });
+  }
+
+  /**
+   * A retry's requestState that the broker no longer parks goes to the server, whose own it may be;
+   * a server spoken to in 2025-11-25 never makes one, so it was the broker's and has expired.
+   */
+  private refuseStaleState(extra: RequestExtra): void {
+    if (extra.passThrough?.requestState === undefined || this.protocol === '2026-07-28') return;
+    throw new McpFailure(
+      ErrorCodes.InvalidParams,
+      'Invalid params: this requestState is unknown or expired (a parked call waits 5 minutes); ' +
+        'call again without requestState',
+    );
   }
 
   async subscribe(uri: string): Promise<void> {
