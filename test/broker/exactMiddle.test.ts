@@ -7,6 +7,7 @@
 // names itself there, as the revision asks of whoever answers). An after() hook prints the
 // passed/total per cell.
 import assert from 'node:assert/strict';
+import * as crypto from 'node:crypto';
 import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -16,6 +17,7 @@ import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
   ListRootsRequestSchema,
+  LoggingMessageNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import {
   fixture,
@@ -47,6 +49,8 @@ const PATHS: PathKind[] = ['/servers/<n>/mcp', '/mcp'];
 interface Seen {
   asked: Json[];
   progress: number[];
+  /** Every notifications/message received (scenarios pick theirs by tag). */
+  logs: Json[];
 }
 
 /** One connected client of either SDK line, driven the same way. */
@@ -55,11 +59,19 @@ interface Driver {
   protocol(): string | undefined;
   listTools(): Promise<Json[]>;
   callTool(name: string, args: Json, progress?: boolean): Promise<Json>;
+  /** Calls a tool and cancels the call at its first progress notification (it is running then). */
+  cancelDuring(name: string, args: Json): Promise<unknown>;
+  /** Calls a tool at a log level, set the caller's era's way (logging/setLevel, or the request's _meta). */
+  logged(name: string, args: Json, level: string): Promise<Json>;
+  /** A log message's logger as the server named it (/mcp prefixes the server's name). */
+  logger(logger: unknown): unknown;
   getPrompt(name: string, args: Record<string, string>): Promise<Json>;
   readResource(uri: string): Promise<Json>;
   close(): Promise<void>;
 }
 
+const V = '2026-07-28';
+const LOG_LEVEL = 'io.modelcontextprotocol/logLevel';
 const ROOTS = [{ uri: 'file:///tmp/exact-root', name: 'exact root' }];
 const CAPABILITIES = { elicitation: { form: {}, url: {} }, sampling: {}, roots: { listChanged: true } };
 
@@ -82,11 +94,12 @@ function record(seen: Seen, method: string, params: Json | undefined): Json {
 }
 
 async function v1Driver(target: { url?: string; command?: string[] }, token?: string): Promise<Driver> {
-  const seen: Seen = { asked: [], progress: [] };
+  const seen: Seen = { asked: [], progress: [], logs: [] };
   const client = new Client({ name: 'exact-v1', version: '1' }, { capabilities: CAPABILITIES });
   client.setRequestHandler(ElicitRequestSchema, async (r) => record(seen, r.method, r.params) as never);
   client.setRequestHandler(CreateMessageRequestSchema, async (r) => record(seen, r.method, r.params) as never);
   client.setRequestHandler(ListRootsRequestSchema, async (r) => record(seen, r.method, r.params) as never);
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void seen.logs.push(n.params as Json));
   const headers: Record<string, string> = token ? { Authorization: `Bearer ${token}` } : {};
   const transport = target.url
     ? new StreamableHTTPClientTransport(new URL(target.url), { requestInit: { headers } })
@@ -99,19 +112,32 @@ async function v1Driver(target: { url?: string; command?: string[] }, token?: st
     listTools: async () => (await client.listTools()).tools as Json[],
     callTool: async (name, args, progress) =>
       (await client.callTool({ name, arguments: args }, undefined, progress ? { onprogress } : {})) as Json,
+    cancelDuring: async (name, args) => {
+      const controller = new AbortController();
+      const options = { signal: controller.signal, onprogress: () => controller.abort() };
+      return client.callTool({ name, arguments: args }, undefined, options);
+    },
+    logged: async (name, args, level) => {
+      await client.setLoggingLevel(level as 'info');
+      return (await client.callTool({ name, arguments: args })) as Json;
+    },
     getPrompt: async (name, args) => (await client.getPrompt({ name, arguments: args })) as Json,
     readResource: async (uri) => (await client.readResource({ uri })) as Json,
+    logger: (logger) => logger,
     close: () => client.close(),
   };
 }
 
 async function v2Driver(target: { url?: string; command?: string[] }, token?: string): Promise<Driver> {
-  const seen: Seen = { asked: [], progress: [] };
+  const seen: Seen = { asked: [], progress: [], logs: [] };
   // 'auto': 2026-07-28 where the server has it, else 2025-11-25 (a v1 server, direct).
   const client = new ClientV2(
     { name: 'exact-v2', version: '1' },
     { versionNegotiation: { mode: 'auto' }, capabilities: CAPABILITIES },
   );
+  client.setNotificationHandler('notifications/message', (n: { params?: unknown }) => {
+    seen.logs.push(n.params as Json);
+  });
   for (const method of ['elicitation/create', 'sampling/createMessage', 'roots/list'] as const) {
     client.setRequestHandler(
       method,
@@ -130,8 +156,20 @@ async function v2Driver(target: { url?: string; command?: string[] }, token?: st
     listTools: async () => (await client.listTools()).tools as unknown as Json[],
     callTool: async (name, args, progress) =>
       (await client.callTool({ name, arguments: args }, progress ? { onprogress } : {})) as unknown as Json,
+    cancelDuring: async (name, args) => {
+      const controller = new AbortController();
+      const options = { signal: controller.signal, onprogress: () => controller.abort() };
+      return client.callTool({ name, arguments: args }, options);
+    },
+    logged: async (name, args, level) => {
+      // 2026-07-28 has no logging/setLevel: a request asks for its own level in its _meta.
+      if (client.getNegotiatedProtocolVersion() !== V) await client.setLoggingLevel(level as 'info');
+      const _meta = client.getNegotiatedProtocolVersion() === V ? { [LOG_LEVEL]: level } : undefined;
+      return (await client.callTool({ name, arguments: args, ...(_meta ? { _meta } : {}) })) as unknown as Json;
+    },
     getPrompt: async (name, args) => (await client.getPrompt({ name, arguments: args })) as unknown as Json,
     readResource: async (uri) => (await client.readResource({ uri })) as unknown as Json,
+    logger: (logger) => logger,
     close: () => client.close(),
   };
 }
@@ -150,6 +188,9 @@ function aggregated(d: Driver, server: string): Driver {
         .filter((t) => String(t.name).startsWith(prefix))
         .map((t) => ({ ...t, name: String(t.name).slice(prefix.length) })),
     callTool: (name, args, progress) => d.callTool(prefix + name, args, progress),
+    cancelDuring: (name, args) => d.cancelDuring(prefix + name, args),
+    logged: (name, args, level) => d.logged(prefix + name, args, level),
+    logger: (logger) => (String(logger).startsWith(`${server}/`) ? String(logger).slice(server.length + 1) : logger),
     getPrompt: (name, args) => d.getPrompt(prefix + name, args),
   };
 }
@@ -205,6 +246,45 @@ const SCENARIOS: Scenario[] = [
   { name: 'sampling', run: call('sample') },
   { name: 'roots', run: call('roots') },
   { name: 'URL elicitation', run: call('url') },
+  {
+    // Cancelled once running; then asked of the server whether the call saw it (it may take a moment).
+    name: 'cancellation',
+    run: async (d) => {
+      const key = crypto.randomUUID();
+      const cancelled = await d.cancelDuring('hang', { key }).then(
+        (result) => ({ result }),
+        (err: unknown) => ({ error: (err as Error).name }),
+      );
+      let seen = '';
+      await waitFor(
+        async () => (seen = text(await d.callTool('cancelled', { key }))) === 'yes',
+        'the server saw the cancellation',
+        10_000,
+      ).catch(() => undefined);
+      return { cancelled, serverSaw: seen };
+    },
+  },
+  {
+    // Level info: what a caller is sent of four messages (debug, info, warning, error) and how.
+    name: 'log messages',
+    run: async (d) => {
+      const tag = crypto.randomUUID();
+      const result = await d.logged('logs', { tag }, 'info');
+      const mine = (): Json[] => d.seen.logs.filter((l) => String(l.data).endsWith(tag));
+      // A session's log messages may come on its own stream, after the result: the last one is awaited.
+      if (d.protocol() !== V) {
+        await waitFor(() => mine().some((l) => l.level === 'error'), 'the error-level message', 5_000).catch(
+          () => undefined,
+        );
+      }
+      const logs = mine().map((l) => ({
+        ...l,
+        logger: d.logger(l.logger),
+        data: String(l.data).replace(tag, '<tag>'),
+      }));
+      return { result, logs };
+    },
+  },
   { name: 'prompts/get', run: (d) => d.getPrompt('greet', { name: 'Ada' }) },
   { name: 'resources/read', run: (d) => d.readResource('exact://note') },
 ];
@@ -216,6 +296,8 @@ interface Explained {
 }
 
 const got = (o: Json): Json => o.got as Json;
+/** The text of a tool result's first content block. */
+const text = (r: Json): string => String(((r.content as Json[] | undefined)?.[0] as Json | undefined)?.text);
 
 const EXPLAINED: Explained[] = [
   {
@@ -260,11 +342,27 @@ const EXPLAINED: Explained[] = [
       assert.equal((through.asked as Json[]).length, 1);
     },
   },
+  {
+    // A 2025-11-25 upstream's log messages belong to the broker's session with it, not to a call (on
+    // stdio nothing says which call one came from): a 2026-07-28 caller, which has no stream but its
+    // request's, is given none of them. Direct, the v2 client speaks 2025-11-25 to a v1 server and
+    // 2026-07-28 to the dual-era stdio server (which answers a request's level itself).
+    applies: (c, s, scenario) =>
+      c.startsWith('v2') && (s.startsWith('v1') || s === 'v2 server (both eras) stdio') && scenario === 'log messages',
+    check: (through, direct) => {
+      assert.deepEqual(
+        (got(direct).logs as Json[]).map((l) => l.level),
+        ['info', 'warning', 'error'],
+      );
+      assert.deepEqual(through, { ...direct, got: { ...got(direct), logs: [] } });
+    },
+  },
 ];
 
 async function outcome(d: Driver, s: Scenario): Promise<Json> {
   d.seen.asked = [];
   d.seen.progress = [];
+  d.seen.logs = [];
   let got: unknown;
   try {
     got = await s.run(d);
@@ -361,8 +459,6 @@ describe('exact in the middle: /servers/<name>/mcp and /mcp equal direct (names 
     }
   }
 });
-
-const V = '2026-07-28';
 
 /** One raw 2026-07-28 POST (headers as the revision mirrors them); its JSON-RPC answer, id aside. */
 async function post2026(
