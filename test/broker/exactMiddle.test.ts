@@ -18,6 +18,7 @@ import {
   ElicitRequestSchema,
   ListRootsRequestSchema,
   LoggingMessageNotificationSchema,
+  ResourceUpdatedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import {
   fixture,
@@ -35,10 +36,10 @@ type Json = Record<string, unknown>;
 type ClientKind = 'v1 client 2025-11-25' | 'v2 client 2026-07-28';
 const CLIENTS: ClientKind[] = ['v1 client 2025-11-25', 'v2 client 2026-07-28'];
 const SERVERS = {
-  'v1 server stdio': { name: 'v1s', script: 'exact-v1.mjs', http: false },
-  'v1 server http': { name: 'v1h', script: 'exact-v1.mjs', http: true },
-  'v2 server (both eras) stdio': { name: 'v2s', script: 'exact-v2.mjs', http: false },
-  'v2 server (both eras) http': { name: 'v2h', script: 'exact-v2.mjs', http: true },
+  'v1 server stdio': { name: 'v1s', script: 'exact-v1.mjs', http: false, note: 'exact://v1/stdio/note' },
+  'v1 server http': { name: 'v1h', script: 'exact-v1.mjs', http: true, note: 'exact://v1/http/note' },
+  'v2 server (both eras) stdio': { name: 'v2s', script: 'exact-v2.mjs', http: false, note: 'exact://v2/stdio/note' },
+  'v2 server (both eras) http': { name: 'v2h', script: 'exact-v2.mjs', http: true, note: 'exact://v2/http/note' },
 } as const;
 type ServerKind = keyof typeof SERVERS;
 /** The broker's two endpoints, each compared with direct. */
@@ -51,11 +52,15 @@ interface Seen {
   progress: number[];
   /** Every notifications/message received (scenarios pick theirs by tag). */
   logs: Json[];
+  /** The URIs of notifications/resources/updated received. */
+  updated: string[];
 }
 
 /** One connected client of either SDK line, driven the same way. */
 interface Driver {
   seen: Seen;
+  /** The URI of the note resource of the server this driver is for (set by the test). */
+  note: string;
   protocol(): string | undefined;
   listTools(): Promise<Json[]>;
   callTool(name: string, args: Json, progress?: boolean): Promise<Json>;
@@ -65,6 +70,8 @@ interface Driver {
   logged(name: string, args: Json, level: string): Promise<Json>;
   /** A log message's logger as the server named it (/mcp prefixes the server's name). */
   logger(logger: unknown): unknown;
+  /** Subscribes to a resource the caller's era's way (resources/subscribe, or a subscriptions/listen stream); returns the unsubscribe. */
+  subscribe(uri: string): Promise<() => Promise<unknown>>;
   getPrompt(name: string, args: Record<string, string>): Promise<Json>;
   readResource(uri: string): Promise<Json>;
   close(): Promise<void>;
@@ -94,12 +101,13 @@ function record(seen: Seen, method: string, params: Json | undefined): Json {
 }
 
 async function v1Driver(target: { url?: string; command?: string[] }, token?: string): Promise<Driver> {
-  const seen: Seen = { asked: [], progress: [], logs: [] };
+  const seen: Seen = { asked: [], progress: [], logs: [], updated: [] };
   const client = new Client({ name: 'exact-v1', version: '1' }, { capabilities: CAPABILITIES });
   client.setRequestHandler(ElicitRequestSchema, async (r) => record(seen, r.method, r.params) as never);
   client.setRequestHandler(CreateMessageRequestSchema, async (r) => record(seen, r.method, r.params) as never);
   client.setRequestHandler(ListRootsRequestSchema, async (r) => record(seen, r.method, r.params) as never);
   client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void seen.logs.push(n.params as Json));
+  client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void seen.updated.push(n.params.uri));
   const headers: Record<string, string> = token ? { Authorization: `Bearer ${token}` } : {};
   const transport = target.url
     ? new StreamableHTTPClientTransport(new URL(target.url), { requestInit: { headers } })
@@ -108,6 +116,7 @@ async function v1Driver(target: { url?: string; command?: string[] }, token?: st
   const onprogress = (p: { progress: number }): void => void seen.progress.push(p.progress);
   return {
     seen,
+    note: '',
     protocol: () => (transport as { protocolVersion?: string }).protocolVersion,
     listTools: async () => (await client.listTools()).tools as Json[],
     callTool: async (name, args, progress) =>
@@ -123,13 +132,17 @@ async function v1Driver(target: { url?: string; command?: string[] }, token?: st
     },
     getPrompt: async (name, args) => (await client.getPrompt({ name, arguments: args })) as Json,
     readResource: async (uri) => (await client.readResource({ uri })) as Json,
+    subscribe: async (uri) => {
+      await client.subscribeResource({ uri });
+      return () => client.unsubscribeResource({ uri });
+    },
     logger: (logger) => logger,
     close: () => client.close(),
   };
 }
 
 async function v2Driver(target: { url?: string; command?: string[] }, token?: string): Promise<Driver> {
-  const seen: Seen = { asked: [], progress: [], logs: [] };
+  const seen: Seen = { asked: [], progress: [], logs: [], updated: [] };
   // 'auto': 2026-07-28 where the server has it, else 2025-11-25 (a v1 server, direct).
   const client = new ClientV2(
     { name: 'exact-v2', version: '1' },
@@ -137,6 +150,9 @@ async function v2Driver(target: { url?: string; command?: string[] }, token?: st
   );
   client.setNotificationHandler('notifications/message', (n: { params?: unknown }) => {
     seen.logs.push(n.params as Json);
+  });
+  client.setNotificationHandler('notifications/resources/updated', (n: { params: { uri: string } }) => {
+    seen.updated.push(n.params.uri);
   });
   for (const method of ['elicitation/create', 'sampling/createMessage', 'roots/list'] as const) {
     client.setRequestHandler(
@@ -152,6 +168,7 @@ async function v2Driver(target: { url?: string; command?: string[] }, token?: st
   const onprogress = (p: { progress: number }): void => void seen.progress.push(p.progress);
   return {
     seen,
+    note: '',
     protocol: () => client.getNegotiatedProtocolVersion(),
     listTools: async () => (await client.listTools()).tools as unknown as Json[],
     callTool: async (name, args, progress) =>
@@ -169,6 +186,15 @@ async function v2Driver(target: { url?: string; command?: string[] }, token?: st
     },
     getPrompt: async (name, args) => (await client.getPrompt({ name, arguments: args })) as unknown as Json,
     readResource: async (uri) => (await client.readResource({ uri })) as unknown as Json,
+    subscribe: async (uri) => {
+      if (client.getNegotiatedProtocolVersion() !== V) {
+        await client.subscribeResource({ uri });
+        return () => client.unsubscribeResource({ uri });
+      }
+      // 2026-07-28 has no resources/subscribe: a listen stream asks for the URI's updates.
+      const listen = await client.listen({ resourceSubscriptions: [uri] });
+      return () => listen.close();
+    },
     logger: (logger) => logger,
     close: () => client.close(),
   };
@@ -285,8 +311,22 @@ const SCENARIOS: Scenario[] = [
       return { result, logs };
     },
   },
+  {
+    // Subscribed the caller's era's way, a tool changes the resource: the update reaches the caller.
+    name: 'subscriptions',
+    run: async (d) => {
+      const unsubscribe = await d.subscribe(d.note);
+      try {
+        const touched = await d.callTool('touch', {});
+        await waitFor(() => d.seen.updated.length > 0, 'resources/updated', 5_000).catch(() => undefined);
+        return { touched, updated: [...d.seen.updated] };
+      } finally {
+        await unsubscribe();
+      }
+    },
+  },
   { name: 'prompts/get', run: (d) => d.getPrompt('greet', { name: 'Ada' }) },
-  { name: 'resources/read', run: (d) => d.readResource('exact://note') },
+  { name: 'resources/read', run: (d) => d.readResource(d.note) },
 ];
 
 /** A difference from direct that the README explains, and the check that it is that one alone. */
@@ -363,6 +403,7 @@ async function outcome(d: Driver, s: Scenario): Promise<Json> {
   d.seen.asked = [];
   d.seen.progress = [];
   d.seen.logs = [];
+  d.seen.updated = [];
   let got: unknown;
   try {
     got = await s.run(d);
@@ -395,11 +436,17 @@ describe('exact in the middle: /servers/<name>/mcp and /mcp equal direct (names 
       const make = client.startsWith('v1') ? v1Driver : v2Driver;
       for (const [kind, s] of Object.entries(SERVERS) as [ServerKind, (typeof SERVERS)[ServerKind]][]) {
         const direct = s.http ? { url: http[kind]!.url } : { command: [process.execPath, fixture(s.script)] };
-        drivers.set(`${client}|${kind}|direct`, await make(direct));
         const via = { url: broker.url.replace(/\/mcp$/, `/servers/${s.name}/mcp`) };
         const through = await make(via, broker.token);
-        drivers.set(`${client}|${kind}|/servers/<n>/mcp`, through);
-        drivers.set(`${client}|${kind}|/mcp`, aggregated(await make({ url: broker.url }, broker.token), s.name));
+        const all = aggregated(await make({ url: broker.url }, broker.token), s.name);
+        for (const [path, d] of [
+          ['direct', await make(direct)],
+          ['/servers/<n>/mcp', through],
+          ['/mcp', all],
+        ] as const) {
+          d.note = s.note;
+          drivers.set(`${client}|${kind}|${path}`, d);
+        }
         await waitFor(
           async () => (await through.listTools()).length > 0,
           `${s.name} listed through the broker`,
