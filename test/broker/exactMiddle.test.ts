@@ -8,6 +8,7 @@
 // passed/total per cell.
 import assert from 'node:assert/strict';
 import * as crypto from 'node:crypto';
+import * as fs from 'node:fs';
 import { Client as ClientV2, StreamableHTTPClientTransport as HttpV2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as StdioV2 } from '@modelcontextprotocol/client/stdio';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -21,6 +22,7 @@ import {
   ResourceUpdatedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import {
+  connect,
   fixture,
   fixtureServer,
   removeTempDirs,
@@ -550,6 +552,8 @@ describe('exact in the middle: input_required between two 2026-07-28 parties, ra
     const root = tempDir('sb-exact-raw-');
     writeRegistry(root, {
       'mcp-servers.d/v2h.yaml': `name: v2h\ntrust: trusted\ntransport: http\nurl: ${upstream.url}\n`,
+      // A client whose tool profile narrows the list: what it is listed is its own.
+      'clients.d/narrow.yaml': 'name: narrow\ntools:\n  deny: ["v2h__echo"]\n',
     });
     broker = await startBrokerProcess({ root });
     through = broker.url.replace(/\/mcp$/, '/servers/v2h/mcp');
@@ -609,6 +613,35 @@ describe('exact in the middle: input_required between two 2026-07-28 parties, ra
     assert.ok(refused.error, JSON.stringify(refused));
     const control = await both({ name: 'ask', arguments: {}, _meta: envelope({ elicitation: { form: {} } }) });
     assert.equal((control.result as Json).resultType, 'input_required');
+  });
+
+  it("passes the server's cache hints through on /servers/<name>/mcp (lists and reads); /mcp's lists are its own", async () => {
+    const raw = (url: string, token: string | undefined, method: string, params: Json) =>
+      post2026(url, token, method, { ...params, _meta: envelope({}) }) as Promise<Json>;
+    const hints = (r: Json): Json => {
+      const { ttlMs, cacheScope } = r.result as Json;
+      return { ttlMs, cacheScope };
+    };
+    for (const method of ['tools/list', 'prompts/list', 'resources/list']) {
+      const direct = hints(await raw(upstream.url, undefined, method, {}));
+      assert.deepEqual(direct, { ttlMs: 60_000, cacheScope: 'public' }, method);
+      assert.deepEqual(hints(await raw(through, broker.token, method, {})), direct, method);
+      // /mcp merges every server and the broker's own tools: stale at once, for this caller.
+      assert.deepEqual(hints(await raw(broker.url, broker.token, method, {})), { ttlMs: 0, cacheScope: 'private' });
+    }
+    const uri = 'exact://v2/http/note';
+    const read = hints(await raw(upstream.url, undefined, 'resources/read', { uri }));
+    assert.deepEqual(read, { ttlMs: 30_000, cacheScope: 'public' });
+    assert.deepEqual(hints(await raw(through, broker.token, 'resources/read', { uri })), read);
+    assert.deepEqual(hints(await raw(broker.url, broker.token, 'resources/read', { uri })), read);
+    // A caller whose tool profile narrows the tool list may not share its cache with anyone.
+    const operator = await connect(broker.url, broker.token, 'operator');
+    const made = await operator.callTool({ name: 'switchboard__client_connection', arguments: { name: 'narrow' } });
+    await operator.close();
+    const narrow = fs.readFileSync((made.structuredContent as Json).tokenFile as string, 'utf8').trim();
+    const listed = await raw(through, narrow, 'tools/list', {});
+    assert.ok(!((listed.result as Json).tools as Json[]).some((t) => t.name === 'echo'), 'the profile narrows it');
+    assert.deepEqual(hints(listed), { ttlMs: 60_000, cacheScope: 'private' });
   });
 
   it('checks and forwards Mcp-Param-* headers as the server does (x-mcp-header)', async () => {

@@ -175,12 +175,12 @@ export class StatelessEndpoint {
           : key === 'resources'
             ? this.router.listResources(ctx)
             : this.router.listResourceTemplates(ctx);
-    // ttlMs 0: the catalog changes whenever an upstream does; subscriptions/listen says when.
+    // The server's own hints on its per-server endpoint; else stale at once and private (the
+    // catalog changes whenever an upstream does, subscriptions/listen says when; /mcp is per token).
     return {
       resultType: 'complete',
       [key]: items,
-      ttlMs: 0,
-      cacheScope: 'private',
+      ...(this.router.listHints?.(ctx, key) ?? NO_CACHE_HINTS),
       _meta: { [META_SERVER_INFO]: this.serverInfo(ctx) },
     };
   }

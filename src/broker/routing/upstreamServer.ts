@@ -9,7 +9,7 @@ import {
   type ResourceTemplate,
   type Tool,
 } from '../shared/mcpTypes';
-import type { CallOptions } from '../connection/connection';
+import type { CacheHints, CallOptions, ListKey } from '../connection/connection';
 import type { Upstream } from '../supervision/upstream';
 import type { RequestExtra } from './requestContext';
 import { noCompletions, type ServedCall, type ServedServer, type TaskEvents } from './servedServer';
@@ -63,6 +63,10 @@ export class UpstreamServer implements ServedServer {
 
   get protocol(): string | undefined {
     return this.upstream.protocol;
+  }
+
+  listHints(key: ListKey): CacheHints | undefined {
+    return this.upstream.listHints(key);
   }
 
   get prompts(): readonly Prompt[] {
