@@ -634,6 +634,10 @@ describe('exact in the middle: input_required between two 2026-07-28 parties, ra
     assert.deepEqual(read, { ttlMs: 30_000, cacheScope: 'public' });
     assert.deepEqual(hints(await raw(through, broker.token, 'resources/read', { uri })), read);
     assert.deepEqual(hints(await raw(broker.url, broker.token, 'resources/read', { uri })), read);
+    // The broker's own state changes at any moment and depends on the token: stale at once, private.
+    const state = await raw(broker.url, broker.token, 'resources/read', { uri: 'switchboard://state' });
+    assert.ok(((state.result as Json).contents as Json[]).length > 0, JSON.stringify(state));
+    assert.deepEqual(hints(state), { ttlMs: 0, cacheScope: 'private' });
     // A caller whose tool profile narrows the tool list may not share its cache with anyone.
     const operator = await connect(broker.url, broker.token, 'operator');
     const made = await operator.callTool({ name: 'switchboard__client_connection', arguments: { name: 'narrow' } });
