@@ -22,6 +22,7 @@ import {
   ResourceUpdatedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import {
+  BROKER_JS,
   connect,
   fixture,
   fixtureServer,
@@ -657,5 +658,31 @@ describe('exact in the middle: input_required between two 2026-07-28 parties, ra
     // Positive control: with it, the broker forwards it (else the server would refuse the broker).
     const ok = await both(params, { 'mcp-param-region': 'eu-west' });
     assert.deepEqual((ok.result as Json).content, [{ type: 'text', text: 'region: eu-west' }]);
+  });
+
+  it("`switchboard connect` sends a tool's Mcp-Param-* headers as an HTTP client would", async () => {
+    const transport = new StdioV2({
+      command: process.execPath,
+      args: [BROKER_JS, 'connect', '--root', broker.root, '--client', 'narrow', '--no-start'],
+      env: { ...process.env, SWITCHBOARD_HOME: broker.home } as Record<string, string>,
+      stderr: 'ignore',
+    });
+    const client = new ClientV2({ name: 'stdio-v2', version: '1' }, { versionNegotiation: { mode: { pin: V } } });
+    await client.connect(transport);
+    try {
+      const call = async (): Promise<string> =>
+        text((await client.callTool({ name: 'v2h__region', arguments: { region: 'eu-west' } })) as unknown as Json);
+      // Without a listing first (the bridge lists the tools itself to learn the declaration), then after one.
+      assert.equal(await call(), 'region: eu-west');
+      assert.ok((await client.listTools()).tools.some((t) => t.name === 'v2h__region'));
+      assert.equal(await call(), 'region: eu-west');
+      // Positive control: a tool without x-mcp-header arguments goes as before.
+      assert.equal(
+        text((await client.callTool({ name: 'v2h__broken', arguments: {} })) as unknown as Json),
+        'it broke',
+      );
+    } finally {
+      await client.close();
+    }
   });
 });
