@@ -367,9 +367,13 @@ const EXPLAINED: Explained[] = [
     },
   },
   {
-    // 2026-07-28 requires cache hints on resources/read; a 2025 server gives none, so the broker
-    // sets honest ones (stale at once, private to the caller).
-    applies: (c, s, scenario) => c.startsWith('v2') && s.startsWith('v1') && scenario === 'resources/read',
+    // 2026-07-28 requires cache hints on resources/read; a server spoken to in 2025-11-25 (a v1
+    // server; the dual-era stdio child, one pipe in one era) gives none, so the broker sets honest
+    // ones (stale at once, private to the caller).
+    applies: (c, s, scenario) =>
+      c.startsWith('v2') &&
+      (s.startsWith('v1') || s === 'v2 server (both eras) stdio') &&
+      scenario === 'resources/read',
     check: (through, direct) => {
       assert.deepEqual(through, { ...direct, got: { ...got(direct), ttlMs: 0, cacheScope: 'private' } });
     },
