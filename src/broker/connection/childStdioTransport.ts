@@ -30,8 +30,11 @@ const MAX_STDOUT_LINE = 32 * 1024 * 1024;
  * 32 bits, for servers that keep request ids in an int.
  */
 const DIRECT_ID_BASE = 1_000_000_000;
-/** Results larger than this are forwarded as the upstream's own text instead of re-serialized. */
-const RAW_RESULT_MIN = 8 * 1024;
+/**
+ * Lines shorter than this cannot be a response with a result (`{"result":{},"jsonrpc":"2.0","id":N}`
+ * is longer): they are parsed without looking for one.
+ */
+const RAW_RESULT_MIN = 34;
 
 interface DirectCall {
   resolve(result: JsonObject): void;
@@ -263,7 +266,10 @@ export class ChildStdioTransport implements Transport {
     );
   }
 
-  /** A large answer to a call that only forwards its result: passed on as bytes, never decoded. */
+  /**
+   * An answer to a call that only forwards its result, of any size: passed on as bytes, never
+   * decoded, parsed or serialized again (a small echo result costs a parse and a stringify otherwise).
+   */
   private forwardRaw(bytes: Buffer): boolean {
     if (bytes.length < RAW_RESULT_MIN || this.calls.size === 0) return false;
     const split = splitResponseLine(bytes, (id) => this.calls.get(id)?.forward === true);
