@@ -5,7 +5,8 @@
 //        [--rounds 8] [--calls 2000] [--warmup 2000] [--out bench/results/compare.json] [--profile <dir>]
 //
 // --profile runs each build's broker under `node --cpu-prof` (into <dir>/<label>/) and prints, per
-// build, the functions that took the most CPU while the calls ran: where a difference comes from.
+// build, the functions that took the most CPU while the calls ran (and a flame graph, flame.svg,
+// beside each build's profile): where a difference comes from.
 //
 // Each round runs every build (in a rotating order) and the floor once: a block of sequential
 // tools/call echo calls from a raw keep-alive HTTP client (node:http, no SDK: what the broker itself
@@ -13,13 +14,14 @@
 // own process, without its upstream. A build of an older commit is made with
 //   git worktree add /tmp/old <commit> && (cd /tmp/old && npm ci && npm run build)
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import readline from 'node:readline';
 import { Broker, BENCH, NODE, REPO, removeTempSettled } from './lib/systems.mjs';
 import { cpuDelta, cpuSnapshot, killAll, spawnTracked, stopGracefully } from './lib/proc.mjs';
 import { rotate, summarize } from './lib/stats.mjs';
 import { formatProfile, summarizeProfile } from './lib/profile.mjs';
+import { callTree, flameGraphSvg } from './lib/flame.mjs';
+import { poster, RAW_ARGS, rawSession } from './lib/rawClient.mjs';
 
 const opt = {
   builds: [],
@@ -47,7 +49,7 @@ for (let i = 0; i < argv.length; i++) {
 if (!opt.builds.length) opt.builds.push({ label: 'this build', file: path.join(REPO, 'dist', 'broker.js') });
 for (const b of opt.builds) if (!fs.existsSync(b.file)) throw new Error(`${b.label}: ${b.file} does not exist`);
 
-const ARGS = { text: 'hello' };
+const ARGS = RAW_ARGS;
 const log = (line) => process.stderr.write(`${line}\n`);
 // The SDK client's session-long AbortSignal piles up listeners (see bench/run.mjs): count, print once.
 const clientWarnings = {};
@@ -56,66 +58,6 @@ process.on('warning', (w) => {
   clientWarnings[w.name] = (clientWarnings[w.name] ?? 0) + 1;
   if (clientWarnings[w.name] === 1) log(`warning (counted, shown once): ${w.name}: ${w.message}`);
 });
-
-/** A JSON POST on one keep-alive socket; resolves the parsed body and the response headers. */
-function poster(url, headers) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  const post = (message) =>
-    new Promise((resolve, reject) => {
-      const req = http.request(
-        url,
-        {
-          method: 'POST',
-          agent,
-          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers() },
-        },
-        (res) => {
-          const chunks = [];
-          res.on('data', (c) => chunks.push(c));
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
-            try {
-              resolve({ body: text ? JSON.parse(text) : undefined, headers: res.headers, status: res.statusCode });
-            } catch (err) {
-              reject(new Error(`not JSON (${res.statusCode}): ${text.slice(0, 200)} (${err.message})`));
-            }
-          });
-        },
-      );
-      req.on('error', reject);
-      req.end(JSON.stringify(message));
-    });
-  return { post, close: () => agent.destroy() };
-}
-
-/** The raw client on a broker: one session opened by hand, then bare tools/call POSTs. */
-async function rawSession(broker) {
-  const opened = { session: undefined };
-  const { post, close } = poster(broker.url, () => ({
-    authorization: `Bearer ${broker.token}`,
-    ...(opened.session ? { 'mcp-session-id': opened.session, 'mcp-protocol-version': '2025-11-25' } : {}),
-  }));
-  const init = await post({
-    jsonrpc: '2.0',
-    id: 0,
-    method: 'initialize',
-    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'compare', version: '1' } },
-  });
-  opened.session = init.headers['mcp-session-id'];
-  if (!opened.session) throw new Error(`no session: ${JSON.stringify(init.body)}`);
-  await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
-  let id = 0;
-  const call = async () => {
-    const r = await post({
-      jsonrpc: '2.0',
-      id: ++id,
-      method: 'tools/call',
-      params: { name: broker.echo, arguments: ARGS },
-    });
-    if (!r.body?.result) throw new Error(`call failed: ${JSON.stringify(r.body)}`);
-  };
-  return { call, close };
-}
 
 async function floorServer() {
   const proc = spawnTracked(NODE, [path.join(BENCH, 'fixtures', 'http-echo.mjs'), '0'], {
@@ -225,6 +167,12 @@ async function main() {
       const profile = JSON.parse(fs.readFileSync(path.join(s.broker.profileDir, file), 'utf8'));
       const text = formatProfile(summarizeProfile(profile, REPO, window), 25, { file: s.broker.brokerJs });
       fs.writeFileSync(path.join(s.broker.profileDir, 'top.txt'), text + '\n');
+      const flame = path.join(s.broker.profileDir, 'flame.svg');
+      fs.writeFileSync(
+        flame,
+        flameGraphSvg(callTree(profile, REPO, window), `${s.label}: broker CPU under the measured rounds`),
+      );
+      log(`${s.label}: flame graph ${flame}`);
       process.stdout.write(`\n### ${s.label}\n\n\`\`\`\n${text}\n\`\`\`\n`);
     }
   }
