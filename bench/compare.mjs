@@ -2,7 +2,10 @@
 // what a change costs or saves per forwarded call, with the machine's noise shared by every build.
 //
 //   node bench/compare.mjs --build before=/tmp/old/dist/broker.js --build after=dist/broker.js
-//        [--rounds 8] [--calls 2000] [--warmup 2000] [--out bench/results/compare.json] [--profile <dir>]
+//        [--rounds 8] [--calls 2000] [--warmup 2000] [--sessions 1] [--out bench/results/compare.json] [--profile <dir>]
+//
+// --sessions N: the raw client's block runs N sessions at once (each its share of the calls), as
+// agents in parallel do; the floor and the SDK client stay one sequential session.
 //
 // --profile runs each build's broker under `node --cpu-prof` (into <dir>/<label>/) and prints, per
 // build, the functions that took the most CPU while the calls ran (and a flame graph, flame.svg,
@@ -28,6 +31,7 @@ const opt = {
   rounds: 8,
   calls: 2000,
   warmup: 2000,
+  sessions: 1,
   out: path.join(BENCH, 'results', 'compare.json'),
   profile: undefined,
 };
@@ -42,6 +46,7 @@ for (let i = 0; i < argv.length; i++) {
   } else if (a === '--rounds') opt.rounds = Number(next());
   else if (a === '--calls') opt.calls = Number(next());
   else if (a === '--warmup') opt.warmup = Number(next());
+  else if (a === '--sessions') opt.sessions = Number(next());
   else if (a === '--out') opt.out = path.resolve(next());
   else if (a === '--profile') opt.profile = path.resolve(next());
   else throw new Error(`unknown option ${a}`);
@@ -76,22 +81,41 @@ async function floorServer() {
   return { pid: proc.pid, call, stop: async () => (close(), stopGracefully(proc, 3000)) };
 }
 
-/** A block of sequential calls: latencies and the CPU `pid` spent on them. */
-async function block(pid, call, n, acc) {
-  const before = cpuSnapshot([pid]);
-  for (let i = 0; i < n; i++) {
-    const t = performance.now();
-    await call();
-    acc.samples.push((performance.now() - t) * 1000);
-  }
-  acc.cpuUs += cpuDelta(before, [pid]);
+/**
+ * A block of calls: each of `calls` (one per session) makes its share of `n` in sequence, the
+ * sessions at once; latencies and the CPU `pid` spent on them.
+ */
+async function block(pid, calls, n, acc, allPids = [pid]) {
+  const before = cpuSnapshot(allPids);
+  const each = Math.ceil(n / calls.length);
+  n = each * calls.length;
+  await Promise.all(
+    calls.map(async (call) => {
+      for (let i = 0; i < each; i++) {
+        const t = performance.now();
+        await call();
+        acc.samples.push((performance.now() - t) * 1000);
+      }
+    }),
+  );
+  const cpu = cpuDelta(before, [pid]);
+  acc.cpuUs += cpu;
+  acc.allCpuUs += cpuDelta(before, allPids);
   acc.calls += n;
+  acc.rounds.push(cpu / n);
 }
 
-const newAcc = () => ({ samples: [], cpuUs: 0, calls: 0 });
+const newAcc = () => ({ samples: [], cpuUs: 0, allCpuUs: 0, calls: 0, rounds: [] });
 const summary = (acc) => {
   const s = summarize(acc.samples);
-  return { calls: acc.calls, cpuPerCallUs: acc.cpuUs / acc.calls, p50Us: s.p50, p99Us: s.p99 };
+  return {
+    calls: acc.calls,
+    cpuPerCallUs: acc.cpuUs / acc.calls,
+    withUpstreamCpuPerCallUs: acc.allCpuUs / acc.calls,
+    p50Us: s.p50,
+    p99Us: s.p99,
+    roundsCpuUs: acc.rounds,
+  };
 };
 
 async function main() {
@@ -112,8 +136,10 @@ async function main() {
     const sdk = await broker.connect();
     await broker.resolveTools(sdk, ['echo']);
     broker.echo = broker.toolNames.echo;
-    const raw = await rawSession(broker);
-    for (let i = 0; i < opt.warmup; i++) await raw.call();
+    const raws = [];
+    for (let i = 0; i < opt.sessions; i++) raws.push(await rawSession(broker));
+    const raw = { calls: raws.map((r) => r.call), close: () => raws.forEach((r) => r.close()) };
+    for (let i = 0; i < opt.warmup; i++) await raws[i % raws.length].call();
     for (let i = 0; i < opt.warmup / 4; i++) await sdk.callTool({ name: broker.echo, arguments: ARGS });
     await broker.tokensCounted();
     systems.push({ label: b.label, broker, sdk, raw });
@@ -124,12 +150,12 @@ async function main() {
   const measuredFrom = Number(process.hrtime.bigint() / 1000n);
   for (let r = 0; r < opt.rounds; r++) {
     const order = rotate(systems, r);
-    await block(floor.pid, floor.call, opt.calls, accs.floor);
+    await block(floor.pid, [floor.call], opt.calls, accs.floor);
     for (const s of order) {
-      await block(s.broker.mainPid, s.raw.call, opt.calls, accs[`${s.label}/raw`]);
+      await block(s.broker.mainPid, s.raw.calls, opt.calls, accs[`${s.label}/raw`], s.broker.serverPids());
       await block(
         s.broker.mainPid,
-        () => s.sdk.callTool({ name: s.broker.echo, arguments: ARGS }),
+        [() => s.sdk.callTool({ name: s.broker.echo, arguments: ARGS })],
         opt.calls,
         accs[`${s.label}/sdk`],
       );
@@ -179,16 +205,37 @@ async function main() {
   fs.mkdirSync(path.dirname(opt.out), { recursive: true });
   fs.writeFileSync(opt.out, JSON.stringify(results, null, 2));
   const rows = [
-    '| build | broker CPU per call, raw client | × floor | p50, raw | broker CPU per call, SDK client | p50, SDK |',
-    '| --- | --- | --- | --- | --- | --- |',
-    `| node:http floor | ${floorSum.cpuPerCallUs.toFixed(0)} µs | 1.00 | ${floorSum.p50Us.toFixed(0)} µs | | |`,
+    `| build | broker CPU per call, raw client${opt.sessions > 1 ? ` (${opt.sessions} sessions)` : ''} | × floor | broker + upstream, raw | p50, raw | broker CPU per call, SDK client | p50, SDK |`,
+    '| --- | --- | --- | --- | --- | --- | --- |',
+    `| node:http floor | ${floorSum.cpuPerCallUs.toFixed(0)} µs | 1.00 | | ${floorSum.p50Us.toFixed(0)} µs | | |`,
     ...Object.entries(results.builds).map(
       ([label, b]) =>
-        `| ${label} | ${b.raw.cpuPerCallUs.toFixed(0)} µs | ${b.rawCpuVsFloor.toFixed(2)} | ${b.raw.p50Us.toFixed(0)} µs | ` +
+        `| ${label} | ${b.raw.cpuPerCallUs.toFixed(0)} µs | ${b.rawCpuVsFloor.toFixed(2)} | ${b.raw.withUpstreamCpuPerCallUs.toFixed(0)} µs | ${b.raw.p50Us.toFixed(0)} µs | ` +
         `${b.sdk.cpuPerCallUs.toFixed(0)} µs | ${b.sdk.p50Us.toFixed(0)} µs |`,
     ),
   ];
   process.stdout.write(`${rows.join('\n')}\n`);
+  // Paired by round: each round ran every build back to back, so a ratio within a round shares
+  // that round's load; the median of the rounds' ratios moves less than the ratio of the totals.
+  const [first, ...others] = Object.entries(results.builds);
+  const paired = (a, b) => {
+    const ratios = a.map((v, i) => v / b[i]).sort((x, y) => x - y);
+    const mid = ratios.length >> 1;
+    const median = ratios.length % 2 ? ratios[mid] : (ratios[mid - 1] + ratios[mid]) / 2;
+    return `${median.toFixed(3)} (${ratios[0].toFixed(2)}–${ratios.at(-1).toFixed(2)})`;
+  };
+  const pairedRows = [
+    `| build | raw client: × floor, median of rounds (range) | raw: × ${first[0]} | SDK: × ${first[0]} |`,
+    '| --- | --- | --- | --- |',
+    ...Object.entries(results.builds).map(
+      ([label, b]) =>
+        `| ${label} | ${paired(b.raw.roundsCpuUs, floorSum.roundsCpuUs)} | ` +
+        (others.length && label !== first[0]
+          ? `${paired(b.raw.roundsCpuUs, first[1].raw.roundsCpuUs)} | ${paired(b.sdk.roundsCpuUs, first[1].sdk.roundsCpuUs)} |`
+          : '1 | 1 |'),
+    ),
+  ];
+  process.stdout.write(`\n${pairedRows.join('\n')}\n`);
   log(`written: ${opt.out}`);
 }
 

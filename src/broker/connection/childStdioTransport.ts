@@ -66,6 +66,8 @@ export class ChildStdioTransport implements Transport {
   private overflowed = false;
   private readonly calls = new Map<number, DirectCall>();
   private nextId = DIRECT_ID_BASE;
+  /** Whether stdin is corked until the end of this turn of the event loop (writeBatched). */
+  private corked = false;
 
   /** Where this launch's lines begin in the server's log, so a start error quotes only its own output. */
   readonly launchMark: number;
@@ -235,8 +237,26 @@ export class ChildStdioTransport implements Transport {
       }
       this.calls.set(id, call);
       // A full pipe queues the write in the stream; the answer still finds its call by id.
-      stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params: sent }) + '\n');
+      this.writeBatched(stdin, JSON.stringify({ jsonrpc: '2.0', id, method, params: sent }) + '\n');
     });
+  }
+
+  /**
+   * Writes a forwarded call's line with the others of the same turn of the event loop: stdin is
+   * corked until the loop's check phase, so calls that arrived on several connections together
+   * reach the server in one system call (and wake it once). A lone call waits only for the end of
+   * the I/O callbacks it arrived with. Lines keep their order with the SDK's own writes (one stream).
+   */
+  private writeBatched(stdin: NonNullable<ChildProcess['stdin']>, line: string): void {
+    if (!this.corked) {
+      this.corked = true;
+      stdin.cork();
+      setImmediate(() => {
+        this.corked = false;
+        stdin.uncork();
+      });
+    }
+    stdin.write(line);
   }
 
   /**
