@@ -22,10 +22,11 @@ function forwardMeta(meta: JsonObject | undefined): JsonObject | undefined {
   return Object.keys(rest).length ? rest : undefined;
 }
 
-function progressOptions(extra: RequestExtra): Omit<CallOptions, 'timeoutMs'> {
+function progressOptions(extra: RequestExtra, forward?: boolean): Omit<CallOptions, 'timeoutMs'> {
   const onprogress = extra.progressToken === undefined ? undefined : extra.sendProgress;
   // The caller: requests the upstream sends while handling this may be for it (serverRequestDispatch.ts).
-  return { signal: extra.signal, onprogress, caller: extra.caller, log: extra.log, passThrough: extra.passThrough };
+  const { signal, caller, log, passThrough } = extra;
+  return { signal, onprogress, caller, log, passThrough, forward };
 }
 
 /** A supervised upstream as the router sees it: requests forwarded over its MCP connection. */
@@ -104,7 +105,7 @@ export class UpstreamServer implements ServedServer {
     if (call.task) params.task = call.task;
     this.refuseStaleState(call.extra);
     // A CreateTaskResult is read (its task id is mapped), so it must not come back as raw bytes.
-    return this.upstream.request('tools/call', params, { ...progressOptions(call.extra), forward: !call.task });
+    return this.upstream.request('tools/call', params, progressOptions(call.extra, !call.task));
   }
 
   taskRequest(method: string, params: JsonObject, call: ServedCall): Promise<JsonObject> {
@@ -128,7 +129,7 @@ export class UpstreamServer implements ServedServer {
 
   readResource(uri: string, call: ServedCall): Promise<JsonObject> {
     this.refuseStaleState(call.extra);
-    return this.upstream.request('resources/read', { uri }, { ...progressOptions(call.extra), forward: true });
+    return this.upstream.request('resources/read', { uri }, progressOptions(call.extra, true));
   }
 
   /**
