@@ -11,6 +11,7 @@ import {
   type ResourceTemplate,
   type Tool,
 } from '../shared/mcpTypes';
+import type { CacheHints, ListKey } from '../connection/connection';
 import type { RequestExtra, Router, SessionContext } from './requestContext';
 import { reviewCommand, toolQuarantined } from '../trust/pins';
 import { appOnlyTool, type CallOrigin } from '../apps/appCalls';
@@ -45,9 +46,6 @@ export interface RouterDeps {
 /** The facade tools the router answers or follows up itself, by their own names. */
 const FIND_TOOLS = 'find_tools';
 const CALL_TOOL = 'call_tool';
-
-/** What goes into the audit log for a routed request; undefined: not audited. */
-type AuditEntry = JsonObject | undefined;
 
 export class BrokerRouter implements Router {
   private readonly scopes = new WeakMap<SessionContext, SessionScope>();
@@ -89,6 +87,18 @@ export class BrokerRouter implements Router {
     });
   }
 
+  /**
+   * A per-server endpoint's list carries its server's cache hints, private when the caller's tool
+   * profile narrows it (the list is then this token's own); /mcp merges every server and the
+   * broker's own tools, so it has none to give.
+   */
+  listHints(ctx: SessionContext, key: ListKey): CacheHints | undefined {
+    if (ctx.server === undefined) return undefined;
+    const hints = this.deps.servedServer(ctx.server)?.listHints?.(key);
+    if (!hints || key !== 'tools' || !this.deps.access.profileOf(ctx.identity)) return hints;
+    return { ...hints, cacheScope: 'private' };
+  }
+
   private profiledTools(ctx: SessionContext, scope: SessionScope): Tool[] {
     const all = scope.tools();
     const profile = this.deps.access.profileOf(ctx.identity);
@@ -117,7 +127,7 @@ export class BrokerRouter implements Router {
     const scope = this.scopeOf(ctx);
     // An app's page calls its own server's tools by their own names (MCP Apps): bound to that server only.
     const fromApp = this.appRoute(scope, name);
-    const route = fromApp ?? this.resolve(() => scope.resolveTool(name)) ?? this.refuseUnlisted(ctx, scope, name);
+    const route = fromApp ?? this.resolveTool(scope, name) ?? this.refuseUnlisted(ctx, scope, name);
     const appOnly = route.appOnly ?? this.deps.catalog.resolveTool(route.exposed)?.appOnly;
     if (appOnly && !fromApp && scope instanceof AggregatedScope) {
       throw appOnlyTool(route.exposed, route.server, route.name);
@@ -132,38 +142,66 @@ export class BrokerRouter implements Router {
         : { event: 'call', server: route.server, tool: route.name };
     if (origin) entry.origin = origin;
     if (task) entry.task = true;
-    return this.forward(ctx, entry, async () => {
+    // The per-call path: every agent pays it on every call, so it is kept to plain checks and one
+    // await of the upstream (docs/performance.md). A per-call hook (telemetry, guardrails) is one
+    // call into its own folder here, around `server.callTool`, next to the audit record.
+    const started = performance.now();
+    try {
       if (!this.deps.access.allowsTool(ctx.identity, route.server, route.exposed)) {
         const who = ctx.identity.client;
         throw new McpFailure(ErrorCodes.Forbidden, `Tool '${name}' is not in client '${who}''s tool profile.`);
       }
-      const target = await this.started(server);
+      const starting = server.ensureStarted?.();
+      if (starting) await starting;
       // The name was resolved against the last catalog build; a lazy start (or a list_changed) may
       // have brought a list since whose tool is held back: judged again now, before the call goes on.
       if (server.kind === 'upstream') {
         this.deps.settleCatalog();
         if (this.deps.catalog.holds(server, route.name)) throw toolQuarantined(route.server, route.name);
       }
+      let result: JsonObject;
       if (!task) {
-        const result = await target.callTool(route.name, args, meta, { ...this.call(ctx, extra), origin });
+        result = await server.callTool(route.name, args, meta, this.call(ctx, extra, origin));
         if (server.kind === 'control' && route.name === FIND_TOOLS) this.addFound(ctx, scope, result);
-        return result;
+      } else {
+        result = await this.callAsTask(ctx, server, route, name, args, meta, extra, task, entry);
       }
-      if (!server.toolTasks) {
-        // A 2026-07-28 server's tasks are the io.modelcontextprotocol/tasks extension, another shape.
-        const why =
-          server.protocol === '2026-07-28'
-            ? 'speaks 2026-07-28, where tasks are the io.modelcontextprotocol/tasks extension, which the broker ' +
-              'does not translate into 2025-11-25 tasks'
-            : 'does not support task-augmented tool calls';
-        throw new McpFailure(
-          ErrorCodes.MethodNotFound,
-          `Tool '${name}' cannot run as a task: server '${route.server}' ${why}. Call it without "task".`,
-        );
-      }
-      const result = await target.callTool(route.name, args, meta, { ...this.call(ctx, extra), origin, task });
-      return this.tasks.created(this.taskCaller(ctx), server, route.name, result, entry);
-    });
+      // A tool that answered with an error result ran, but did not do what was asked: say so.
+      this.record(ctx, result.isError === true ? { ...entry, isError: true } : entry, started);
+      return result;
+    } catch (err) {
+      this.record(ctx, entry, started, err);
+      throw err;
+    }
+  }
+
+  /** A task-augmented tools/call (2025-11-25 tasks): answered with a CreateTaskResult. */
+  private async callAsTask(
+    ctx: SessionContext,
+    server: ServedServer,
+    route: Route,
+    name: string,
+    args: JsonObject,
+    meta: JsonObject | undefined,
+    extra: RequestExtra,
+    task: JsonObject,
+    entry: JsonObject,
+  ): Promise<JsonObject> {
+    if (!server.toolTasks) {
+      // A 2026-07-28 server's tasks are the io.modelcontextprotocol/tasks extension, another shape.
+      const why =
+        server.protocol === '2026-07-28'
+          ? 'speaks 2026-07-28, where tasks are the io.modelcontextprotocol/tasks extension, which the broker ' +
+            'does not translate into 2025-11-25 tasks'
+          : 'does not support task-augmented tool calls';
+      throw new McpFailure(
+        ErrorCodes.MethodNotFound,
+        `Tool '${name}' cannot run as a task: server '${route.server}' ${why}. Call it without "task".`,
+      );
+    }
+    const origin = entry.origin as CallOrigin | undefined;
+    const result = await server.callTool(route.name, args, meta, { ...this.call(ctx, extra), origin, task });
+    return this.tasks.created(this.taskCaller(ctx), server, route.name, result, entry);
   }
 
   taskRequest(ctx: SessionContext, method: string, params: JsonObject, extra: RequestExtra): Promise<JsonObject> {
@@ -218,9 +256,7 @@ export class BrokerRouter implements Router {
       this.scopeOf(ctx).resolvePrompt(name) ??
       this.fail(new McpFailure(ErrorCodes.InvalidParams, `Unknown prompt '${name}'.`));
     const server = this.target(route.server);
-    return this.forward(ctx, undefined, async () =>
-      (await this.started(server)).getPrompt(route.name, args, this.call(ctx, extra)),
-    );
+    return this.forward(server, (target) => target.getPrompt(route.name, args, this.call(ctx, extra)));
   }
 
   listResources(ctx: SessionContext): Resource[] {
@@ -239,9 +275,7 @@ export class BrokerRouter implements Router {
     const server = this.target(owner);
     const own = scope.upstreamUri(uri);
     if (isUiUri(own) && server.kind === 'upstream') return this.readAppPage(ctx, scope, server, own, extra);
-    return this.forward(ctx, undefined, async () =>
-      (await this.started(server)).readResource(own, this.call(ctx, extra)),
-    );
+    return this.forward(server, (target) => target.readResource(own, this.call(ctx, extra)));
   }
 
   /**
@@ -307,7 +341,7 @@ export class BrokerRouter implements Router {
     }
     const server = owner === undefined ? undefined : this.deps.servedServer(owner);
     if (!server) return noCompletions();
-    return this.forward(ctx, undefined, () => server.complete(forwarded, this.call(ctx, extra)));
+    return server.complete(forwarded, this.call(ctx, extra));
   }
 
   /** The session's scope, resolved on its first request and kept for its lifetime. */
@@ -323,12 +357,12 @@ export class BrokerRouter implements Router {
     return scope;
   }
 
-  /** Resolves a name, once more after a pending catalog rebuild if it misses. */
-  private resolve(lookup: () => Route | undefined): Route | undefined {
-    const route = lookup();
+  /** Resolves a tool name, once more after a pending catalog rebuild if it misses. */
+  private resolveTool(scope: SessionScope, name: string): Route | undefined {
+    const route = scope.resolveTool(name);
     if (route) return route;
     this.deps.settleCatalog();
-    return lookup();
+    return scope.resolveTool(name);
   }
 
   /** Refuses a call of a name that does not resolve; a quarantined tool's refusal is audited (a typo's is not). */
@@ -377,8 +411,9 @@ export class BrokerRouter implements Router {
     return starting ? starting.then(() => server) : server;
   }
 
-  private call(ctx: SessionContext, extra: RequestExtra): ServedCall {
-    return { identity: ctx.identity, extra };
+  /** `origin`: `app` for an MCP App page's call (apps/appCalls.ts), what per-call hooks read. */
+  private call(ctx: SessionContext, extra: RequestExtra, origin?: CallOrigin): ServedCall {
+    return origin ? { identity: ctx.identity, extra, origin } : { identity: ctx.identity, extra };
   }
 
   private fail(error: McpFailure): never {
@@ -386,22 +421,13 @@ export class BrokerRouter implements Router {
   }
 
   /**
-   * The one way a routed request reaches a served server. Tool calls are audited (who, what, how
-   * long, outcome; never arguments); reads and completions are not: the console re-reads the state
-   * resource on every change and completions come per keystroke.
+   * How a prompt, resource read or completion reaches a served server (started first if lazy).
+   * These are not audited: the console re-reads the state resource on every change and completions
+   * come per keystroke. Tool calls are audited (who, what, how long, outcome; never arguments) in
+   * callTool, the per-call path.
    */
-  private async forward(ctx: SessionContext, audit: AuditEntry, run: () => Promise<JsonObject>): Promise<JsonObject> {
-    if (!audit) return run();
-    const started = performance.now();
-    try {
-      const result = await run();
-      // A tool that answered with an error result ran, but did not do what was asked: say so.
-      this.record(ctx, result.isError === true ? { ...audit, isError: true } : audit, started);
-      return result;
-    } catch (err) {
-      this.record(ctx, audit, started, err);
-      throw err;
-    }
+  private async forward(server: ServedServer, run: (target: ServedServer) => Promise<JsonObject>): Promise<JsonObject> {
+    return run(await this.started(server));
   }
 
   private record(ctx: SessionContext, entry: JsonObject, started: number, error?: unknown): void {
