@@ -8,7 +8,9 @@ import {
   type ResourceTemplate,
   type Tool,
 } from '../shared/mcpTypes';
-import type { CallOptions } from '../connection/connection';
+import type { CallLog, CallOptions } from '../connection/connection';
+import type { Redactor } from '../trust/redact';
+import { redactParams, redactResult } from '../trust/resultRedaction';
 import type { Upstream } from '../supervision/upstream';
 import type { RequestExtra } from './requestContext';
 import { noCompletions, type ServedCall, type ServedServer, type TaskEvents } from './servedServer';
@@ -21,10 +23,23 @@ function forwardMeta(meta: JsonObject | undefined): JsonObject | undefined {
   return Object.keys(rest).length ? rest : undefined;
 }
 
-function progressOptions(extra: RequestExtra): Omit<CallOptions, 'timeoutMs'> {
-  const onprogress = extra.progressToken === undefined ? undefined : extra.sendProgress;
+function progressOptions(extra: RequestExtra, upstream: Upstream): Omit<CallOptions, 'timeoutMs'> {
+  // Progress and log messages pass the same redaction as the result (guardrails: resultRedaction.ts).
+  const secrets = upstream.resultRedactor;
+  const send = extra.sendProgress;
+  const onprogress =
+    extra.progressToken === undefined
+      ? undefined
+      : secrets
+        ? (p: Parameters<typeof send>[0]) => send(redactParams(p, secrets))
+        : send;
+  const log = extra.log && secrets ? redactedLog(extra.log, secrets) : extra.log;
   // The caller: requests the upstream sends while handling this may be for it (serverRequestDispatch.ts).
-  return { signal: extra.signal, onprogress, caller: extra.caller, log: extra.log, passThrough: extra.passThrough };
+  return { signal: extra.signal, onprogress, caller: extra.caller, log, passThrough: extra.passThrough };
+}
+
+function redactedLog(log: CallLog, secrets: Redactor): CallLog {
+  return { level: log.level, send: (params) => log.send(redactParams(params, secrets)) };
 }
 
 /** A supervised upstream as the router sees it: requests forwarded over its MCP connection. */
@@ -98,11 +113,21 @@ export class UpstreamServer implements ServedServer {
     if (fwd) params._meta = fwd;
     if (call.task) params.task = call.task;
     // A CreateTaskResult is read (its task id is mapped), so it must not come back as raw bytes.
-    return this.upstream.request('tools/call', params, { ...progressOptions(call.extra), forward: !call.task });
+    const options = { ...progressOptions(call.extra, this.upstream), forward: !call.task };
+    return this.upstream.request('tools/call', params, options).then((result) => this.redacted(result));
+  }
+
+  /** What the upstream answered, its secret values replaced (guardrails: resultRedaction.ts). */
+  private redacted(result: JsonObject): JsonObject {
+    return redactResult(result, this.upstream.resultRedactor, (n) =>
+      this.upstream.logs.push(`redacted its secret values from ${n} string(s) of a result`),
+    );
   }
 
   taskRequest(method: string, params: JsonObject, call: ServedCall): Promise<JsonObject> {
-    return this.upstream.request(method, params, progressOptions(call.extra));
+    return this.upstream
+      .request(method, params, progressOptions(call.extra, this.upstream))
+      .then((r) => this.redacted(r));
   }
 
   onTaskEvents(events: TaskEvents): void {
@@ -116,11 +141,13 @@ export class UpstreamServer implements ServedServer {
   }
 
   getPrompt(name: string, args: Record<string, string>, call: ServedCall): Promise<JsonObject> {
-    return this.upstream.request('prompts/get', { name, arguments: args }, progressOptions(call.extra));
+    const options = progressOptions(call.extra, this.upstream);
+    return this.upstream.request('prompts/get', { name, arguments: args }, options).then((r) => this.redacted(r));
   }
 
   readResource(uri: string, call: ServedCall): Promise<JsonObject> {
-    return this.upstream.request('resources/read', { uri }, { ...progressOptions(call.extra), forward: true });
+    const options = { ...progressOptions(call.extra, this.upstream), forward: true };
+    return this.upstream.request('resources/read', { uri }, options).then((r) => this.redacted(r));
   }
 
   async subscribe(uri: string): Promise<void> {
@@ -148,7 +175,7 @@ export class UpstreamServer implements ServedServer {
     if (!this.available) return noCompletions();
     // Completion is a convenience: an upstream that fails it offers nothing rather than an error.
     return this.upstream
-      .request('completion/complete', params, progressOptions(call.extra))
+      .request('completion/complete', params, progressOptions(call.extra, this.upstream))
       .catch(() => noCompletions());
   }
 }
