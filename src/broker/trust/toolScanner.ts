@@ -137,6 +137,7 @@ function visible(text: string): string {
   });
   return decoded
     .replace(
+      // eslint-disable-next-line no-control-regex -- control characters are what is made visible
       /[\u200B-\u200F\u2060-\u2064\uFEFF\u00AD\u202A-\u202E\u2066-\u2069\u0000-\u0008\u000B-\u001F\u007F]/g,
       (c) => (c === '\n' ? ' ' : `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`),
     )

@@ -9,7 +9,6 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   connect,
   facade,
-  fixture,
   fixtureServer,
   killStarted,
   removeTempDirs,
@@ -33,7 +32,7 @@ describe('guardrails: the tool-description scanner', function () {
 
   before(async () => {
     const root = tempDir('sb-scan-');
-    const rugpull = `name: notes\ntrust: trusted\ncommand: ${JSON.stringify(process.execPath)}\nargs: [${JSON.stringify(fixture('rugpull.mjs'))}]\n`;
+    const rugpull = fixtureServer('notes', 'rugpull.mjs');
     writeRegistry(root, {
       'mcp-servers.d/facts.yaml': fixtureServer('facts', 'poisoned.mjs', ['--poison-instructions']),
       'mcp-servers.d/held.yaml': fixtureServer('held', 'poisoned.mjs', [], 'holdFlaggedTools: true\n'),
