@@ -16,6 +16,7 @@ import { toolQuarantined } from '../trust/pins';
 import { noCompletions, noSuchServer, type ServedCall, type ServedServer } from './servedServer';
 import { AggregatedScope, ServerScope, type SessionScope } from './sessionScope';
 import { TaskRoutes, type TaskCaller } from './taskRoutes';
+import { OversizedResults } from './oversizedResults';
 
 const AGGREGATED_INSTRUCTIONS =
   'MCP Switchboard: tools, prompts and resources of every server in this workspace, named <server>__<name>. ' +
@@ -43,6 +44,10 @@ export interface RouterDeps {
 const FIND_TOOLS = 'find_tools';
 const CALL_TOOL = 'call_tool';
 
+/** Whose cut results a request may read: its session's; a stateless request has none, so its client's. */
+const resultsKey = (ctx: SessionContext): string =>
+  ctx.sessionId.startsWith('stateless:') ? `client:${ctx.identity.client}` : ctx.sessionId;
+
 /** What goes into the audit log for a routed request; undefined: not audited. */
 type AuditEntry = JsonObject | undefined;
 
@@ -51,6 +56,7 @@ export class BrokerRouter implements Router {
   /** Tool lists narrowed by a profile, per listed array and profile object (both replaced on change). */
   private readonly profiled = new WeakMap<Tool[], WeakMap<ToolProfile, Tool[]>>();
   private readonly tasks: TaskRoutes;
+  private readonly oversized = new OversizedResults();
 
   constructor(private readonly deps: RouterDeps) {
     this.tasks = new TaskRoutes({
@@ -135,6 +141,9 @@ export class BrokerRouter implements Router {
       if (!task) {
         const result = await target.callTool(route.name, args, meta, this.call(ctx, extra));
         if (server.kind === 'control' && route.name === FIND_TOOLS) this.addFound(ctx, scope, result);
+        // Guardrails: a result over the client's limit becomes its head, a note and a link to the rest.
+        if (server.kind === 'upstream')
+          return this.oversized.fit(resultsKey(ctx), this.deps.access.resultLimit(ctx.identity), result);
         return result;
       }
       if (!server.toolTasks) {
@@ -164,6 +173,7 @@ export class BrokerRouter implements Router {
 
   sessionClosed(ctx: SessionContext): void {
     this.tasks.sessionClosed(ctx.sessionId);
+    this.oversized.sessionClosed(ctx.sessionId);
   }
 
   /**
@@ -222,6 +232,7 @@ export class BrokerRouter implements Router {
   }
 
   async readResource(ctx: SessionContext, uri: string, extra: RequestExtra): Promise<JsonObject> {
+    if (this.oversized.owns(uri)) return this.oversized.read(resultsKey(ctx), uri);
     const server = this.target(this.resourceOwner(ctx, uri));
     return this.forward(ctx, undefined, async () =>
       (await this.started(server)).readResource(uri, this.call(ctx, extra)),
