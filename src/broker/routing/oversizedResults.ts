@@ -100,13 +100,21 @@ export class OversizedResults {
       `[Switchboard: this result was cut to ${unit} (your client's limit): ${cut} more bytes in ` +
       `${pages.length - 1} more page(s). Read them with resources/read ${uri}?page=2 … ?page=${pages.length}; ` +
       `kept ${Math.round(this.keepMs / 60_000)} minutes, for this session only.]`;
+    // Structured content is kept when it fits; one that does not cannot be cut into valid data, and
+    // a client that validates the tool's outputSchema refuses a result without it unless it is an error.
+    const structured = full.structuredContent;
+    const keeps = structured !== undefined && Buffer.byteLength(JSON.stringify(structured)) <= bound;
+    const dropped = structured !== undefined && !keeps;
+    const why = dropped ? ' It is marked as an error only because its structured content could not be cut.' : '';
+    const told = `${note}${why}`;
     return {
       content: [
         { type: 'text', text: pages[0] },
-        { type: 'text', text: note },
+        { type: 'text', text: told },
         { type: 'resource_link', uri, name: `result-${id}`, mimeType: 'text/plain', description: note },
       ],
-      ...(full.isError ? { isError: true } : {}),
+      ...(keeps ? { structuredContent: structured } : {}),
+      ...(full.isError || dropped ? { isError: true } : {}),
     };
   }
 

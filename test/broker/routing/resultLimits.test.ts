@@ -61,7 +61,12 @@ describe('guardrails: results over a client limit are cut and paged', function (
 
   it('over the limit: the head, a note and a link whose pages hold the whole text, for that session only', async () => {
     const agent = await as('agent');
+    // Listed first, as an agent does: the SDK client then checks results against echo's outputSchema.
+    assert.ok((await agent.listTools()).tools.some((t) => t.name === 'echo__echo' && t.outputSchema));
     const result = await agent.callTool({ name: 'echo__echo', arguments: { text: BIG } });
+    // Its structured content ({text}) is as large as the text: dropped, so the result is marked an error, and says why.
+    assert.equal(result.isError, true);
+    assert.equal(result.structuredContent, undefined);
     const content = result.content as { type: string; text?: string; uri?: string }[];
     const [head, note, link] = content;
     assert.equal(head.type, 'text');
