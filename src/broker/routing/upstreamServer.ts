@@ -23,7 +23,7 @@ function forwardMeta(meta: JsonObject | undefined): JsonObject | undefined {
   return Object.keys(rest).length ? rest : undefined;
 }
 
-function progressOptions(extra: RequestExtra, upstream: Upstream): Omit<CallOptions, 'timeoutMs'> {
+function progressOptions(extra: RequestExtra, upstream: Upstream, forward?: boolean): Omit<CallOptions, 'timeoutMs'> {
   // Progress and log messages pass the same redaction as the result (guardrails: resultRedaction.ts).
   const secrets = upstream.resultRedactor;
   const send = extra.sendProgress;
@@ -33,9 +33,10 @@ function progressOptions(extra: RequestExtra, upstream: Upstream): Omit<CallOpti
       : secrets
         ? (p: Parameters<typeof send>[0]) => send(redactParams(p, secrets))
         : send;
-  const log = extra.log && secrets ? redactedLog(extra.log, secrets) : extra.log;
   // The caller: requests the upstream sends while handling this may be for it (serverRequestDispatch.ts).
-  return { signal: extra.signal, onprogress, caller: extra.caller, log, passThrough: extra.passThrough };
+  const { signal, caller, passThrough } = extra;
+  const log = extra.log && secrets ? redactedLog(extra.log, secrets) : extra.log;
+  return { signal, onprogress, caller, log, passThrough, forward };
 }
 
 function redactedLog(log: CallLog, secrets: Redactor): CallLog {
@@ -113,21 +114,20 @@ export class UpstreamServer implements ServedServer {
     if (fwd) params._meta = fwd;
     if (call.task) params.task = call.task;
     // A CreateTaskResult is read (its task id is mapped), so it must not come back as raw bytes.
-    const options = { ...progressOptions(call.extra, this.upstream), forward: !call.task };
-    return this.upstream.request('tools/call', params, options).then((result) => this.redacted(result));
+    const answer = this.upstream.request('tools/call', params, progressOptions(call.extra, this.upstream, !call.task));
+    return this.redacted(answer);
   }
 
-  /** What the upstream answered, its secret values replaced (guardrails: resultRedaction.ts). */
-  private redacted(result: JsonObject): JsonObject {
-    return redactResult(result, this.upstream.resultRedactor, (n) =>
-      this.upstream.logs.push(`redacted its secret values from ${n} string(s) of a result`),
-    );
+  /** What the upstream answers, its secret values replaced (guardrails: resultRedaction.ts); as it is without any. */
+  private redacted(answer: Promise<JsonObject>): Promise<JsonObject> {
+    const secrets = this.upstream.resultRedactor;
+    if (!secrets) return answer;
+    const note = (n: number) => this.upstream.logs.push(`redacted its secret values from ${n} string(s) of a result`);
+    return answer.then((result) => redactResult(result, secrets, note));
   }
 
   taskRequest(method: string, params: JsonObject, call: ServedCall): Promise<JsonObject> {
-    return this.upstream
-      .request(method, params, progressOptions(call.extra, this.upstream))
-      .then((r) => this.redacted(r));
+    return this.redacted(this.upstream.request(method, params, progressOptions(call.extra, this.upstream)));
   }
 
   onTaskEvents(events: TaskEvents): void {
@@ -142,12 +142,13 @@ export class UpstreamServer implements ServedServer {
 
   getPrompt(name: string, args: Record<string, string>, call: ServedCall): Promise<JsonObject> {
     const options = progressOptions(call.extra, this.upstream);
-    return this.upstream.request('prompts/get', { name, arguments: args }, options).then((r) => this.redacted(r));
+    return this.redacted(this.upstream.request('prompts/get', { name, arguments: args }, options));
   }
 
   readResource(uri: string, call: ServedCall): Promise<JsonObject> {
-    const options = { ...progressOptions(call.extra, this.upstream), forward: true };
-    return this.upstream.request('resources/read', { uri }, options).then((r) => this.redacted(r));
+    return this.redacted(
+      this.upstream.request('resources/read', { uri }, progressOptions(call.extra, this.upstream, true)),
+    );
   }
 
   async subscribe(uri: string): Promise<void> {

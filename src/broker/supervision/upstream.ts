@@ -85,7 +85,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   /** Scrubs this server's secrets from text; replaced at each launch (the definition's values). */
   private redactor = new Redactor([]);
   private accountRedaction?: { token?: string; redactor: Redactor };
-  private resultRedaction?: { launch: Redactor; account: Redactor; redactor: Redactor };
+  private resultRedaction?: { launch: Redactor; account: Redactor; redactor: Redactor | undefined };
 
   private client?: UpstreamConnection;
   private consecutiveFailures = 0;
@@ -545,20 +545,40 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   }
 
   /** Forwards a request to the running upstream; any failure becomes a clear MCP error. */
-  async request(method: string, params: JsonObject, opts: Omit<CallOptions, 'timeoutMs'>): Promise<JsonObject> {
+  request(method: string, params: JsonObject, opts: Omit<CallOptions, 'timeoutMs'>): Promise<JsonObject> {
     const client = this.client;
-    if (!client || this.state !== 'running') throw this.unavailable();
-    const lazy = this.lazy;
-    if (lazy) this.idleClock.begin();
+    if (!client || this.state !== 'running') return Promise.reject(this.unavailable());
+    const sent = { ...opts, timeoutMs: this.def.timeouts.callMs };
+    if (this.lazy) return this.lazyRequest(client, method, params, sent);
+    // The per-call path of an eager server: the connection's promise, failures explained.
+    let answer: Promise<JsonObject>;
+    try {
+      answer = client.request(method, params, sent);
+    } catch (err) {
+      return Promise.reject(this.explain(err, client));
+    }
+    return answer.catch((err: unknown) => {
+      throw this.explain(err, client);
+    });
+  }
+
+  /** A lazy server's request: its idle clock stops while the request runs. */
+  private async lazyRequest(
+    client: UpstreamConnection,
+    method: string,
+    params: JsonObject,
+    sent: CallOptions,
+  ): Promise<JsonObject> {
+    this.idleClock.begin();
     let ok = false;
     try {
-      const result = await client.request(method, params, { ...opts, timeoutMs: this.def.timeouts.callMs });
+      const result = await client.request(method, params, sent);
       ok = true;
       return result;
     } catch (err) {
       throw this.explain(err, client);
     } finally {
-      if (lazy) this.used(client, method, ok);
+      this.used(client, method, ok);
     }
   }
 
@@ -644,7 +664,9 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     const account = this.accountRedactor();
     const known = this.resultRedaction;
     if (known && known.launch === this.redactor && known.account === account) return known.redactor;
-    const redactor = Redactor.combined(this.redactor, account);
+    const combined = Redactor.combined(this.redactor, account);
+    // None when there is nothing to redact: the per-call path then does no work at all.
+    const redactor = combined.forms.length ? combined : undefined;
     this.resultRedaction = { launch: this.redactor, account, redactor };
     return redactor;
   }
