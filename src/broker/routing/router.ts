@@ -17,6 +17,7 @@ import { toolQuarantined } from '../trust/pins';
 import { noCompletions, noSuchServer, type ServedCall, type ServedServer } from './servedServer';
 import { AggregatedScope, ServerScope, type SessionScope } from './sessionScope';
 import { TaskRoutes, type TaskCaller } from './taskRoutes';
+import { OversizedResults } from './oversizedResults';
 
 const AGGREGATED_INSTRUCTIONS =
   'MCP Switchboard: tools, prompts and resources of every server in this workspace, named <server>__<name>. ' +
@@ -44,11 +45,16 @@ export interface RouterDeps {
 const FIND_TOOLS = 'find_tools';
 const CALL_TOOL = 'call_tool';
 
+/** Whose cut results a request may read: its session's; a stateless request has none, so its client's. */
+const resultsKey = (ctx: SessionContext): string =>
+  ctx.sessionId.startsWith('stateless:') ? `client:${ctx.identity.client}` : ctx.sessionId;
+
 export class BrokerRouter implements Router {
   private readonly scopes = new WeakMap<SessionContext, SessionScope>();
   /** Tool lists narrowed by a profile, per listed array and profile object (both replaced on change). */
   private readonly profiled = new WeakMap<Tool[], WeakMap<ToolProfile, Tool[]>>();
   private readonly tasks: TaskRoutes;
+  private readonly oversized = new OversizedResults();
 
   constructor(private readonly deps: RouterDeps) {
     this.tasks = new TaskRoutes({
@@ -156,7 +162,9 @@ export class BrokerRouter implements Router {
       }
       // A tool that answered with an error result ran, but did not do what was asked: say so.
       this.record(ctx, result.isError === true ? { ...entry, isError: true } : entry, started);
-      return result;
+      // Guardrails: a result over the client's limit becomes its head, a note and a link to the rest.
+      if (task || server.kind !== 'upstream') return result;
+      return this.oversized.fit(resultsKey(ctx), this.deps.access.resultLimit(ctx.identity), result);
     } catch (err) {
       this.record(ctx, entry, started, err);
       throw err;
@@ -201,6 +209,7 @@ export class BrokerRouter implements Router {
 
   sessionClosed(ctx: SessionContext): void {
     this.tasks.sessionClosed(ctx.sessionId);
+    this.oversized.sessionClosed(ctx.sessionId);
   }
 
   /**
@@ -257,6 +266,7 @@ export class BrokerRouter implements Router {
   }
 
   async readResource(ctx: SessionContext, uri: string, extra: RequestExtra): Promise<JsonObject> {
+    if (this.oversized.owns(uri)) return this.oversized.read(resultsKey(ctx), uri);
     const server = this.target(this.resourceOwner(ctx, uri));
     return this.forward(server, (target) => target.readResource(uri, this.call(ctx, extra)));
   }
