@@ -9,6 +9,7 @@ import type { Pins } from '../trust/pins';
 import { redactUrl } from '../trust/redact';
 import type { ControlledBroker } from './controlledBroker';
 import type { InputStatus, ServerStatus } from './controlApi';
+import { telemetry } from '../telemetry/telemetry';
 
 export interface ServerStatusDeps {
   broker: ControlledBroker;
@@ -79,6 +80,7 @@ export function describeServer(def: ServerDef, deps: ServerStatusDeps): ServerSt
       locked: false,
     },
     pendingServerRequests: upstream?.serverRequests.pending ?? 0,
+    ...liveNumbersOf(name),
     protocol: upstream?.state === 'running' ? upstream.protocol : undefined,
     target: def.transport === 'stdio' ? [def.command, ...def.args].join(' ') : redactUrl(def.url ?? ''),
     file: deps.file,
@@ -102,4 +104,10 @@ function credentialStatus(def: ServerDef, broker: ControlledBroker): Pick<Server
     };
   });
   return { ...(account ? { account } : {}), ...(inputs.length ? { inputs } : {}) };
+}
+
+/** The server's numbers of the last minutes while telemetry is on (the editor's tooltip and console). */
+function liveNumbersOf(name: string): Pick<ServerStatus, 'live'> {
+  const live = telemetry()?.serverNumbers(name);
+  return live ? { live } : {};
 }

@@ -26,6 +26,7 @@ import {
 import { Redactor } from '../trust/redact';
 import { describeEnforcement, type Enforcement } from '../trust/sandbox';
 import { ServerRequestDispatch } from './serverRequestDispatch';
+import { telemetry } from '../telemetry/telemetry';
 import { mayMove, type HeldState, type UpstreamState, type WaitingState } from './upstreamStates';
 
 export type { UpstreamState };
@@ -543,7 +544,14 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   }
 
   /** Forwards a request to the running upstream; any failure becomes a clear MCP error. */
-  async request(method: string, params: JsonObject, opts: Omit<CallOptions, 'timeoutMs'>): Promise<JsonObject> {
+  request(method: string, params: JsonObject, opts: Omit<CallOptions, 'timeoutMs'>): Promise<JsonObject> {
+    const traced = telemetry();
+    if (!traced) return this.forward(method, params, opts);
+    const about = { server: this.name, method, protocol: this.protocol, trust: this.def.trust };
+    return traced.upstream(about, params, (sent) => this.forward(method, sent, opts));
+  }
+
+  private async forward(method: string, params: JsonObject, opts: Omit<CallOptions, 'timeoutMs'>): Promise<JsonObject> {
     const client = this.client;
     if (!client || this.state !== 'running') throw this.unavailable();
     const lazy = this.lazy;
