@@ -16,6 +16,7 @@ import { toolQuarantined } from '../trust/pins';
 import { noCompletions, noSuchServer, type ServedCall, type ServedServer } from './servedServer';
 import { AggregatedScope, ServerScope, type SessionScope } from './sessionScope';
 import { TaskRoutes, type TaskCaller } from './taskRoutes';
+import { traceIdEntry } from '../telemetry/telemetry';
 
 const AGGREGATED_INSTRUCTIONS =
   'MCP Switchboard: tools, prompts and resources of every server in this workspace, named <server>__<name>. ' +
@@ -361,6 +362,7 @@ export class BrokerRouter implements Router {
       ...(typeof (error as { code?: unknown } | undefined)?.code === 'number'
         ? { code: (error as { code: number }).code }
         : {}),
+      ...traceIdEntry(),
     });
   }
 }

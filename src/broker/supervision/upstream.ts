@@ -219,20 +219,24 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
    * is waited for (bounded by its startup timeout). Anything else is left for request() to explain.
    */
   ensureStarted(): Promise<void> | undefined {
+    const traced = telemetry();
     if (this.state === 'idle') {
       this.demanded = true;
-      this.start();
+      // The server outlives the request that woke it: its process is not part of that request's trace.
+      if (traced) traced.untraced(() => this.start());
+      else this.start();
     }
     if (this.state !== 'starting') return undefined;
     this.learning = false;
     // Someone waits now: a start held back behind the broker's first list goes ahead.
     this.gate?.open();
-    return this.whenSettled(this.def.timeouts.startupMs).catch((err: Error) => {
+    const started = this.whenSettled(this.def.timeouts.startupMs).catch((err: Error) => {
       throw new McpFailure(
         ErrorCodes.UpstreamUnavailable,
         `Server '${this.name}' could not be started for this request (${this.redactText(err.message)}).`,
       );
     });
+    return traced ? traced.waitedForStart(this.name, started) : started;
   }
 
   /** Puts the upstream in a state where it must not run (disabled, awaiting approval, blocked). */

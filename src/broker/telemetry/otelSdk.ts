@@ -91,6 +91,7 @@ class OtelTelemetry implements Telemetry {
   private readonly pull = new PullReader();
   private readonly serverDuration: Histogram;
   private readonly clientDuration: Histogram;
+  private readonly sessionDuration: Histogram;
   private readonly live = new LiveNumbersRecorder();
 
   constructor(readonly settings: TelemetrySettings) {
@@ -132,6 +133,13 @@ class OtelTelemetry implements Telemetry {
       unit: 's',
       description: 'Duration of the MCP requests the broker sent its upstream servers.',
       advice,
+    });
+    this.sessionDuration = meter.createHistogram('mcp.server.session.duration', {
+      unit: 's',
+      description: 'Duration of the MCP sessions the broker served.',
+      advice: {
+        explicitBucketBoundaries: [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 600, 1800, 3600],
+      },
     });
   }
 
@@ -239,6 +247,31 @@ class OtelTelemetry implements Telemetry {
     histogram.record(seconds, recorded);
     span.end();
     return type !== undefined;
+  }
+
+  waitedForStart(server: string, started: Promise<void>): Promise<void> {
+    const parent = this.context.getStore() ?? ROOT_CONTEXT;
+    const attributes: Attributes = { 'switchboard.server': server };
+    const span = this.tracer.startSpan(`start ${server}`, { kind: SpanKind.INTERNAL, attributes }, parent);
+    return started.then(
+      () => span.end(),
+      (error: unknown) => {
+        span.setAttribute('error.type', errorType(error));
+        span.setStatus({ code: SpanStatusCode.ERROR });
+        span.end();
+        throw error;
+      },
+    );
+  }
+
+  untraced<T>(fn: () => T): T {
+    return this.context.exit(fn);
+  }
+
+  sessionEnded(session: { client: string; endpointServer?: string }, seconds: number): void {
+    const attributes: Attributes = { 'switchboard.client': session.client };
+    if (session.endpointServer !== undefined) attributes['switchboard.server'] = session.endpointServer;
+    this.sessionDuration.record(seconds, attributes);
   }
 
   traceId(): string | undefined {

@@ -33,3 +33,9 @@ export function withTraceId(line: string): string {
   const id = activeTelemetry?.traceId();
   return id ? `${line} (trace ${id})` : line;
 }
+
+/** `{ traceId }` of the request running now for its audit entry, when telemetry is on; else nothing. */
+export function traceIdEntry(): { traceId?: string } {
+  const id = activeTelemetry?.traceId();
+  return id ? { traceId: id } : {};
+}

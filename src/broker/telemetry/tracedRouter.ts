@@ -27,9 +27,11 @@ export interface TracedMethods {
   listPrompts(ctx: Caller): unknown[];
   listResources(ctx: Caller): unknown[];
   listResourceTemplates(ctx: Caller): unknown[];
+  sessionOpened?(ctx: Caller, ...rest: never[]): void;
+  sessionClosed?(ctx: Caller): void;
 }
 
-type Method = keyof TracedMethods;
+type Method = Exclude<keyof TracedMethods, 'sessionOpened' | 'sessionClosed'>;
 
 const MCP_METHODS: Record<Method, string> = {
   callTool: 'tools/call',
@@ -61,6 +63,7 @@ function served(method: Method, args: unknown[]): ServedRequest {
  */
 export function tracedRouter<R extends TracedMethods>(router: R): R {
   const traced = Object.create(router) as R;
+  traceSessions(router, traced);
   for (const method of Object.keys(MCP_METHODS) as Method[]) {
     const inner = router[method] as (...args: unknown[]) => unknown;
     (traced as Record<Method, unknown>)[method] = function (this: R, ...args: unknown[]): unknown {
@@ -70,4 +73,26 @@ export function tracedRouter<R extends TracedMethods>(router: R): R {
     };
   }
   return traced;
+}
+
+/** mcp.server.session.duration: a 2025 session's life, from its opening to its end. */
+function traceSessions<R extends TracedMethods>(router: R, traced: R): void {
+  const opened = new WeakMap<Caller, number>();
+  const open = router.sessionOpened as ((...args: unknown[]) => void) | undefined;
+  const close = router.sessionClosed as ((ctx: Caller) => void) | undefined;
+  traced.sessionOpened = function (this: R, ...args: unknown[]): void {
+    if (telemetry()) opened.set(args[0] as Caller, performance.now());
+    open?.apply(this, args);
+  } as R['sessionOpened'];
+  traced.sessionClosed = function (this: R, ctx: Caller): void {
+    const since = opened.get(ctx);
+    const running = telemetry();
+    if (since !== undefined && running) {
+      running.sessionEnded(
+        { client: ctx.identity.client, endpointServer: ctx.server },
+        (performance.now() - since) / 1000,
+      );
+    }
+    close?.call(this, ctx);
+  } as R['sessionClosed'];
 }

@@ -50,6 +50,12 @@ export interface Telemetry {
     params: JsonObject,
     run: (params: JsonObject) => Promise<JsonObject>,
   ): Promise<JsonObject>;
+  /** A request waits for its server to start (a lazy start, or a start in progress): an INTERNAL span. */
+  waitedForStart(server: string, started: Promise<void>): Promise<void>;
+  /** Runs `fn` outside any request's trace (what it starts outlives the request). */
+  untraced<T>(fn: () => T): T;
+  /** A session ended after `seconds` (mcp.server.session.duration). */
+  sessionEnded(session: { client: string; endpointServer?: string }, seconds: number): void;
   /** The trace id of the request running now (for log lines), if any. */
   traceId(): string | undefined;
   /** Broker gauges are read from this when metrics are collected. */

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   connect,
   facade,
@@ -86,6 +87,7 @@ describe('telemetry: traces and metrics of real calls (OTLP/HTTP)', function () 
     writeRegistry(root, {
       'mcp-servers.d/classic.yaml': fixtureServer('classic', 'traceparent.mjs'),
       'mcp-servers.d/modern.yaml': fixtureServer('modern', 'traceparent.mjs', ['--modern']),
+      'mcp-servers.d/sleepy.yaml': fixtureServer('sleepy', 'traceparent.mjs', [], 'lifecycle: lazy\n'),
       'clients.d/agent.yaml': 'name: agent\nmcp_allow: [read, write]\n',
     });
     broker = await startBrokerProcess({
@@ -274,6 +276,54 @@ describe('telemetry: traces and metrics of real calls (OTLP/HTTP)', function () 
     assert.equal(Number(infinity?.split(' ').pop()), count, 'the +Inf bucket holds every request');
     const upstreams = families.find((f) => f.name === 'switchboard_upstreams');
     assert.equal(upstreams?.metrics.find((m) => m.labels?.switchboard_upstream_state === 'running')?.value, '2');
+  });
+
+  it('a call that wakes a lazy server waits in a span of its own, inside the call', async () => {
+    assert.equal((await status(operator, 'sleepy')).state, 'idle');
+    const client = await connect(broker.url, agentToken, 'traced-agent');
+    const traceId = hexId(16);
+    await client.callTool({
+      name: 'sleepy__trace',
+      arguments: { text: 'x' },
+      _meta: { traceparent: `00-${traceId}-${hexId(8)}-01` },
+    });
+    await client.close();
+    const spans = await waitFor(
+      () => {
+        const inTrace = collector.spans.filter((s) => s.traceId === traceId);
+        return inTrace.length === 3 ? inTrace : undefined;
+      },
+      'the SERVER, start and CLIENT spans',
+      20_000,
+    );
+    const server = spans.find((s) => s.kind === SERVER)!;
+    const start = spans.find((s) => s.name === 'start sleepy');
+    assert.ok(start, spans.map((s) => s.name).join(', '));
+    assert.equal(start.kind, 1, 'INTERNAL');
+    assert.equal(start.parentSpanId, server.spanId);
+    assert.equal(spans.find((s) => s.kind === CLIENT)!.parentSpanId, server.spanId);
+  });
+
+  it('names the trace in the audit entry of a call, and times a session that ended', async () => {
+    const client = await connect(broker.url, agentToken, 'traced-agent');
+    const traceId = hexId(16);
+    await client.callTool({
+      name: 'classic__trace',
+      arguments: { text: 'x' },
+      _meta: { traceparent: `00-${traceId}-${hexId(8)}-01` },
+    });
+    await (client.transport as StreamableHTTPClientTransport).terminateSession();
+    await client.close();
+    const { entries } = (await facade(operator, 'read_audit', { limit: 20 })) as { entries: Record<string, unknown>[] };
+    const entry = entries.find((e) => e.event === 'call' && e.traceId === traceId);
+    assert.ok(entry, JSON.stringify(entries.slice(0, 3)));
+    assert.equal(entry.tool, 'trace');
+    const sessions = await waitFor(
+      () => collector.latest('mcp.server.session.duration').find((p) => p.attributes['switchboard.client'] === 'agent'),
+      'a session duration',
+      20_000,
+    );
+    assert.ok((sessions.count ?? 0) >= 1);
   });
 
   it("shows each server's requests, error rate and p50/p95 in its status", async () => {
