@@ -6,7 +6,7 @@
 //   node bench/run.mjs --quick         smoke run (a few hundred calls); writes under bench/results/
 //   node bench/run.mjs --only <s>[,<s>] only these sections (latency, throughput, payload, fanout,
 //                                      catalog, reload, coldstart, tokens, recall, scale-start,
-//                                      scale-lazy, scale-first-call); writes under bench/results/
+//                                      scale-lazy, scale-first-call, telemetry); writes under bench/results/
 //   node bench/run.mjs --profile       CPU profile of the broker under the echo load (node --cpu-prof);
 //                                      prints the top 25 self-time functions
 //   node bench/run.mjs --render <json> re-render the markdown/SVG from a results file
@@ -57,6 +57,7 @@ import { renderMarkdown, renderCharts, verdicts } from './lib/render.mjs';
 import { summarizeProfile, formatProfile } from './lib/profile.mjs';
 import { sectionTokens, sectionRecall } from './search.mjs';
 import { SCALE_SECTIONS, SCALE_BUDGET_S, SCALE_RUNNERS } from './scale.mjs';
+import { TELEMETRY_SECTIONS, TELEMETRY_BUDGET_S, TELEMETRY_RUNNERS } from './telemetry.mjs';
 
 const SECTIONS = [
   'latency',
@@ -69,6 +70,7 @@ const SECTIONS = [
   'tokens',
   'recall',
   ...SCALE_SECTIONS,
+  ...TELEMETRY_SECTIONS,
 ];
 
 // ---- arguments -------------------------------------------------------------------------------
@@ -185,6 +187,7 @@ const SECTION_BUDGET_S = opt.quick
       recall: 60,
     };
 Object.assign(SECTION_BUDGET_S, SCALE_BUDGET_S[opt.quick ? 'quick' : 'full']);
+Object.assign(SECTION_BUDGET_S, TELEMETRY_BUDGET_S[opt.quick ? 'quick' : 'full']);
 const SCALE_BUDGET_MS = Object.values(SCALE_BUDGET_S[opt.quick ? 'quick' : 'full']).reduce((a, b) => a + b) * 1000;
 const RUN_BUDGET_MS = (opt.quick ? 5 : 9) * 60_000 + SCALE_BUDGET_MS;
 const WATCHDOG_MS = 15 * 60_000;
@@ -1185,6 +1188,9 @@ async function main() {
     tokens: () => sectionTokens({ log, quick: opt.quick }),
     recall: () => sectionRecall({ log }),
     ...Object.fromEntries(Object.entries(SCALE_RUNNERS).map(([k, run]) => [k, () => run({ quick: opt.quick })])),
+    ...Object.fromEntries(
+      Object.entries(TELEMETRY_RUNNERS).map(([k, run]) => [k, () => run({ quick: opt.quick, overBudget })]),
+    ),
   };
   for (const name of SECTIONS) {
     if (!wanted(name)) continue;
