@@ -154,6 +154,8 @@ export interface BrokerState {
     memory: { rssBytes: number; heapUsedBytes: number; idleCollections: number };
     /** Whether a VS Code window answers elicitation and sampling for callers that cannot (editorLink.ts). */
     editorConnected?: boolean;
+    /** Telemetry is on: servers carry `live` numbers, which change without a state event. */
+    telemetry?: boolean;
   };
   servers: ServerStatus[];
   prompts: PromptSummary[];
