@@ -5,70 +5,19 @@
 // offers Copy trace id on a call. Screenshot: docs/screenshots/telemetry-tooltip.png.
 //   node test/vscode/ui-telemetry.mjs [--out <dir>] [--keep] [--verbose] [--timeout <s>]
 // Exit code: 0 all steps passed, 1 a step failed, 124 timeout.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { join } from 'node:path';
 import { REPO_ROOT, ensureTools, launchCodeServer } from './codeServer.mjs';
-
-const { values: args } = parseArgs({
-  options: {
-    out: { type: 'string', default: join(REPO_ROOT, 'docs', 'screenshots') },
-    keep: { type: 'boolean', default: false },
-    verbose: { type: 'boolean', default: false },
-    timeout: { type: 'string', default: '300' },
-  },
-});
-
-const T0 = Date.now();
-const say = (m) => console.log(`[ui-telemetry +${((Date.now() - T0) / 1000).toFixed(1).padStart(5)}s] ${m}`);
-const outDir = resolve(args.out);
-mkdirSync(outDir, { recursive: true });
-const home = mkdtempSync(join(tmpdir(), 'switchboard-ui-telemetry-home-'));
-ensureTools({ log: null });
+import { SAMPLE_SETTINGS, stopBrokers, uiScript } from './uiScript.mjs';
 
 let cs;
-let failed = false;
-const overall = setTimeout(
-  async () => {
-    console.error(`[ui-telemetry] TIMEOUT after ${args.timeout} s`);
-    await cs?.page.screenshot({ path: join(outDir, 'failed-ui-telemetry-timeout.png') }).catch(() => {});
-    await cs?.close();
-    process.exit(124);
-  },
-  Number(args.timeout) * 1000,
-);
-
-async function shot(name) {
-  const file = join(outDir, `${name}.png`);
-  await cs.page.screenshot({ path: file });
-  say(`screenshot ${file}`);
-}
-
-async function step(title, fn) {
-  const t = Date.now();
-  try {
-    await fn();
-    say(`ok   ${title} (${Date.now() - t} ms)`);
-  } catch (e) {
-    failed = true;
-    say(`FAIL ${title}: ${e.message.split('\n')[0]}`);
-    await shot(`failed-${title.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}`).catch(() => {});
-    throw e;
-  }
-}
-
-function stopBrokers(dir) {
-  const brokers = join(dir, 'brokers');
-  if (!existsSync(brokers)) return;
-  for (const f of readdirSync(brokers).filter((n) => n.endsWith('.json'))) {
-    try {
-      process.kill(JSON.parse(readFileSync(join(brokers, f), 'utf8')).pid, 'SIGTERM');
-    } catch {
-      /* gone */
-    }
-  }
-}
+const { args, shot, step, fail, exit } = uiScript('ui-telemetry', {
+  page: () => cs?.page,
+  onTimeout: async () => cs?.close(),
+});
+const home = mkdtempSync(join(tmpdir(), 'switchboard-ui-telemetry-home-'));
+ensureTools({ log: null });
 
 try {
   cs = await launchCodeServer({
@@ -76,15 +25,7 @@ try {
     trusted: true,
     extensionDevelopmentPath: REPO_ROOT,
     extensionEnvironment: { SWITCHBOARD_HOME: home, SWITCHBOARD_ACCEPT_WORKSPACE_TRUST: '1' },
-    settings: {
-      'switchboard.registryRoot': 'workspace',
-      'switchboard.telemetry.enabled': true,
-      'workbench.colorTheme': 'Default Dark Modern',
-      'workbench.hover.delay': 300,
-      'files.exclude': { '**/node_modules': true, '**/.tools': true, '**/out': true, '**/dist': true },
-      'search.followSymlinks': false,
-      'files.watcherExclude': { '**/node_modules/**': true, '**/.tools/**': true, '**/out/**': true },
-    },
+    settings: { ...SAMPLE_SETTINGS, 'switchboard.telemetry.enabled': true, 'workbench.hover.delay': 300 },
     keepTemp: args.keep,
     killMatching: [home],
     abortCleanupDirs: args.keep ? [] : [home],
@@ -132,6 +73,7 @@ try {
   });
 
   await step("the echo server's tooltip shows its calls, error rate and p50/p95", async () => {
+    await frame.locator('#tab-tool').click();
     // The state (and with it the numbers) is re-read every 15 s while telemetry is on.
     const hover = page.locator('.monaco-hover, .workbench-hover', {
       hasText: /Calls: 6 calls in the last 5 min, 17% errors/,
@@ -154,13 +96,10 @@ try {
     await shot('telemetry-tooltip');
   });
 } catch (e) {
-  failed = true;
-  if (!/FAIL/.test(e.message)) console.error(`[ui-telemetry] ${e.stack ?? e.message}`);
+  fail(e);
 } finally {
-  clearTimeout(overall);
   await cs?.close();
   stopBrokers(home);
   if (!args.keep) rmSync(home, { recursive: true, force: true });
 }
-say(failed ? 'FAILED' : 'all steps passed');
-process.exit(failed ? 1 : 0);
+exit();
