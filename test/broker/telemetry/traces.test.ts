@@ -352,3 +352,40 @@ describe('telemetry: traces and metrics of real calls (OTLP/HTTP)', function () 
       assert.ok(!prometheus.includes(canary));
   });
 });
+
+describe('telemetry off (the default)', function () {
+  this.timeout(60_000);
+  let broker: BrokerProcess;
+
+  before(async () => {
+    const root = tempDir('sb-otel-off-');
+    writeRegistry(root, { 'mcp-servers.d/classic.yaml': fixtureServer('classic', 'traceparent.mjs') });
+    broker = await startBrokerProcess({ root, env: { OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_SDK_DISABLED: '' } });
+  });
+
+  after(async () => {
+    await broker?.stop();
+    removeTempDirs();
+  });
+
+  it("passes the caller's trace context through untouched, serves no /metrics and adds nothing to status", async () => {
+    const operator = await connect(broker.url, broker.token, 'operator');
+    try {
+      await waitFor(async () => (await status(operator, 'classic')).state === 'running', 'classic running', 30_000);
+      const traceparent = `00-${hexId(16)}-${hexId(8)}-01`;
+      const result = await operator.callTool({
+        name: 'classic__trace',
+        arguments: { text: 'x' },
+        _meta: { traceparent, tracestate: 'vendor=x' },
+      });
+      assert.deepEqual(JSON.parse(textOf(result)), { traceparent, tracestate: 'vendor=x', text: 'x' });
+      const metrics = await metricsText(broker.port, broker.token);
+      assert.equal(metrics.status, 404);
+      assert.match(metrics.body, /Telemetry is off/);
+      assert.equal((await status(operator, 'classic')).live, undefined);
+      assert.ok(!broker.stderr.some((l) => l.includes('telemetry on')));
+    } finally {
+      await operator.close();
+    }
+  });
+});
