@@ -13,7 +13,13 @@ export function startBrokerTelemetry(root: string, log: ((line: string) => void)
     log?.(`${p.file}:${p.line}: error: ${p.message} (telemetry stays as the environment sets it)`);
   const settings = telemetrySettings(process.env, block);
   if (!settings) return false;
-  startTelemetry(settings);
+  try {
+    startTelemetry(settings);
+  } catch (err) {
+    // A missing or broken SDK bundle must not keep the broker from serving.
+    log?.(`telemetry stays off: the OpenTelemetry SDK could not be loaded (${(err as Error).message})`);
+    return false;
+  }
   const where = [
     settings.traces ? `traces to ${settings.traces.url ?? 'the OTEL_EXPORTER_OTLP_* endpoint'}` : undefined,
     settings.metrics ? `metrics to ${settings.metrics.url ?? 'the OTEL_EXPORTER_OTLP_* endpoint'}` : undefined,
