@@ -53,7 +53,11 @@ function served(method: Method, args: unknown[]): ServedRequest {
     endpointServer: ctx.server,
   };
   if (method === 'callTool' || method === 'getPrompt' || method === 'readResource') request.target = args[1] as string;
+  // tools/call names its _meta; the other per-call methods carry it in their RequestExtra.
   if (method === 'callTool') request.meta = args[3] as JsonObject | undefined;
+  else
+    request.meta = (args.find((a) => (a as { signal?: unknown } | null)?.signal !== undefined) as { meta?: JsonObject })
+      ?.meta;
   return request;
 }
 

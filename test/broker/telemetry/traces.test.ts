@@ -213,6 +213,30 @@ describe('telemetry: traces and metrics of real calls (OTLP/HTTP)', function () 
     }
   });
 
+  it('a prompts/get is traced from its _meta too', async () => {
+    const client = await connect(broker.url, agentToken, 'traced-agent');
+    try {
+      const traceId = hexId(16);
+      const callerSpan = hexId(8);
+      await client.getPrompt({ name: 'classic__hello', _meta: { traceparent: `00-${traceId}-${callerSpan}-01` } });
+      const spans = await waitFor(
+        () => {
+          const inTrace = collector.spans.filter((s) => s.traceId === traceId);
+          return inTrace.length === 2 ? inTrace : undefined;
+        },
+        'the prompts/get spans',
+        20_000,
+      );
+      const server = spans.find((s) => s.kind === SERVER)!;
+      assert.equal(server.name, 'prompts/get classic__hello');
+      assert.equal(server.parentSpanId, callerSpan);
+      assert.equal(server.attributes['gen_ai.prompt.name'], 'classic__hello');
+      assert.equal(spans.find((s) => s.kind === CLIENT)!.parentSpanId, server.spanId);
+    } finally {
+      await client.close();
+    }
+  });
+
   it('exports the MCP duration histograms and the broker gauges over OTLP', async () => {
     const clientPoint = await waitFor(
       () =>
