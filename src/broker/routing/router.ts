@@ -11,6 +11,7 @@ import {
   type ResourceTemplate,
   type Tool,
 } from '../shared/mcpTypes';
+import type { CacheHints, ListKey } from '../connection/connection';
 import type { RequestExtra, Router, SessionContext } from './requestContext';
 import { toolQuarantined } from '../trust/pins';
 import { noCompletions, noSuchServer, type ServedCall, type ServedServer } from './servedServer';
@@ -82,6 +83,18 @@ export class BrokerRouter implements Router {
       const needs = this.deps.facadeToolScope(name);
       return needs !== undefined && needs !== 'operator' && scopes.includes(needs);
     });
+  }
+
+  /**
+   * A per-server endpoint's list carries its server's cache hints, private when the caller's tool
+   * profile narrows it (the list is then this token's own); /mcp merges every server and the
+   * broker's own tools, so it has none to give.
+   */
+  listHints(ctx: SessionContext, key: ListKey): CacheHints | undefined {
+    if (ctx.server === undefined) return undefined;
+    const hints = this.deps.servedServer(ctx.server)?.listHints?.(key);
+    if (!hints || key !== 'tools' || !this.deps.access.profileOf(ctx.identity)) return hints;
+    return { ...hints, cacheScope: 'private' };
   }
 
   private profiledTools(ctx: SessionContext, scope: SessionScope): Tool[] {

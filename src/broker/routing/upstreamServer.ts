@@ -1,14 +1,15 @@
 // A supervised upstream as the router sees it (a ServedServer): requests forwarded over its MCP
 // connection, with the caller's progress, cancellation and task events mapped through.
 import {
-  type McpFailure,
+  ErrorCodes,
+  McpFailure,
   type JsonObject,
   type Prompt,
   type Resource,
   type ResourceTemplate,
   type Tool,
 } from '../shared/mcpTypes';
-import type { CallOptions } from '../connection/connection';
+import type { CacheHints, CallOptions, ListKey } from '../connection/connection';
 import type { Upstream } from '../supervision/upstream';
 import type { RequestExtra } from './requestContext';
 import { noCompletions, type ServedCall, type ServedServer, type TaskEvents } from './servedServer';
@@ -65,6 +66,10 @@ export class UpstreamServer implements ServedServer {
     return this.upstream.protocol;
   }
 
+  listHints(key: ListKey): CacheHints | undefined {
+    return this.upstream.listHints(key);
+  }
+
   get prompts(): readonly Prompt[] {
     return this.upstream.listed.prompts;
   }
@@ -98,6 +103,7 @@ export class UpstreamServer implements ServedServer {
     const fwd = forwardMeta(meta);
     if (fwd) params._meta = fwd;
     if (call.task) params.task = call.task;
+    this.refuseStaleState(call.extra);
     // A CreateTaskResult is read (its task id is mapped), so it must not come back as raw bytes.
     return this.upstream.request('tools/call', params, progressOptions(call.extra, !call.task));
   }
@@ -117,11 +123,26 @@ export class UpstreamServer implements ServedServer {
   }
 
   getPrompt(name: string, args: Record<string, string>, call: ServedCall): Promise<JsonObject> {
+    this.refuseStaleState(call.extra);
     return this.upstream.request('prompts/get', { name, arguments: args }, progressOptions(call.extra));
   }
 
   readResource(uri: string, call: ServedCall): Promise<JsonObject> {
+    this.refuseStaleState(call.extra);
     return this.upstream.request('resources/read', { uri }, progressOptions(call.extra, true));
+  }
+
+  /**
+   * A retry's requestState that the broker no longer parks goes to the server, whose own it may be;
+   * a server spoken to in 2025-11-25 never makes one, so it was the broker's and has expired.
+   */
+  private refuseStaleState(extra: RequestExtra): void {
+    if (extra.passThrough?.requestState === undefined || this.protocol === '2026-07-28') return;
+    throw new McpFailure(
+      ErrorCodes.InvalidParams,
+      'Invalid params: this requestState is unknown or expired (a parked call waits 5 minutes); ' +
+        'call again without requestState',
+    );
   }
 
   async subscribe(uri: string): Promise<void> {

@@ -6,7 +6,7 @@ import { packageRunnerWarning } from '../../registry/packageRunner';
 import type { ServerOAuth } from '../auth/serverOAuth';
 import type { CatalogLists } from '../catalog/catalogCache';
 import { connectUpstream } from '../connection/connect';
-import type { CallOptions, UpstreamConnection } from '../connection/connection';
+import type { CacheHints, CallOptions, ListKey, UpstreamConnection } from '../connection/connection';
 import { ConnectionError } from '../connection/connectionError';
 import { IdleClock } from './idleClock';
 import type { StartGate } from './startGate';
@@ -190,6 +190,11 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
       resources: this.resources,
       resourceTemplates: this.resourceTemplates,
     };
+  }
+
+  /** The cache hints the running server gave with a list (none for cached lists, or a 2025 server). */
+  listHints(key: ListKey): CacheHints | undefined {
+    return this.catalogSource === 'live' ? this.client?.listHints?.(key) : undefined;
   }
 
   /** Seeds the lists from the catalog cache (the supervisor checked they are this definition's). */
