@@ -68,15 +68,16 @@ const SDK_ALLOWED = [
 export const BROKER_SUBSYSTEMS = {
   platform: [],
   shared: ['platform'],
+  telemetry: ['shared'],
   trust: ['shared', 'platform'],
   auth: ['shared', 'platform'],
   connection: ['shared', 'platform', 'auth'],
   catalog: ['shared', 'trust'],
   registryClient: ['shared'],
-  supervision: ['shared', 'platform', 'trust', 'auth', 'connection', 'catalog'],
-  routing: ['shared', 'trust', 'connection', 'catalog', 'supervision'],
-  control: ['shared', 'trust', 'auth', 'catalog', 'supervision', 'routing', 'registryClient'],
-  http: ['shared', 'connection', 'supervision', 'routing'],
+  supervision: ['shared', 'platform', 'trust', 'auth', 'connection', 'catalog', 'telemetry'],
+  routing: ['shared', 'trust', 'connection', 'catalog', 'supervision', 'telemetry'],
+  control: ['shared', 'trust', 'auth', 'catalog', 'supervision', 'routing', 'registryClient', 'telemetry'],
+  http: ['shared', 'connection', 'supervision', 'routing', 'telemetry'],
   daemon: [
     'shared',
     'platform',
@@ -89,6 +90,7 @@ export const BROKER_SUBSYSTEMS = {
     'routing',
     'control',
     'http',
+    'telemetry',
   ],
   cli: [
     'shared',
@@ -103,6 +105,7 @@ export const BROKER_SUBSYSTEMS = {
     'control',
     'http',
     'daemon',
+    'telemetry',
   ],
 };
 

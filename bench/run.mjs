@@ -6,7 +6,8 @@
 //   node bench/run.mjs --quick         smoke run (a few hundred calls); writes under bench/results/
 //   node bench/run.mjs --only <s>[,<s>] only these sections (latency, throughput, payload, fanout,
 //                                      catalog, reload, coldstart, tokens, recall, scale-start,
-//                                      scale-lazy, scale-first-call, scanner); writes under bench/results/
+//                                      scale-lazy, scale-first-call, scanner, telemetry); writes under
+//                                      bench/results/
 //   node bench/run.mjs --profile       CPU profile of the broker under the echo load (node --cpu-prof);
 //                                      prints the top 25 self-time functions
 //   node bench/run.mjs --render <json> re-render the markdown/SVG from a results file
@@ -60,6 +61,7 @@ import { rawSession } from './lib/rawClient.mjs';
 import { sectionTokens, sectionRecall } from './search.mjs';
 import { SCALE_SECTIONS, SCALE_BUDGET_S, SCALE_RUNNERS } from './scale.mjs';
 import { sectionScanner } from './scanner.mjs';
+import { TELEMETRY_SECTIONS, TELEMETRY_BUDGET_S, TELEMETRY_RUNNERS } from './telemetry.mjs';
 
 const SECTIONS = [
   'latency',
@@ -74,6 +76,7 @@ const SECTIONS = [
   'recall',
   ...SCALE_SECTIONS,
   'scanner',
+  ...TELEMETRY_SECTIONS,
 ];
 
 // ---- arguments -------------------------------------------------------------------------------
@@ -194,6 +197,7 @@ const SECTION_BUDGET_S = opt.quick
       recall: 60,
     };
 Object.assign(SECTION_BUDGET_S, SCALE_BUDGET_S[opt.quick ? 'quick' : 'full'], { scanner: 30 });
+Object.assign(SECTION_BUDGET_S, TELEMETRY_BUDGET_S[opt.quick ? 'quick' : 'full']);
 const SCALE_BUDGET_MS = Object.values(SCALE_BUDGET_S[opt.quick ? 'quick' : 'full']).reduce((a, b) => a + b) * 1000;
 const RUN_BUDGET_MS = (opt.quick ? 5 : 9) * 60_000 + SCALE_BUDGET_MS;
 const WATCHDOG_MS = 15 * 60_000;
@@ -1284,6 +1288,9 @@ async function main() {
     recall: () => sectionRecall({ log }),
     ...Object.fromEntries(Object.entries(SCALE_RUNNERS).map(([k, run]) => [k, () => run({ quick: opt.quick })])),
     scanner: () => sectionScanner({ log }),
+    ...Object.fromEntries(
+      Object.entries(TELEMETRY_RUNNERS).map(([k, run]) => [k, () => run({ quick: opt.quick, overBudget })]),
+    ),
   };
   for (const name of SECTIONS) {
     if (!wanted(name)) continue;

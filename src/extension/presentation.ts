@@ -5,6 +5,7 @@ import type { Phase } from './brokerConnection';
 import { isHeld } from '../broker/supervision/upstreamStates';
 import { signsOf, type ScanItemFinding } from '../broker/trust/scanReport';
 import { SIGN_LABELS } from '../broker/trust/toolScanner';
+import { busiestServerLine, liveNumbersText } from './liveNumbers';
 
 export type State = ServerStatus['state'];
 
@@ -246,6 +247,7 @@ export function serverTooltip(s: ServerStatus): string {
   }
   if (s.withheldEnv.length) out.push(`- Withheld for want of the secrets grant: ${s.withheldEnv.join(', ')}`);
   if (s.restarts) out.push(`- Restarts: ${s.restarts}`);
+  if (s.live) out.push(`- Calls: ${liveNumbersText(s.live)}`);
   if (s.auth) {
     const where = s.auth.tokenStore === 'keychain' ? 'the OS keychain' : 'a private file in your Switchboard folder';
     const scope = s.auth.grantedScope ? ` (scope ${s.auth.grantedScope})` : '';
@@ -396,6 +398,8 @@ export function statusSummary(folders: FolderSummaryInput[]): Summary {
         line += 'not started';
     }
     tips.push(line);
+    const busiest = f.phase === 'connected' ? busiestServerLine(servers) : undefined;
+    if (busiest) tips.push(`  ${busiest}`);
   }
   const untrusted = active.every((f) => f.untrusted);
   if (phaseText) return { text: phaseText, tooltip: tips.join('\n'), severity };

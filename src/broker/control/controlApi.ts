@@ -18,6 +18,7 @@ import type { UpstreamState } from '../supervision/upstreamStates';
 import type { AuditRecord } from '../routing/audit';
 import type { ParamsInput, ParamsOperation } from './operationParams';
 import type { FoundServer } from '../registryClient/registryClient';
+import type { ServerNumbers } from '../telemetry/liveNumbers';
 
 export interface ServerStatus {
   name: string;
@@ -71,6 +72,8 @@ export interface ServerStatus {
   scan?: ScanReport;
   /** Requests this server sent a caller's client (sampling, elicitation, roots) not answered yet. */
   pendingServerRequests?: number;
+  /** Requests, error rate, p50/p95 of the last minutes (telemetry/liveNumbers.ts); only while telemetry is on. */
+  live?: ServerNumbers;
   /** The protocol revision the running server speaks: '2026-07-28', '2025-11-25', … (when known). */
   protocol?: string;
   target: string;
@@ -154,6 +157,8 @@ export interface BrokerState {
     memory: { rssBytes: number; heapUsedBytes: number; idleCollections: number };
     /** Whether a VS Code window answers elicitation and sampling for callers that cannot (editorLink.ts). */
     editorConnected?: boolean;
+    /** Telemetry is on: servers carry `live` numbers, which change without a state event. */
+    telemetry?: boolean;
   };
   servers: ServerStatus[];
   prompts: PromptSummary[];

@@ -11,6 +11,7 @@ import { scanLines, scanReport } from '../trust/scanReport';
 import { scanServer } from '../trust/toolScanner';
 import type { ControlledBroker } from './controlledBroker';
 import type { InputStatus, ServerStatus } from './controlApi';
+import { telemetry } from '../telemetry/telemetry';
 
 export interface ServerStatusDeps {
   broker: ControlledBroker;
@@ -88,6 +89,7 @@ export function describeServer(def: ServerDef, deps: ServerStatusDeps): ServerSt
       locked: false,
     },
     pendingServerRequests: upstream?.serverRequests.pending ?? 0,
+    ...liveNumbersOf(name),
     protocol: upstream?.state === 'running' ? upstream.protocol : undefined,
     target: def.transport === 'stdio' ? [def.command, ...def.args].join(' ') : redactUrl(def.url ?? ''),
     file: deps.file,
@@ -111,4 +113,10 @@ function credentialStatus(def: ServerDef, broker: ControlledBroker): Pick<Server
     };
   });
   return { ...(account ? { account } : {}), ...(inputs.length ? { inputs } : {}) };
+}
+
+/** The server's numbers of the last minutes while telemetry is on (the editor's tooltip and console). */
+function liveNumbersOf(name: string): Pick<ServerStatus, 'live'> {
+  const live = telemetry()?.serverNumbers(name);
+  return live ? { live } : {};
 }

@@ -18,6 +18,7 @@ import { noCompletions, noSuchServer, type ServedCall, type ServedServer } from 
 import { AggregatedScope, ServerScope, type SessionScope } from './sessionScope';
 import { TaskRoutes, type TaskCaller } from './taskRoutes';
 import { OversizedResults } from './oversizedResults';
+import { traceIdEntry } from '../telemetry/telemetry';
 
 const AGGREGATED_INSTRUCTIONS =
   'MCP Switchboard: tools, prompts and resources of every server in this workspace, named <server>__<name>. ' +
@@ -395,6 +396,7 @@ export class BrokerRouter implements Router {
       ...(typeof (error as { code?: unknown } | undefined)?.code === 'number'
         ? { code: (error as { code: number }).code }
         : {}),
+      ...traceIdEntry(),
     });
   }
 }

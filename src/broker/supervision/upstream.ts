@@ -27,6 +27,7 @@ import { Redactor } from '../trust/redact';
 import { redactParams } from '../trust/resultRedaction';
 import { describeEnforcement, type Enforcement } from '../trust/sandbox';
 import { ServerRequestDispatch } from './serverRequestDispatch';
+import { telemetry } from '../telemetry/telemetry';
 import { mayMove, type HeldState, type UpstreamState, type WaitingState } from './upstreamStates';
 
 export type { UpstreamState };
@@ -225,20 +226,24 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
    * is waited for (bounded by its startup timeout). Anything else is left for request() to explain.
    */
   ensureStarted(): Promise<void> | undefined {
+    const traced = telemetry();
     if (this.state === 'idle') {
       this.demanded = true;
-      this.start();
+      // The server outlives the request that woke it: its process is not part of that request's trace.
+      if (traced) traced.untraced(() => this.start());
+      else this.start();
     }
     if (this.state !== 'starting') return undefined;
     this.learning = false;
     // Someone waits now: a start held back behind the broker's first list goes ahead.
     this.gate?.open();
-    return this.whenSettled(this.def.timeouts.startupMs).catch((err: Error) => {
+    const started = this.whenSettled(this.def.timeouts.startupMs).catch((err: Error) => {
       throw new McpFailure(
         ErrorCodes.UpstreamUnavailable,
         `Server '${this.name}' could not be started for this request (${this.redactText(err.message)}).`,
       );
     });
+    return traced ? traced.waitedForStart(this.name, started) : started;
   }
 
   /** Puts the upstream in a state where it must not run (disabled, awaiting approval, blocked). */
@@ -551,6 +556,13 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
 
   /** Forwards a request to the running upstream; any failure becomes a clear MCP error. */
   request(method: string, params: JsonObject, opts: Omit<CallOptions, 'timeoutMs'>): Promise<JsonObject> {
+    const traced = telemetry();
+    if (!traced) return this.forward(method, params, opts);
+    const about = { server: this.name, method, protocol: this.protocol, trust: this.def.trust };
+    return traced.upstream(about, params, (sent) => this.forward(method, sent, opts));
+  }
+
+  private forward(method: string, params: JsonObject, opts: Omit<CallOptions, 'timeoutMs'>): Promise<JsonObject> {
     const client = this.client;
     if (!client || this.state !== 'running') return Promise.reject(this.unavailable());
     const sent = { ...opts, timeoutMs: this.def.timeouts.callMs };
