@@ -6,12 +6,14 @@ import type { BrokerState, ServerStatus } from '../../src/broker/control/control
 import { planDefinitions } from '../../src/extension/mcpPlan';
 import {
   approvalDetail,
+  scanLabel,
   serverContextValue,
   serverDescription,
   serverIcon,
   serverTooltip,
   stateIcon,
   statusSummary,
+  toolScanLabel,
   vscodeClientLine,
 } from '../../src/extension/presentation';
 
@@ -240,5 +242,35 @@ describe('extension: MCP provider plan', () => {
       }),
       [],
     );
+  });
+  it("the scanner's findings: a label for the server, the signs for a tool, every finding in the tooltip", () => {
+    assert.equal(scanLabel(server()), undefined);
+    assert.equal(toolScanLabel(server(), 'echo'), undefined);
+    const scan = {
+      flagged: 1,
+      severity: 'high' as const,
+      tools: ['echo'],
+      findings: [
+        {
+          item: "tool 'echo'",
+          sign: 'hidden-text' as const,
+          severity: 'high' as const,
+          where: 'description',
+          excerpt: 'Echo ⟦hidden: x⟧',
+        },
+        {
+          item: "tool 'echo'",
+          sign: 'credential-access' as const,
+          severity: 'high' as const,
+          where: 'description',
+          excerpt: '~/.ssh',
+        },
+      ],
+    };
+    const s = server({ scan });
+    assert.equal(scanLabel(s), '1 item flagged (high)');
+    assert.equal(toolScanLabel(s, 'echo'), 'hidden text, asks for credentials');
+    assert.match(serverTooltip(s), /Scanner: 1 item flagged \(high\) in its descriptions/);
+    assert.match(serverTooltip(s), /hidden text, high/);
   });
 });

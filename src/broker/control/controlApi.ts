@@ -10,6 +10,7 @@ import type { AccountStatus, InputSource } from '../auth/credentials';
 import type { SignInStatus } from '../auth/signIns';
 import type { Root } from '../supervision/editorLink';
 import type { PinState, ToolChanges } from '../trust/pins';
+import type { ScanReport } from '../trust/scanReport';
 import type { ProbeResult } from '../supervision/probe';
 import type { Enforcement } from '../trust/sandbox';
 import type { CatalogSource } from '../supervision/upstream';
@@ -66,6 +67,8 @@ export interface ServerStatus {
   signIn?: { scope?: string };
   /** The tool pins: whether the tools match what was approved, and which are held back until reviewed. */
   pins?: PinState;
+  /** What the tool-description scanner found in its tools, prompts and instructions; absent when nothing. */
+  scan?: ScanReport;
   /** Requests this server sent a caller's client (sampling, elicitation, roots) not answered yet. */
   pendingServerRequests?: number;
   /** The protocol revision the running server speaks: '2026-07-28', '2025-11-25', … (when known). */

@@ -7,6 +7,8 @@ import type { Approvals } from '../trust/approvals';
 import { approvalSummaryText } from '../trust/approvalSummary';
 import type { Pins } from '../trust/pins';
 import { redactUrl } from '../trust/redact';
+import { scanLines, scanReport } from '../trust/scanReport';
+import { scanServer } from '../trust/toolScanner';
 import type { ControlledBroker } from './controlledBroker';
 import type { InputStatus, ServerStatus } from './controlApi';
 
@@ -35,6 +37,12 @@ export function describeServer(def: ServerDef, deps: ServerStatusDeps): ServerSt
     return why ? [{ name: t.name, description: t.description, why }] : [];
   });
   const toolTokens = upstream ? broker.toolTokens.ofServer(name) : undefined;
+  // What the scanner finds in its tools, prompts and instructions (live or cached lists), with the approval.
+  const scan =
+    upstream && upstream.catalogSource !== 'none'
+      ? scanReport(scanServer({ ...upstream.listed, instructions: upstream.instructions }))
+      : undefined;
+  const approvalItems = [...approval.lines, ...scanLines(scan)];
   const signIns = broker.supervisor.signIns;
   const auth = signIns.status(def);
   const state = snap?.state ?? 'stopped';
@@ -66,8 +74,9 @@ export function describeServer(def: ServerDef, deps: ServerStatusDeps): ServerSt
     },
     approval: approval.status,
     approvalHash: approval.hash,
-    approvalItems: approval.lines,
-    approvalSummary: approvalSummaryText(approval.lines),
+    approvalItems,
+    approvalSummary: approvalSummaryText(approvalItems),
+    ...(scan ? { scan } : {}),
     withheldEnv: upstream?.withheldEnv ?? [],
     ...(auth ? { auth } : {}),
     ...credentialStatus(def, broker),
