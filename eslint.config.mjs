@@ -68,16 +68,17 @@ const SDK_ALLOWED = [
 export const BROKER_SUBSYSTEMS = {
   platform: [],
   shared: ['platform'],
+  telemetry: ['shared'],
   trust: ['shared', 'platform'],
   apps: ['shared', 'trust'],
   auth: ['shared', 'platform'],
   connection: ['apps', 'shared', 'platform', 'auth'],
   catalog: ['apps', 'shared', 'trust'],
   registryClient: ['shared'],
-  supervision: ['apps', 'shared', 'platform', 'trust', 'auth', 'connection', 'catalog'],
-  routing: ['apps', 'shared', 'trust', 'connection', 'catalog', 'supervision'],
-  control: ['apps', 'shared', 'trust', 'auth', 'catalog', 'supervision', 'routing', 'registryClient'],
-  http: ['apps', 'shared', 'connection', 'supervision', 'routing'],
+  supervision: ['apps', 'shared', 'platform', 'trust', 'auth', 'connection', 'catalog', 'telemetry'],
+  routing: ['apps', 'shared', 'trust', 'connection', 'catalog', 'supervision', 'telemetry'],
+  control: ['apps', 'shared', 'trust', 'auth', 'catalog', 'supervision', 'routing', 'registryClient', 'telemetry'],
+  http: ['apps', 'shared', 'connection', 'supervision', 'routing', 'telemetry'],
   daemon: [
     'apps',
     'shared',
@@ -91,6 +92,7 @@ export const BROKER_SUBSYSTEMS = {
     'routing',
     'control',
     'http',
+    'telemetry',
   ],
   cli: [
     'apps',
@@ -106,6 +108,7 @@ export const BROKER_SUBSYSTEMS = {
     'control',
     'http',
     'daemon',
+    'telemetry',
   ],
 };
 

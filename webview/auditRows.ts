@@ -16,6 +16,8 @@ export interface AuditRow {
   /** The error (and its JSON-RPC code), the refused host, … */
   detail?: string;
   ms?: number;
+  /** The OpenTelemetry trace of a call, while the broker's telemetry is on. */
+  traceId?: string;
 }
 
 /** -32003: the caller's scope, tool profile or a quarantine does not allow it. */
@@ -65,6 +67,7 @@ export function rowOf(e: AuditRecord): AuditRow {
     outcome,
     ...(detail ? { detail } : {}),
     ...(typeof e.ms === 'number' ? { ms: e.ms } : {}),
+    ...(typeof e.traceId === 'string' && /^[0-9a-f]{32}$/.test(e.traceId) ? { traceId: e.traceId } : {}),
   };
 }
 

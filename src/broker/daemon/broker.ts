@@ -28,6 +28,7 @@ import type { Upstream } from '../supervision/upstream';
 import type { BrokerEventMap, ControlledBroker, Governance } from '../control/controlledBroker';
 import { BROKER_VERSION } from '../shared/version';
 import { facadeToolScope } from '../control/facade';
+import { tracedRouter } from '../telemetry/tracedRouter';
 
 /**
  * How long, at most, servers listed from the catalog cache wait for the first tools/list before
@@ -107,17 +108,20 @@ export class Broker extends EventEmitter<BrokerEventMap> implements ControlledBr
     });
     this.audit = new AuditLog(runtime.paths.auditFile, () => [runtime.operatorToken, ...this.secretValues()]);
     this.watcher = new RegistryWatcher(new RegistryLoader(this.root), { debounceMs: opts.debounceMs });
-    const router = new BrokerRouter({
-      catalog: this.catalog,
-      access: this.access,
-      servedServer: (name) => this.servedServer(name),
-      isUpstream: (name) => this.supervisor.get(name) !== undefined,
-      settleCatalog: () => this.settleCatalog(),
-      audit: (entry) => this.audit.write(entry),
-      toolsChanged: (sessionId) => this.endpoint.toolListChanged(sessionId),
-      toolsListed: () => this.firstListServed(),
-      facadeToolScope,
-    });
+    // Each request the endpoint serves is a SERVER span while telemetry is on.
+    const router = tracedRouter(
+      new BrokerRouter({
+        catalog: this.catalog,
+        access: this.access,
+        servedServer: (name) => this.servedServer(name),
+        isUpstream: (name) => this.supervisor.get(name) !== undefined,
+        settleCatalog: () => this.settleCatalog(),
+        audit: (entry) => this.audit.write(entry),
+        toolsChanged: (sessionId) => this.endpoint.toolListChanged(sessionId),
+        toolsListed: () => this.firstListServed(),
+        facadeToolScope,
+      }),
+    );
     this.endpoint = new Endpoint({
       port: opts.port,
       authenticate: (token) => this.access.authenticate(token),

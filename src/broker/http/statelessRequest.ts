@@ -302,6 +302,7 @@ export class StatelessEndpoint {
     const extra: RequestExtra = {
       signal,
       progressToken,
+      meta: req.params._meta as JsonObject,
       sendProgress: (p) => {
         if (progressToken === undefined || signal.aborted) return;
         channel()?.notify('notifications/progress', { ...p, progressToken });

@@ -28,6 +28,8 @@ export interface RequestExtra {
   log?: CallLog;
   /** A 2026-07-28 caller of a per-server endpoint: its input_required exchange goes through verbatim. */
   passThrough?: InputPassThrough;
+  /** The request's params._meta: telemetry reads its trace context (traceparent, tracestate) from it. */
+  meta?: JsonObject;
 }
 
 /** What the endpoint serves; BrokerRouter (router.ts) implements it over the catalog and served servers. */

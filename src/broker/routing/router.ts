@@ -20,6 +20,8 @@ import { contentsDigest, pageHeld, parsedResult, judgedRead, withAggregatedConte
 import { noCompletions, noSuchServer, type ServedCall, type ServedServer } from './servedServer';
 import { AggregatedScope, ServerScope, type SessionScope } from './sessionScope';
 import { TaskRoutes, type TaskCaller } from './taskRoutes';
+import { OversizedResults } from './oversizedResults';
+import { traceIdEntry } from '../telemetry/telemetry';
 
 const AGGREGATED_INSTRUCTIONS =
   'MCP Switchboard: tools, prompts and resources of every server in this workspace, named <server>__<name>. ' +
@@ -47,11 +49,16 @@ export interface RouterDeps {
 const FIND_TOOLS = 'find_tools';
 const CALL_TOOL = 'call_tool';
 
+/** Whose cut results a request may read: its session's; a stateless request has none, so its client's. */
+const resultsKey = (ctx: SessionContext): string =>
+  ctx.sessionId.startsWith('stateless:') ? `client:${ctx.identity.client}` : ctx.sessionId;
+
 export class BrokerRouter implements Router {
   private readonly scopes = new WeakMap<SessionContext, SessionScope>();
   /** Tool lists narrowed by a profile, per listed array and profile object (both replaced on change). */
   private readonly profiled = new WeakMap<Tool[], WeakMap<ToolProfile, Tool[]>>();
   private readonly tasks: TaskRoutes;
+  private readonly oversized = new OversizedResults();
 
   constructor(private readonly deps: RouterDeps) {
     this.tasks = new TaskRoutes({
@@ -168,7 +175,9 @@ export class BrokerRouter implements Router {
       }
       // A tool that answered with an error result ran, but did not do what was asked: say so.
       this.record(ctx, result.isError === true ? { ...entry, isError: true } : entry, started);
-      return result;
+      // Guardrails: a result over the client's limit becomes its head, a note and a link to the rest.
+      if (task || server.kind !== 'upstream') return result;
+      return this.oversized.fit(resultsKey(ctx), this.deps.access.resultLimit(ctx.identity), result);
     } catch (err) {
       this.record(ctx, entry, started, err);
       throw err;
@@ -214,6 +223,7 @@ export class BrokerRouter implements Router {
 
   sessionClosed(ctx: SessionContext): void {
     this.tasks.sessionClosed(ctx.sessionId);
+    this.oversized.sessionClosed(ctx.sessionId);
   }
 
   /**
@@ -270,6 +280,7 @@ export class BrokerRouter implements Router {
   }
 
   async readResource(ctx: SessionContext, uri: string, extra: RequestExtra): Promise<JsonObject> {
+    if (this.oversized.owns(uri)) return this.oversized.read(resultsKey(ctx), uri);
     const scope = this.scopeOf(ctx);
     const owner = this.resourceOwner(ctx, uri);
     const server = this.target(owner);
@@ -442,6 +453,7 @@ export class BrokerRouter implements Router {
       ...(typeof (error as { code?: unknown } | undefined)?.code === 'number'
         ? { code: (error as { code: number }).code }
         : {}),
+      ...traceIdEntry(),
     });
   }
 }

@@ -9,7 +9,9 @@ import {
   type ResourceTemplate,
   type Tool,
 } from '../shared/mcpTypes';
-import type { CacheHints, CallOptions, ListKey } from '../connection/connection';
+import type { CacheHints, CallLog, CallOptions, ListKey } from '../connection/connection';
+import type { Redactor } from '../trust/redact';
+import { redactParams, redactResult } from '../trust/resultRedaction';
 import type { Upstream } from '../supervision/upstream';
 import type { RequestExtra } from './requestContext';
 import { noCompletions, type ServedCall, type ServedServer, type TaskEvents } from './servedServer';
@@ -22,11 +24,24 @@ function forwardMeta(meta: JsonObject | undefined): JsonObject | undefined {
   return Object.keys(rest).length ? rest : undefined;
 }
 
-function progressOptions(extra: RequestExtra, forward?: boolean): Omit<CallOptions, 'timeoutMs'> {
-  const onprogress = extra.progressToken === undefined ? undefined : extra.sendProgress;
+function progressOptions(extra: RequestExtra, upstream: Upstream, forward?: boolean): Omit<CallOptions, 'timeoutMs'> {
+  // Progress and log messages pass the same redaction as the result (guardrails: resultRedaction.ts).
+  const secrets = upstream.resultRedactor;
+  const send = extra.sendProgress;
+  const onprogress =
+    extra.progressToken === undefined
+      ? undefined
+      : secrets
+        ? (p: Parameters<typeof send>[0]) => send(redactParams(p, secrets))
+        : send;
   // The caller: requests the upstream sends while handling this may be for it (serverRequestDispatch.ts).
-  const { signal, caller, log, passThrough } = extra;
+  const { signal, caller, passThrough } = extra;
+  const log = extra.log && secrets ? redactedLog(extra.log, secrets) : extra.log;
   return { signal, onprogress, caller, log, passThrough, forward };
+}
+
+function redactedLog(log: CallLog, secrets: Redactor): CallLog {
+  return { level: log.level, send: (params) => log.send(redactParams(params, secrets)) };
 }
 
 /** A supervised upstream as the router sees it: requests forwarded over its MCP connection. */
@@ -113,11 +128,20 @@ export class UpstreamServer implements ServedServer {
     if (call.task) params.task = call.task;
     this.refuseStaleState(call.extra);
     // A CreateTaskResult is read (its task id is mapped), so it must not come back as raw bytes.
-    return this.upstream.request('tools/call', params, progressOptions(call.extra, !call.task));
+    const answer = this.upstream.request('tools/call', params, progressOptions(call.extra, this.upstream, !call.task));
+    return this.redacted(answer);
+  }
+
+  /** What the upstream answers, its secret values replaced (guardrails: resultRedaction.ts); as it is without any. */
+  private redacted(answer: Promise<JsonObject>): Promise<JsonObject> {
+    const secrets = this.upstream.resultRedactor;
+    if (!secrets) return answer;
+    const note = (n: number) => this.upstream.logs.push(`redacted its secret values from ${n} string(s) of a result`);
+    return answer.then((result) => redactResult(result, secrets, note));
   }
 
   taskRequest(method: string, params: JsonObject, call: ServedCall): Promise<JsonObject> {
-    return this.upstream.request(method, params, progressOptions(call.extra));
+    return this.redacted(this.upstream.request(method, params, progressOptions(call.extra, this.upstream)));
   }
 
   onTaskEvents(events: TaskEvents): void {
@@ -132,12 +156,15 @@ export class UpstreamServer implements ServedServer {
 
   getPrompt(name: string, args: Record<string, string>, call: ServedCall): Promise<JsonObject> {
     this.refuseStaleState(call.extra);
-    return this.upstream.request('prompts/get', { name, arguments: args }, progressOptions(call.extra));
+    const options = progressOptions(call.extra, this.upstream);
+    return this.redacted(this.upstream.request('prompts/get', { name, arguments: args }, options));
   }
 
   readResource(uri: string, call: ServedCall): Promise<JsonObject> {
     this.refuseStaleState(call.extra);
-    return this.upstream.request('resources/read', { uri }, progressOptions(call.extra, true));
+    return this.redacted(
+      this.upstream.request('resources/read', { uri }, progressOptions(call.extra, this.upstream, true)),
+    );
   }
 
   /**
@@ -178,7 +205,7 @@ export class UpstreamServer implements ServedServer {
     if (!this.available) return noCompletions();
     // Completion is a convenience: an upstream that fails it offers nothing rather than an error.
     return this.upstream
-      .request('completion/complete', params, progressOptions(call.extra))
+      .request('completion/complete', params, progressOptions(call.extra, this.upstream))
       .catch(() => noCompletions());
   }
 }
