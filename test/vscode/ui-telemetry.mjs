@@ -5,7 +5,7 @@
 // offers Copy trace id on a call. Screenshot: docs/screenshots/telemetry-tooltip.png.
 //   node test/vscode/ui-telemetry.mjs [--out <dir>] [--keep] [--verbose] [--timeout <s>]
 // Exit code: 0 all steps passed, 1 a step failed, 124 timeout.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT, ensureTools, launchCodeServer } from './codeServer.mjs';
@@ -97,6 +97,12 @@ try {
   });
 } catch (e) {
   fail(e);
+  // What the broker said about telemetry when it started, to tell "off" from "on without trace ids".
+  for (const f of readdirSync(home, { recursive: true })
+    .map(String)
+    .filter((n) => n.endsWith('broker.log')))
+    for (const line of readFileSync(join(home, f), 'utf8').split('\n').slice(0, 40))
+      console.log(`[broker.log] ${line}`);
 } finally {
   await cs?.close();
   stopBrokers(home);
