@@ -2,6 +2,7 @@
 // `switchboard connect`. A started broker runs detached (it is shared, and outlives its starter),
 // with the broker's Node flags and environment, its output in broker.log; it is up once its
 // discovery record answers. A failed launch says why: the spawn error, or the log's last lines.
+import { EDITOR_TELEMETRY_ENV } from '../telemetry/settings';
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import { brokerLogFile, openBrokerLog, readTail } from './brokerLog';
@@ -71,7 +72,9 @@ export async function launchBroker(opts: LaunchOptions): Promise<BrokerRecord> {
   const plan = launchPlan(opts);
   const logFile = brokerLogFile(paths);
   const { fd, startOffset } = openBrokerLog(logFile);
-  log.info(`Starting the broker for ${opts.root}${opts.untrusted ? ' in Restricted Mode (it starts no server)' : ''}.`);
+  const restricted = opts.untrusted ? ' in Restricted Mode (it starts no server)' : '';
+  const telemetry = plan.env[EDITOR_TELEMETRY_ENV] === '1' ? ', with telemetry (the editor setting)' : '';
+  log.info(`Starting the broker for ${opts.root}${restricted}${telemetry}.`);
   // Output in a file rather than a pipe: a pipe would die with this process, the broker must not.
   const child = spawn(plan.command, plan.args, {
     cwd: plan.cwd,
