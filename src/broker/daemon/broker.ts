@@ -27,6 +27,7 @@ import type { Upstream } from '../supervision/upstream';
 import type { BrokerEventMap, ControlledBroker, Governance } from '../control/controlledBroker';
 import { BROKER_VERSION } from '../shared/version';
 import { facadeToolScope } from '../control/facade';
+import { Guardrails } from '../guardrails/guardrails';
 
 /**
  * How long, at most, servers listed from the catalog cache wait for the first tools/list before
@@ -77,6 +78,8 @@ export class Broker extends EventEmitter<BrokerEventMap> implements ControlledBr
   readonly audit: AuditLog;
   /** The VS Code window that answers for callers that cannot, and its folders (editorLink.ts). */
   readonly editor = new EditorLink();
+  /** The rules and limits of the approved policies (policies.d/) on every tool call. */
+  readonly guardrails: Guardrails;
   snapshot!: RegistrySnapshot;
   private governance?: Governance;
   private readonly watcher: RegistryWatcher;
@@ -106,6 +109,9 @@ export class Broker extends EventEmitter<BrokerEventMap> implements ControlledBr
     });
     this.audit = new AuditLog(runtime.paths.auditFile, () => [runtime.operatorToken, ...this.secretValues()]);
     this.watcher = new RegistryWatcher(new RegistryLoader(this.root), { debounceMs: opts.debounceMs });
+    const policyApprovals = path.join(path.dirname(runtime.paths.approvalsFile), 'policy-approvals.json');
+    this.guardrails = new Guardrails(policyApprovals, this.root, () => this.editor.current());
+    this.guardrails.on('changed', () => this.emit('state'));
     const router = new BrokerRouter({
       catalog: this.catalog,
       access: this.access,
@@ -116,6 +122,7 @@ export class Broker extends EventEmitter<BrokerEventMap> implements ControlledBr
       toolsChanged: (sessionId) => this.endpoint.toolListChanged(sessionId),
       toolsListed: () => this.firstListServed(),
       facadeToolScope,
+      guard: (call, audit, signal, run) => this.guardrails.around(call, audit, signal, run),
     });
     this.endpoint = new Endpoint({
       port: opts.port,
@@ -200,6 +207,7 @@ export class Broker extends EventEmitter<BrokerEventMap> implements ControlledBr
       );
     }
     this.retireClients(previous, snap);
+    this.guardrails.update(snap.policies);
     this.emit('snapshot', snap);
     await this.supervisor.reconcile(snap.servers);
     this.refreshCatalog();

@@ -37,6 +37,19 @@ export interface RouterDeps {
   toolsListed?(): void;
   /** The scope a facade tool (`switchboard__…`) needs; undefined for any other name. */
   facadeToolScope(name: string): ToolScope | undefined;
+  /**
+   * The guardrails (src/broker/guardrails/): runs the call if the rules and limits let it through,
+   * else throws the refusal; notes the deciding rule in the audit entry.
+   */
+  guard?<T>(call: GuardedCall, audit: JsonObject, signal: AbortSignal, run: () => Promise<T>): Promise<T>;
+}
+
+/** A tool call as the guardrails judge it. */
+export interface GuardedCall {
+  client: string;
+  server: string;
+  tool: string;
+  args: JsonObject;
 }
 
 /** The facade tools the router answers or follows up itself, by their own names. */
@@ -120,11 +133,7 @@ export class BrokerRouter implements Router {
         ? { event: 'facade', tool: route.exposed }
         : { event: 'call', server: route.server, tool: route.name };
     if (task) entry.task = true;
-    return this.forward(ctx, entry, async () => {
-      if (!this.deps.access.allowsTool(ctx.identity, route.server, route.exposed)) {
-        const who = ctx.identity.client;
-        throw new McpFailure(ErrorCodes.Forbidden, `Tool '${name}' is not in client '${who}''s tool profile.`);
-      }
+    const dispatch = async (): Promise<JsonObject> => {
       const target = await this.started(server);
       // The name was resolved against the last catalog build; a lazy start (or a list_changed) may
       // have brought a list since whose tool is held back: judged again now, before the call goes on.
@@ -151,6 +160,15 @@ export class BrokerRouter implements Router {
       }
       const result = await target.callTool(route.name, args, meta, { ...this.call(ctx, extra), task });
       return this.tasks.created(this.taskCaller(ctx), server, route.name, result, entry);
+    };
+    return this.forward(ctx, entry, async () => {
+      if (!this.deps.access.allowsTool(ctx.identity, route.server, route.exposed)) {
+        const who = ctx.identity.client;
+        throw new McpFailure(ErrorCodes.Forbidden, `Tool '${name}' is not in client '${who}''s tool profile.`);
+      }
+      // The guardrails (policies.d/) decide after the profile, before a lazy server is started for the call.
+      const call = { client: ctx.identity.client, server: route.server, tool: route.name, args };
+      return this.deps.guard ? this.deps.guard(call, entry, extra.signal, dispatch) : dispatch();
     });
   }
 
