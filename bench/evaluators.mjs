@@ -21,7 +21,12 @@ function time(label, n, fn) {
 async function bundleBytes(entry) {
   const out = await build({
     stdin: { contents: entry, resolveDir: process.cwd(), loader: 'js' },
-    bundle: true, minify: true, write: false, platform: 'node', format: 'cjs', logLevel: 'silent',
+    bundle: true,
+    minify: true,
+    write: false,
+    platform: 'node',
+    format: 'cjs',
+    logLevel: 'silent',
   });
   return out.outputFiles.reduce((n, f) => n + f.contents.length, 0);
 }
@@ -34,8 +39,18 @@ const rows = [];
   const evalUs = time('eval', N, () => compiled({ args: ARGS })) * 1000;
   const compileUs = time('compile', 2000, (i) => cel.parse(EXPR + ' || ' + i + ' == 0')) * 1000;
   let message = '';
-  try { cel.parse(BROKEN); } catch (e) { message = e.message; }
-  rows.push({ lib: '@marcbachmann/cel-js', compileUs, evalUs, bytes: await bundleBytes("export * from '@marcbachmann/cel-js'"), message });
+  try {
+    cel.parse(BROKEN);
+  } catch (e) {
+    message = e.message;
+  }
+  rows.push({
+    lib: '@marcbachmann/cel-js',
+    compileUs,
+    evalUs,
+    bytes: await bundleBytes("export * from '@marcbachmann/cel-js'"),
+    message,
+  });
 }
 {
   const { celEnv, plan, parse: p, run } = await import('@bufbuild/cel');
@@ -45,25 +60,50 @@ const rows = [];
   const evalUs = time('eval', N, () => planned({ args: ARGS })) * 1000;
   const compileUs = time('compile', 2000, (i) => plan(env, p(EXPR + ' || ' + i + ' == 0'))) * 1000;
   let message = '';
-  try { p(BROKEN); } catch (e) { message = e.message; }
-  rows.push({ lib: '@bufbuild/cel', compileUs, evalUs, bytes: await bundleBytes("export * from '@bufbuild/cel'"), message });
+  try {
+    p(BROKEN);
+  } catch (e) {
+    message = e.message;
+  }
+  rows.push({
+    lib: '@bufbuild/cel',
+    compileUs,
+    evalUs,
+    bytes: await bundleBytes("export * from '@bufbuild/cel'"),
+    message,
+  });
 }
 {
   const cedar = require('@cedar-policy/cedar-wasm/nodejs');
   const policy = `permit(principal, action == Action::"call", resource) when { context.path like "docs/*" && !(context.path like "*..*") };`;
-  const call = () => cedar.isAuthorized({
-    principal: { type: 'Client', id: 'copilot' }, action: { type: 'Action', id: 'call' },
-    resource: { type: 'Tool', id: 'files__write' }, context: ARGS,
-    policies: { staticPolicies: policy }, entities: [],
-  });
+  const call = () =>
+    cedar.isAuthorized({
+      principal: { type: 'Client', id: 'copilot' },
+      action: { type: 'Action', id: 'call' },
+      resource: { type: 'Tool', id: 'files__write' },
+      context: ARGS,
+      policies: { staticPolicies: policy },
+      entities: [],
+    });
   const evalUs = time('eval', 5000, call) * 1000;
-  const compileUs = time('compile', 500, (i) => cedar.checkParsePolicySet({ staticPolicies: policy + `// ${i}` })) * 1000;
-  const bad = cedar.checkParsePolicySet({ staticPolicies: 'permit(principal, action, resource) when { context.path like && };' });
+  const compileUs =
+    time('compile', 500, (i) => cedar.checkParsePolicySet({ staticPolicies: policy + `// ${i}` })) * 1000;
+  const bad = cedar.checkParsePolicySet({
+    staticPolicies: 'permit(principal, action, resource) when { context.path like && };',
+  });
   const message = JSON.stringify(bad.errors?.[0] ?? bad).slice(0, 300);
   const fs = await import('node:fs');
   const dir = require.resolve('@cedar-policy/cedar-wasm/nodejs').replace(/cedar_wasm\.js$/, '');
   const bytes = fs.statSync(dir + 'cedar_wasm_bg.wasm').size + fs.statSync(dir + 'cedar_wasm.js').size;
-  rows.push({ lib: '@cedar-policy/cedar-wasm (eval = isAuthorized incl. policy parse)', compileUs, evalUs, bytes, message });
+  rows.push({
+    lib: '@cedar-policy/cedar-wasm (eval = isAuthorized incl. policy parse)',
+    compileUs,
+    evalUs,
+    bytes,
+    message,
+  });
 }
 for (const r of rows)
-  console.log(`${r.lib}\n  compile ${r.compileUs.toFixed(1)} µs · evaluate ${r.evalUs.toFixed(2)} µs · bundled ${(r.bytes / 1024).toFixed(0)} KiB\n  malformed: ${r.message.split('\n').join('\n             ')}`);
+  console.log(
+    `${r.lib}\n  compile ${r.compileUs.toFixed(1)} µs · evaluate ${r.evalUs.toFixed(2)} µs · bundled ${(r.bytes / 1024).toFixed(0)} KiB\n  malformed: ${r.message.split('\n').join('\n             ')}`,
+  );

@@ -50,11 +50,14 @@ export const RateLimitSchema = z
       .string()
       .regex(RULE_NAME, { error: "a limit name is lowercase letters, digits and '-', starting with a letter" }),
     ...matchFields,
-    per: z.enum(['client', 'tool', 'client-and-tool']).default('client-and-tool').meta({
-      description:
-        'Who shares one budget: each client (all its matching tools together), each tool (all clients ' +
-        'together), or each client on each tool (the default).',
-    }),
+    per: z
+      .enum(['client', 'tool', 'client-and-tool'])
+      .default('client-and-tool')
+      .meta({
+        description:
+          'Who shares one budget: each client (all its matching tools together), each tool (all clients ' +
+          'together), or each client on each tool (the default).',
+      }),
     callsPerMinute: z.number().int().positive().optional().meta({ description: 'Calls started in any 60 seconds.' }),
     concurrent: z.number().int().positive().optional().meta({ description: 'Calls in flight at once.' }),
   })
@@ -67,13 +70,10 @@ export const PolicyDefSchema = z
   .object({
     name: nameSchema,
     description: z.string().optional(),
-    rules: z
-      .array(PolicyRuleSchema)
-      .default([])
-      .meta({
-        description:
-          'Checked in order, files in name order; the first rule that matches decides. No match: the call goes on.',
-      }),
+    rules: z.array(PolicyRuleSchema).default([]).meta({
+      description:
+        'Checked in order, files in name order; the first rule that matches decides. No match: the call goes on.',
+    }),
     limits: z.array(RateLimitSchema).default([]).meta({ description: 'Every matching limit applies.' }),
   })
   .strict()
@@ -83,7 +83,11 @@ export const PolicyDefSchema = z
       const seen = new Set<string>();
       p[key].forEach((item, i) => {
         if (seen.has(item.name))
-          ctx.addIssue({ code: 'custom', path: [key, i, 'name'], message: `'${item.name}' names two entries of '${key}'` });
+          ctx.addIssue({
+            code: 'custom',
+            path: [key, i, 'name'],
+            message: `'${item.name}' names two entries of '${key}'`,
+          });
         seen.add(item.name);
       });
     }

@@ -38,9 +38,9 @@ export class RateLimits {
 
   /** The limits in force now; counts of limits that stay are kept (a reload does not reset them). */
   update(policies: ReadonlyMap<string, PolicyDef>): void {
-    this.limits = [...policies.keys()].sort().flatMap((policy) =>
-      policies.get(policy)!.limits.map((limit) => ({ policy, limit })),
-    );
+    this.limits = [...policies.keys()]
+      .sort()
+      .flatMap((policy) => policies.get(policy)!.limits.map((limit) => ({ policy, limit })));
     const live = new Set(this.limits.map((l) => `${l.policy}/${l.limit.name}/`));
     for (const key of this.budgets.keys())
       if (![...live].some((prefix) => key.startsWith(prefix))) this.budgets.delete(key);
