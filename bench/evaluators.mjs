@@ -53,7 +53,7 @@ const rows = [];
   });
 }
 {
-  const { celEnv, plan, parse: p, run } = await import('@bufbuild/cel');
+  const { celEnv, plan, parse: p } = await import('@bufbuild/cel');
   const { strings } = await import('@bufbuild/cel/ext').catch(() => ({ strings: undefined }));
   const env = celEnv(strings ? { funcs: strings } : {});
   const planned = plan(env, p(EXPR));

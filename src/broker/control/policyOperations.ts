@@ -10,7 +10,8 @@ export type { PolicyStatus };
 
 /** What an agent is told after writing a policy: it is a proposal until the operator approves it. */
 const PROPOSED =
-  'written as a proposal: nothing of it is in force until the operator approves it (approve_policy); the version approved before, if any, stays in force';
+  'written as a proposal: nothing of it is in force until the operator approves it (approve_policy); ' +
+  'the version approved before, if any, stays in force';
 
 export class PolicyOperations {
   constructor(
