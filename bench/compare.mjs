@@ -2,10 +2,14 @@
 // what a change costs or saves per forwarded call, with the machine's noise shared by every build.
 //
 //   node bench/compare.mjs --build before=/tmp/old/dist/broker.js --build after=dist/broker.js
-//        [--rounds 8] [--calls 2000] [--warmup 2000] [--out bench/results/compare.json] [--profile <dir>]
+//        [--rounds 8] [--calls 2000] [--warmup 2000] [--sessions 1] [--out bench/results/compare.json] [--profile <dir>]
+//
+// --sessions N: the raw client's block runs N sessions at once (each its share of the calls), as
+// agents in parallel do; the floor and the SDK client stay one sequential session.
 //
 // --profile runs each build's broker under `node --cpu-prof` (into <dir>/<label>/) and prints, per
-// build, the functions that took the most CPU while the calls ran: where a difference comes from.
+// build, the functions that took the most CPU while the calls ran (and a flame graph, flame.svg,
+// beside each build's profile): where a difference comes from.
 //
 // Each round runs every build (in a rotating order) and the floor once: a block of sequential
 // tools/call echo calls from a raw keep-alive HTTP client (node:http, no SDK: what the broker itself
@@ -13,19 +17,21 @@
 // own process, without its upstream. A build of an older commit is made with
 //   git worktree add /tmp/old <commit> && (cd /tmp/old && npm ci && npm run build)
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import readline from 'node:readline';
 import { Broker, BENCH, NODE, REPO, removeTempSettled } from './lib/systems.mjs';
 import { cpuDelta, cpuSnapshot, killAll, spawnTracked, stopGracefully } from './lib/proc.mjs';
 import { rotate, summarize } from './lib/stats.mjs';
 import { formatProfile, summarizeProfile } from './lib/profile.mjs';
+import { callTree, flameGraphSvg } from './lib/flame.mjs';
+import { poster, RAW_ARGS, rawSession } from './lib/rawClient.mjs';
 
 const opt = {
   builds: [],
   rounds: 8,
   calls: 2000,
   warmup: 2000,
+  sessions: 1,
   out: path.join(BENCH, 'results', 'compare.json'),
   profile: undefined,
 };
@@ -40,6 +46,7 @@ for (let i = 0; i < argv.length; i++) {
   } else if (a === '--rounds') opt.rounds = Number(next());
   else if (a === '--calls') opt.calls = Number(next());
   else if (a === '--warmup') opt.warmup = Number(next());
+  else if (a === '--sessions') opt.sessions = Number(next());
   else if (a === '--out') opt.out = path.resolve(next());
   else if (a === '--profile') opt.profile = path.resolve(next());
   else throw new Error(`unknown option ${a}`);
@@ -47,7 +54,7 @@ for (let i = 0; i < argv.length; i++) {
 if (!opt.builds.length) opt.builds.push({ label: 'this build', file: path.join(REPO, 'dist', 'broker.js') });
 for (const b of opt.builds) if (!fs.existsSync(b.file)) throw new Error(`${b.label}: ${b.file} does not exist`);
 
-const ARGS = { text: 'hello' };
+const ARGS = RAW_ARGS;
 const log = (line) => process.stderr.write(`${line}\n`);
 // The SDK client's session-long AbortSignal piles up listeners (see bench/run.mjs): count, print once.
 const clientWarnings = {};
@@ -56,66 +63,6 @@ process.on('warning', (w) => {
   clientWarnings[w.name] = (clientWarnings[w.name] ?? 0) + 1;
   if (clientWarnings[w.name] === 1) log(`warning (counted, shown once): ${w.name}: ${w.message}`);
 });
-
-/** A JSON POST on one keep-alive socket; resolves the parsed body and the response headers. */
-function poster(url, headers) {
-  const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-  const post = (message) =>
-    new Promise((resolve, reject) => {
-      const req = http.request(
-        url,
-        {
-          method: 'POST',
-          agent,
-          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', ...headers() },
-        },
-        (res) => {
-          const chunks = [];
-          res.on('data', (c) => chunks.push(c));
-          res.on('end', () => {
-            const text = Buffer.concat(chunks).toString('utf8');
-            try {
-              resolve({ body: text ? JSON.parse(text) : undefined, headers: res.headers, status: res.statusCode });
-            } catch (err) {
-              reject(new Error(`not JSON (${res.statusCode}): ${text.slice(0, 200)} (${err.message})`));
-            }
-          });
-        },
-      );
-      req.on('error', reject);
-      req.end(JSON.stringify(message));
-    });
-  return { post, close: () => agent.destroy() };
-}
-
-/** The raw client on a broker: one session opened by hand, then bare tools/call POSTs. */
-async function rawSession(broker) {
-  const opened = { session: undefined };
-  const { post, close } = poster(broker.url, () => ({
-    authorization: `Bearer ${broker.token}`,
-    ...(opened.session ? { 'mcp-session-id': opened.session, 'mcp-protocol-version': '2025-11-25' } : {}),
-  }));
-  const init = await post({
-    jsonrpc: '2.0',
-    id: 0,
-    method: 'initialize',
-    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'compare', version: '1' } },
-  });
-  opened.session = init.headers['mcp-session-id'];
-  if (!opened.session) throw new Error(`no session: ${JSON.stringify(init.body)}`);
-  await post({ jsonrpc: '2.0', method: 'notifications/initialized' });
-  let id = 0;
-  const call = async () => {
-    const r = await post({
-      jsonrpc: '2.0',
-      id: ++id,
-      method: 'tools/call',
-      params: { name: broker.echo, arguments: ARGS },
-    });
-    if (!r.body?.result) throw new Error(`call failed: ${JSON.stringify(r.body)}`);
-  };
-  return { call, close };
-}
 
 async function floorServer() {
   const proc = spawnTracked(NODE, [path.join(BENCH, 'fixtures', 'http-echo.mjs'), '0'], {
@@ -134,22 +81,41 @@ async function floorServer() {
   return { pid: proc.pid, call, stop: async () => (close(), stopGracefully(proc, 3000)) };
 }
 
-/** A block of sequential calls: latencies and the CPU `pid` spent on them. */
-async function block(pid, call, n, acc) {
-  const before = cpuSnapshot([pid]);
-  for (let i = 0; i < n; i++) {
-    const t = performance.now();
-    await call();
-    acc.samples.push((performance.now() - t) * 1000);
-  }
-  acc.cpuUs += cpuDelta(before, [pid]);
+/**
+ * A block of calls: each of `calls` (one per session) makes its share of `n` in sequence, the
+ * sessions at once; latencies and the CPU `pid` spent on them.
+ */
+async function block(pid, calls, n, acc, allPids = [pid]) {
+  const before = cpuSnapshot(allPids);
+  const each = Math.ceil(n / calls.length);
+  n = each * calls.length;
+  await Promise.all(
+    calls.map(async (call) => {
+      for (let i = 0; i < each; i++) {
+        const t = performance.now();
+        await call();
+        acc.samples.push((performance.now() - t) * 1000);
+      }
+    }),
+  );
+  const cpu = cpuDelta(before, [pid]);
+  acc.cpuUs += cpu;
+  acc.allCpuUs += cpuDelta(before, allPids);
   acc.calls += n;
+  acc.rounds.push(cpu / n);
 }
 
-const newAcc = () => ({ samples: [], cpuUs: 0, calls: 0 });
+const newAcc = () => ({ samples: [], cpuUs: 0, allCpuUs: 0, calls: 0, rounds: [] });
 const summary = (acc) => {
   const s = summarize(acc.samples);
-  return { calls: acc.calls, cpuPerCallUs: acc.cpuUs / acc.calls, p50Us: s.p50, p99Us: s.p99 };
+  return {
+    calls: acc.calls,
+    cpuPerCallUs: acc.cpuUs / acc.calls,
+    withUpstreamCpuPerCallUs: acc.allCpuUs / acc.calls,
+    p50Us: s.p50,
+    p99Us: s.p99,
+    roundsCpuUs: acc.rounds,
+  };
 };
 
 async function main() {
@@ -170,8 +136,10 @@ async function main() {
     const sdk = await broker.connect();
     await broker.resolveTools(sdk, ['echo']);
     broker.echo = broker.toolNames.echo;
-    const raw = await rawSession(broker);
-    for (let i = 0; i < opt.warmup; i++) await raw.call();
+    const raws = [];
+    for (let i = 0; i < opt.sessions; i++) raws.push(await rawSession(broker));
+    const raw = { calls: raws.map((r) => r.call), close: () => raws.forEach((r) => r.close()) };
+    for (let i = 0; i < opt.warmup; i++) await raws[i % raws.length].call();
     for (let i = 0; i < opt.warmup / 4; i++) await sdk.callTool({ name: broker.echo, arguments: ARGS });
     await broker.tokensCounted();
     systems.push({ label: b.label, broker, sdk, raw });
@@ -182,12 +150,12 @@ async function main() {
   const measuredFrom = Number(process.hrtime.bigint() / 1000n);
   for (let r = 0; r < opt.rounds; r++) {
     const order = rotate(systems, r);
-    await block(floor.pid, floor.call, opt.calls, accs.floor);
+    await block(floor.pid, [floor.call], opt.calls, accs.floor);
     for (const s of order) {
-      await block(s.broker.mainPid, s.raw.call, opt.calls, accs[`${s.label}/raw`]);
+      await block(s.broker.mainPid, s.raw.calls, opt.calls, accs[`${s.label}/raw`], s.broker.serverPids());
       await block(
         s.broker.mainPid,
-        () => s.sdk.callTool({ name: s.broker.echo, arguments: ARGS }),
+        [() => s.sdk.callTool({ name: s.broker.echo, arguments: ARGS })],
         opt.calls,
         accs[`${s.label}/sdk`],
       );
@@ -225,22 +193,49 @@ async function main() {
       const profile = JSON.parse(fs.readFileSync(path.join(s.broker.profileDir, file), 'utf8'));
       const text = formatProfile(summarizeProfile(profile, REPO, window), 25, { file: s.broker.brokerJs });
       fs.writeFileSync(path.join(s.broker.profileDir, 'top.txt'), text + '\n');
+      const flame = path.join(s.broker.profileDir, 'flame.svg');
+      fs.writeFileSync(
+        flame,
+        flameGraphSvg(callTree(profile, REPO, window), `${s.label}: broker CPU under the measured rounds`),
+      );
+      log(`${s.label}: flame graph ${flame}`);
       process.stdout.write(`\n### ${s.label}\n\n\`\`\`\n${text}\n\`\`\`\n`);
     }
   }
   fs.mkdirSync(path.dirname(opt.out), { recursive: true });
   fs.writeFileSync(opt.out, JSON.stringify(results, null, 2));
   const rows = [
-    '| build | broker CPU per call, raw client | × floor | p50, raw | broker CPU per call, SDK client | p50, SDK |',
-    '| --- | --- | --- | --- | --- | --- |',
-    `| node:http floor | ${floorSum.cpuPerCallUs.toFixed(0)} µs | 1.00 | ${floorSum.p50Us.toFixed(0)} µs | | |`,
+    `| build | broker CPU per call, raw client${opt.sessions > 1 ? ` (${opt.sessions} sessions)` : ''} | × floor | broker + upstream, raw | p50, raw | broker CPU per call, SDK client | p50, SDK |`,
+    '| --- | --- | --- | --- | --- | --- | --- |',
+    `| node:http floor | ${floorSum.cpuPerCallUs.toFixed(0)} µs | 1.00 | | ${floorSum.p50Us.toFixed(0)} µs | | |`,
     ...Object.entries(results.builds).map(
       ([label, b]) =>
-        `| ${label} | ${b.raw.cpuPerCallUs.toFixed(0)} µs | ${b.rawCpuVsFloor.toFixed(2)} | ${b.raw.p50Us.toFixed(0)} µs | ` +
+        `| ${label} | ${b.raw.cpuPerCallUs.toFixed(0)} µs | ${b.rawCpuVsFloor.toFixed(2)} | ${b.raw.withUpstreamCpuPerCallUs.toFixed(0)} µs | ${b.raw.p50Us.toFixed(0)} µs | ` +
         `${b.sdk.cpuPerCallUs.toFixed(0)} µs | ${b.sdk.p50Us.toFixed(0)} µs |`,
     ),
   ];
   process.stdout.write(`${rows.join('\n')}\n`);
+  // Paired by round: each round ran every build back to back, so a ratio within a round shares
+  // that round's load; the median of the rounds' ratios moves less than the ratio of the totals.
+  const [first, ...others] = Object.entries(results.builds);
+  const paired = (a, b) => {
+    const ratios = a.map((v, i) => v / b[i]).sort((x, y) => x - y);
+    const mid = ratios.length >> 1;
+    const median = ratios.length % 2 ? ratios[mid] : (ratios[mid - 1] + ratios[mid]) / 2;
+    return `${median.toFixed(3)} (${ratios[0].toFixed(2)}–${ratios.at(-1).toFixed(2)})`;
+  };
+  const pairedRows = [
+    `| build | raw client: × floor, median of rounds (range) | raw: × ${first[0]} | SDK: × ${first[0]} |`,
+    '| --- | --- | --- | --- |',
+    ...Object.entries(results.builds).map(
+      ([label, b]) =>
+        `| ${label} | ${paired(b.raw.roundsCpuUs, floorSum.roundsCpuUs)} | ` +
+        (others.length && label !== first[0]
+          ? `${paired(b.raw.roundsCpuUs, first[1].raw.roundsCpuUs)} | ${paired(b.sdk.roundsCpuUs, first[1].sdk.roundsCpuUs)} |`
+          : '1 | 1 |'),
+    ),
+  ];
+  process.stdout.write(`\n${pairedRows.join('\n')}\n`);
   log(`written: ${opt.out}`);
 }
 

@@ -55,6 +55,8 @@ import {
 import { summarize, rotate } from './lib/stats.mjs';
 import { renderMarkdown, renderCharts, verdicts } from './lib/render.mjs';
 import { summarizeProfile, formatProfile } from './lib/profile.mjs';
+import { callTree, flameGraphSvg } from './lib/flame.mjs';
+import { rawSession } from './lib/rawClient.mjs';
 import { sectionTokens, sectionRecall } from './search.mjs';
 import { SCALE_SECTIONS, SCALE_BUDGET_S, SCALE_RUNNERS } from './scale.mjs';
 
@@ -66,6 +68,7 @@ const SECTIONS = [
   'catalog',
   'reload',
   'coldstart',
+  'profile',
   'tokens',
   'recall',
   ...SCALE_SECTIONS,
@@ -130,6 +133,7 @@ const CFG = opt.quick
       reload: { count: 5, min: 5 },
       coldstart: { count: 2 },
       profile: { calls: 1000, concurrentMs: 1000, bigCalls: 10 },
+      profileSection: { calls: 800 },
     }
   : {
       // Every system first answers this many calls, unmeasured: a gateway is a long-lived process,
@@ -158,6 +162,7 @@ const CFG = opt.quick
       reload: { count: 22, min: 20 },
       coldstart: { count: 5 },
       profile: { calls: 4000, concurrentMs: 3000, bigCalls: 60 },
+      profileSection: { calls: 6000 },
     };
 // Time budgets: a section stops early (and says so) past its budget or the run's; the watchdog
 // kills everything if the run somehow outlives both.
@@ -170,6 +175,7 @@ const SECTION_BUDGET_S = opt.quick
       catalog: 60,
       reload: 40,
       coldstart: 20,
+      profile: 40,
       tokens: 60,
       recall: 40,
     }
@@ -181,6 +187,7 @@ const SECTION_BUDGET_S = opt.quick
       catalog: 100,
       reload: 80,
       coldstart: 30,
+      profile: 60,
       tokens: 90,
       recall: 60,
     };
@@ -423,26 +430,48 @@ async function httpFloor() {
   };
 }
 
+/**
+ * The broker of section 1 once more, called by the raw client (bench/lib/rawClient.mjs: node:http,
+ * one keep-alive connection, no SDK): the broker's own cost per call, next to the floor's, without
+ * the SDK client's in the way. Shaped like a system for timedBlock().
+ */
+async function rawBrokerRow(broker) {
+  const raw = await rawSession({ url: broker.url, token: broker.token, echo: broker.toolNames.echo });
+  for (let i = 0; i < CFG.warmup; i++) await raw.call();
+  return {
+    key: 'broker-raw',
+    clients: [undefined],
+    call: raw.call,
+    serverPids: () => broker.serverPids(),
+    gatewayPids: () => broker.gatewayPids(),
+    stop: async () => raw.close(),
+  };
+}
+
 async function sectionLatency() {
   const systems = await coreSystems();
   const floor = await httpFloor();
+  const broker = systems.find((s) => s.key === 'broker');
+  const raw = broker && (await rawBrokerRow(broker));
+  const extra = [floor, ...(raw ? [raw] : [])];
   const { calls, block, min } = CFG.latency;
   const rounds = Math.ceil(calls / block);
   const minRounds = Math.ceil(min / block); // the budget may only cut rounds beyond the minimum
   const accs = new Map(systems.map((s) => [s.key, newAcc()]));
   let done = 0;
-  accs.set(floor.key, newAcc());
+  for (const s of extra) accs.set(s.key, newAcc());
   for (let r = 0; r < rounds && (r < minRounds || !overBudget()); r++, done++) {
-    for (const s of rotate([...systems, floor], r)) {
-      const call = s === floor ? () => floor.call() : (c) => callEcho(c, s.toolNames.echo);
+    for (const s of rotate([...systems, ...extra], r)) {
+      const call = extra.includes(s) ? () => s.call() : (c) => callEcho(c, s.toolNames.echo);
       await timedBlock(s, s.clients[0], block, call, accs.get(s.key));
     }
   }
-  await floor.stop();
+  for (const s of extra) await s.stop();
   const out = { callsPerSystem: done * block, truncated: done < rounds, block, systems: {} };
   for (const s of systems)
     out.systems[s.key] = { ...systemInfo(s), ...accResult(accs.get(s.key), s.gatewayPids().length > 0) };
   out.floor = accResult(accs.get(floor.key), false);
+  if (raw) out.brokerRaw = accResult(accs.get(raw.key), true);
   for (const s of systems)
     log(
       `latency ${s.key.padEnd(13)} p50 ${out.systems[s.key].p50Us.toFixed(0)} µs  p99 ${out.systems[s.key].p99Us.toFixed(0)} µs  server CPU/call ${out.systems[s.key].serverCpuPerCallUs.toFixed(0)} µs`,
@@ -1067,6 +1096,68 @@ async function sectionColdstart() {
   return out;
 }
 
+// ---- profile: where the broker's CPU goes, in every full run ------------------------------------
+/**
+ * A broker of its own under `node --cpu-prof`, echo calls from the raw client and then the SDK
+ * client, the profile kept to the measured calls: the top functions by self time, the time by area
+ * and a flame graph (docs/bench-flame-echo.svg), so every run says where the time went.
+ */
+async function sectionProfile() {
+  const dir = path.join(BENCH, 'results', 'profile-section');
+  fs.rmSync(dir, { recursive: true, force: true });
+  fs.mkdirSync(dir, { recursive: true });
+  const broker = new Broker({ servers: [{ name: 'echo' }], extraNodeArgs: ['--cpu-prof', '--cpu-prof-dir', dir] });
+  await broker.start();
+  await broker.waitForTools({ names: ['echo__echo'] });
+  const [client] = await broker.pool(1);
+  await broker.resolveTools(client, ['echo']);
+  const raw = await rawSession({ url: broker.url, token: broker.token, echo: broker.toolNames.echo });
+  const { calls } = CFG.profileSection;
+  for (let i = 0; i < calls / 4; i++) await raw.call();
+  for (let i = 0; i < calls / 8; i++) await callEcho(client, broker.toolNames.echo);
+  if (broker.tokensCounted) await broker.tokensCounted();
+  const nowUs = () => Number(process.hrtime.bigint() / 1000n); // the profiler's clock (monotonic)
+  const window = { startUs: nowUs() };
+  const before = cpuSnapshot([broker.mainPid]);
+  let done = 0;
+  for (; done < calls && !overBudget(); done++) await raw.call();
+  const rawCpu = cpuDelta(before, [broker.mainPid]);
+  const rawCalls = done;
+  const mid = cpuSnapshot([broker.mainPid]);
+  let sdkCalls = 0;
+  for (; sdkCalls < calls / 2 && !overBudget(); sdkCalls++) await callEcho(client, broker.toolNames.echo);
+  const sdkCpu = cpuDelta(mid, [broker.mainPid]);
+  window.endUs = nowUs();
+  raw.close();
+  const existing = new Set(fs.readdirSync(dir));
+  await broker.stop();
+  await sleep(300);
+  const file = fs.readdirSync(dir).find((f) => f.endsWith('.cpuprofile') && !existing.has(f));
+  if (!file) throw new Error(`no .cpuprofile written in ${dir}`);
+  const profile = JSON.parse(fs.readFileSync(path.join(dir, file), 'utf8'));
+  const summary = summarizeProfile(profile, REPO, window);
+  const load = `${rawCalls} sequential echo__echo calls from the raw client, then ${sdkCalls} from the SDK client`;
+  log(`profile: ${load}; busy ${summary.busyMs.toFixed(0)} ms`);
+  return {
+    load,
+    rawCalls,
+    sdkCalls,
+    rawCpuPerCallUs: rawCpu / Math.max(1, rawCalls),
+    sdkCpuPerCallUs: sdkCpu / Math.max(1, sdkCalls),
+    busyMs: summary.busyMs,
+    windowed: summary.windowed,
+    functions: summary.functions.slice(0, 15).map(({ name, where, area, selfMs, pctOfBusy }) => ({
+      name,
+      where,
+      area,
+      selfMs,
+      pctOfBusy,
+    })),
+    areas: summary.areas.slice(0, 10),
+    flameSvg: flameGraphSvg(callTree(profile, REPO, window), `broker CPU, ${load}`),
+  };
+}
+
 // ---- --profile ---------------------------------------------------------------------------------
 async function profileOnce(kind, dir) {
   const broker = new Broker({ servers: [{ name: 'echo' }], extraNodeArgs: ['--cpu-prof', '--cpu-prof-dir', dir] });
@@ -1108,7 +1199,11 @@ async function profileOnce(kind, dir) {
   if (!file) throw new Error(`no .cpuprofile written in ${dir}`);
   const target = path.join(dir, `broker-${kind}.cpuprofile`);
   fs.renameSync(path.join(dir, file), target);
-  const summary = summarizeProfile(JSON.parse(fs.readFileSync(target, 'utf8')), REPO, window);
+  const profile = JSON.parse(fs.readFileSync(target, 'utf8'));
+  const summary = summarizeProfile(profile, REPO, window);
+  const flame = path.join(dir, `broker-${kind}.flame.svg`);
+  fs.writeFileSync(flame, flameGraphSvg(callTree(profile, REPO, window), `broker CPU, ${load}`));
+  log(`profile ${kind}: flame graph ${path.relative(REPO, flame)}`);
   return formatProfile(summary, kind === 'echo' ? 25 : 15, { file: path.relative(REPO, target), load });
 }
 
@@ -1182,6 +1277,7 @@ async function main() {
     catalog: sectionCatalog,
     reload: sectionReload,
     coldstart: sectionColdstart,
+    profile: sectionProfile,
     tokens: () => sectionTokens({ log, quick: opt.quick }),
     recall: () => sectionRecall({ log }),
     ...Object.fromEntries(Object.entries(SCALE_RUNNERS).map(([k, run]) => [k, () => run({ quick: opt.quick })])),

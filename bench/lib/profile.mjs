@@ -63,7 +63,7 @@ function sourceMapFor(file) {
   return map;
 }
 
-function original(url, line, col, repo) {
+export function original(url, line, col, repo) {
   if (!url) return undefined;
   let file = url;
   if (url.startsWith('file://')) {
@@ -87,13 +87,15 @@ function original(url, line, col, repo) {
 }
 
 /** Where a source file belongs, for the per-area totals. */
-function area(file, url) {
+export function area(file, url) {
   if (!file) return url.startsWith('node:') ? 'node internals' : '(vm/native)';
   if (file.includes('node_modules/@modelcontextprotocol/sdk')) return 'MCP SDK';
   if (file.includes('node_modules/zod')) return 'zod';
   const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(file);
   if (m) return m[1];
-  if (file.startsWith('src/')) return file.split('/').slice(0, 2).join('/');
+  // A subsystem of the source (src/broker/http), also for a bundle built in another checkout.
+  const at = file.lastIndexOf('src/');
+  if (at >= 0) return file.slice(at).split('/').slice(0, 3).join('/');
   return file;
 }
 

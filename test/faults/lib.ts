@@ -9,6 +9,8 @@ import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { Client as SdkClient, type Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Endpoint, type EndpointOptions } from '../../src/broker/http/endpoint';
+import { McpFailure } from '../../src/broker/shared/mcpTypes';
 import { REPO, fixture, isAlive, startBrokerProcess, track, type BrokerProcess } from '../helpers/broker';
 
 export type Json = Record<string, any>;
@@ -645,3 +647,39 @@ export async function sessionCount(client: Client): Promise<number> {
 }
 
 export { REPO };
+
+/**
+ * An endpoint in-process with a router that serves nothing, for tests of the endpoint's own limits:
+ * its callers only open sessions, ping and listen. Each name in `clients` gets the token `token-<name>`.
+ */
+export async function endpointServingNothing(
+  clients: string[],
+  limits: Pick<EndpointOptions, 'sessionLimits' | 'listenLimits'>,
+): Promise<Endpoint> {
+  const idents = new Map(clients.map((c) => [`token-${c}`, { client: c, operator: false }]));
+  const nothing = () => Promise.reject(new McpFailure(-32601, 'nothing is served here'));
+  const endpoint = new Endpoint({
+    port: 0,
+    version: 'test',
+    instance: 'test',
+    router: {
+      hasServer: () => false,
+      instructions: () => undefined,
+      listTools: () => [],
+      listPrompts: () => [],
+      listResources: () => [],
+      listResourceTemplates: () => [],
+      callTool: nothing,
+      getPrompt: nothing,
+      readResource: nothing,
+      complete: nothing,
+      subscribe: async () => undefined,
+      unsubscribe: async () => undefined,
+      sessionClosed: () => undefined,
+    },
+    authenticate: (token) => idents.get(token),
+    ...limits,
+  });
+  await endpoint.listen();
+  return endpoint;
+}

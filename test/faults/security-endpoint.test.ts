@@ -20,9 +20,18 @@ import {
   writeRegistry,
   type BrokerProcess,
 } from '../helpers/broker';
-import { Endpoint } from '../../src/broker/http/endpoint';
-import { McpFailure } from '../../src/broker/shared/mcpTypes';
-import { RawHttp, RawSession, facade, noteUpstreams, pool, report, startBroker, type Json } from './lib';
+import type { Endpoint } from '../../src/broker/http/endpoint';
+import {
+  RawHttp,
+  RawSession,
+  endpointServingNothing,
+  facade,
+  noteUpstreams,
+  pool,
+  report,
+  startBroker,
+  type Json,
+} from './lib';
 
 const PER_CLIENT = 64; // the endpoint's default cap per client
 const BODY_TIMEOUT_S = 30; // the endpoint's default body deadline
@@ -303,39 +312,9 @@ describe('faults: security of the endpoint (round 2)', function () {
 describe("faults: the endpoint's cap on all sessions (lowered limits)", function () {
   this.timeout(60_000);
   let endpoint: Endpoint;
-  const idents: Record<string, { client: string; operator: boolean }> = {
-    'token-a': { client: 'a', operator: false },
-    'token-b': { client: 'b', operator: false },
-    'token-c': { client: 'c', operator: false },
-  };
-  // The endpoint's contract with the broker, serving nothing: these sessions only open and ping.
-  const nothing = () => Promise.reject(new McpFailure(-32601, 'nothing is served here'));
-  const router = {
-    hasServer: () => false,
-    instructions: () => undefined,
-    listTools: () => [],
-    listPrompts: () => [],
-    listResources: () => [],
-    listResourceTemplates: () => [],
-    callTool: nothing,
-    getPrompt: nothing,
-    readResource: nothing,
-    complete: nothing,
-    subscribe: async () => undefined,
-    unsubscribe: async () => undefined,
-    sessionClosed: () => undefined,
-  };
 
   before(async () => {
-    endpoint = new Endpoint({
-      port: 0,
-      version: 'test',
-      instance: 'test',
-      router,
-      authenticate: (token) => idents[token],
-      sessionLimits: { perClient: 3, total: 4 },
-    });
-    await endpoint.listen();
+    endpoint = await endpointServingNothing(['a', 'b', 'c'], { sessionLimits: { perClient: 3, total: 4 } });
   });
 
   after(async () => {

@@ -25,9 +25,8 @@ import {
   writeRegistry,
   type BrokerProcess,
 } from '../helpers/broker';
-import { Endpoint } from '../../src/broker/http/endpoint';
-import { McpFailure } from '../../src/broker/shared/mcpTypes';
-import { faultServer, report, startBroker, status, type Json } from './lib';
+import type { Endpoint } from '../../src/broker/http/endpoint';
+import { endpointServingNothing, faultServer, report, startBroker, status, type Json } from './lib';
 
 const V = '2026-07-28';
 const LISTEN_PER_CLIENT = 64; // the endpoint's default cap of listen streams per client
@@ -344,38 +343,9 @@ describe('faults: security round 3, denial of service (issue 28 items 10-13)', f
 describe("faults: the endpoint's cap on all listen streams (lowered limits)", function () {
   this.timeout(60_000);
   let endpoint: Endpoint;
-  const idents: Record<string, { client: string; operator: boolean }> = {
-    'token-a': { client: 'a', operator: false },
-    'token-b': { client: 'b', operator: false },
-  };
-  // The endpoint's contract with the broker, serving nothing: these callers only listen.
-  const nothing = () => Promise.reject(new McpFailure(-32601, 'nothing is served here'));
-  const router = {
-    hasServer: () => false,
-    instructions: () => undefined,
-    listTools: () => [],
-    listPrompts: () => [],
-    listResources: () => [],
-    listResourceTemplates: () => [],
-    callTool: nothing,
-    getPrompt: nothing,
-    readResource: nothing,
-    complete: nothing,
-    subscribe: async () => undefined,
-    unsubscribe: async () => undefined,
-    sessionClosed: () => undefined,
-  };
 
   before(async () => {
-    endpoint = new Endpoint({
-      port: 0,
-      version: 'test',
-      instance: 'test',
-      router,
-      authenticate: (token) => idents[token],
-      listenLimits: { perClient: 3, total: 4 },
-    });
-    await endpoint.listen();
+    endpoint = await endpointServingNothing(['a', 'b'], { listenLimits: { perClient: 3, total: 4 } });
   });
 
   after(async () => {

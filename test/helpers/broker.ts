@@ -312,3 +312,29 @@ export function everythingServer(name = 'everything'): string {
     `cwd: ${JSON.stringify(REPO)}\n`
   );
 }
+
+/**
+ * The audit log entries under a broker's per-user home (each workspace's audit.jsonl and its rotated
+ * files) that `keep` accepts. Read as the operator would read the files, not through the broker.
+ */
+export function auditEntries(
+  home: string,
+  keep: (entry: Record<string, any>) => boolean = () => true,
+): Record<string, any>[] {
+  const found: Record<string, any>[] = [];
+  const walk = (dir: string): void => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (entry.name.startsWith('audit')) {
+        for (const line of fs.readFileSync(full, 'utf8').split('\n')) {
+          if (!line.trim()) continue;
+          const parsed = JSON.parse(line) as Record<string, any>;
+          if (keep(parsed)) found.push(parsed);
+        }
+      }
+    }
+  };
+  walk(home);
+  return found;
+}

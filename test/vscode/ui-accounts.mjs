@@ -18,20 +18,19 @@ import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { parseArgs } from 'node:util';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { REPO_ROOT, ensureTools, launchCodeServer, sleep } from './codeServer.mjs';
+import { stopBrokers, uiScript } from './uiScript.mjs';
 
-const { values: args } = parseArgs({
-  options: {
-    out: { type: 'string', default: join(REPO_ROOT, 'docs', 'screenshots') },
-    keep: { type: 'boolean', default: false },
-    verbose: { type: 'boolean', default: false },
-    timeout: { type: 'string', default: '420' },
-  },
+let cs;
+let fixture;
+const clients = [];
+const { args, say, shot, step, fail, exit } = uiScript('ui-accounts', {
+  page: () => cs?.page,
+  onTimeout: () => cleanup(),
 });
 
 const PROVIDER = 'switchboard-test-accounts';
@@ -41,10 +40,6 @@ const ACCOUNT = 'tess@example.test';
 const TOKEN_1 = `sbacct-${randomBytes(12).toString('hex')}`;
 const TOKEN_2 = `sbacct-${randomBytes(12).toString('hex')}`;
 
-const T0 = Date.now();
-const say = (m) => console.log(`[ui-accounts +${((Date.now() - T0) / 1000).toFixed(1).padStart(5)}s] ${m}`);
-const outDir = resolve(args.out);
-mkdirSync(outDir, { recursive: true });
 ensureTools({ log: null });
 
 // The test's own files (these hold the tokens on purpose): the provider's control file, what the
@@ -57,39 +52,6 @@ const control = join(ctl, 'account.json');
 const accepted = join(ctl, 'accepted-authorization');
 const setAccount = (c) => writeFileSync(control, JSON.stringify(c));
 const accept = (...tokens) => writeFileSync(accepted, tokens.map((t) => `Bearer ${t}`).join('\n') + '\n');
-
-let cs;
-let fixture;
-let failed = false;
-const clients = [];
-const overall = setTimeout(
-  async () => {
-    console.error(`[ui-accounts] TIMEOUT after ${args.timeout} s`);
-    await cs?.page.screenshot({ path: join(outDir, 'failed-ui-accounts-timeout.png') }).catch(() => {});
-    await cleanup();
-    process.exit(124);
-  },
-  Number(args.timeout) * 1000,
-);
-
-async function shot(name) {
-  const file = join(outDir, `${name}.png`);
-  await cs.page.screenshot({ path: file });
-  say(`screenshot ${file}`);
-}
-
-async function step(title, fn) {
-  const t = Date.now();
-  try {
-    await fn();
-    say(`ok   ${title} (${Date.now() - t} ms)`);
-  } catch (e) {
-    failed = true;
-    say(`FAIL ${title}: ${e.message.split('\n')[0]}`);
-    if (cs) await shot(`failed-${title.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}`).catch(() => {});
-    throw e;
-  }
-}
 
 /** Polls `check` until it returns something truthy (bounded); the last error goes into the message. */
 async function until(check, what, timeoutMs = 30_000) {
@@ -182,22 +144,10 @@ function filesWithTokens(dir) {
   return out;
 }
 
-function stopBrokers() {
-  const dir = join(home, 'brokers');
-  if (!existsSync(dir)) return;
-  for (const f of readdirSync(dir).filter((n) => n.endsWith('.json'))) {
-    try {
-      process.kill(JSON.parse(readFileSync(join(dir, f), 'utf8')).pid, 'SIGTERM');
-    } catch {
-      /* gone */
-    }
-  }
-}
-
 async function cleanup() {
   for (const c of clients) await c.close().catch(() => {});
   await cs?.close();
-  stopBrokers();
+  stopBrokers(home);
   fixture?.kill('SIGTERM');
   if (!args.keep) for (const d of [ctl, home, wsRoot]) rmSync(d, { recursive: true, force: true });
   else say(`kept ${ctl}, ${home}, ${wsRoot}`);
@@ -411,11 +361,8 @@ auth:
       if (!searched.some((f) => want.test(f))) throw new Error(`no file matching ${want} was searched`);
   });
 } catch (e) {
-  failed = true;
-  if (!/FAIL/.test(e.message)) console.error(`[ui-accounts] ${e.stack ?? e.message}`);
+  fail(e);
 } finally {
-  clearTimeout(overall);
   await cleanup();
 }
-say(failed ? 'FAILED' : 'all steps passed');
-process.exit(failed ? 1 : 0);
+exit();

@@ -5,70 +5,19 @@
 // open Recent calls and find that call in the audit log. Screenshots go to docs/screenshots/.
 //   node test/vscode/ui-console.mjs [--out <dir>] [--keep] [--verbose] [--timeout <s>]
 // Exit code: 0 all steps passed, 1 a step failed, 124 timeout.
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
+import { join } from 'node:path';
 import { REPO_ROOT, ensureTools, launchCodeServer } from './codeServer.mjs';
-
-const { values: args } = parseArgs({
-  options: {
-    out: { type: 'string', default: join(REPO_ROOT, 'docs', 'screenshots') },
-    keep: { type: 'boolean', default: false },
-    verbose: { type: 'boolean', default: false },
-    timeout: { type: 'string', default: '300' },
-  },
-});
-
-const T0 = Date.now();
-const say = (m) => console.log(`[ui-console +${((Date.now() - T0) / 1000).toFixed(1).padStart(5)}s] ${m}`);
-const outDir = resolve(args.out);
-mkdirSync(outDir, { recursive: true });
-const home = mkdtempSync(join(tmpdir(), 'switchboard-ui-console-home-'));
-ensureTools({ log: null });
+import { SAMPLE_SETTINGS, stopBrokers, uiScript } from './uiScript.mjs';
 
 let cs;
-let failed = false;
-const overall = setTimeout(
-  async () => {
-    console.error(`[ui-console] TIMEOUT after ${args.timeout} s`);
-    await cs?.page.screenshot({ path: join(outDir, 'failed-ui-console-timeout.png') }).catch(() => {});
-    await cs?.close();
-    process.exit(124);
-  },
-  Number(args.timeout) * 1000,
-);
-
-async function shot(name) {
-  const file = join(outDir, `${name}.png`);
-  await cs.page.screenshot({ path: file });
-  say(`screenshot ${file}`);
-}
-
-async function step(title, fn) {
-  const t = Date.now();
-  try {
-    await fn();
-    say(`ok   ${title} (${Date.now() - t} ms)`);
-  } catch (e) {
-    failed = true;
-    say(`FAIL ${title}: ${e.message.split('\n')[0]}`);
-    await shot(`failed-${title.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}`).catch(() => {});
-    throw e;
-  }
-}
-
-function stopBrokers(dir) {
-  const brokers = join(dir, 'brokers');
-  if (!existsSync(brokers)) return;
-  for (const f of readdirSync(brokers).filter((n) => n.endsWith('.json'))) {
-    try {
-      process.kill(JSON.parse(readFileSync(join(brokers, f), 'utf8')).pid, 'SIGTERM');
-    } catch {
-      /* gone */
-    }
-  }
-}
+const { args, shot, step, fail, exit } = uiScript('ui-console', {
+  page: () => cs?.page,
+  onTimeout: async () => cs?.close(),
+});
+const home = mkdtempSync(join(tmpdir(), 'switchboard-ui-console-home-'));
+ensureTools({ log: null });
 
 try {
   cs = await launchCodeServer({
@@ -76,13 +25,7 @@ try {
     trusted: true,
     extensionDevelopmentPath: REPO_ROOT,
     extensionEnvironment: { SWITCHBOARD_HOME: home, SWITCHBOARD_ACCEPT_WORKSPACE_TRUST: '1' },
-    settings: {
-      'switchboard.registryRoot': 'workspace',
-      'workbench.colorTheme': 'Default Dark Modern',
-      'files.exclude': { '**/node_modules': true, '**/.tools': true, '**/out': true, '**/dist': true },
-      'search.followSymlinks': false,
-      'files.watcherExclude': { '**/node_modules/**': true, '**/.tools/**': true, '**/out/**': true },
-    },
+    settings: SAMPLE_SETTINGS,
     keepTemp: args.keep,
     killMatching: [home],
     abortCleanupDirs: args.keep ? [] : [home],
@@ -162,13 +105,10 @@ try {
     await shot('console-audit');
   });
 } catch (e) {
-  failed = true;
-  if (!/FAIL/.test(e.message)) console.error(`[ui-console] ${e.stack ?? e.message}`);
+  fail(e);
 } finally {
-  clearTimeout(overall);
   await cs?.close();
   stopBrokers(home);
   if (!args.keep) rmSync(home, { recursive: true, force: true });
 }
-say(failed ? 'FAILED' : 'all steps passed');
-process.exit(failed ? 1 : 0);
+exit();

@@ -10,35 +10,22 @@
 //   node test/vscode/ui-registry.mjs [--out <dir>] [--keep] [--verbose] [--timeout <s>]
 // Exit code: 0 all steps passed, 1 a step failed, 124 timeout.
 import { spawn } from 'node:child_process';
-import {
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readdirSync,
-  readFileSync,
-  rmSync,
-  symlinkSync,
-  writeFileSync,
-} from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { parseArgs } from 'node:util';
 import { REPO_ROOT, ensureTools, launchCodeServer, prepareTestWorkspace } from './codeServer.mjs';
+import { stopBrokers, uiScript } from './uiScript.mjs';
 
-const { values: args } = parseArgs({
-  options: {
-    out: { type: 'string', default: join(REPO_ROOT, 'docs', 'screenshots') },
-    keep: { type: 'boolean', default: false },
-    verbose: { type: 'boolean', default: false },
-    timeout: { type: 'string', default: '300' },
+let cs;
+let registry;
+const { args, say, shot, step, fail, exit } = uiScript('ui-registry', {
+  page: () => cs?.page,
+  onTimeout: async () => {
+    await cs?.close();
+    registry?.kill();
   },
 });
-
-const T0 = Date.now();
-const say = (m) => console.log(`[ui-registry +${((Date.now() - T0) / 1000).toFixed(1).padStart(5)}s] ${m}`);
-const outDir = resolve(args.out);
-mkdirSync(outDir, { recursive: true });
 const home = mkdtempSync(join(tmpdir(), 'switchboard-ui-registry-home-'));
 const { folder, tempRoot } = prepareTestWorkspace();
 const regDir = join(folder, 'mcp-servers.d');
@@ -56,51 +43,6 @@ if (existsSync(echoYaml))
     ),
   );
 ensureTools({ log: null });
-
-let cs;
-let registry;
-let failed = false;
-const overall = setTimeout(
-  async () => {
-    console.error(`[ui-registry] TIMEOUT after ${args.timeout} s`);
-    await cs?.page.screenshot({ path: join(outDir, 'failed-ui-registry-timeout.png') }).catch(() => {});
-    await cs?.close();
-    registry?.kill();
-    process.exit(124);
-  },
-  Number(args.timeout) * 1000,
-);
-
-async function shot(name) {
-  const file = join(outDir, `${name}.png`);
-  await cs.page.screenshot({ path: file });
-  say(`screenshot ${file}`);
-}
-
-async function step(title, fn) {
-  const t = Date.now();
-  try {
-    await fn();
-    say(`ok   ${title} (${Date.now() - t} ms)`);
-  } catch (e) {
-    failed = true;
-    say(`FAIL ${title}: ${e.message.split('\n')[0]}`);
-    await shot(`failed-${title.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}`).catch(() => {});
-    throw e;
-  }
-}
-
-function stopBrokers(dir) {
-  const brokers = join(dir, 'brokers');
-  if (!existsSync(brokers)) return;
-  for (const f of readdirSync(brokers).filter((n) => n.endsWith('.json'))) {
-    try {
-      process.kill(JSON.parse(readFileSync(join(brokers, f), 'utf8')).pid, 'SIGTERM');
-    } catch {
-      /* gone */
-    }
-  }
-}
 
 /** The YAML files of the workspace's registry that run the time server's npm package. */
 const timeYamls = () =>
@@ -244,10 +186,8 @@ try {
     await quickInput.waitFor({ state: 'hidden', timeout: 10_000 });
   });
 } catch (e) {
-  failed = true;
-  if (!/FAIL/.test(e.message)) console.error(`[ui-registry] ${e.stack ?? e.message}`);
+  fail(e);
 } finally {
-  clearTimeout(overall);
   await cs?.close();
   registry?.kill();
   stopBrokers(home);
@@ -256,5 +196,4 @@ try {
     rmSync(tempRoot, { recursive: true, force: true });
   }
 }
-say(failed ? 'FAILED' : 'all steps passed');
-process.exit(failed ? 1 : 0);
+exit();

@@ -13,26 +13,18 @@
 //
 // Needs `npm run build` and the tools (`npm run vscode:tools`). Exit code 0 when every step passed.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
-import { parseArgs } from 'node:util';
 import { CODE_SERVER_ENTRY, NODE24, REPO_ROOT, ensureTools, launchCodeServer } from './codeServer.mjs';
+import { SAMPLE_SETTINGS, stopBrokers, uiScript } from './uiScript.mjs';
 
-const { values: args } = parseArgs({
-  options: {
-    out: { type: 'string', default: join(REPO_ROOT, 'docs', 'screenshots') },
-    keep: { type: 'boolean', default: false },
-    verbose: { type: 'boolean', default: false },
-    timeout: { type: 'string', default: '300' },
-    vsix: { type: 'string' },
-  },
+let cs;
+const { args, say, shot, step, fail, exit } = uiScript('ui-smoke', {
+  options: { vsix: { type: 'string' } },
+  page: () => cs?.page,
+  onTimeout: async () => cs?.close(),
 });
-
-const T0 = Date.now();
-const say = (m) => console.log(`[ui-smoke +${((Date.now() - T0) / 1000).toFixed(1).padStart(5)}s] ${m}`);
-const outDir = resolve(args.out);
-mkdirSync(outDir, { recursive: true });
 const home = mkdtempSync(join(tmpdir(), 'switchboard-ui-home-'));
 // Its own per-user state: a broker left by the trusted session must not be reused in Restricted Mode.
 const homeUntrusted = mkdtempSync(join(tmpdir(), 'switchboard-ui-home-untrusted-'));
@@ -78,38 +70,6 @@ function processesMentioning(needle) {
   return out;
 }
 
-let cs;
-let failed = false;
-const overall = setTimeout(
-  async () => {
-    console.error(`[ui-smoke] TIMEOUT after ${args.timeout} s`);
-    await shot('timeout').catch(() => {});
-    await cs?.close();
-    process.exit(124);
-  },
-  Number(args.timeout) * 1000,
-);
-
-async function shot(name) {
-  const file = join(outDir, `${name}.png`);
-  await cs.page.screenshot({ path: file });
-  say(`screenshot ${file}`);
-  return file;
-}
-
-async function step(title, fn) {
-  const t = Date.now();
-  try {
-    await fn();
-    say(`ok   ${title} (${Date.now() - t} ms)`);
-  } catch (e) {
-    failed = true;
-    say(`FAIL ${title}: ${e.message.split('\n')[0]}`);
-    await shot(`failed-${title.replace(/[^a-z0-9]+/gi, '-').toLowerCase()}`).catch(() => {});
-    throw e;
-  }
-}
-
 /** Runs a command through the Command Palette, as a person would. */
 async function palette(page, text) {
   await page.keyboard.press('F1');
@@ -128,13 +88,7 @@ function launch({ trusted, home, folder = REPO_ROOT, settings }) {
     extraArgs: extensionsDir ? ['--extensions-dir', extensionsDir] : [],
     // The sample marks echo/everything/files trusted: accepted as the operator would, so no modal covers the UI.
     extensionEnvironment: { SWITCHBOARD_HOME: home, SWITCHBOARD_ACCEPT_WORKSPACE_TRUST: '1' },
-    settings: settings ?? {
-      'switchboard.registryRoot': 'workspace',
-      'workbench.colorTheme': 'Default Dark Modern',
-      'files.exclude': { '**/node_modules': true, '**/.tools': true, '**/out': true, '**/dist': true },
-      'search.followSymlinks': false,
-      'files.watcherExclude': { '**/node_modules/**': true, '**/.tools/**': true, '**/out/**': true },
-    },
+    settings: settings ?? SAMPLE_SETTINGS,
     keepTemp: args.keep,
     killMatching: [home, emptyFolder, ...(extensionsDir ? [extensionsDir] : [])],
     abortCleanupDirs: args.keep ? [] : [home, homeUntrusted, homeEmpty, emptyFolder],
@@ -143,19 +97,6 @@ function launch({ trusted, home, folder = REPO_ROOT, settings }) {
         console.log(`[${level}] ${line.split('\n')[0]}`);
     },
   });
-}
-
-/** Stops the brokers started under `home` (they would otherwise idle out after 5 minutes). */
-function stopBrokers(dir) {
-  const brokers = join(dir, 'brokers');
-  if (!existsSync(brokers)) return;
-  for (const f of readdirSync(brokers).filter((n) => n.endsWith('.json'))) {
-    try {
-      process.kill(JSON.parse(readFileSync(join(brokers, f), 'utf8')).pid, 'SIGTERM');
-    } catch {
-      /* gone */
-    }
-  }
 }
 
 try {
@@ -410,10 +351,8 @@ try {
     },
   );
 } catch (e) {
-  failed = true;
-  if (!/FAIL/.test(e.message)) console.error(`[ui-smoke] ${e.stack ?? e.message}`);
+  fail(e);
 } finally {
-  clearTimeout(overall);
   await cs?.close();
   for (const h of [home, homeUntrusted, homeEmpty]) stopBrokers(h);
   if (!args.keep) {
@@ -421,5 +360,4 @@ try {
     if (extensionsDir) rmSync(extensionsDir, { recursive: true, force: true });
   }
 }
-say(failed ? 'FAILED' : 'all steps passed');
-process.exit(failed ? 1 : 0);
+exit();

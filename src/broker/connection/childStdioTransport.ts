@@ -30,8 +30,11 @@ const MAX_STDOUT_LINE = 32 * 1024 * 1024;
  * 32 bits, for servers that keep request ids in an int.
  */
 const DIRECT_ID_BASE = 1_000_000_000;
-/** Results larger than this are forwarded as the upstream's own text instead of re-serialized. */
-const RAW_RESULT_MIN = 8 * 1024;
+/**
+ * Lines shorter than this cannot be a response with a result (`{"result":{},"jsonrpc":"2.0","id":N}`
+ * is longer): they are parsed without looking for one.
+ */
+const RAW_RESULT_MIN = 34;
 
 interface DirectCall {
   resolve(result: JsonObject): void;
@@ -63,6 +66,8 @@ export class ChildStdioTransport implements Transport {
   private overflowed = false;
   private readonly calls = new Map<number, DirectCall>();
   private nextId = DIRECT_ID_BASE;
+  /** Whether stdin is corked until the end of this turn of the event loop (writeBatched). */
+  private corked = false;
 
   /** Where this launch's lines begin in the server's log, so a start error quotes only its own output. */
   readonly launchMark: number;
@@ -232,8 +237,26 @@ export class ChildStdioTransport implements Transport {
       }
       this.calls.set(id, call);
       // A full pipe queues the write in the stream; the answer still finds its call by id.
-      stdin.write(JSON.stringify({ jsonrpc: '2.0', id, method, params: sent }) + '\n');
+      this.writeBatched(stdin, JSON.stringify({ jsonrpc: '2.0', id, method, params: sent }) + '\n');
     });
+  }
+
+  /**
+   * Writes a forwarded call's line with the others of the same turn of the event loop: stdin is
+   * corked until the loop's check phase, so calls that arrived on several connections together
+   * reach the server in one system call (and wake it once). A lone call waits only for the end of
+   * the I/O callbacks it arrived with. Lines keep their order with the SDK's own writes (one stream).
+   */
+  private writeBatched(stdin: NonNullable<ChildProcess['stdin']>, line: string): void {
+    if (!this.corked) {
+      this.corked = true;
+      stdin.cork();
+      setImmediate(() => {
+        this.corked = false;
+        stdin.uncork();
+      });
+    }
+    stdin.write(line);
   }
 
   /**
@@ -263,7 +286,10 @@ export class ChildStdioTransport implements Transport {
     );
   }
 
-  /** A large answer to a call that only forwards its result: passed on as bytes, never decoded. */
+  /**
+   * An answer to a call that only forwards its result, of any size: passed on as bytes, never
+   * decoded, parsed or serialized again (a small echo result costs a parse and a stringify otherwise).
+   */
   private forwardRaw(bytes: Buffer): boolean {
     if (bytes.length < RAW_RESULT_MIN || this.calls.size === 0) return false;
     const split = splitResponseLine(bytes, (id) => this.calls.get(id)?.forward === true);

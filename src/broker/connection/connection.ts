@@ -65,7 +65,7 @@ export interface CallOptions {
   timeoutMs: number;
   onprogress?: (progress: { progress: number; total?: number; message?: string }) => void;
   /**
-   * The result is only forwarded, never read: a large one may come back as a placeholder that
+   * The result is only forwarded, never read: it may come back as a placeholder that
    * stands for the upstream's bytes (see rawJson.ts).
    */
   forward?: boolean;

@@ -122,7 +122,7 @@ export class Broker extends EventEmitter<BrokerEventMap> implements ControlledBr
       toolsChanged: (sessionId) => this.endpoint.toolListChanged(sessionId),
       toolsListed: () => this.firstListServed(),
       facadeToolScope,
-      guard: (call, audit, signal, run) => this.guardrails.around(call, audit, signal, run),
+      guard: (call, audit, signal) => this.guardrails.admit(call, audit, signal),
     });
     this.endpoint = new Endpoint({
       port: opts.port,

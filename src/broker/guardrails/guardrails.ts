@@ -12,6 +12,9 @@ import { globsMatch, RuleSet, type GuardedCall } from './ruleSet';
 export type { GuardedCall } from './ruleSet';
 export type { EditorAsker } from './askOperator';
 
+/** Ends an admitted call's slot in the limits; calling it again does nothing. */
+export type Release = () => void;
+
 /** One policy as the operator sees it: where it stands and what they would approve. */
 export interface PolicyStatus {
   name: string;
@@ -73,47 +76,48 @@ export class Guardrails extends EventEmitter<GuardrailEvents> {
   }
 
   /**
-   * Runs `run` if the rules and limits let the call through, else throws the refusal the agent sees
-   * (-32003 for a rule, -32006 with retryAfterSeconds for a limit). `audit` gains the deciding rule.
+   * Admits a call or throws the refusal the agent sees (-32003 for a rule, -32006 with
+   * retryAfterSeconds for a limit); `audit` gains the deciding rule. Admitted: what ends its slot in
+   * the limits, undefined when nothing is in force (no promise unless the operator is asked).
    */
-  async around<T>(call: GuardedCall, audit: JsonObject, signal: AbortSignal, run: () => Promise<T>): Promise<T> {
-    if (this.rules.size === 0 && this.rates.size === 0) return run();
+  admit(call: GuardedCall, audit: JsonObject, signal: AbortSignal): Release | Promise<Release> | undefined {
+    if (this.rules.size === 0 && this.rates.size === 0) return undefined;
     const decision = this.rules.decide(call);
-    if (decision) {
-      const { policy, rule } = decision;
-      audit.rule = `${policy}/${rule.name}`;
-      audit.ruleAction = rule.action;
-      const data = { policy, rule: rule.name };
-      const refusal = (why: string) =>
-        new McpFailure(ErrorCodes.Forbidden, rule.message ? `${rule.message} (${why})` : why, data);
-      if (rule.action === 'deny') {
-        const why = decision.conditionError
+    if (!decision) return this.limit(call, audit);
+    const { policy, rule } = decision;
+    audit.rule = `${policy}/${rule.name}`;
+    audit.ruleAction = rule.action;
+    const refusal = (why: string) =>
+      new McpFailure(ErrorCodes.Forbidden, rule.message ? `${rule.message} (${why})` : why, {
+        policy,
+        rule: rule.name,
+      });
+    if (rule.action === 'deny') {
+      throw refusal(
+        decision.conditionError
           ? `rule '${rule.name}' of policy '${policy}' refuses calls its condition cannot judge: ${decision.conditionError}`
-          : `refused by rule '${rule.name}' of policy '${policy}'`;
-        throw refusal(why);
-      }
-      if (rule.action === 'ask') {
-        const answer = await askOperator(this.editor(), call, policy, rule, signal);
-        audit.operatorAnswer = answer;
-        if (answer !== 'accept') {
-          const why =
-            answer === 'no-editor'
-              ? `rule '${rule.name}' of policy '${policy}' needs the operator to confirm this call, and no VS Code window is connected`
-              : `the operator declined this call (rule '${rule.name}' of policy '${policy}')`;
-          throw refusal(why);
-        }
-      }
+          : `refused by rule '${rule.name}' of policy '${policy}'`,
+      );
     }
+    if (rule.action === 'allow') return this.limit(call, audit);
+    return askOperator(this.editor(), call, policy, rule, signal).then((answer) => {
+      audit.operatorAnswer = answer;
+      if (answer === 'accept') return this.limit(call, audit);
+      throw refusal(
+        answer === 'no-editor'
+          ? `rule '${rule.name}' of policy '${policy}' needs the operator to confirm this call, and no VS Code window is connected`
+          : `the operator declined this call (rule '${rule.name}' of policy '${policy}')`,
+      );
+    });
+  }
+
+  private limit(call: GuardedCall, audit: JsonObject): Release {
     const admitted = this.rates.admit(call);
     if ('refused' in admitted) {
       audit.rateLimited = `${admitted.refused.policy}/${admitted.refused.limit}`;
       throw rateRefusal(admitted.refused);
     }
-    try {
-      return await run();
-    } finally {
-      admitted.release();
-    }
+    return admitted.release;
   }
 
   /** Every policy written or in force, and where it stands. */

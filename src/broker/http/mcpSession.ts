@@ -43,7 +43,9 @@ const CAPABILITIES = {
  * checked here for what the broker needs; results pass as they came.
  */
 function directHandler(router: Router, ctx: SessionContext): DirectHandler {
-  return async (request, extra) => {
+  // Not async: the router's promise is handed on as it is (an async wrapper costs the call extra
+  // microtask turns); what throws here is turned into a rejection by the transport (runDirect).
+  return (request, extra) => {
     const params = (request.params ?? {}) as JsonObject;
     switch (request.method) {
       case 'tools/call': {
@@ -134,9 +136,9 @@ export function createMcpSession(ctx: SessionContext, router: Router, version: s
   });
   // Methods nobody handles: the direct path answers them MethodNotFound, with a readable message.
   server.fallbackRequestHandler = async (request) =>
-    direct(request as { method: string; params?: JsonObject }, {
+    (await direct(request as { method: string; params?: JsonObject }, {
       signal: new AbortController().signal,
       sendProgress: () => undefined,
-    }) as never;
+    })) as never;
   return session;
 }

@@ -107,6 +107,7 @@ export class SessionTransport implements Transport {
 
   /** Delivers one POST's messages; the response is written once every request in it is answered. */
   deliver(messages: JSONRPCMessage[], res: http.ServerResponse, headers: Record<string, string>): void {
+    if (messages.length === 1 && this.deliverDirect(messages[0], res, headers)) return;
     const requestIds = messages.filter((m) => 'method' in m && 'id' in m).map((m) => idKey((m as { id: Id }).id));
     // An id still waiting for its answer (or twice in one batch) would be answered once, to one
     // POST, and leave the other waiting forever: refuse the reuse instead.
@@ -121,13 +122,7 @@ export class SessionTransport implements Transport {
     } else {
       const post: PendingPost = { res, waiting: new Set(requestIds), responses: [], streaming: false, headers };
       for (const key of requestIds) this.pending.set(key, post);
-      res.on('close', () => {
-        for (const key of post.waiting) {
-          if (this.pending.get(key) === post) this.pending.delete(key);
-          // Nobody is left to read the answer: stop the work (the upstream gets a cancellation).
-          this.inFlight.get(key)?.abort(new Error('the client closed the connection'));
-        }
-      });
+      res.on('close', () => this.postClosed(post));
     }
     for (const message of messages) {
       if (this.direct && 'method' in message && 'id' in message && DIRECT_METHODS.has(message.method)) {
@@ -147,6 +142,35 @@ export class SessionTransport implements Transport {
         const error = { code: -32800, message: 'Request cancelled by the client' };
         void this.send({ jsonrpc: '2.0', id, error } as JSONRPCMessage);
       }
+    }
+  }
+
+  /**
+   * The common POST, one request on the direct path (a tools/call): what deliver() does for it,
+   * without the batch's bookkeeping. False for anything else, which deliver() handles.
+   */
+  private deliverDirect(message: JSONRPCMessage, res: http.ServerResponse, headers: Record<string, string>): boolean {
+    if (!this.direct || !('method' in message) || !('id' in message) || !DIRECT_METHODS.has(message.method)) {
+      return false;
+    }
+    const key = idKey(message.id);
+    if (this.pending.has(key)) {
+      writeJsonRpcError(res, 400, ErrorCodes.InvalidRequest, ID_REUSED, null, headers);
+      return true;
+    }
+    const post: PendingPost = { res, waiting: new Set([key]), responses: [], streaming: false, headers };
+    this.pending.set(key, post);
+    res.on('close', () => this.postClosed(post));
+    this.runDirect(message as DirectRequest);
+    return true;
+  }
+
+  /** A POST's connection closed: its requests still waiting are no longer anyone's to answer. */
+  private postClosed(post: PendingPost): void {
+    for (const key of post.waiting) {
+      if (this.pending.get(key) === post) this.pending.delete(key);
+      // Nobody is left to read the answer: stop the work (the upstream gets a cancellation).
+      this.inFlight.get(key)?.abort(new Error('the client closed the connection'));
     }
   }
 

@@ -72,6 +72,9 @@ export function serialize(message: JSONRPCMessage): string | Buffer {
   return Buffer.concat(parts.map((p) => (typeof p === 'string' ? Buffer.from(p) : p)));
 }
 
+/** Below this many bytes, an answer's pieces are joined into one string (copying them costs less than writing them apart). */
+const ONE_STRING_MAX = 16 * 1024;
+
 /** Answers with one JSON-RPC message as a JSON body, its pieces written together (one writev). */
 export function endWithMessage(
   res: http.ServerResponse,
@@ -79,8 +82,15 @@ export function endWithMessage(
   status = 200,
   headers: http.OutgoingHttpHeaders = {},
 ): void {
-  const parts = serializedParts(message);
-  const length = parts.reduce((n, p) => n + Buffer.byteLength(p), 0);
+  let parts = serializedParts(message);
+  let length = 0;
+  for (const p of parts) length += typeof p === 'string' ? Buffer.byteLength(p) : p.length;
+  if (parts.length > 1 && length < ONE_STRING_MAX) {
+    // A small result (an echo's): one string, which Node writes together with the head.
+    const text = parts.map((p) => (typeof p === 'string' ? p : p.toString('utf8'))).join('');
+    parts = [text];
+    length = Buffer.byteLength(text);
+  }
   res.writeHead(status, { ...headers, 'content-type': 'application/json', 'content-length': String(length) });
   if (parts.length === 1) {
     res.end(parts[0]);

@@ -61,7 +61,29 @@ function* linesFromEnd(file: string): Generator<string> {
   }
 }
 
+/**
+ * `new Date().toISOString()` for the time now, at a fraction of its cost: the text up to the minute
+ * is made once a minute, the seconds and milliseconds are appended (every forwarded call asks).
+ */
+export class IsoClock {
+  private minuteStart = 0;
+  private minuteText = '';
+
+  now(ms = Date.now()): string {
+    const offset = ms - this.minuteStart;
+    if (offset < 0 || offset >= 60_000) {
+      this.minuteStart = ms - (ms % 60_000);
+      this.minuteText = new Date(this.minuteStart).toISOString().slice(0, 17); // YYYY-MM-DDTHH:MM:
+      return this.now(ms);
+    }
+    const seconds = Math.floor(offset / 1000);
+    const millis = offset % 1000;
+    return `${this.minuteText}${seconds < 10 ? '0' : ''}${seconds}.${millis < 10 ? '00' : millis < 100 ? '0' : ''}${millis}Z`;
+  }
+}
+
 export class AuditLog {
+  private readonly clock = new IsoClock();
   private fd?: number;
   private size = 0;
   private pending: string[] = [];
@@ -76,7 +98,7 @@ export class AuditLog {
   write(entry: Record<string, unknown>): void {
     // `at` first, without copying the entry: this runs on every forwarded call.
     const fields = JSON.stringify(entry);
-    this.pending.push(`{"at":"${new Date().toISOString()}"${fields.length > 2 ? `,${fields.slice(1)}` : '}'}`);
+    this.pending.push(`{"at":"${this.clock.now()}"${fields.length > 2 ? `,${fields.slice(1)}` : '}'}`);
     if (!this.scheduled) {
       this.scheduled = true;
       // One write per 50 ms at most, not one per call; close() flushes, so only a SIGKILL can

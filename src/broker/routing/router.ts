@@ -38,26 +38,28 @@ export interface RouterDeps {
   /** The scope a facade tool (`switchboard__…`) needs; undefined for any other name. */
   facadeToolScope(name: string): ToolScope | undefined;
   /**
-   * The guardrails (src/broker/guardrails/): runs the call if the rules and limits let it through,
-   * else throws the refusal; notes the deciding rule in the audit entry.
+   * The guardrails (src/broker/guardrails/): throws the refusal the agent sees when a rule or limit of
+   * policies.d/ refuses the call, notes the deciding rule in the audit entry; else what ends the
+   * call's slot (undefined: nothing in force, nothing to end; a promise only while the operator is asked).
    */
-  guard?<T>(call: GuardedCall, audit: JsonObject, signal: AbortSignal, run: () => Promise<T>): Promise<T>;
+  guard?(call: GuardedCall, audit: JsonObject, signal: AbortSignal): GuardRelease | Promise<GuardRelease> | undefined;
 }
 
-/** A tool call as the guardrails judge it. */
+/** A tool call as the guardrails judge it: who calls which tool of which server, with what. */
 export interface GuardedCall {
   client: string;
   server: string;
+  /** The tool's own name on its server. */
   tool: string;
   args: JsonObject;
 }
 
+/** Ends an admitted call's slot in the guardrail limits (calls at once); calling it again does nothing. */
+export type GuardRelease = () => void;
+
 /** The facade tools the router answers or follows up itself, by their own names. */
 const FIND_TOOLS = 'find_tools';
 const CALL_TOOL = 'call_tool';
-
-/** What goes into the audit log for a routed request; undefined: not audited. */
-type AuditEntry = JsonObject | undefined;
 
 export class BrokerRouter implements Router {
   private readonly scopes = new WeakMap<SessionContext, SessionScope>();
@@ -125,7 +127,7 @@ export class BrokerRouter implements Router {
     task?: JsonObject,
   ): Promise<JsonObject> {
     const scope = this.scopeOf(ctx);
-    const route = this.resolve(() => scope.resolveTool(name)) ?? this.refuseUnlisted(ctx, scope, name);
+    const route = this.resolveTool(scope, name) ?? this.refuseUnlisted(ctx, scope, name);
     const server = this.target(route.server);
     if (server.kind === 'control' && route.name === CALL_TOOL) return this.callThrough(ctx, args, meta, extra);
     const entry: JsonObject =
@@ -133,43 +135,75 @@ export class BrokerRouter implements Router {
         ? { event: 'facade', tool: route.exposed }
         : { event: 'call', server: route.server, tool: route.name };
     if (task) entry.task = true;
-    const dispatch = async (): Promise<JsonObject> => {
-      const target = await this.started(server);
+    // The per-call path: every agent pays it on every call, so it is kept to plain checks and one
+    // await of the upstream (docs/performance.md). A per-call hook (telemetry, guardrails) is one
+    // call into its own folder here, around `server.callTool`, next to the audit record.
+    const started = performance.now();
+    let release: GuardRelease | undefined;
+    try {
+      if (!this.deps.access.allowsTool(ctx.identity, route.server, route.exposed)) {
+        const who = ctx.identity.client;
+        throw new McpFailure(ErrorCodes.Forbidden, `Tool '${name}' is not in client '${who}''s tool profile.`);
+      }
+      // The guardrails (policies.d/): the deciding rule, then the limits; before a lazy server starts.
+      const guard = this.deps.guard?.(
+        { client: ctx.identity.client, server: route.server, tool: route.name, args },
+        entry,
+        extra.signal,
+      );
+      release = guard instanceof Promise ? await guard : guard;
+      const starting = server.ensureStarted?.();
+      if (starting) await starting;
       // The name was resolved against the last catalog build; a lazy start (or a list_changed) may
       // have brought a list since whose tool is held back: judged again now, before the call goes on.
       if (server.kind === 'upstream') {
         this.deps.settleCatalog();
         if (this.deps.catalog.holds(server, route.name)) throw toolQuarantined(route.server, route.name);
       }
+      let result: JsonObject;
       if (!task) {
-        const result = await target.callTool(route.name, args, meta, this.call(ctx, extra));
+        result = await server.callTool(route.name, args, meta, this.call(ctx, extra));
         if (server.kind === 'control' && route.name === FIND_TOOLS) this.addFound(ctx, scope, result);
-        return result;
+      } else {
+        result = await this.callAsTask(ctx, server, route, name, args, meta, extra, task, entry);
       }
-      if (!server.toolTasks) {
-        // A 2026-07-28 server's tasks are the io.modelcontextprotocol/tasks extension, another shape.
-        const why =
-          server.protocol === '2026-07-28'
-            ? 'speaks 2026-07-28, where tasks are the io.modelcontextprotocol/tasks extension, which the broker ' +
-              'does not translate into 2025-11-25 tasks'
-            : 'does not support task-augmented tool calls';
-        throw new McpFailure(
-          ErrorCodes.MethodNotFound,
-          `Tool '${name}' cannot run as a task: server '${route.server}' ${why}. Call it without "task".`,
-        );
-      }
-      const result = await target.callTool(route.name, args, meta, { ...this.call(ctx, extra), task });
-      return this.tasks.created(this.taskCaller(ctx), server, route.name, result, entry);
-    };
-    return this.forward(ctx, entry, async () => {
-      if (!this.deps.access.allowsTool(ctx.identity, route.server, route.exposed)) {
-        const who = ctx.identity.client;
-        throw new McpFailure(ErrorCodes.Forbidden, `Tool '${name}' is not in client '${who}''s tool profile.`);
-      }
-      // The guardrails (policies.d/) decide after the profile, before a lazy server is started for the call.
-      const call = { client: ctx.identity.client, server: route.server, tool: route.name, args };
-      return this.deps.guard ? this.deps.guard(call, entry, extra.signal, dispatch) : dispatch();
-    });
+      release?.();
+      // A tool that answered with an error result ran, but did not do what was asked: say so.
+      this.record(ctx, result.isError === true ? { ...entry, isError: true } : entry, started);
+      return result;
+    } catch (err) {
+      release?.();
+      this.record(ctx, entry, started, err);
+      throw err;
+    }
+  }
+
+  /** A task-augmented tools/call (2025-11-25 tasks): answered with a CreateTaskResult. */
+  private async callAsTask(
+    ctx: SessionContext,
+    server: ServedServer,
+    route: Route,
+    name: string,
+    args: JsonObject,
+    meta: JsonObject | undefined,
+    extra: RequestExtra,
+    task: JsonObject,
+    entry: JsonObject,
+  ): Promise<JsonObject> {
+    if (!server.toolTasks) {
+      // A 2026-07-28 server's tasks are the io.modelcontextprotocol/tasks extension, another shape.
+      const why =
+        server.protocol === '2026-07-28'
+          ? 'speaks 2026-07-28, where tasks are the io.modelcontextprotocol/tasks extension, which the broker ' +
+            'does not translate into 2025-11-25 tasks'
+          : 'does not support task-augmented tool calls';
+      throw new McpFailure(
+        ErrorCodes.MethodNotFound,
+        `Tool '${name}' cannot run as a task: server '${route.server}' ${why}. Call it without "task".`,
+      );
+    }
+    const result = await server.callTool(route.name, args, meta, { ...this.call(ctx, extra), task });
+    return this.tasks.created(this.taskCaller(ctx), server, route.name, result, entry);
   }
 
   taskRequest(ctx: SessionContext, method: string, params: JsonObject, extra: RequestExtra): Promise<JsonObject> {
@@ -224,9 +258,7 @@ export class BrokerRouter implements Router {
       this.scopeOf(ctx).resolvePrompt(name) ??
       this.fail(new McpFailure(ErrorCodes.InvalidParams, `Unknown prompt '${name}'.`));
     const server = this.target(route.server);
-    return this.forward(ctx, undefined, async () =>
-      (await this.started(server)).getPrompt(route.name, args, this.call(ctx, extra)),
-    );
+    return this.forward(server, (target) => target.getPrompt(route.name, args, this.call(ctx, extra)));
   }
 
   listResources(ctx: SessionContext): Resource[] {
@@ -241,9 +273,7 @@ export class BrokerRouter implements Router {
 
   async readResource(ctx: SessionContext, uri: string, extra: RequestExtra): Promise<JsonObject> {
     const server = this.target(this.resourceOwner(ctx, uri));
-    return this.forward(ctx, undefined, async () =>
-      (await this.started(server)).readResource(uri, this.call(ctx, extra)),
-    );
+    return this.forward(server, (target) => target.readResource(uri, this.call(ctx, extra)));
   }
 
   async subscribe(ctx: SessionContext, uri: string): Promise<void> {
@@ -270,7 +300,7 @@ export class BrokerRouter implements Router {
     }
     const server = owner === undefined ? undefined : this.deps.servedServer(owner);
     if (!server) return noCompletions();
-    return this.forward(ctx, undefined, () => server.complete(forwarded, this.call(ctx, extra)));
+    return server.complete(forwarded, this.call(ctx, extra));
   }
 
   /** The session's scope, resolved on its first request and kept for its lifetime. */
@@ -286,12 +316,12 @@ export class BrokerRouter implements Router {
     return scope;
   }
 
-  /** Resolves a name, once more after a pending catalog rebuild if it misses. */
-  private resolve(lookup: () => Route | undefined): Route | undefined {
-    const route = lookup();
+  /** Resolves a tool name, once more after a pending catalog rebuild if it misses. */
+  private resolveTool(scope: SessionScope, name: string): Route | undefined {
+    const route = scope.resolveTool(name);
     if (route) return route;
     this.deps.settleCatalog();
-    return lookup();
+    return scope.resolveTool(name);
   }
 
   /** Refuses a call of a name that does not resolve; a quarantined tool's refusal is audited (a typo's is not). */
@@ -349,22 +379,13 @@ export class BrokerRouter implements Router {
   }
 
   /**
-   * The one way a routed request reaches a served server. Tool calls are audited (who, what, how
-   * long, outcome; never arguments); reads and completions are not: the console re-reads the state
-   * resource on every change and completions come per keystroke.
+   * How a prompt, resource read or completion reaches a served server (started first if lazy).
+   * These are not audited: the console re-reads the state resource on every change and completions
+   * come per keystroke. Tool calls are audited (who, what, how long, outcome; never arguments) in
+   * callTool, the per-call path.
    */
-  private async forward(ctx: SessionContext, audit: AuditEntry, run: () => Promise<JsonObject>): Promise<JsonObject> {
-    if (!audit) return run();
-    const started = performance.now();
-    try {
-      const result = await run();
-      // A tool that answered with an error result ran, but did not do what was asked: say so.
-      this.record(ctx, result.isError === true ? { ...audit, isError: true } : audit, started);
-      return result;
-    } catch (err) {
-      this.record(ctx, audit, started, err);
-      throw err;
-    }
+  private async forward(server: ServedServer, run: (target: ServedServer) => Promise<JsonObject>): Promise<JsonObject> {
+    return run(await this.started(server));
   }
 
   private record(ctx: SessionContext, entry: JsonObject, started: number, error?: unknown): void {

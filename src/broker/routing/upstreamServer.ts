@@ -21,10 +21,11 @@ function forwardMeta(meta: JsonObject | undefined): JsonObject | undefined {
   return Object.keys(rest).length ? rest : undefined;
 }
 
-function progressOptions(extra: RequestExtra): Omit<CallOptions, 'timeoutMs'> {
+function progressOptions(extra: RequestExtra, forward?: boolean): Omit<CallOptions, 'timeoutMs'> {
   const onprogress = extra.progressToken === undefined ? undefined : extra.sendProgress;
   // The caller: requests the upstream sends while handling this may be for it (serverRequestDispatch.ts).
-  return { signal: extra.signal, onprogress, caller: extra.caller, log: extra.log, passThrough: extra.passThrough };
+  const { signal, caller, log, passThrough } = extra;
+  return { signal, onprogress, caller, log, passThrough, forward };
 }
 
 /** A supervised upstream as the router sees it: requests forwarded over its MCP connection. */
@@ -98,7 +99,7 @@ export class UpstreamServer implements ServedServer {
     if (fwd) params._meta = fwd;
     if (call.task) params.task = call.task;
     // A CreateTaskResult is read (its task id is mapped), so it must not come back as raw bytes.
-    return this.upstream.request('tools/call', params, { ...progressOptions(call.extra), forward: !call.task });
+    return this.upstream.request('tools/call', params, progressOptions(call.extra, !call.task));
   }
 
   taskRequest(method: string, params: JsonObject, call: ServedCall): Promise<JsonObject> {
@@ -120,7 +121,7 @@ export class UpstreamServer implements ServedServer {
   }
 
   readResource(uri: string, call: ServedCall): Promise<JsonObject> {
-    return this.upstream.request('resources/read', { uri }, { ...progressOptions(call.extra), forward: true });
+    return this.upstream.request('resources/read', { uri }, progressOptions(call.extra, true));
   }
 
   async subscribe(uri: string): Promise<void> {

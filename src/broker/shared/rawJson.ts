@@ -14,13 +14,39 @@ export function rememberedJson(value: unknown): string | Buffer | undefined {
 }
 
 /**
- * A result known only by its bytes: an empty object standing for them. Only for results the
- * broker forwards without reading (tool results, resource contents).
+ * A result known only by its bytes: an object standing for them, empty but for `isError` when the
+ * result says it (the audit log records it). Only for results the broker forwards without reading
+ * (tool results, resource contents).
  */
 export function rawResult(bytes: Buffer): Record<string, unknown> {
-  const placeholder = {};
+  const placeholder: Record<string, unknown> = {};
+  if (rawIsError(bytes)) placeholder.isError = true;
   known.set(placeholder, bytes);
   return placeholder;
+}
+
+const IS_ERROR_KEY = Buffer.from('"isError"');
+const IS_ERROR_LAST = Buffer.from(',"isError":true}');
+const IS_NOT_ERROR_LAST = Buffer.from(',"isError":false}');
+
+/**
+ * Whether a result object's own `isError` is true, read from its bytes. Without the key anywhere
+ * (a quote inside a JSON string is escaped, so `"isError"` cannot appear in a text) it is false;
+ * the SDKs write it as the last key, read at the end; anywhere else the bytes are parsed.
+ */
+export function rawIsError(bytes: Buffer): boolean {
+  if (bytes.indexOf(IS_ERROR_KEY) === -1) return false;
+  if (endsWith(bytes, IS_ERROR_LAST)) return true;
+  if (endsWith(bytes, IS_NOT_ERROR_LAST)) return false;
+  try {
+    return (JSON.parse(bytes.toString('utf8')) as { isError?: unknown } | null)?.isError === true;
+  } catch {
+    return false;
+  }
+}
+
+function endsWith(bytes: Buffer, tail: Buffer): boolean {
+  return bytes.length >= tail.length && bytes.compare(tail, 0, tail.length, bytes.length - tail.length) === 0;
 }
 
 const RESULT_PREFIX = Buffer.from('{"result":');

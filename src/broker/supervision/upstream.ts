@@ -558,20 +558,40 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   }
 
   /** Forwards a request to the running upstream; any failure becomes a clear MCP error. */
-  async request(method: string, params: JsonObject, opts: Omit<CallOptions, 'timeoutMs'>): Promise<JsonObject> {
+  request(method: string, params: JsonObject, opts: Omit<CallOptions, 'timeoutMs'>): Promise<JsonObject> {
     const client = this.client;
-    if (!client || this.state !== 'running') throw this.unavailable();
-    const lazy = this.lazy;
-    if (lazy) this.idleClock.begin();
+    if (!client || this.state !== 'running') return Promise.reject(this.unavailable());
+    const sent = { ...opts, timeoutMs: this.def.timeouts.callMs };
+    if (this.lazy) return this.lazyRequest(client, method, params, sent);
+    // The per-call path of an eager server: the connection's promise, failures explained.
+    let answer: Promise<JsonObject>;
+    try {
+      answer = client.request(method, params, sent);
+    } catch (err) {
+      return Promise.reject(this.explain(err, client));
+    }
+    return answer.catch((err: unknown) => {
+      throw this.explain(err, client);
+    });
+  }
+
+  /** A lazy server's request: its idle clock stops while the request runs. */
+  private async lazyRequest(
+    client: UpstreamConnection,
+    method: string,
+    params: JsonObject,
+    sent: CallOptions,
+  ): Promise<JsonObject> {
+    this.idleClock.begin();
     let ok = false;
     try {
-      const result = await client.request(method, params, { ...opts, timeoutMs: this.def.timeouts.callMs });
+      const result = await client.request(method, params, sent);
       ok = true;
       return result;
     } catch (err) {
       throw this.explain(err, client);
     } finally {
-      if (lazy) this.used(client, method, ok);
+      this.used(client, method, ok);
     }
   }
 

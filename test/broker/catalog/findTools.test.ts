@@ -17,6 +17,7 @@ import {
   waitFor,
   writeRegistry,
   type BrokerProcess,
+  auditEntries,
 } from '../../helpers/broker';
 
 type Json = Record<string, any>;
@@ -238,18 +239,11 @@ describe('tool search (find_tools, toolMode search, call_tool, tokens)', functio
     });
     assert.ok(!result.isError, textOf(result));
     assert.match(textOf(result), /5/);
-    const auditDir = broker.home;
-    const audit = await waitFor(() => {
-      const file = findFile(auditDir, 'audit.jsonl');
-      const lines = file
-        ? fs
-            .readFileSync(file, 'utf8')
-            .trim()
-            .split('\n')
-            .map((l) => JSON.parse(l) as Json)
-        : [];
-      return lines.find((e) => e.client === 'seeker' && e.server === 'everything' && e.tool === 'get-sum');
-    }, 'the audit entry of the call');
+    const audit = await waitFor(
+      () =>
+        auditEntries(broker.home, (e) => e.client === 'seeker' && e.server === 'everything' && e.tool === 'get-sum')[0],
+      'the audit entry of the call',
+    );
     assert.equal(audit.event, 'call');
     assert.equal(audit.outcome, 'ok');
   });
@@ -298,15 +292,3 @@ describe('tool search (find_tools, toolMode search, call_tool, tokens)', functio
     assert.deepEqual(client('seeker').pinnedTools, ['memory__read_graph']);
   });
 });
-
-function findFile(dir: string, name: string): string | undefined {
-  if (!fs.existsSync(dir)) return undefined;
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    const p = path.join(dir, entry.name);
-    if (entry.isDirectory()) {
-      const found = findFile(p, name);
-      if (found) return found;
-    } else if (entry.name === name) return p;
-  }
-  return undefined;
-}

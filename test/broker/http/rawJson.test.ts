@@ -1,7 +1,7 @@
 // The raw forwarding of large results: the text cut out of an upstream's line must be exactly the
 // result value, or nothing (then the result is serialized again), so nothing else can ride along.
 import assert from 'node:assert/strict';
-import { splitResponseLine } from '../../../src/broker/shared/rawJson';
+import { rawIsError, rawResult, rememberedJson, splitResponseLine } from '../../../src/broker/shared/rawJson';
 
 describe('raw result forwarding', () => {
   it('splits a response line into id and result bytes without decoding it', () => {
@@ -28,6 +28,29 @@ describe('raw result forwarding', () => {
       '{"result":{"a":"unterminated},"jsonrpc":"2.0","id":5}',
     ]) {
       assert.equal(splitResponseLine(Buffer.from(other)), undefined, other);
+    }
+  });
+
+  it("reads a result's own isError from its bytes, and only its own", () => {
+    const cases: [unknown, boolean][] = [
+      [{ content: [{ type: 'text', text: 'fine' }] }, false],
+      [{ content: [], isError: true }, true],
+      [{ content: [], isError: false }, false],
+      [{ isError: true, content: [] }, true],
+      [{ content: [], isError: true, _meta: { a: 1 } }, true],
+      // Not its own: nested, or inside a text (where the quotes are escaped).
+      [{ content: [], structuredContent: { isError: true } }, false],
+      [{ content: [{ type: 'text', text: '"isError":true' }] }, false],
+      [{ content: [{ type: 'text', text: ',"isError":true}' }] }, false],
+      [{ structuredContent: { isError: true }, isError: false }, false],
+      [{ content: [], structuredContent: { x: { isError: true } } }, false],
+    ];
+    for (const [result, expected] of cases) {
+      const bytes = Buffer.from(JSON.stringify(result));
+      assert.equal(rawIsError(bytes), expected, JSON.stringify(result));
+      const placeholder = rawResult(bytes);
+      assert.equal(placeholder.isError === true, expected, JSON.stringify(result));
+      assert.equal(rememberedJson(placeholder), bytes, 'the placeholder still stands for the bytes');
     }
   });
 });

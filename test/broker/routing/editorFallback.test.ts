@@ -25,6 +25,7 @@ import {
   facade,
   startHttpFixture,
   call,
+  auditEntries,
 } from '../../helpers/broker';
 
 type Json = Record<string, any>;
@@ -75,23 +76,6 @@ async function elicitingClient(url: string, token: string, name: string, delayMs
     new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
   );
   return client;
-}
-
-function auditEntries(broker: BrokerProcess): Json[] {
-  const found: Json[] = [];
-  const walk = (dir: string): void => {
-    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else if (entry.name.startsWith('audit')) {
-        for (const line of fs.readFileSync(full, 'utf8').split('\n')) {
-          if (line.includes('"server-request"')) found.push(JSON.parse(line));
-        }
-      }
-    }
-  };
-  walk(broker.home);
-  return found;
 }
 
 describe('the editor as fallback client', function () {
@@ -200,7 +184,10 @@ describe('the editor as fallback client', function () {
       assert.equal(JSON.parse(routed.text).content.answer, 'the editor answers for the editor');
       assert.equal(editor.asked.length, 1);
       const entries = await waitFor(
-        () => auditEntries(broker).filter((e) => e.server === 'toeditor' && e.outcome === 'ok'),
+        () =>
+          auditEntries(broker.home, (e) => e.event === 'server-request').filter(
+            (e) => e.server === 'toeditor' && e.outcome === 'ok',
+          ),
         'the audit entry of toeditor',
       );
       assert.equal(entries.at(-1)!.routedTo, 'editor');

@@ -3,7 +3,6 @@
 // server-everything from npm, real SDK clients with real handlers, through /mcp and /servers/<name>/mcp.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -26,6 +25,7 @@ import {
   startHttpFixture,
   everythingServer,
   call,
+  auditEntries,
 } from '../../helpers/broker';
 
 type Json = Record<string, any>;
@@ -72,24 +72,6 @@ async function capableClient(
     new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
   );
   return { client, seen };
-}
-
-/** The audit log's server-request entries (the audit file under the broker's per-user home). */
-function serverRequestAudit(broker: BrokerProcess): Json[] {
-  const found: Json[] = [];
-  const walk = (dir: string): void => {
-    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else if (entry.name.startsWith('audit')) {
-        for (const line of fs.readFileSync(full, 'utf8').split('\n')) {
-          if (line.includes('"server-request"')) found.push(JSON.parse(line));
-        }
-      }
-    }
-  };
-  walk(broker.home);
-  return found;
 }
 
 describe('server→client requests through the broker', function () {
@@ -282,7 +264,7 @@ describe('server→client requests through the broker', function () {
 
   it('every server→client request is audited (server, method, client, outcome, ms), never its content', async () => {
     const entries = await waitFor(() => {
-      const found = serverRequestAudit(broker);
+      const found = auditEntries(broker.home, (e) => e.event === 'server-request');
       return found.some((e) => e.outcome === 'error') && found.length >= 8 ? found : undefined;
     }, 'audit entries for server requests');
     const ok = entries.find((e) => e.server === 'asks' && e.method === 'sampling/createMessage' && e.outcome === 'ok');

@@ -4,7 +4,6 @@
 // upstream killed mid-task fails its tasks instead of leaving them hanging.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
@@ -26,6 +25,7 @@ import {
   facade,
   startHttpFixture,
   everythingServer,
+  auditEntries,
 } from '../../helpers/broker';
 
 type Json = Record<string, any>;
@@ -73,26 +73,6 @@ async function rejection(run: () => Promise<unknown>): Promise<McpError> {
     return err as McpError;
   }
   assert.fail('expected the request to fail');
-}
-
-/** Audit entries matching `keep` (the audit file under the broker's per-user home). */
-function auditEntries(broker: BrokerProcess, keep: (entry: Json) => boolean): Json[] {
-  const found: Json[] = [];
-  const walk = (dir: string): void => {
-    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-      const full = path.join(dir, entry.name);
-      if (entry.isDirectory()) walk(full);
-      else if (entry.name.startsWith('audit')) {
-        for (const line of fs.readFileSync(full, 'utf8').split('\n')) {
-          if (!line.trim()) continue;
-          const parsed = JSON.parse(line) as Json;
-          if (keep(parsed)) found.push(parsed);
-        }
-      }
-    }
-  };
-  walk(broker.home);
-  return found;
 }
 
 describe('tasks through the broker', function () {
@@ -289,13 +269,13 @@ describe('tasks through the broker', function () {
   });
 
   it('task creation and cancellation are audited: server, tool, client, namespaced task id, outcome', async () => {
-    const created = auditEntries(broker, (e) => e.event === 'call' && e.task === true && e.server === 'tasks');
+    const created = auditEntries(broker.home, (e) => e.event === 'call' && e.task === true && e.server === 'tasks');
     const slow = created.find((e) => e.tool === 'slow-task');
     assert.ok(slow, JSON.stringify(created));
     assert.equal(slow.client, 'operator');
     assert.equal(slow.outcome, 'ok');
     assert.match(slow.taskId, /^tasks__[0-9a-f]{32}$/);
-    const cancels = auditEntries(broker, (e) => e.event === 'task-cancel' && e.server === 'rtasks');
+    const cancels = auditEntries(broker.home, (e) => e.event === 'task-cancel' && e.server === 'rtasks');
     assert.ok(cancels.some((e) => e.outcome === 'ok' && /^rtasks__/.test(e.taskId)));
     assert.ok(
       cancels.some((e) => e.outcome === 'error'),
