@@ -2,6 +2,7 @@
 // the write scope: it waits for the operator), remove one, and the operator's approve and revoke.
 import type { PolicyDef } from '../../registry/schema';
 import type { RegistryWriter } from '../../registry/writer';
+import { validateName } from '../../registry/names';
 import type { PolicyStatus } from '../guardrails/guardrails';
 import { ErrorCodes, failureFrom, McpFailure } from '../shared/mcpTypes';
 import type { ControlledBroker } from './controlledBroker';
@@ -58,15 +59,23 @@ export class PolicyOperations {
   }
 
   approve(name: string, hash: string): PolicyStatus {
+    checkName(name);
     const status = this.broker.guardrails.approve(name, hash);
     this.broker.audit.write({ event: 'policy', policy: name, approved: hash });
     return status;
   }
 
   revoke(name: string): { revoked: boolean } {
+    checkName(name);
     const result = this.broker.guardrails.revoke(name);
     if (!result.revoked) throw new McpFailure(ErrorCodes.InvalidParams, `Policy '${name}' is not in force.`);
     this.broker.audit.write({ event: 'policy', policy: name, revoked: true });
     return result;
   }
+}
+
+/** A policy's name is a registry name: anything else names no policy, and is said so plainly. */
+function checkName(name: string): void {
+  const why = validateName(name);
+  if (why !== undefined) throw new McpFailure(ErrorCodes.InvalidParams, `Invalid policy name: ${why}.`);
 }

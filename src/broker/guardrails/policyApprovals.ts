@@ -96,7 +96,9 @@ export class PolicyApprovals {
   /** Takes a policy out of force (its file, if any, then waits for approval again). */
   revoke(name: string): boolean {
     const data = this.read();
-    const had = delete data.policies[this.prefix + name];
+    // `delete` is true for a key that was never there: ask first.
+    const had = Object.prototype.hasOwnProperty.call(data.policies, this.prefix + name);
+    delete data.policies[this.prefix + name];
     if (had) writePrivateFile(this.file, JSON.stringify(data, null, 2) + '\n');
     return had;
   }
