@@ -69,16 +69,27 @@ const SDK_ALLOWED = [
 export const BROKER_SUBSYSTEMS = {
   platform: [],
   shared: ['platform'],
+  telemetry: ['shared'],
   trust: ['shared', 'platform'],
   auth: ['shared', 'platform'],
   connection: ['shared', 'platform', 'auth'],
   catalog: ['shared', 'trust'],
   registryClient: ['shared'],
   guardrails: ['shared'],
-  supervision: ['shared', 'platform', 'trust', 'auth', 'connection', 'catalog'],
-  routing: ['shared', 'trust', 'connection', 'catalog', 'supervision'],
-  control: ['shared', 'trust', 'auth', 'catalog', 'supervision', 'routing', 'registryClient', 'guardrails'],
-  http: ['shared', 'connection', 'supervision', 'routing'],
+  supervision: ['shared', 'platform', 'trust', 'auth', 'connection', 'catalog', 'telemetry'],
+  routing: ['shared', 'trust', 'connection', 'catalog', 'supervision', 'telemetry'],
+  control: [
+    'shared',
+    'trust',
+    'auth',
+    'catalog',
+    'supervision',
+    'routing',
+    'registryClient',
+    'telemetry',
+    'guardrails',
+  ],
+  http: ['shared', 'connection', 'supervision', 'routing', 'telemetry'],
   daemon: [
     'shared',
     'platform',
@@ -92,6 +103,7 @@ export const BROKER_SUBSYSTEMS = {
     'routing',
     'control',
     'http',
+    'telemetry',
   ],
   cli: [
     'shared',
@@ -107,6 +119,7 @@ export const BROKER_SUBSYSTEMS = {
     'control',
     'http',
     'daemon',
+    'telemetry',
   ],
 };
 

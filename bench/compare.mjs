@@ -20,7 +20,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import { Broker, BENCH, NODE, REPO, removeTempSettled } from './lib/systems.mjs';
-import { cpuDelta, cpuSnapshot, killAll, spawnTracked, stopGracefully } from './lib/proc.mjs';
+import { cpuDelta, cpuSnapshot, killAll, preciseCpuUs, spawnTracked, stopGracefully } from './lib/proc.mjs';
 import { rotate, summarize } from './lib/stats.mjs';
 import { formatProfile, summarizeProfile } from './lib/profile.mjs';
 import { callTree, flameGraphSvg } from './lib/flame.mjs';
@@ -87,6 +87,7 @@ async function floorServer() {
  */
 async function block(pid, calls, n, acc, allPids = [pid]) {
   const before = cpuSnapshot(allPids);
+  const preciseBefore = preciseCpuUs(pid);
   const each = Math.ceil(n / calls.length);
   n = each * calls.length;
   await Promise.all(
@@ -98,7 +99,9 @@ async function block(pid, calls, n, acc, allPids = [pid]) {
       }
     }),
   );
-  const cpu = cpuDelta(before, [pid]);
+  // The broker's own CPU at ns resolution where /proc has it (Linux), else /proc/<pid>/stat's ticks.
+  const precise = preciseBefore === undefined ? undefined : preciseCpuUs(pid);
+  const cpu = precise === undefined ? cpuDelta(before, [pid]) : precise - preciseBefore;
   acc.cpuUs += cpu;
   acc.allCpuUs += cpuDelta(before, allPids);
   acc.calls += n;

@@ -6,7 +6,8 @@
 //   node bench/run.mjs --quick         smoke run (a few hundred calls); writes under bench/results/
 //   node bench/run.mjs --only <s>[,<s>] only these sections (latency, throughput, payload, fanout,
 //                                      catalog, reload, coldstart, tokens, recall, scale-start,
-//                                      scale-lazy, scale-first-call); writes under bench/results/
+//                                      scale-lazy, scale-first-call, scanner, telemetry); writes under
+//                                      bench/results/
 //   node bench/run.mjs --profile       CPU profile of the broker under the echo load (node --cpu-prof);
 //                                      prints the top 25 self-time functions
 //   node bench/run.mjs --render <json> re-render the markdown/SVG from a results file
@@ -59,6 +60,8 @@ import { callTree, flameGraphSvg } from './lib/flame.mjs';
 import { rawSession } from './lib/rawClient.mjs';
 import { sectionTokens, sectionRecall } from './search.mjs';
 import { SCALE_SECTIONS, SCALE_BUDGET_S, SCALE_RUNNERS } from './scale.mjs';
+import { sectionScanner } from './scanner.mjs';
+import { TELEMETRY_SECTIONS, TELEMETRY_BUDGET_S, TELEMETRY_RUNNERS } from './telemetry.mjs';
 
 const SECTIONS = [
   'latency',
@@ -72,6 +75,8 @@ const SECTIONS = [
   'tokens',
   'recall',
   ...SCALE_SECTIONS,
+  'scanner',
+  ...TELEMETRY_SECTIONS,
 ];
 
 // ---- arguments -------------------------------------------------------------------------------
@@ -191,7 +196,8 @@ const SECTION_BUDGET_S = opt.quick
       tokens: 90,
       recall: 60,
     };
-Object.assign(SECTION_BUDGET_S, SCALE_BUDGET_S[opt.quick ? 'quick' : 'full']);
+Object.assign(SECTION_BUDGET_S, SCALE_BUDGET_S[opt.quick ? 'quick' : 'full'], { scanner: 30 });
+Object.assign(SECTION_BUDGET_S, TELEMETRY_BUDGET_S[opt.quick ? 'quick' : 'full']);
 const SCALE_BUDGET_MS = Object.values(SCALE_BUDGET_S[opt.quick ? 'quick' : 'full']).reduce((a, b) => a + b) * 1000;
 const RUN_BUDGET_MS = (opt.quick ? 5 : 9) * 60_000 + SCALE_BUDGET_MS;
 const WATCHDOG_MS = 15 * 60_000;
@@ -1281,6 +1287,10 @@ async function main() {
     tokens: () => sectionTokens({ log, quick: opt.quick }),
     recall: () => sectionRecall({ log }),
     ...Object.fromEntries(Object.entries(SCALE_RUNNERS).map(([k, run]) => [k, () => run({ quick: opt.quick })])),
+    scanner: () => sectionScanner({ log }),
+    ...Object.fromEntries(
+      Object.entries(TELEMETRY_RUNNERS).map(([k, run]) => [k, () => run({ quick: opt.quick, overBudget })]),
+    ),
   };
   for (const name of SECTIONS) {
     if (!wanted(name)) continue;

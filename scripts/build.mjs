@@ -58,6 +58,23 @@ const tokenizerApart = {
   },
 };
 
+/**
+ * The OpenTelemetry SDK and its exporters (half a megabyte) are needed only when telemetry is on
+ * (src/broker/telemetry/telemetry.ts requires them then): bundled apart, next to the broker, so a
+ * broker with telemetry off never reads or parses them.
+ */
+const TELEMETRY_SDK_FILE = 'telemetry-sdk.js';
+const telemetryApart = {
+  name: 'telemetry-apart',
+  setup(b) {
+    b.onResolve({ filter: /^\.\/otelSdk$/ }, (args) =>
+      args.importer.includes(`${path.sep}telemetry${path.sep}`)
+        ? { path: `./${TELEMETRY_SDK_FILE}`, external: true }
+        : undefined,
+    );
+  },
+};
+
 // Whitespace minification drops comments too: a few non-ASCII characters in the SDK's comments
 // would otherwise make V8 hold the whole bundle's source as a two-byte string (3.4 MB, not 1.2).
 // Names stay as they are (readable stack traces); the source maps map positions back.
@@ -73,7 +90,7 @@ const common = {
 const minify = process.argv.includes('--minify');
 const node = {
   ...common,
-  plugins: [englishOnlyZod, jsoncParserEsm],
+  plugins: [englishOnlyZod, jsoncParserEsm, telemetryApart],
   ...(minify ? { minify } : { minifyWhitespace: true }),
 };
 mkdirSync('dist', { recursive: true });
@@ -84,6 +101,12 @@ await Promise.all([
     plugins: [...node.plugins, tokenizerApart],
     entryPoints: ['src/broker/cli/main.ts'],
     outfile: 'dist/broker.js',
+    format: 'cjs',
+  }),
+  build({
+    ...node,
+    entryPoints: ['src/broker/telemetry/otelSdk.ts'],
+    outfile: `dist/${TELEMETRY_SDK_FILE}`,
     format: 'cjs',
   }),
   ...Object.entries(TOKENIZER_FILES).map(([module, file]) =>

@@ -3,7 +3,18 @@
 import { FIELDS, isBlocking, type Built } from './form';
 import { $ } from './dom';
 import { renderProbeStaleness } from './probeView';
-import { brokerUp, build, busy, liveStatus, save_state, setBusyFlag, state, touched, vscode } from './session';
+import {
+  brokerUp,
+  build,
+  busy,
+  liveStatus,
+  liveText,
+  save_state,
+  setBusyFlag,
+  state,
+  touched,
+  vscode,
+} from './session';
 import { readForm, showTransport } from './shell';
 
 export function onEdit(target: HTMLElement): void {
@@ -79,7 +90,9 @@ export function renderHeader(): void {
   const live = $('live');
   if (!brokerUp) live.textContent = 'The broker is not running yet: Probe or Save starts it.';
   else if (liveStatus)
-    live.textContent = `Now: ${liveStatus.state}${liveStatus.lastError ? ` — ${liveStatus.lastError}` : ''}`;
+    live.textContent =
+      `Now: ${liveStatus.state}${liveStatus.lastError ? ` — ${liveStatus.lastError}` : ''}` +
+      `${liveText ? ` · ${liveText}` : ''}`;
   else live.textContent = '';
   live.className = `status ${liveStatus?.state ?? ''}`;
   const restricted = $('restricted');

@@ -16,6 +16,8 @@ export interface AuditRow {
   /** The error (and its JSON-RPC code), the refused host, … */
   detail?: string;
   ms?: number;
+  /** The OpenTelemetry trace of a call, while the broker's telemetry is on. */
+  traceId?: string;
 }
 
 /** -32003: the caller's scope, tool profile, a quarantine or a guardrail rule does not allow it. */
@@ -75,6 +77,7 @@ export function rowOf(e: AuditRecord): AuditRow {
     outcome,
     ...(detail ? { detail } : {}),
     ...(typeof e.ms === 'number' ? { ms: e.ms } : {}),
+    ...(typeof e.traceId === 'string' && /^[0-9a-f]{32}$/.test(e.traceId) ? { traceId: e.traceId } : {}),
   };
 }
 

@@ -61,6 +61,14 @@ function build(): void {
   $('view-audit').addEventListener('change', onFilter);
   $('audit-text').addEventListener('input', onFilter);
   $('audit-refresh').addEventListener('click', requestAudit);
+  $('audit-table').addEventListener('click', (event) => {
+    const button = (event.target as HTMLElement).closest<HTMLButtonElement>('button[data-trace]');
+    if (!button) return;
+    void navigator.clipboard.writeText(button.dataset.trace ?? '').then(
+      () => (button.textContent = 'Copied'),
+      () => (button.textContent = 'Could not copy'),
+    );
+  });
 }
 
 function onFilter(): void {
@@ -133,7 +141,19 @@ function render(): void {
                 { class: `outcome-${r.outcome.replace(' ', '-')}` },
                 h('td', { title: r.at }, new Date(r.at).toLocaleTimeString([], { hour12: false })),
                 h('td', {}, r.client),
-                h('td', {}, h('code', {}, r.what), r.detail ? h('div', { class: 'desc' }, r.detail) : undefined),
+                h(
+                  'td',
+                  {},
+                  h('code', {}, r.what),
+                  r.detail ? h('div', { class: 'desc' }, r.detail) : undefined,
+                  r.traceId
+                    ? h(
+                        'button',
+                        { type: 'button', class: 'link', 'data-trace': r.traceId, title: `Trace ${r.traceId}` },
+                        'Copy trace id',
+                      )
+                    : undefined,
+                ),
                 h('td', {}, h('span', { class: `badge ${r.outcome === 'ok' ? 'ok' : 'fail'}` }, r.outcome)),
                 h('td', { class: 'num' }, r.ms !== undefined ? fmtMs(r.ms) : ''),
               ),

@@ -119,7 +119,7 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       init(msg);
       break;
     case 'status':
-      setLiveStatus(msg.server);
+      setLiveStatus(msg.server, msg.liveText);
       setExistingNames(msg.existingNames);
       setBrokerUp(msg.brokerUp);
       renderHeader();

@@ -23,7 +23,14 @@ export interface InitMessage {
 
 export type ToWebview =
   | InitMessage
-  | { type: 'status'; server?: ServerStatus; existingNames: string[]; brokerUp: boolean }
+  | {
+      type: 'status';
+      server?: ServerStatus;
+      existingNames: string[];
+      brokerUp: boolean;
+      /** The server's calls, error rate and p50/p95 lately, in words (while telemetry is on). */
+      liveText?: string;
+    }
   | { type: 'probeResult'; result: ProbeResult; definition: Definition }
   | { type: 'probeError'; message: string }
   | { type: 'saving' }

@@ -24,6 +24,8 @@ export let touched = new Set<string>();
 export let busy: 'probe' | 'save' | undefined;
 export let existingNames: string[] = [];
 export let liveStatus: ServerStatus | undefined;
+/** The server's live numbers in words, as the extension said them. */
+export let liveText: string | undefined;
 export let brokerUp = true;
 
 // Reassignments from other modules go through these (an import binding is read-only there).
@@ -39,8 +41,9 @@ export function setBusyFlag(next: typeof busy): void {
 export function setExistingNames(next: string[]): void {
   existingNames = next;
 }
-export function setLiveStatus(next: ServerStatus | undefined): void {
+export function setLiveStatus(next: ServerStatus | undefined, text?: string): void {
   liveStatus = next;
+  liveText = text;
 }
 export function setBrokerUp(next: boolean): void {
   brokerUp = next;

@@ -393,8 +393,10 @@ export class Broker extends System {
     key = 'broker',
     label = 'Switchboard',
     brokerJs = BROKER_JS,
+    env = {},
   } = {}) {
     super(key, label);
+    this.env = env;
     this.servers = servers;
     this.extraNodeArgs = extraNodeArgs;
     this.brokerJs = brokerJs;
@@ -422,7 +424,7 @@ export class Broker extends System {
         cwd: REPO,
         stdio: ['ignore', 'pipe', 'pipe'],
         detached: true,
-        env: { ...BROKER_ENV, ...process.env, SWITCHBOARD_HOME: this.home },
+        env: { ...BROKER_ENV, ...process.env, ...this.env, SWITCHBOARD_HOME: this.home },
       },
     );
     this.stderr = tail(this.proc.stderr, 80);

@@ -39,6 +39,9 @@ export interface Logger extends LauncherLog {
   broker?(line: string): void;
 }
 
+/** How often the state is re-read while telemetry is on, for the servers' live numbers. */
+const LIVE_REFRESH_MS = 15_000;
+
 export interface ConnectionOptions {
   /** Absolute registry root. */
   root: string;
@@ -93,6 +96,7 @@ export class BrokerConnection extends EventEmitter<ConnectionEvents> {
   private attempt = 0;
   private retryTimer?: NodeJS.Timeout;
   private liveness?: NodeJS.Timeout;
+  private liveRefresh?: NodeJS.Timeout;
   private connecting?: Promise<void>;
   private refreshing = false;
   private refreshAgain = false;
@@ -343,11 +347,18 @@ export class BrokerConnection extends EventEmitter<ConnectionEvents> {
     this.stopLiveness();
     this.liveness = setInterval(() => this.checkAlive(), this.opts.livenessMs ?? 2000);
     this.liveness.unref();
+    // Calls change a server's live numbers without a state event: re-read them now and then.
+    this.liveRefresh = setInterval(() => {
+      if (this.state?.broker.telemetry) void this.refresh();
+    }, LIVE_REFRESH_MS);
+    this.liveRefresh.unref();
   }
 
   private stopLiveness(): void {
     if (this.liveness) clearInterval(this.liveness);
+    if (this.liveRefresh) clearInterval(this.liveRefresh);
     this.liveness = undefined;
+    this.liveRefresh = undefined;
   }
 
   private scheduleReconnect(reason: string): void {

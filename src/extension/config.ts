@@ -14,6 +14,8 @@ export interface Settings {
   idleExitSeconds: number;
   /** MCP Registries Add Server from Registry… searches; empty: the environment's, else the official one. */
   registries: string[];
+  /** The broker the editor starts records traces and metrics (SWITCHBOARD_TELEMETRY=1). */
+  telemetry: boolean;
 }
 
 /** Each setting's key under `switchboard.`, as package.json declares it. */
@@ -24,6 +26,7 @@ export const SETTING_KEYS: { readonly [K in keyof Settings]: string } = {
   autoStart: 'broker.autoStart',
   idleExitSeconds: 'broker.idleExitSeconds',
   registries: 'registries',
+  telemetry: 'telemetry.enabled',
 };
 
 /** The same defaults as package.json's `contributes.configuration` (a unit test holds them equal). */
@@ -34,6 +37,7 @@ export const DEFAULTS: Readonly<Settings> = {
   autoStart: true,
   idleExitSeconds: 300,
   registries: [],
+  telemetry: false,
 };
 
 /** The part of `vscode.WorkspaceConfiguration` read here. */
@@ -48,7 +52,7 @@ export function settingId(key: keyof Settings): string {
 
 export function readSettings(config: ConfigurationReader): Settings {
   const raw = <K extends keyof Settings>(key: K): unknown => config.get(SETTING_KEYS[key]);
-  const flag = (key: 'perServer' | 'autoStart'): boolean => {
+  const flag = (key: 'perServer' | 'autoStart' | 'telemetry'): boolean => {
     const v = raw(key);
     return typeof v === 'boolean' ? v : DEFAULTS[key];
   };
@@ -64,6 +68,7 @@ export function readSettings(config: ConfigurationReader): Settings {
       editorClient === undefined ? DEFAULTS.editorClient : typeof editorClient === 'string' ? editorClient : '',
     perServer: flag('perServer'),
     autoStart: flag('autoStart'),
+    telemetry: flag('telemetry'),
     idleExitSeconds:
       typeof idleExitSeconds === 'number' && Number.isFinite(idleExitSeconds)
         ? idleExitSeconds

@@ -9,6 +9,7 @@ import type { ProbeResult } from '../broker/supervision/probe';
 import { toMinimalObject } from '../registry/serialize';
 import type { ConsoleState, Definition, FromWebview, InitMessage, ToWebview } from '../../webview/protocol';
 import type { Ctx, FolderEntry } from './ctx';
+import { liveNumbersText } from './liveNumbers';
 
 export const CONSOLE_VIEW_TYPE = 'switchboard.console';
 const APPROVE_NOW = 'Approve now';
@@ -220,6 +221,7 @@ export class ConsolePanel {
       server,
       existingNames: this.entry.state?.servers.map((s) => s.name) ?? [],
       brokerUp: this.entry.phase === 'connected',
+      ...(server?.live ? { liveText: liveNumbersText(server.live) } : {}),
     });
   }
 

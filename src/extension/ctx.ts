@@ -8,6 +8,7 @@ import { BrokerConnection, type EditorRole } from './brokerConnection';
 import { brokerLineLevel } from './brokerLogLevel';
 import type { EditorSecrets } from './editorSecrets';
 import { readSettings, SECTION, settingId, type Settings } from './config';
+import { EDITOR_TELEMETRY_ENV } from '../broker/telemetry/settings';
 import { FolderEntry } from './folderEntry';
 
 export { FolderEntry };
@@ -109,7 +110,7 @@ export class Ctx implements vscode.Disposable {
       root,
       brokerScript: this.brokerScript,
       execPath: process.execPath,
-      env: process.env,
+      env: settings.telemetry ? { ...process.env, [EDITOR_TELEMETRY_ENV]: '1' } : process.env,
       untrusted: !vscode.workspace.isTrusted,
       idleExitSeconds: settings.idleExitSeconds,
       editor: this.editorRole,

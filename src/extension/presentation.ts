@@ -3,6 +3,9 @@
 import type { BrokerState, ServerStatus } from '../broker/control/controlApi';
 import type { Phase } from './brokerConnection';
 import { isHeld } from '../broker/supervision/upstreamStates';
+import { signsOf, type ScanItemFinding } from '../broker/trust/scanReport';
+import { SIGN_LABELS } from '../broker/trust/toolScanner';
+import { busiestServerLine, liveNumbersText } from './liveNumbers';
 
 export type State = ServerStatus['state'];
 
@@ -77,6 +80,22 @@ export function toolChangeLabel(s: ServerStatus): string | undefined {
     ...(s.pins.instructionsChanged ? ['instructions changed'] : []),
   ];
   return parts.length ? parts.join(', ') : 'tools changed';
+}
+
+/** "2 flagged (high)" when the tool-description scanner found something in the server, else undefined. */
+export function scanLabel(s: ServerStatus): string | undefined {
+  return s.scan ? `${plural(s.scan.flagged, 'item')} flagged (${s.scan.severity})` : undefined;
+}
+
+/** The scanner's findings in one tool, as the tree shows them ("instructions to the model, …"); undefined without any. */
+export function toolScanLabel(s: ServerStatus, tool: string): string | undefined {
+  const findings = s.scan?.findings.filter((f) => f.item === `tool '${tool}'`) ?? [];
+  return findings.length ? signsOf(findings) : undefined;
+}
+
+/** Every finding, one line each, for a tooltip or the review. */
+export function scanFindingLines(findings: readonly ScanItemFinding[]): string[] {
+  return findings.map((f) => `${f.item} (${f.where}): ${SIGN_LABELS[f.sign]}, ${f.severity} — "${f.excerpt}"`);
 }
 
 /** A short badge for the trust tier, as it appears in the tree's description column. */
@@ -228,6 +247,7 @@ export function serverTooltip(s: ServerStatus): string {
   }
   if (s.withheldEnv.length) out.push(`- Withheld for want of the secrets grant: ${s.withheldEnv.join(', ')}`);
   if (s.restarts) out.push(`- Restarts: ${s.restarts}`);
+  if (s.live) out.push(`- Calls: ${liveNumbersText(s.live)}`);
   if (s.auth) {
     const where = s.auth.tokenStore === 'keychain' ? 'the OS keychain' : 'a private file in your Switchboard folder';
     const scope = s.auth.grantedScope ? ` (scope ${s.auth.grantedScope})` : '';
@@ -261,6 +281,10 @@ export function serverTooltip(s: ServerStatus): string {
     const held = s.pins.quarantined.length ? `Held back: ${s.pins.quarantined.join(', ')}. ` : '';
     const what = 'Its tools differ from the ones pinned at approval.';
     out.push('', `$(warning) ${what} ${escapeMarkdown(held)}Review Tool Changes…`);
+  }
+  if (s.scan) {
+    out.push('', `$(warning) Scanner: ${escapeMarkdown(scanLabel(s) ?? '')} in its descriptions:`);
+    for (const line of scanFindingLines(s.scan.findings)) out.push(`- ${escapeMarkdown(line)}`);
   }
   if (s.lastError && showsError(s)) out.push('', `$(error) ${escapeMarkdown(s.lastError)}`);
   return out.join('\n');
@@ -374,6 +398,8 @@ export function statusSummary(folders: FolderSummaryInput[]): Summary {
         line += 'not started';
     }
     tips.push(line);
+    const busiest = f.phase === 'connected' ? busiestServerLine(servers) : undefined;
+    if (busiest) tips.push(`  ${busiest}`);
   }
   const untrusted = active.every((f) => f.untrusted);
   if (phaseText) return { text: phaseText, tooltip: tips.join('\n'), severity };

@@ -10,9 +10,12 @@ import {
   serverContextValue,
   serverDescription,
   serverIcon,
+  scanFindingLines,
+  scanLabel,
   serverTooltip,
   showsError,
   toolChangeLabel,
+  toolScanLabel,
   TOOLS_CHANGED_ICON,
   type IconSpec,
 } from './presentation';
@@ -119,6 +122,11 @@ export class ServersProvider implements vscode.TreeDataProvider<ServerNode> {
     const held = toolChangeLabel(s);
     if (held) {
       info('toolChanges', `Tools changed: ${held}`, TOOLS_CHANGED_ICON, 'Review Tool Changes… shows the diff');
+    }
+    const flagged = scanLabel(s);
+    if (flagged) {
+      const tip = scanFindingLines(s.scan?.findings ?? []).join('\n');
+      info('scan', `Scanner: ${flagged}`, TOOLS_CHANGED_ICON, 'read these descriptions before you trust them', tip);
     }
     if (s.lastError && showsError(s))
       info(
@@ -236,9 +244,13 @@ export class ServersProvider implements vscode.TreeDataProvider<ServerNode> {
         const t = node.tool;
         const item = new vscode.TreeItem(t.name, vscode.TreeItemCollapsibleState.None);
         item.id = `${base}/server/${node.status.name}/tool/${t.name}`;
-        item.description = firstLine(t.description);
+        // A tool the scanner flags says so first, with the warning icon (toolScanner.ts).
+        const flaggedAs = toolScanLabel(node.status, t.name);
+        item.description = flaggedAs ? `⚠ ${flaggedAs}` : firstLine(t.description);
         item.tooltip = new vscode.MarkdownString(`**${t.exposedAs}**${t.description ? `\n\n${t.description}` : ''}`);
-        item.iconPath = new vscode.ThemeIcon('symbol-method');
+        item.iconPath = flaggedAs
+          ? new vscode.ThemeIcon('warning', new vscode.ThemeColor('list.warningForeground'))
+          : new vscode.ThemeIcon('symbol-method');
         item.contextValue = 'tool';
         item.command = { command: 'switchboard.tryTool', title: 'Try Tool', arguments: [node] };
         return item;

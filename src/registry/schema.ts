@@ -144,6 +144,20 @@ export const ClientDefSchema = z
           'all (the default): every tool of the profile is listed. search: a session starts with the switchboard__ tools and ' +
           'pinnedTools, and each switchboard__find_tools call adds the tools it found to that session.',
       }),
+    maxResultBytes: z
+      .number()
+      .int()
+      .min(1024)
+      .optional()
+      .meta({
+        description:
+          'Largest tool result this client receives, in bytes: a larger one is cut to its head, with a note and a ' +
+          'switchboard://results/<id> resource link to read the rest in pages of this size (kept for its session only).',
+      }),
+    maxResultTokens: z.number().int().min(256).optional().meta({
+      description:
+        'The same limit in tokens (cl100k_base, estimated past 256 KiB of text); with maxResultBytes too, pages are cut in bytes.',
+    }),
     pinnedTools: globList(
       'In toolMode search, namespaced tools (server__tool) matching one of these globs are listed from the start ' +
         '(still within the tool profile).',

@@ -274,6 +274,23 @@ export const ServerDefSchema = z
           'changed and new tools, the others keep working; quarantine-server holds back every tool of the server. ' +
           'Until the operator reviews the change.',
       }),
+    redactResults: z
+      .boolean()
+      .optional()
+      .meta({
+        description:
+          'Whether the secret values the broker hands this server (env, env file, ${input:…}, tokens) are redacted ' +
+          'from its results, progress and log messages (default true). false only for a server whose job is ' +
+          "returning a credential; it is part of the operator's approval.",
+      }),
+    holdFlaggedTools: z
+      .boolean()
+      .optional()
+      .meta({
+        description:
+          'Hold back tools whose names or descriptions the scanner flags (instructions to the model, hidden text, ' +
+          "requests for credentials) like changed tools, until the operator reviews them. Part of the operator's approval.",
+      }),
     enabled: z.boolean().default(true).meta({ description: 'Set to false to keep the definition without running it.' }),
     lifecycle: z
       .enum(['eager', 'lazy'])

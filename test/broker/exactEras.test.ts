@@ -66,7 +66,7 @@ describe('exact in the middle: each party gets only what its era defines', funct
     assert.equal(textOf(r), 'echo: x');
     for (const key of ['resultType', 'ttlMs', 'cacheScope']) assert.ok(!(key in r), `${key} reached a 2025 client`);
     assert.ok(!((r._meta as Json | undefined) ?? {})['io.modelcontextprotocol/serverInfo']);
-    const read = (await v1.readResource({ uri: 'exact://note' })) as Json;
+    const read = (await v1.readResource({ uri: 'exact://v2/stdio/note' })) as Json;
     assert.ok(!('ttlMs' in read) && !('resultType' in read));
     // Positive control: the same server's questions still reach this caller, as requests of its era.
     assert.equal(textOf(await v1.callTool({ name: 'ask', arguments: {} })), 'hello Ada');

@@ -34,6 +34,7 @@ describe('unit: extension settings', () => {
         'broker.autoStart': false,
         'broker.idleExitSeconds': 42,
         registries: ['https://mcp-registry.example.com', 7, ''],
+        'telemetry.enabled': true,
       }),
     );
     assert.deepEqual(set, {
@@ -44,6 +45,7 @@ describe('unit: extension settings', () => {
       idleExitSeconds: 42,
       // Only addresses are kept: a number or an empty entry is left out.
       registries: ['https://mcp-registry.example.com'],
+      telemetry: true,
     });
   });
 

@@ -6,12 +6,14 @@ import type { BrokerState, ServerStatus } from '../../src/broker/control/control
 import { planDefinitions } from '../../src/extension/mcpPlan';
 import {
   approvalDetail,
+  scanLabel,
   serverContextValue,
   serverDescription,
   serverIcon,
   serverTooltip,
   stateIcon,
   statusSummary,
+  toolScanLabel,
   vscodeClientLine,
 } from '../../src/extension/presentation';
 
@@ -160,6 +162,31 @@ describe('extension: presentation', () => {
     assert.match(tip, /network: not granted, but not blockable here/);
   });
 
+  it("shows a server's live numbers in its tooltip and the busiest server in the status bar", () => {
+    const live = { requests: 12, errors: 1, errorRate: 1 / 12, p50Ms: 4.25, p95Ms: 1520 };
+    assert.match(
+      serverTooltip(server({ live })),
+      /^- Calls: 12 calls in the last 5 min, 8% errors, p50 4\.3 ms, p95 1\.5 s$/m,
+    );
+    assert.doesNotMatch(serverTooltip(server()), /Calls:/);
+    const quiet = { requests: 2, errors: 0, errorRate: 0, p50Ms: 30, p95Ms: 40 };
+    const summary = statusSummary([
+      {
+        folder: 'main',
+        phase: 'connected',
+        state: state([
+          server({ name: 'quiet', live: quiet }),
+          server({ name: 'busy', live }),
+          server({ name: 'idle' }),
+        ]),
+        untrusted: false,
+      },
+    ]);
+    assert.match(summary.tooltip, /^ {2}Busiest: busy — 12 calls in the last 5 min/m);
+    const none = statusSummary([{ folder: 'main', phase: 'connected', state: state([server()]), untrusted: false }]);
+    assert.doesNotMatch(none.tooltip, /Busiest/);
+  });
+
   it("explains VS Code's MCP client state next to the broker's", () => {
     assert.equal(vscodeClientLine(0, 3), undefined);
     assert.match(vscodeClientLine(1, 5)!, /^VS Code's MCP client: not connected yet — it connects on first use/);
@@ -240,5 +267,35 @@ describe('extension: MCP provider plan', () => {
       }),
       [],
     );
+  });
+  it("the scanner's findings: a label for the server, the signs for a tool, every finding in the tooltip", () => {
+    assert.equal(scanLabel(server()), undefined);
+    assert.equal(toolScanLabel(server(), 'echo'), undefined);
+    const scan = {
+      flagged: 1,
+      severity: 'high' as const,
+      tools: ['echo'],
+      findings: [
+        {
+          item: "tool 'echo'",
+          sign: 'hidden-text' as const,
+          severity: 'high' as const,
+          where: 'description',
+          excerpt: 'Echo ⟦hidden: x⟧',
+        },
+        {
+          item: "tool 'echo'",
+          sign: 'credential-access' as const,
+          severity: 'high' as const,
+          where: 'description',
+          excerpt: '~/.ssh',
+        },
+      ],
+    };
+    const s = server({ scan });
+    assert.equal(scanLabel(s), '1 item flagged (high)');
+    assert.equal(toolScanLabel(s, 'echo'), 'hidden text, asks for credentials');
+    assert.match(serverTooltip(s), /Scanner: 1 item flagged \(high\) in its descriptions/);
+    assert.match(serverTooltip(s), /hidden text, high/);
   });
 });

@@ -88,7 +88,9 @@ describe('faults: security of upstreams and probes', function () {
     writeRegistry(root, {
       'mcp-servers.d/nogrant.yaml': fixtureServer('nogrant', 'leaker.mjs', ['--print-env', 'OPENAI,DB']) + refsYaml,
       'mcp-servers.d/granted.yaml':
-        fixtureServer('granted', 'leaker.mjs', ['--print-env', 'OPENAI,DB']) + refsYaml + 'grants: [secrets]\n',
+        fixtureServer('granted', 'leaker.mjs', ['--print-env', 'OPENAI,DB']) +
+        refsYaml +
+        'grants: [secrets]\nredactResults: false\n',
       'mcp-servers.d/plain.yaml': fixtureServer('plain', 'leaker.mjs'),
       'mcp-servers.d/approvedc.yaml': fixtureServer('approvedc', 'leaker.mjs').replace(
         'trust: trusted',

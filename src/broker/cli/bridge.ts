@@ -4,7 +4,7 @@
 // the 2026-07-28 era (per-request `_meta`, no initialize) is bridged statelessly (bridgeStateless.ts).
 import * as readline from 'node:readline';
 import { statelessHeaders } from '../connection/statelessHeaders';
-import { claimedVersion, StatelessInFlight } from './bridgeStateless';
+import { claimedVersion, envelopeOf, ParamHeaderBook, StatelessInFlight } from './bridgeStateless';
 import { readSseMessages } from '../connection/sseMessages';
 import { ErrorCodes } from '../shared/mcpTypes';
 
@@ -52,6 +52,7 @@ export class Bridge {
   private reconnecting?: Promise<void>;
   private refused?: BridgeRefused;
   private readonly stateless = new StatelessInFlight();
+  private readonly paramHeaders = new ParamHeaderBook();
 
   constructor(private readonly opts: BridgeOptions) {}
 
@@ -191,20 +192,19 @@ export class Bridge {
     this.target ??= await this.opts.discover();
     const target = this.target;
     const signal = message.id !== undefined ? this.stateless.begin(message.id) : undefined;
-    const headers: Record<string, string> = {
-      authorization: `Bearer ${target.token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      ...statelessHeaders(message, version),
-    };
     try {
-      const res = await fetch(target.url, { method: 'POST', headers, body: JSON.stringify(message), signal });
+      // A tool's x-mcp-header arguments go as Mcp-Param-* headers, as an HTTP client sends them.
+      if (this.paramHeaders.needsList(message)) await this.listTools(target, message, version).catch(() => undefined);
+      const res = await this.postOne(target, message, version, signal);
       if (res.status === 202 || (!(res.headers.get('content-type') ?? '').includes('json') && !res.ok)) {
         await res.body?.cancel();
         if (res.status !== 202) this.fail(message, `The broker answered HTTP ${res.status}`);
         return;
       }
-      for (const reply of await this.readReplies(res)) this.write(reply);
+      for (const reply of await this.readReplies(res)) {
+        if (message.method === 'tools/list' && reply.id === message.id) this.paramHeaders.learn(reply.result);
+        this.write(reply);
+      }
     } catch (err) {
       if (signal?.aborted) return; // the client cancelled it: it expects no answer
       if (retry && !this.closing) {
@@ -214,6 +214,32 @@ export class Bridge {
       this.fail(message, `The broker is not reachable: ${(err as Error).message}`);
     } finally {
       if (message.id !== undefined) this.stateless.end(message.id);
+    }
+  }
+
+  /** One 2026-07-28 POST with the headers the revision mirrors from its body. */
+  private postOne(target: BridgeTarget, message: Message, version: string, signal?: AbortSignal): Promise<Response> {
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${target.token}`,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      ...statelessHeaders(message, version),
+      ...this.paramHeaders.headers(message),
+    };
+    return fetch(target.url, { method: 'POST', headers, body: JSON.stringify(message), signal });
+  }
+
+  /** The bridge's own tools/list (every page), in the envelope of the call that needs it. */
+  private async listTools(target: BridgeTarget, call: Message, version: string): Promise<void> {
+    let cursor: unknown;
+    for (let page = 0; page < 100; page++) {
+      const params = { _meta: envelopeOf(call), ...(typeof cursor === 'string' ? { cursor } : {}) };
+      const list: Message = { jsonrpc: '2.0', id: `bridge-list-${page}`, method: 'tools/list', params };
+      const res = await this.postOne(target, list, version);
+      const reply = (await this.readReplies(res)).find((r) => r.id === list.id);
+      this.paramHeaders.learn(reply?.result);
+      cursor = (reply?.result as { nextCursor?: unknown } | undefined)?.nextCursor;
+      if (typeof cursor !== 'string' || !cursor) return;
     }
   }
 

@@ -107,8 +107,19 @@ export interface ConnectedInfo {
  * A connected upstream. Failures of `request` and of `connect` are ConnectionErrors (see
  * connectionError.ts), except a cancellation by the caller's signal, which rejects with its reason.
  */
+/** The kinds of list a server gives cache hints for. */
+export type ListKey = 'tools' | 'prompts' | 'resources' | 'resourceTemplates';
+
+/** 2026-07-28's cache hints on a result: how long it stays fresh, and whether it may be shared. */
+export interface CacheHints {
+  ttlMs: number;
+  cacheScope: 'public' | 'private';
+}
+
 export interface UpstreamConnection {
   readonly info: ConnectedInfo;
+  /** The cache hints the server gave with its last listing of a kind (a 2026-07-28 server only). */
+  listHints?(key: ListKey): CacheHints | undefined;
   /** The server's process id, for a stdio server. */
   readonly pid: number | undefined;
   request(method: string, params: JsonObject, opts: CallOptions): Promise<JsonObject>;

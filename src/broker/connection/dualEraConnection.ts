@@ -7,7 +7,15 @@
 // the session serves 2025 callers statelessly, translated (statelessSession.ts).
 import type { LogRing } from '../shared/logRing';
 import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from '../shared/mcpTypes';
-import type { CallOptions, ConnectedInfo, ConnectionEvents, RemoteLaunch, UpstreamConnection } from './connection';
+import type {
+  CacheHints,
+  CallOptions,
+  ConnectedInfo,
+  ConnectionEvents,
+  ListKey,
+  RemoteLaunch,
+  UpstreamConnection,
+} from './connection';
 import { RemoteConnection } from './remoteConnection';
 
 /** Methods only a 2025 session has (tasks, session log level): always the session's. */
@@ -72,6 +80,9 @@ export class DualEraConnection implements UpstreamConnection {
 
   listTools(timeoutMs: number): Promise<Tool[]> {
     return this.modern.listTools(timeoutMs);
+  }
+  listHints(key: ListKey): CacheHints | undefined {
+    return this.modern.listHints?.(key);
   }
   listPrompts(timeoutMs: number): Promise<Prompt[]> {
     return this.modern.listPrompts(timeoutMs);

@@ -4,7 +4,15 @@
 // caller's era has them) and retrying with the answers.
 import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from '../shared/mcpTypes';
 import { rememberedJson } from '../shared/rawJson';
-import type { CallOptions, ConnectedInfo, ConnectionEvents, InputPassThrough, UpstreamConnection } from './connection';
+import type {
+  CacheHints,
+  CallOptions,
+  ConnectedInfo,
+  ConnectionEvents,
+  InputPassThrough,
+  ListKey,
+  UpstreamConnection,
+} from './connection';
 import { ConnectionError } from './connectionError';
 import { BROKER_CLIENT_CAPABILITIES } from './serverRequests';
 import { listAllPages } from './listPages';
@@ -86,6 +94,8 @@ export abstract class StatelessSession implements UpstreamConnection {
   protected toolHeaders = new Map<string, ParamHeader[]>();
   /** The open listen requests: one for list changes, one per subscribed resource URI. */
   private readonly listens = new Map<string, AbortController>();
+  /** The cache hints of each list, from its last listing (undefined: a page came without them). */
+  private readonly hints = new Map<ListKey, CacheHints | undefined>();
   /**
    * The level a 2025-11-25 session's call asks for: the one set with logging/setLevel, else
    * everything, as a 2025 server sends to a client that never set a level (sessions filter by their
@@ -246,8 +256,20 @@ export abstract class StatelessSession implements UpstreamConnection {
     }
   }
 
-  private listAll<T>(method: string, key: string, timeoutMs: number): Promise<T[]> {
-    return listAllPages<T>((params) => this.send(method, params, { timeoutMs }), key);
+  private async listAll<T>(method: string, key: ListKey, timeoutMs: number): Promise<T[]> {
+    // The hints of the whole list: the shortest of its pages' lives, private if any page is.
+    let hints: CacheHints | undefined = { ttlMs: Infinity, cacheScope: 'public' };
+    const items = await listAllPages<T>(async (params) => {
+      const page = await this.send(method, params, { timeoutMs });
+      hints = hints && combineHints(hints, page);
+      return page;
+    }, key);
+    this.hints.set(key, hints);
+    return items;
+  }
+
+  listHints(key: ListKey): CacheHints | undefined {
+    return this.hints.get(key);
   }
 
   async listTools(timeoutMs: number): Promise<Tool[]> {
@@ -280,4 +302,14 @@ export abstract class StatelessSession implements UpstreamConnection {
     this.listens.clear();
     await this.closeTransport().catch(() => undefined);
   }
+}
+
+/** `hints` narrowed by one page's: undefined when the page has none (a server that gives no hints). */
+function combineHints(hints: CacheHints, page: JsonObject): CacheHints | undefined {
+  const { ttlMs, cacheScope } = page;
+  if (typeof ttlMs !== 'number' || ttlMs < 0 || (cacheScope !== 'public' && cacheScope !== 'private')) return undefined;
+  return {
+    ttlMs: Math.min(hints.ttlMs, ttlMs),
+    cacheScope: hints.cacheScope === 'private' || cacheScope === 'private' ? 'private' : 'public',
+  };
 }

@@ -10,6 +10,7 @@ import type { AccountStatus, InputSource } from '../auth/credentials';
 import type { SignInStatus } from '../auth/signIns';
 import type { Root } from '../supervision/editorLink';
 import type { PinState, ToolChanges } from '../trust/pins';
+import type { ScanReport } from '../trust/scanReport';
 import type { ProbeResult } from '../supervision/probe';
 import type { Enforcement } from '../trust/sandbox';
 import type { CatalogSource } from '../supervision/upstream';
@@ -18,6 +19,7 @@ import type { AuditRecord } from '../routing/audit';
 import type { ParamsInput, ParamsOperation } from './operationParams';
 import type { FoundServer } from '../registryClient/registryClient';
 import type { PolicyStatus, ServerGuardrail } from '../guardrails/guardrails';
+import type { ServerNumbers } from '../telemetry/liveNumbers';
 
 export interface ServerStatus {
   name: string;
@@ -67,8 +69,12 @@ export interface ServerStatus {
   signIn?: { scope?: string };
   /** The tool pins: whether the tools match what was approved, and which are held back until reviewed. */
   pins?: PinState;
+  /** What the tool-description scanner found in its tools, prompts and instructions; absent when nothing. */
+  scan?: ScanReport;
   /** Requests this server sent a caller's client (sampling, elicitation, roots) not answered yet. */
   pendingServerRequests?: number;
+  /** Requests, error rate, p50/p95 of the last minutes (telemetry/liveNumbers.ts); only while telemetry is on. */
+  live?: ServerNumbers;
   /** The protocol revision the running server speaks: '2026-07-28', '2025-11-25', … (when known). */
   protocol?: string;
   /** The guardrail rules and limits in force that can apply to its calls (absent: none). */
@@ -154,6 +160,8 @@ export interface BrokerState {
     memory: { rssBytes: number; heapUsedBytes: number; idleCollections: number };
     /** Whether a VS Code window answers elicitation and sampling for callers that cannot (editorLink.ts). */
     editorConnected?: boolean;
+    /** Telemetry is on: servers carry `live` numbers, which change without a state event. */
+    telemetry?: boolean;
   };
   servers: ServerStatus[];
   prompts: PromptSummary[];

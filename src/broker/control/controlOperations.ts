@@ -38,6 +38,7 @@ import { probeServer, whyProbeIsRefused, type ProbeResult } from '../supervision
 import type { Identity } from '../routing/requestContext';
 import { compareOrdinal } from '../shared/ordinal';
 import { isUp } from '../supervision/upstreamStates';
+import { telemetry } from '../telemetry/telemetry';
 
 export interface ControlContext {
   untrusted: boolean;
@@ -200,6 +201,7 @@ export class ControlOperations {
         ...(currentPolicy() ? { policy: currentPolicy()!.file } : {}),
         catalogVersion: this.broker.catalog.version,
         memory: this.memory(),
+        ...(telemetry() ? { telemetry: true } : {}),
         editorConnected: this.broker.editor.current() !== undefined,
       },
       servers: this.listServers(),

@@ -7,8 +7,11 @@ import type { Approvals } from '../trust/approvals';
 import { approvalSummaryText } from '../trust/approvalSummary';
 import type { Pins } from '../trust/pins';
 import { redactUrl } from '../trust/redact';
+import { scanLines, scanReport } from '../trust/scanReport';
+import { scanServer } from '../trust/toolScanner';
 import type { ControlledBroker } from './controlledBroker';
 import type { InputStatus, ServerStatus } from './controlApi';
+import { telemetry } from '../telemetry/telemetry';
 
 export interface ServerStatusDeps {
   broker: ControlledBroker;
@@ -35,6 +38,12 @@ export function describeServer(def: ServerDef, deps: ServerStatusDeps): ServerSt
     return why ? [{ name: t.name, description: t.description, why }] : [];
   });
   const toolTokens = upstream ? broker.toolTokens.ofServer(name) : undefined;
+  // What the scanner finds in its tools, prompts and instructions (live or cached lists), with the approval.
+  const scan =
+    upstream && upstream.catalogSource !== 'none'
+      ? scanReport(scanServer({ ...upstream.listed, instructions: upstream.instructions }))
+      : undefined;
+  const approvalItems = [...approval.lines, ...scanLines(scan)];
   const signIns = broker.supervisor.signIns;
   const auth = signIns.status(def);
   const state = snap?.state ?? 'stopped';
@@ -66,8 +75,9 @@ export function describeServer(def: ServerDef, deps: ServerStatusDeps): ServerSt
     },
     approval: approval.status,
     approvalHash: approval.hash,
-    approvalItems: approval.lines,
-    approvalSummary: approvalSummaryText(approval.lines),
+    approvalItems,
+    approvalSummary: approvalSummaryText(approvalItems),
+    ...(scan ? { scan } : {}),
     withheldEnv: upstream?.withheldEnv ?? [],
     ...(auth ? { auth } : {}),
     ...credentialStatus(def, broker),
@@ -79,6 +89,7 @@ export function describeServer(def: ServerDef, deps: ServerStatusDeps): ServerSt
       locked: false,
     },
     pendingServerRequests: upstream?.serverRequests.pending ?? 0,
+    ...liveNumbersOf(name),
     protocol: upstream?.state === 'running' ? upstream.protocol : undefined,
     target: def.transport === 'stdio' ? [def.command, ...def.args].join(' ') : redactUrl(def.url ?? ''),
     file: deps.file,
@@ -102,4 +113,10 @@ function credentialStatus(def: ServerDef, broker: ControlledBroker): Pick<Server
     };
   });
   return { ...(account ? { account } : {}), ...(inputs.length ? { inputs } : {}) };
+}
+
+/** The server's numbers of the last minutes while telemetry is on (the editor's tooltip and console). */
+function liveNumbersOf(name: string): Pick<ServerStatus, 'live'> {
+  const live = telemetry()?.serverNumbers(name);
+  return live ? { live } : {};
 }

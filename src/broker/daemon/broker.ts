@@ -28,6 +28,7 @@ import type { BrokerEventMap, ControlledBroker, Governance } from '../control/co
 import { BROKER_VERSION } from '../shared/version';
 import { facadeToolScope } from '../control/facade';
 import { Guardrails } from '../guardrails/guardrails';
+import { tracedRouter } from '../telemetry/tracedRouter';
 
 /**
  * How long, at most, servers listed from the catalog cache wait for the first tools/list before
@@ -112,18 +113,21 @@ export class Broker extends EventEmitter<BrokerEventMap> implements ControlledBr
     const policyApprovals = path.join(path.dirname(runtime.paths.approvalsFile), 'policy-approvals.json');
     this.guardrails = new Guardrails(policyApprovals, this.root, () => this.editor.current());
     this.guardrails.on('changed', () => this.emit('state'));
-    const router = new BrokerRouter({
-      catalog: this.catalog,
-      access: this.access,
-      servedServer: (name) => this.servedServer(name),
-      isUpstream: (name) => this.supervisor.get(name) !== undefined,
-      settleCatalog: () => this.settleCatalog(),
-      audit: (entry) => this.audit.write(entry),
-      toolsChanged: (sessionId) => this.endpoint.toolListChanged(sessionId),
-      toolsListed: () => this.firstListServed(),
-      facadeToolScope,
-      guard: (call, audit, signal) => this.guardrails.admit(call, audit, signal),
-    });
+    // Each request the endpoint serves is a SERVER span while telemetry is on.
+    const router = tracedRouter(
+      new BrokerRouter({
+        catalog: this.catalog,
+        access: this.access,
+        servedServer: (name) => this.servedServer(name),
+        isUpstream: (name) => this.supervisor.get(name) !== undefined,
+        settleCatalog: () => this.settleCatalog(),
+        audit: (entry) => this.audit.write(entry),
+        toolsChanged: (sessionId) => this.endpoint.toolListChanged(sessionId),
+        toolsListed: () => this.firstListServed(),
+        facadeToolScope,
+        guard: (call, audit, signal) => this.guardrails.admit(call, audit, signal),
+      }),
+    );
     this.endpoint = new Endpoint({
       port: opts.port,
       authenticate: (token) => this.access.authenticate(token),

@@ -9,6 +9,8 @@ import { liveRecord, tryLock, waitForRecord } from './discovery';
 import { readOrCreateToken, runtimePaths, type RuntimePaths } from '../shared/userState';
 import { writePrivateFile } from '../shared/privateFiles';
 import type { BrokerRecord } from './runtime';
+import { brokerGauges, startBrokerTelemetry, stopTelemetry } from './brokerTelemetry';
+import { telemetry } from '../telemetry/telemetry';
 
 export interface RunningBroker {
   broker: Broker;
@@ -53,12 +55,14 @@ export async function startBroker(opts: BrokerOptions): Promise<RunningBroker> {
   fs.mkdirSync(root, { recursive: true });
   const paths = runtimePaths(root);
   const operatorToken = readOrCreateToken(paths.operatorTokenFile);
+  startBrokerTelemetry(root, opts.log);
   // The data plane first, then the control plane over it, then serving under its governance.
   const broker = new Broker({ ...opts, root }, { paths, operatorToken });
   const control = new ControlPlane(broker, paths, {
     untrusted: opts.untrusted ?? false,
     acceptWorkspaceTrust: opts.acceptWorkspaceTrust,
   });
+  telemetry()?.observe(brokerGauges(broker, control));
   const port = await broker.start(control);
   const url = broker.url;
   const record: BrokerRecord = {
@@ -91,6 +95,7 @@ export async function startBroker(opts: BrokerOptions): Promise<RunningBroker> {
       }
       await broker.stop();
       control.close();
+      await stopTelemetry();
     },
   };
 }

@@ -40,6 +40,7 @@ import { DEFAULT_LISTEN_LIMITS, DEFAULT_SESSION_LIMITS, makeRoom, type SessionLi
 import { claimedVersion } from './statelessEnvelope';
 import { StatelessEndpoint } from './statelessRequest';
 import { errorBodyWithData, idOfBody, writeJsonRpcError, type Id } from './wire';
+import { serveMetrics } from '../telemetry/metricsRoute';
 
 export interface EndpointOptions {
   port: number;
@@ -263,11 +264,12 @@ export class Endpoint {
       res.writeHead(200, { 'content-type': 'application/json' }).end(body);
       return;
     }
-    const server = route.server;
 
     const token = bearerToken(req.headers.authorization);
     const identity = token ? this.opts.authenticate(token) : undefined;
     if (!identity) return this.reject(res, unauthorized(token));
+    if (route.kind === 'metrics') return serveMetrics(identity.operator, res);
+    const server = route.server;
 
     const versionHeader = req.headers['mcp-protocol-version'];
     const badVersion = checkProtocolVersion(versionHeader);

@@ -45,10 +45,11 @@ export function checkOrigin(origin: string | undefined): Rejection | undefined {
   }
 }
 
-/** Where a request goes: the health probe, the aggregated endpoint, or one server's endpoint. */
-export type Route = { kind: 'health' } | { kind: 'mcp'; server?: string };
+/** Where a request goes: the health probe, the metrics, the aggregated endpoint, or one server's endpoint. */
+export type Route = { kind: 'health' } | { kind: 'metrics' } | { kind: 'mcp'; server?: string };
 
 const HEALTH: Route = { kind: 'health' };
+const METRICS: Route = { kind: 'metrics' };
 const AGGREGATED: Route = { kind: 'mcp' };
 export const NOT_FOUND = reject(404, 'Not found: the MCP endpoint is /mcp (or /servers/<name>/mcp)');
 
@@ -56,6 +57,7 @@ export function routeOf(url: string | undefined, method: string | undefined): Ro
   const pathname = (url ?? '/').split('?', 1)[0];
   if (pathname === '/mcp') return AGGREGATED;
   if (pathname === '/health' && method === 'GET') return HEALTH;
+  if (pathname === '/metrics' && method === 'GET') return METRICS;
   const m = /^\/servers\/([a-z][a-z0-9-]{0,30})\/mcp$/.exec(pathname);
   return m ? { kind: 'mcp', server: m[1] } : NOT_FOUND;
 }

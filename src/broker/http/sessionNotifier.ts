@@ -67,7 +67,8 @@ export class SessionNotifier {
         ? (params.logger as string | undefined)
         : `${server}${params.logger ? `/${String(params.logger)}` : ''}`;
       const message = { ...params, logger } as LoggingMessageNotification['params'];
-      session.server.sendLoggingMessage(message).catch(() => undefined);
+      // With its session id, so that the SDK holds it to that session's logging/setLevel.
+      session.server.sendLoggingMessage(message, session.ctx.sessionId).catch(() => undefined);
     }
   }
 
@@ -79,7 +80,7 @@ export class SessionNotifier {
     const message = { level: 'warning', logger: server, data } as LoggingMessageNotification['params'];
     for (const session of this.sessions.values()) {
       if (session.ctx.server !== undefined && session.ctx.server !== server) continue;
-      session.server.sendLoggingMessage(message).catch(() => undefined);
+      session.server.sendLoggingMessage(message, session.ctx.sessionId).catch(() => undefined);
     }
   }
 

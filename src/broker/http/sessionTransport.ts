@@ -183,6 +183,7 @@ export class SessionTransport implements Transport {
     const extra: RequestExtra = {
       signal: controller.signal,
       progressToken,
+      meta,
       sendProgress: (p) => {
         if (progressToken === undefined || controller.signal.aborted) return;
         const progress = { jsonrpc: '2.0', method: 'notifications/progress', params: { ...p, progressToken } };

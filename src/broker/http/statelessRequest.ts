@@ -175,12 +175,12 @@ export class StatelessEndpoint {
           : key === 'resources'
             ? this.router.listResources(ctx)
             : this.router.listResourceTemplates(ctx);
-    // ttlMs 0: the catalog changes whenever an upstream does; subscriptions/listen says when.
+    // The server's own hints on its per-server endpoint; else stale at once and private (the
+    // catalog changes whenever an upstream does, subscriptions/listen says when; /mcp is per token).
     return {
       resultType: 'complete',
       [key]: items,
-      ttlMs: 0,
-      cacheScope: 'private',
+      ...(this.router.listHints?.(ctx, key) ?? NO_CACHE_HINTS),
       _meta: { [META_SERVER_INFO]: this.serverInfo(ctx) },
     };
   }
@@ -194,21 +194,18 @@ export class StatelessEndpoint {
     const params = req.params;
     const target = req.method === 'resources/read' ? params.uri : params.name;
     const input = { identity: ctx.identity, method: req.method, target, capabilities: req.capabilities };
-    // On a per-server endpoint a requestState the broker did not make is the server's: passed on.
-    const perServer = ctx.server !== undefined;
-    const retry = params.requestState !== undefined || params.inputResponses !== undefined;
-    if (retry && (!perServer || this.calls.parks(params.requestState))) {
+    // A requestState the broker did not make is the server's: passed on with the retry, which its
+    // name (or URI) routes to the same server on either endpoint.
+    if (this.calls.parks(params.requestState)) {
       this.calls.resume(exchange, input, params.requestState, params.inputResponses);
       return;
     }
     const run = this.runner(ctx, req);
     this.calls.start(exchange, input, (signal, ask, channel) => {
       const extra = this.extra(signal, req, channel);
-      if (perServer) {
-        // Between two 2026-07-28 parties the exchange is theirs (a 2025 upstream still asks via `ask`).
-        const { inputResponses, requestState } = params;
-        extra.passThrough = { capabilities: req.capabilities, inputResponses, requestState };
-      }
+      // Between two 2026-07-28 parties the exchange is theirs (a 2025 upstream still asks via `ask`).
+      const { inputResponses, requestState } = params;
+      extra.passThrough = { capabilities: req.capabilities, inputResponses, requestState };
       extra.caller = {
         session: ctx.sessionId,
         client: ctx.identity.client,
@@ -305,6 +302,7 @@ export class StatelessEndpoint {
     const extra: RequestExtra = {
       signal,
       progressToken,
+      meta: req.params._meta as JsonObject,
       sendProgress: (p) => {
         if (progressToken === undefined || signal.aborted) return;
         channel()?.notify('notifications/progress', { ...p, progressToken });

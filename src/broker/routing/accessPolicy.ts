@@ -1,5 +1,6 @@
 // Who is calling and what they may see and call, decided against the registry as it is now: the
 // bearer token names the identity, `mcp_allow` gives its scopes, the tool profile narrows its tools.
+import type { ResultLimit } from './oversizedResults';
 import type { ClientDef } from '../../registry/schema';
 import { filterByGlobs, OPERATOR_NAME } from '../../registry/names';
 import { FACADE_NAMESPACE } from '../catalog/catalog';
@@ -74,6 +75,14 @@ export class AccessPolicy {
    * (`<server>__<tool>`, what profiles are written against) on either endpoint. The broker's own
    * tools are never hidden by a profile: each checks the caller's scope itself.
    */
+  /** The client's limit on a tool result's size (guardrails: oversizedResults.ts); none for the operator. */
+  resultLimit(identity: Identity): ResultLimit | undefined {
+    if (identity.operator) return undefined;
+    const def = this.sources.clients()?.get(identity.client);
+    if (def?.maxResultBytes === undefined && def?.maxResultTokens === undefined) return undefined;
+    return { bytes: def.maxResultBytes, tokens: def.maxResultTokens };
+  }
+
   allowsTool(identity: Identity, server: string, exposedName: string, profile = this.profileOf(identity)): boolean {
     if (!profile || server === FACADE_NAMESPACE) return true;
     return filterByGlobs(exposedName, profile.allow, profile.deny);

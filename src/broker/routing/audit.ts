@@ -23,6 +23,8 @@ export interface AuditRecord {
   error?: string;
   code?: number;
   isError?: boolean;
+  /** The OpenTelemetry trace the call belongs to, while telemetry is on. */
+  traceId?: string;
   [field: string]: unknown;
 }
 

@@ -1,7 +1,7 @@
 // What the endpoint needs from the rest of the broker, and what it tells it about a request: who is
 // calling (Identity), on which session and path (SessionContext), and the one interface (Router)
 // through which every MCP method reaches the catalog, the control plane and the upstreams.
-import type { CallLog, InputPassThrough } from '../connection/connection';
+import type { CacheHints, CallLog, InputPassThrough, ListKey } from '../connection/connection';
 import type { ServerRequestCaller } from '../connection/serverRequests';
 import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from '../shared/mcpTypes';
 
@@ -28,6 +28,8 @@ export interface RequestExtra {
   log?: CallLog;
   /** A 2026-07-28 caller of a per-server endpoint: its input_required exchange goes through verbatim. */
   passThrough?: InputPassThrough;
+  /** The request's params._meta: telemetry reads its trace context (traceparent, tracestate) from it. */
+  meta?: JsonObject;
 }
 
 /** What the endpoint serves; BrokerRouter (router.ts) implements it over the catalog and served servers. */
@@ -35,6 +37,8 @@ export interface Router {
   hasServer(name: string): boolean;
   instructions(server?: string): string | undefined;
   listTools(ctx: SessionContext): Tool[];
+  /** The cache hints of a list as this caller sees it; undefined: none to give (stale at once). */
+  listHints?(ctx: SessionContext, key: ListKey): CacheHints | undefined;
   /** `task`: the request's `task` param (2025-11-25 tasks); the answer is then a CreateTaskResult. */
   callTool(
     ctx: SessionContext,

@@ -11,11 +11,14 @@ import {
   type ResourceTemplate,
   type Tool,
 } from '../shared/mcpTypes';
+import type { CacheHints, ListKey } from '../connection/connection';
 import type { RequestExtra, Router, SessionContext } from './requestContext';
 import { toolQuarantined } from '../trust/pins';
 import { noCompletions, noSuchServer, type ServedCall, type ServedServer } from './servedServer';
 import { AggregatedScope, ServerScope, type SessionScope } from './sessionScope';
 import { TaskRoutes, type TaskCaller } from './taskRoutes';
+import { OversizedResults } from './oversizedResults';
+import { traceIdEntry } from '../telemetry/telemetry';
 
 const AGGREGATED_INSTRUCTIONS =
   'MCP Switchboard: tools, prompts and resources of every server in this workspace, named <server>__<name>. ' +
@@ -61,11 +64,16 @@ export type GuardRelease = () => void;
 const FIND_TOOLS = 'find_tools';
 const CALL_TOOL = 'call_tool';
 
+/** Whose cut results a request may read: its session's; a stateless request has none, so its client's. */
+const resultsKey = (ctx: SessionContext): string =>
+  ctx.sessionId.startsWith('stateless:') ? `client:${ctx.identity.client}` : ctx.sessionId;
+
 export class BrokerRouter implements Router {
   private readonly scopes = new WeakMap<SessionContext, SessionScope>();
   /** Tool lists narrowed by a profile, per listed array and profile object (both replaced on change). */
   private readonly profiled = new WeakMap<Tool[], WeakMap<ToolProfile, Tool[]>>();
   private readonly tasks: TaskRoutes;
+  private readonly oversized = new OversizedResults();
 
   constructor(private readonly deps: RouterDeps) {
     this.tasks = new TaskRoutes({
@@ -99,6 +107,18 @@ export class BrokerRouter implements Router {
       const needs = this.deps.facadeToolScope(name);
       return needs !== undefined && needs !== 'operator' && scopes.includes(needs);
     });
+  }
+
+  /**
+   * A per-server endpoint's list carries its server's cache hints, private when the caller's tool
+   * profile narrows it (the list is then this token's own); /mcp merges every server and the
+   * broker's own tools, so it has none to give.
+   */
+  listHints(ctx: SessionContext, key: ListKey): CacheHints | undefined {
+    if (ctx.server === undefined) return undefined;
+    const hints = this.deps.servedServer(ctx.server)?.listHints?.(key);
+    if (!hints || key !== 'tools' || !this.deps.access.profileOf(ctx.identity)) return hints;
+    return { ...hints, cacheScope: 'private' };
   }
 
   private profiledTools(ctx: SessionContext, scope: SessionScope): Tool[] {
@@ -170,7 +190,9 @@ export class BrokerRouter implements Router {
       release?.();
       // A tool that answered with an error result ran, but did not do what was asked: say so.
       this.record(ctx, result.isError === true ? { ...entry, isError: true } : entry, started);
-      return result;
+      // Guardrails: a result over the client's limit becomes its head, a note and a link to the rest.
+      if (task || server.kind !== 'upstream') return result;
+      return this.oversized.fit(resultsKey(ctx), this.deps.access.resultLimit(ctx.identity), result);
     } catch (err) {
       release?.();
       this.record(ctx, entry, started, err);
@@ -216,6 +238,7 @@ export class BrokerRouter implements Router {
 
   sessionClosed(ctx: SessionContext): void {
     this.tasks.sessionClosed(ctx.sessionId);
+    this.oversized.sessionClosed(ctx.sessionId);
   }
 
   /**
@@ -272,6 +295,7 @@ export class BrokerRouter implements Router {
   }
 
   async readResource(ctx: SessionContext, uri: string, extra: RequestExtra): Promise<JsonObject> {
+    if (this.oversized.owns(uri)) return this.oversized.read(resultsKey(ctx), uri);
     const server = this.target(this.resourceOwner(ctx, uri));
     return this.forward(server, (target) => target.readResource(uri, this.call(ctx, extra)));
   }
@@ -400,6 +424,7 @@ export class BrokerRouter implements Router {
       ...(typeof (error as { code?: unknown } | undefined)?.code === 'number'
         ? { code: (error as { code: number }).code }
         : {}),
+      ...traceIdEntry(),
     });
   }
 }

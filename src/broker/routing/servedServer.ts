@@ -10,6 +10,7 @@ import {
   type Tool,
 } from '../shared/mcpTypes';
 import type { ListedServer } from '../catalog/catalog';
+import type { CacheHints, ListKey } from '../connection/connection';
 import type { Identity, RequestExtra } from './requestContext';
 
 /** Who asked, and the request's cancellation and progress. */
@@ -49,6 +50,8 @@ export interface ServedServer extends ListedServer {
   readonly toolTasks?: boolean;
   /** The protocol revision the broker speaks with it, when it is an upstream that runs. */
   readonly protocol?: string;
+  /** The cache hints its server gave with a list (a 2026-07-28 upstream that runs). */
+  listHints?(key: ListKey): CacheHints | undefined;
   /** tasks/get, tasks/result or tasks/cancel about one of its tasks, under its own task id. */
   taskRequest?(method: string, params: JsonObject, call: ServedCall): Promise<JsonObject>;
   /** Tells `events` its task status notifications and the end of its connection. */

@@ -1,14 +1,17 @@
 // A supervised upstream as the router sees it (a ServedServer): requests forwarded over its MCP
 // connection, with the caller's progress, cancellation and task events mapped through.
 import {
-  type McpFailure,
+  ErrorCodes,
+  McpFailure,
   type JsonObject,
   type Prompt,
   type Resource,
   type ResourceTemplate,
   type Tool,
 } from '../shared/mcpTypes';
-import type { CallOptions } from '../connection/connection';
+import type { CacheHints, CallLog, CallOptions, ListKey } from '../connection/connection';
+import type { Redactor } from '../trust/redact';
+import { redactParams, redactResult } from '../trust/resultRedaction';
 import type { Upstream } from '../supervision/upstream';
 import type { RequestExtra } from './requestContext';
 import { noCompletions, type ServedCall, type ServedServer, type TaskEvents } from './servedServer';
@@ -21,11 +24,24 @@ function forwardMeta(meta: JsonObject | undefined): JsonObject | undefined {
   return Object.keys(rest).length ? rest : undefined;
 }
 
-function progressOptions(extra: RequestExtra, forward?: boolean): Omit<CallOptions, 'timeoutMs'> {
-  const onprogress = extra.progressToken === undefined ? undefined : extra.sendProgress;
+function progressOptions(extra: RequestExtra, upstream: Upstream, forward?: boolean): Omit<CallOptions, 'timeoutMs'> {
+  // Progress and log messages pass the same redaction as the result (guardrails: resultRedaction.ts).
+  const secrets = upstream.resultRedactor;
+  const send = extra.sendProgress;
+  const onprogress =
+    extra.progressToken === undefined
+      ? undefined
+      : secrets
+        ? (p: Parameters<typeof send>[0]) => send(redactParams(p, secrets))
+        : send;
   // The caller: requests the upstream sends while handling this may be for it (serverRequestDispatch.ts).
-  const { signal, caller, log, passThrough } = extra;
+  const { signal, caller, passThrough } = extra;
+  const log = extra.log && secrets ? redactedLog(extra.log, secrets) : extra.log;
   return { signal, onprogress, caller, log, passThrough, forward };
+}
+
+function redactedLog(log: CallLog, secrets: Redactor): CallLog {
+  return { level: log.level, send: (params) => log.send(redactParams(params, secrets)) };
 }
 
 /** A supervised upstream as the router sees it: requests forwarded over its MCP connection. */
@@ -65,6 +81,10 @@ export class UpstreamServer implements ServedServer {
     return this.upstream.protocol;
   }
 
+  listHints(key: ListKey): CacheHints | undefined {
+    return this.upstream.listHints(key);
+  }
+
   get prompts(): readonly Prompt[] {
     return this.upstream.listed.prompts;
   }
@@ -98,12 +118,22 @@ export class UpstreamServer implements ServedServer {
     const fwd = forwardMeta(meta);
     if (fwd) params._meta = fwd;
     if (call.task) params.task = call.task;
+    this.refuseStaleState(call.extra);
     // A CreateTaskResult is read (its task id is mapped), so it must not come back as raw bytes.
-    return this.upstream.request('tools/call', params, progressOptions(call.extra, !call.task));
+    const answer = this.upstream.request('tools/call', params, progressOptions(call.extra, this.upstream, !call.task));
+    return this.redacted(answer);
+  }
+
+  /** What the upstream answers, its secret values replaced (guardrails: resultRedaction.ts); as it is without any. */
+  private redacted(answer: Promise<JsonObject>): Promise<JsonObject> {
+    const secrets = this.upstream.resultRedactor;
+    if (!secrets) return answer;
+    const note = (n: number) => this.upstream.logs.push(`redacted its secret values from ${n} string(s) of a result`);
+    return answer.then((result) => redactResult(result, secrets, note));
   }
 
   taskRequest(method: string, params: JsonObject, call: ServedCall): Promise<JsonObject> {
-    return this.upstream.request(method, params, progressOptions(call.extra));
+    return this.redacted(this.upstream.request(method, params, progressOptions(call.extra, this.upstream)));
   }
 
   onTaskEvents(events: TaskEvents): void {
@@ -117,11 +147,29 @@ export class UpstreamServer implements ServedServer {
   }
 
   getPrompt(name: string, args: Record<string, string>, call: ServedCall): Promise<JsonObject> {
-    return this.upstream.request('prompts/get', { name, arguments: args }, progressOptions(call.extra));
+    this.refuseStaleState(call.extra);
+    const options = progressOptions(call.extra, this.upstream);
+    return this.redacted(this.upstream.request('prompts/get', { name, arguments: args }, options));
   }
 
   readResource(uri: string, call: ServedCall): Promise<JsonObject> {
-    return this.upstream.request('resources/read', { uri }, progressOptions(call.extra, true));
+    this.refuseStaleState(call.extra);
+    return this.redacted(
+      this.upstream.request('resources/read', { uri }, progressOptions(call.extra, this.upstream, true)),
+    );
+  }
+
+  /**
+   * A retry's requestState that the broker no longer parks goes to the server, whose own it may be;
+   * a server spoken to in 2025-11-25 never makes one, so it was the broker's and has expired.
+   */
+  private refuseStaleState(extra: RequestExtra): void {
+    if (extra.passThrough?.requestState === undefined || this.protocol === '2026-07-28') return;
+    throw new McpFailure(
+      ErrorCodes.InvalidParams,
+      'Invalid params: this requestState is unknown or expired (a parked call waits 5 minutes); ' +
+        'call again without requestState',
+    );
   }
 
   async subscribe(uri: string): Promise<void> {
@@ -149,7 +197,7 @@ export class UpstreamServer implements ServedServer {
     if (!this.available) return noCompletions();
     // Completion is a convenience: an upstream that fails it offers nothing rather than an error.
     return this.upstream
-      .request('completion/complete', params, progressOptions(call.extra))
+      .request('completion/complete', params, progressOptions(call.extra, this.upstream))
       .catch(() => noCompletions());
   }
 }

@@ -6,7 +6,7 @@ import { packageRunnerWarning } from '../../registry/packageRunner';
 import type { ServerOAuth } from '../auth/serverOAuth';
 import type { CatalogLists } from '../catalog/catalogCache';
 import { connectUpstream } from '../connection/connect';
-import type { CallOptions, UpstreamConnection } from '../connection/connection';
+import type { CacheHints, CallOptions, ListKey, UpstreamConnection } from '../connection/connection';
 import { ConnectionError } from '../connection/connectionError';
 import { IdleClock } from './idleClock';
 import type { StartGate } from './startGate';
@@ -24,8 +24,10 @@ import {
   type Tool,
 } from '../shared/mcpTypes';
 import { Redactor } from '../trust/redact';
+import { redactParams } from '../trust/resultRedaction';
 import { describeEnforcement, type Enforcement } from '../trust/sandbox';
 import { ServerRequestDispatch } from './serverRequestDispatch';
+import { telemetry } from '../telemetry/telemetry';
 import { mayMove, type HeldState, type UpstreamState, type WaitingState } from './upstreamStates';
 
 export type { UpstreamState };
@@ -86,6 +88,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   /** Scrubs this server's secrets from text; replaced at each launch (the definition's values). */
   private redactor = new Redactor([]);
   private accountRedaction?: { token?: string; redactor: Redactor };
+  private resultRedaction?: { launch: Redactor; account: Redactor; redactor: Redactor | undefined };
 
   private client?: UpstreamConnection;
   private consecutiveFailures = 0;
@@ -195,6 +198,11 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     };
   }
 
+  /** The cache hints the running server gave with a list (none for cached lists, or a 2025 server). */
+  listHints(key: ListKey): CacheHints | undefined {
+    return this.catalogSource === 'live' ? this.client?.listHints?.(key) : undefined;
+  }
+
   /** Seeds the lists from the catalog cache (the supervisor checked they are this definition's). */
   useCached(lists: CatalogLists): void {
     this.lastGood = lists;
@@ -222,20 +230,24 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
    * is waited for (bounded by its startup timeout). Anything else is left for request() to explain.
    */
   ensureStarted(): Promise<void> | undefined {
+    const traced = telemetry();
     if (this.state === 'idle') {
       this.demanded = true;
-      this.start();
+      // The server outlives the request that woke it: its process is not part of that request's trace.
+      if (traced) traced.untraced(() => this.start());
+      else this.start();
     }
     if (this.state !== 'starting') return undefined;
     this.learning = false;
     // Someone waits now: a start held back behind the broker's first list goes ahead.
     this.gate?.open();
-    return this.whenSettled(this.def.timeouts.startupMs).catch((err: Error) => {
+    const started = this.whenSettled(this.def.timeouts.startupMs).catch((err: Error) => {
       throw new McpFailure(
         ErrorCodes.UpstreamUnavailable,
         `Server '${this.name}' could not be started for this request (${this.redactText(err.message)}).`,
       );
     });
+    return traced ? traced.waitedForStart(this.name, started) : started;
   }
 
   /** Puts the upstream in a state where it must not run (disabled, awaiting approval, blocked). */
@@ -355,7 +367,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
           promptsChanged: () => this.refresh(generation, 'prompts'),
           resourcesChanged: () => this.refresh(generation, 'resources'),
           resourceUpdated: (uri) => this.emit('resourceUpdated', uri),
-          log: (params) => this.emit('log', params),
+          log: (params) => this.emit('log', redactParams(params, this.resultRedactor)),
           lost: (reason, needsSignIn) => this.onLost(generation, reason, needsSignIn),
           taskStatus: (task) => {
             if (generation === this.generation) this.emit('taskStatus', task);
@@ -559,6 +571,13 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
 
   /** Forwards a request to the running upstream; any failure becomes a clear MCP error. */
   request(method: string, params: JsonObject, opts: Omit<CallOptions, 'timeoutMs'>): Promise<JsonObject> {
+    const traced = telemetry();
+    if (!traced) return this.forward(method, params, opts);
+    const about = { server: this.name, method, protocol: this.protocol, trust: this.def.trust };
+    return traced.upstream(about, params, (sent) => this.forward(method, sent, opts));
+  }
+
+  private forward(method: string, params: JsonObject, opts: Omit<CallOptions, 'timeoutMs'>): Promise<JsonObject> {
     const client = this.client;
     if (!client || this.state !== 'running') return Promise.reject(this.unavailable());
     const sent = { ...opts, timeoutMs: this.def.timeouts.callMs };
@@ -640,8 +659,12 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
         );
       }
       // Upstream JSON-RPC errors pass through with their own code, message and data.
-      if (err.kind === 'upstream-error')
-        return new McpFailure(err.code ?? ErrorCodes.InternalError, err.message, err.data);
+      if (err.kind === 'upstream-error') {
+        // An error's message is part of what comes back: redacted like a result (resultRedaction.ts).
+        const secrets = this.resultRedactor;
+        const message = secrets ? secrets.redact(err.message) : err.message;
+        return new McpFailure(err.code ?? ErrorCodes.InternalError, message, redactParams({ d: err.data }, secrets).d);
+      }
       if (err.kind === 'needs-sign-in') return new McpFailure(ErrorCodes.UpstreamUnavailable, err.message);
       return new McpFailure(ErrorCodes.InternalError, `Server '${this.name}': ${err.message}`);
     }
@@ -664,12 +687,30 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     return this.accountRedactor().redact(this.redactor.redact(text));
   }
 
-  /** A VS Code account token can change while the server runs (VS Code refreshed the session). */
+  /**
+   * What it sends back is redacted with: its launch secrets and its current tokens (guardrails:
+   * docs/guardrails.md), unless the approved definition says returning secrets is its job.
+   */
+  get resultRedactor(): Redactor | undefined {
+    if (this.def.redactResults === false) return undefined;
+    const account = this.accountRedactor();
+    const known = this.resultRedaction;
+    if (known && known.launch === this.redactor && known.account === account) return known.redactor;
+    const combined = Redactor.combined(this.redactor, account);
+    // None when there is nothing to redact: the per-call path then does no work at all.
+    const redactor = combined.forms.length ? combined : undefined;
+    this.resultRedaction = { launch: this.redactor, account, redactor };
+    return redactor;
+  }
+
+  /** Tokens can change while the server runs (VS Code refreshed the session; an OAuth refresh). */
   private accountRedactor(): Redactor {
-    const token = this.credentials?.accountToken(this.def);
+    const oauth = this.signIn?.tokens();
+    const tokens = [this.credentials?.accountToken(this.def), oauth?.access_token, oauth?.refresh_token];
+    const token = tokens.filter((t): t is string => !!t).join('\0') || undefined;
     const known = this.accountRedaction;
     if (known && known.token === token) return known.redactor;
-    const redactor = new Redactor(token ? [token] : []);
+    const redactor = new Redactor(token ? token.split('\0') : []);
     this.accountRedaction = { token, redactor };
     return redactor;
   }

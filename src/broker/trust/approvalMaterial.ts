@@ -54,6 +54,10 @@ export interface ApprovalMaterial {
   onToolChange: 'quarantine-server' | null;
   /** How the operator is asked for the secrets it gets: per input, its description and whether it is hidden. */
   inputs: [string, { description: string | null; password: boolean }][] | null;
+  /** Guardrails: false when its results are not redacted (null: the default, redacted). */
+  redactResults: false | null;
+  /** Guardrails: true when tools the scanner flags are held back (null: the default, shown with findings). */
+  holdFlaggedTools: true | null;
 }
 
 export type ApprovalField = keyof ApprovalMaterial;
@@ -77,13 +81,22 @@ export const FIELD_LABELS: Record<ApprovalField, string> = {
   clientFeatures: 'who answers its elicitation and sampling requests',
   onToolChange: 'tool-change policy (onToolChange)',
   inputs: 'secret prompts (inputs)',
+  redactResults: 'redaction of its results (redactResults)',
+  holdFlaggedTools: 'holding of flagged tools (holdFlaggedTools)',
 };
 
 /**
  * Fields added after approvals were first recorded: while unset they take no part in the hash, so
  * an approval given before the field existed still holds for a definition that does not use it.
  */
-const OPTIONAL_FIELDS: ReadonlySet<ApprovalField> = new Set(['auth', 'clientFeatures', 'onToolChange', 'inputs']);
+const OPTIONAL_FIELDS: ReadonlySet<ApprovalField> = new Set([
+  'auth',
+  'clientFeatures',
+  'onToolChange',
+  'inputs',
+  'redactResults',
+  'holdFlaggedTools',
+]);
 
 /** A path as the registry root sees it: relative, '/'-separated, '.' for the root itself. */
 export function relativeToRoot(root: string, p: string): string {
@@ -139,6 +152,8 @@ export function normalizeForApproval(def: ServerDef, root: string, envFileConten
             .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
             .map(([name, input]) => [name, { description: input.description ?? null, password: input.password }])
         : null,
+    redactResults: def.redactResults === false ? false : null,
+    holdFlaggedTools: def.holdFlaggedTools === true ? true : null,
   };
 }
 

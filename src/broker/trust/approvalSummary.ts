@@ -142,6 +142,13 @@ export function approvalLines(def: ServerDef, root: string, envFile: EnvFileDige
   }
   if (def.onToolChange === 'quarantine-server')
     lines.push({ label: 'On tool change', value: 'every tool held back (quarantine-server)' });
+  if (def.redactResults === false)
+    lines.push({
+      label: 'Results',
+      value: 'not redacted: its results may return the secrets it is given (redactResults: false)',
+      warning: '⚠ agents can read the secret values this server is given',
+    });
+  if (def.holdFlaggedTools) lines.push({ label: 'Flagged tools', value: 'held back until you review them' });
   for (const [name, input] of Object.entries(def.inputs ?? {}).sort(([x], [y]) => (x < y ? -1 : 1))) {
     const shown = input.password ? {} : { warning: '⚠ what you type is shown, not hidden' };
     lines.push({ label: `Asks for ${name}`, value: input.description ?? '(no description)', ...shown });

@@ -7,6 +7,7 @@ import type { ServerDef } from '../../registry/schema';
 import { lockfilePath, readLockfile, type LockEntry, type LockfileRead } from './lockfile';
 import { ErrorCodes, McpFailure, type Tool } from '../shared/mcpTypes';
 import type { PinRecord, PinSource, PinStore } from './pinStore';
+import { flaggedTools, scanText, scanTool, type ScanFinding } from './toolScanner';
 import {
   duplicateNames,
   digestsOf,
@@ -49,12 +50,16 @@ export interface ToolChange {
   /** Which pins the tool differs from. */
   differsFrom: ('approval' | 'lockfile')[];
   duplicates?: PinnedTool[];
+  /** What the scanner found in the definition as it is now (toolScanner.ts). */
+  findings?: ScanFinding[];
 }
 
 /** The server's instructions: pinned (null: it gave none; absent: only its digest is known) and now. */
 export interface InstructionsChange {
   before?: string | null;
   after: string | null;
+  /** What the scanner found in them as they are now. */
+  findings?: ScanFinding[];
 }
 
 export interface ToolChanges {
@@ -237,8 +242,15 @@ export class Pins {
     const hash = toolSetHash(digests);
     let pin = this.store.get(server);
     if (!pin && (!lock || lock.tools === hash)) {
-      pin = this.store.put(server, pinRecord(tools, lock ? 'lockfile' : 'first-use', lock?.tools, live));
-      this.log(`pinned the ${tools.length} tools of '${server}' (${lock ? 'as mcp-servers.lock says' : 'first use'})`);
+      // holdFlaggedTools: a tool the scanner flags is left out of the first pin, so it waits for review as a new one.
+      const flagged = !lock && def?.holdFlaggedTools ? flaggedTools(tools) : NONE;
+      const pinned = flagged.size ? tools.filter((t) => !flagged.has(t.name)) : tools;
+      pin = this.store.put(server, pinRecord(pinned, lock ? 'lockfile' : 'first-use', lock?.tools, live));
+      this.log(`pinned the ${pinned.length} tools of '${server}' (${lock ? 'as mcp-servers.lock says' : 'first use'})`);
+      if (flagged.size)
+        this.log(
+          `held back ${flagged.size} flagged tool(s) of '${server}' (${[...flagged].join(', ')}): ${reviewCommand(server)}`,
+        );
     } else if (pin && live && !pin.instructions) {
       // A pin from before instructions were pinned: the instructions of its first live start join it.
       pin = this.store.put(server, { ...pin, instructions: pinRecord([], pin.source, undefined, live).instructions });
@@ -343,17 +355,24 @@ export class Pins {
       const before =
         pin?.definitions[name]?.definition ?? (beforeDigest ? this.knownDefinition(beforeDigest) : undefined);
       const change = !tool ? 'removed' : beforeDigest === undefined ? 'added' : 'changed';
+      const findings = tool ? scanTool(tool, { ownTools: [...byName.keys()] }) : [];
       changes.push({
         tool: name,
         change,
         ...(before ? { before } : {}),
         ...(tool ? { after: pinnedDefinition(tool) } : {}),
         differsFrom,
+        ...(findings.length ? { findings } : {}),
       });
     }
     const policy = this.defOf(server)?.onToolChange ?? 'quarantine-tools';
+    const scanned = live?.instructions ? scanText(live.instructions, 'instructions', {}, true) : [];
     const instructions: InstructionsChange | undefined = state.instructionsChanged
-      ? { before: pin?.instructions?.text, after: live?.instructions ?? null }
+      ? {
+          before: pin?.instructions?.text,
+          after: live?.instructions ?? null,
+          ...(scanned.length ? { findings: scanned } : {}),
+        }
       : undefined;
     return {
       server,

@@ -47,6 +47,14 @@ export class Redactor {
     this.forms = [...forms].sort((a, b) => b.length - a.length);
   }
 
+  /** One redactor for the forms of several (a server's launch secrets and its current tokens). */
+  static combined(...redactors: Redactor[]): Redactor {
+    const out = new Redactor([]);
+    const forms = [...new Set(redactors.flatMap((r) => r.forms))].sort((a, b) => b.length - a.length);
+    (out as { forms: readonly string[] }).forms = forms;
+    return out;
+  }
+
   redact(text: string): string {
     let out = text;
     for (const form of this.forms) if (out.includes(form)) out = out.split(form).join(REDACTED);

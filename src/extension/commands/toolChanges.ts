@@ -3,6 +3,7 @@
 import * as vscode from 'vscode';
 import type { ResultOf } from '../../broker/control/controlApi';
 import { resolveServer, withProgress, type Cmd, type NoPrompt } from './shared';
+import { SIGN_LABELS } from '../../broker/trust/toolScanner';
 
 export const TOOL_DIFF_SCHEME = 'switchboard-tools';
 
@@ -59,13 +60,22 @@ function describe(diff: ToolChanges): string {
     }
     const what = c.change === 'added' ? 'new' : c.change === 'removed' ? 'removed' : 'changed';
     const from = c.differsFrom.map((d) => (d === 'approval' ? 'your pin' : 'mcp-servers.lock')).join(' and ');
-    return `• ${c.tool}: ${what} (differs from ${from})`;
+    // What the scanner found in the definition as it is now (toolScanner.ts).
+    const flagged = (c.findings ?? []).map(
+      (f) => `\n    ⚠ ${f.severity}: ${SIGN_LABELS[f.sign]} (${f.where}: "${f.excerpt}")`,
+    );
+    return `• ${c.tool}: ${what} (differs from ${from})${flagged.join('')}`;
   });
   const held =
     diff.policy === 'quarantine-server'
       ? 'Policy quarantine-server: every tool of the server is held back until you accept.'
       : 'Changed and new tools are held back until you accept; the others keep working.';
-  if (diff.instructions) lines.push('• the instructions: changed; not given to clients until you accept');
+  if (diff.instructions) {
+    const flagged = (diff.instructions.findings ?? []).map(
+      (f) => `\n    ⚠ ${f.severity}: ${SIGN_LABELS[f.sign]} ("${f.excerpt}")`,
+    );
+    lines.push(`• the instructions: changed; not given to clients until you accept${flagged.join('')}`);
+  }
   return `${lines.join('\n')}\n\n${held}\nAccepting pins the tools (and instructions) exactly as the diff shows them now.`;
 }
 

@@ -83,7 +83,9 @@ describe('credentials: entered secrets and VS Code accounts', function () {
         'granted',
         'leaker.mjs',
         ['--print-env', 'API_KEY'],
-        'grants: [secrets]\nenv:\n  API_KEY: ${input:demo-key}\ninputs:\n  demo-key:\n    description: The demo API key\n',
+        // Its job here is showing what it got: results not redacted (guardrails, redactedResults.test).
+        'grants: [secrets]\nredactResults: false\n' +
+          'env:\n  API_KEY: ${input:demo-key}\ninputs:\n  demo-key:\n    description: The demo API key\n',
       ),
       'mcp-servers.d/plain.yaml': fixtureServer('plain', 'leaker.mjs', [], 'env:\n  API_KEY: ${input:demo-key}\n'),
       'mcp-servers.d/remote.yaml':
@@ -154,7 +156,7 @@ describe('credentials: entered secrets and VS Code accounts', function () {
         'granted',
         'leaker.mjs',
         [],
-        'grants: [secrets]\nenv:\n  API_KEY: ${input:cli-key}\n',
+        'grants: [secrets]\nredactResults: false\nenv:\n  API_KEY: ${input:cli-key}\n',
       ),
     });
     broker = await startBrokerProcess({ root, home, env: { SWITCHBOARD_TOKEN_STORE: 'file' } });

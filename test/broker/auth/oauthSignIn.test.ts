@@ -186,6 +186,27 @@ describe('OAuth sign-in to remote servers', function () {
     assert.equal((await stats()).registrations, 1, 'registered once, dynamically');
   });
 
+  it('guardrails: a server that echoes its OAuth tokens gets them back redacted (the current ones, after refreshes)', async () => {
+    const issued = async () => (await (await fetch(`${oauth.base}/test/tokens`)).json()) as Record<string, string[]>;
+    // The broker is the only one the fixture issues tokens to, so the last issued are the ones it holds,
+    // unless a refresh happens during the call (the tokens live 2 s): then the round is played again.
+    for (const kind of ['access', 'refresh']) {
+      let judged = false;
+      for (let round = 0; round < 10 && !judged; round++) {
+        const before = await issued();
+        const token = before[kind][before[kind].length - 1];
+        const text = textOf(await call(agent, 'remote__echo', { text: `mine: ${token}` }));
+        const after = await issued();
+        if (after.access.length !== before.access.length) continue;
+        assert.equal(text, 'echo: mine: [redacted]', `the ${kind} token came back`);
+        judged = true;
+      }
+      assert.ok(judged, `no round without a refresh for the ${kind} token`);
+    }
+    // Positive control: other text comes back as it was sent.
+    assert.equal(textOf(await call(agent, 'remote__echo', { text: 'plain' })), 'echo: plain');
+  });
+
   it('an access token that expires is refreshed without the user', async () => {
     const before = (await stats()).refreshes;
     for (let i = 0; i < 3; i++) {

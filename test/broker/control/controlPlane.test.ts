@@ -61,7 +61,8 @@ describe('control plane', function () {
         'granted',
         'echo.mjs',
         [],
-        'envFile: secrets.env\ngrants: [secrets]\n',
+        // Its job here is showing what it got: results not redacted (guardrails, redactedResults.test).
+        'envFile: secrets.env\ngrants: [secrets]\nredactResults: false\n',
       ),
       'mcp-servers.d/ungranted.yaml': fixtureServer('ungranted', 'echo.mjs', [], 'envFile: secrets.env\n'),
       'mcp-servers.d/shadow.yaml': fixtureServer('shadow', 'shadow.mjs'),

@@ -35,6 +35,8 @@ describe('Enter Secret (${input:NAME})', function () {
         command: NODE,
         args: [path.join(REPO, 'test', 'fixtures', 'leaker.mjs')],
         grants: ['secrets'],
+        // Its job here is showing what it got: results not redacted (guardrails).
+        redactResults: false,
         env: { API_KEY: '${input:sb-test-key}' },
         inputs: { 'sb-test-key': { description: 'The test API key' } },
       },

@@ -4,6 +4,7 @@ import * as readline from 'node:readline';
 import { approvalSummaryBlock } from '../../trust/approvalSummary';
 import { serveOrReuse, type RunningBroker } from '../../daemon/daemon';
 import { parseLogRate } from '../../http/logRateLimit';
+import { withTraceId } from '../../telemetry/telemetry';
 import { type Command, rootOption, rootOf, parseNumber, print, printError } from '../command';
 
 export const serveCommand: Command = {
@@ -46,7 +47,8 @@ export const serveCommand: Command = {
     const json = values.json === true;
     const idleExit = values['idle-exit'] !== undefined ? parseNumber(values['idle-exit'], 'idle-exit', 0) : undefined;
     const log = (line: string): void => {
-      printError(`[switchboard] ${line}\n`);
+      // A line written while a request runs names its trace (when telemetry is on).
+      printError(`[switchboard] ${withTraceId(line)}\n`);
     };
     const outcome = await serveOrReuse({
       root,

@@ -1,0 +1,118 @@
+// The cost of telemetry per call (issue 32): the same broker and echo upstream with telemetry off
+// and on (spans and metrics exported over OTLP/HTTP to a loopback sink that reads and drops what it
+// gets), called in interleaved blocks so that both meet the same machine load. Reports per-call
+// latency and broker CPU, their on/off ratio (target ≤ 1.15), idle RSS and time to ready.
+// Section of bench/run.mjs: telemetry.
+import http from 'node:http';
+import { Broker } from './lib/systems.mjs';
+import { cpuDelta, cpuSnapshot, rss, sleep } from './lib/proc.mjs';
+import { rotate, summarize } from './lib/stats.mjs';
+
+export const TELEMETRY_SECTIONS = ['telemetry'];
+export const TELEMETRY_BUDGET_S = { full: { telemetry: 90 }, quick: { telemetry: 40 } };
+
+const log = (...a) => process.stderr.write(`[bench telemetry] ${a.join(' ')}\n`);
+const us = (ms) => ms * 1000;
+
+/** An OTLP/HTTP endpoint that reads every body and answers 200: the exporter's cost, not a collector's. */
+async function sink() {
+  let bodies = 0;
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      bodies++;
+      res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    get bodies() {
+      return bodies;
+    },
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
+}
+
+async function sectionTelemetry({ quick, overBudget }) {
+  const { warmup, block, rounds } = quick
+    ? { warmup: 200, block: 50, rounds: 8 }
+    : { warmup: 3000, block: 100, rounds: 30 };
+  const collector = await sink();
+  const systems = [
+    new Broker({ key: 'telemetry-off', label: 'telemetry off' }),
+    new Broker({
+      key: 'telemetry-on',
+      label: 'telemetry on (OTLP export)',
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_METRIC_EXPORT_INTERVAL: '5000' },
+    }),
+  ];
+  try {
+    for (const s of systems) {
+      await s.start();
+      await s.waitForTools({ names: ['echo__echo'] });
+      const [client] = await s.pool(1);
+      await s.resolveTools(client, ['echo']);
+    }
+    for (const s of systems) {
+      for (let i = 0; i < warmup; i++)
+        await s.clients[0].callTool({ name: s.toolNames.echo, arguments: { text: 'hi' } });
+    }
+    const acc = new Map(systems.map((s) => [s.key, { samples: [], cpuUs: 0, calls: 0 }]));
+    let done = 0;
+    for (let r = 0; r < rounds && (r < 2 || !overBudget()); r++, done++) {
+      for (const s of rotate(systems, r)) {
+        const a = acc.get(s.key);
+        const pids = s.serverPids();
+        const before = cpuSnapshot(pids);
+        for (let i = 0; i < block; i++) {
+          const t = performance.now();
+          await s.clients[0].callTool({ name: s.toolNames.echo, arguments: { text: 'hi' } });
+          a.samples.push(performance.now() - t);
+        }
+        a.cpuUs += cpuDelta(before, pids);
+        a.calls += block;
+      }
+    }
+    await sleep(500);
+    const out = { callsPerSystem: done * block, exportedBodies: collector.bodies, systems: {} };
+    for (const s of systems) {
+      const a = acc.get(s.key);
+      const st = summarize(a.samples);
+      out.systems[s.key] = {
+        label: s.label,
+        p50Us: us(st.p50),
+        p99Us: us(st.p99),
+        meanUs: us(st.mean),
+        brokerCpuPerCallUs: a.cpuUs / a.calls,
+        readyMs: s.readyMs,
+        // The broker process alone (its echo child is the same in both).
+        idleRssMB: rss(s.mainPid) / (1024 * 1024),
+      };
+    }
+    const off = out.systems['telemetry-off'];
+    const on = out.systems['telemetry-on'];
+    out.ratio = {
+      p50: on.p50Us / off.p50Us,
+      mean: on.meanUs / off.meanUs,
+      cpu: on.brokerCpuPerCallUs / off.brokerCpuPerCallUs,
+    };
+    for (const s of systems) {
+      const x = out.systems[s.key];
+      log(
+        `${s.key.padEnd(14)} p50 ${x.p50Us.toFixed(0)} µs  p99 ${x.p99Us.toFixed(0)} µs  broker CPU/call ${x.brokerCpuPerCallUs.toFixed(0)} µs  ready ${x.readyMs.toFixed(0)} ms  RSS ${x.idleRssMB.toFixed(1)} MB`,
+      );
+    }
+    log(
+      `on/off: p50 ${out.ratio.p50.toFixed(3)}×  mean ${out.ratio.mean.toFixed(3)}×  broker CPU ${out.ratio.cpu.toFixed(3)}× (target ≤ 1.15×)`,
+    );
+    return out;
+  } finally {
+    for (const s of systems) {
+      await s.stop().catch(() => undefined);
+    }
+    await collector.close();
+  }
+}
+
+export const TELEMETRY_RUNNERS = { telemetry: sectionTelemetry };

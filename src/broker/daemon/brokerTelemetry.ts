@@ -1,0 +1,64 @@
+// Turning the broker's telemetry on at start (telemetry/settings.ts says when), with the broker's
+// gauges read from the control operations, and off again at stop.
+import { readTelemetryFile } from '../../registry/telemetryConfig';
+import type { ControlPlane } from '../control/controlPlane';
+import type { Broker } from './broker';
+import { telemetrySettings } from '../telemetry/settings';
+import { startTelemetry, stopTelemetry, type BrokerGauges } from '../telemetry/telemetry';
+
+/** Starts telemetry if the environment, telemetry.yaml or the editor turns it on; says so in the log. */
+export function startBrokerTelemetry(root: string, log: ((line: string) => void) | undefined): boolean {
+  const { block, problems } = readTelemetryFile(root);
+  for (const p of problems)
+    log?.(`${p.file}:${p.line}: error: ${p.message} (telemetry stays as the environment sets it)`);
+  const settings = telemetrySettings(process.env, block);
+  if (!settings) return false;
+  try {
+    startTelemetry(settings);
+  } catch (err) {
+    // A missing or broken SDK bundle must not keep the broker from serving.
+    log?.(`telemetry stays off: the OpenTelemetry SDK could not be loaded (${(err as Error).message})`);
+    return false;
+  }
+  const where = [
+    settings.traces ? `traces to ${settings.traces.url ?? 'the OTEL_EXPORTER_OTLP_* endpoint'}` : undefined,
+    settings.metrics ? `metrics to ${settings.metrics.url ?? 'the OTEL_EXPORTER_OTLP_* endpoint'}` : undefined,
+  ].filter(Boolean);
+  log?.(
+    `telemetry on (turned on by ${settings.turnedOnBy}): ${where.length ? where.join(', ') : 'nothing exported'}; ` +
+      'GET /metrics serves Prometheus text to the operator',
+  );
+  for (const note of settings.notes) log?.(`telemetry: ${note}`);
+  return true;
+}
+
+/** The numbers the gauges show, read when metrics are collected (not on any request's path). */
+export function brokerGauges(broker: Broker, control: ControlPlane): () => BrokerGauges {
+  return () => {
+    const servers = control.operations.listServers();
+    const upstreamStates: Record<string, number> = {};
+    const restarts: Record<string, number> = {};
+    let pendingClientRequests = 0;
+    let quarantinedTools = 0;
+    for (const s of servers) {
+      upstreamStates[s.state] = (upstreamStates[s.state] ?? 0) + 1;
+      restarts[s.name] = s.restarts;
+      pendingClientRequests += s.pendingServerRequests ?? 0;
+      quarantinedTools += s.pins?.quarantined.length ?? 0;
+    }
+    const toolTokensPerClient: Record<string, number> = {};
+    for (const c of control.operations.listClients()) {
+      if (c.toolTokens !== undefined) toolTokensPerClient[c.name] = c.toolTokens;
+    }
+    return {
+      sessions: broker.endpoint.sessionCount,
+      upstreamStates,
+      pendingClientRequests,
+      restarts,
+      quarantinedTools,
+      toolTokensPerClient,
+    };
+  };
+}
+
+export { stopTelemetry };

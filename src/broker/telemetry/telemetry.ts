@@ -1,0 +1,41 @@
+// The broker's telemetry as the call path sees it: undefined while it is off (the default), so the
+// whole cost of "off" is one read of `activeTelemetry` per request. The OpenTelemetry SDK lives in
+// otelSdk.ts, bundled apart (dist/telemetry-sdk.js) and loaded only when telemetry is turned on.
+import type { TelemetrySettings } from './settings';
+import type { Telemetry } from './types';
+
+export type { BrokerGauges, ServedRequest, Telemetry, UpstreamRequest } from './types';
+
+let activeTelemetry: Telemetry | undefined;
+
+/** The running telemetry, or undefined when it is off. */
+export function telemetry(): Telemetry | undefined {
+  return activeTelemetry;
+}
+
+/** Starts telemetry with these settings; loads the SDK (only now). */
+export function startTelemetry(settings: TelemetrySettings): Telemetry {
+  // Required here, not imported: while telemetry is off the SDK is never read from disk.
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const sdk = require('./otelSdk') as { createTelemetry(settings: TelemetrySettings): Telemetry };
+  activeTelemetry = sdk.createTelemetry(settings);
+  return activeTelemetry;
+}
+
+export async function stopTelemetry(): Promise<void> {
+  const running = activeTelemetry;
+  activeTelemetry = undefined;
+  await running?.shutdown();
+}
+
+/** A log line with the trace id of the request it belongs to, when telemetry is on and there is one. */
+export function withTraceId(line: string): string {
+  const id = activeTelemetry?.traceId();
+  return id ? `${line} (trace ${id})` : line;
+}
+
+/** `{ traceId }` of the request running now for its audit entry, when telemetry is on; else nothing. */
+export function traceIdEntry(): { traceId?: string } {
+  const id = activeTelemetry?.traceId();
+  return id ? { traceId: id } : {};
+}

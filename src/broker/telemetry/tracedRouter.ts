@@ -1,0 +1,102 @@
+// Every request the endpoint serves, in a SERVER span: the router (routing/router.ts) seen through
+// a thin layer that names each request by its MCP method. Typed by shape, not by import, so that
+// telemetry stays below routing (supervision and connection use it too). While telemetry is off each
+// request costs one check of `telemetry()`.
+import type { JsonObject } from '../shared/mcpTypes';
+import { telemetry, type ServedRequest } from './telemetry';
+
+interface Caller {
+  sessionId: string;
+  identity: { client: string };
+  server?: string;
+}
+
+/** The router's methods this layer names (routing/requestContext.ts, Router). */
+export interface TracedMethods {
+  callTool(
+    ctx: Caller,
+    name: string,
+    args: JsonObject,
+    meta: JsonObject | undefined,
+    ...rest: never[]
+  ): Promise<JsonObject>;
+  getPrompt(ctx: Caller, name: string, ...rest: never[]): Promise<JsonObject>;
+  readResource(ctx: Caller, uri: string, ...rest: never[]): Promise<JsonObject>;
+  complete(ctx: Caller, ...rest: never[]): Promise<JsonObject>;
+  listTools(ctx: Caller): unknown[];
+  listPrompts(ctx: Caller): unknown[];
+  listResources(ctx: Caller): unknown[];
+  listResourceTemplates(ctx: Caller): unknown[];
+  sessionOpened?(ctx: Caller, ...rest: never[]): void;
+  sessionClosed?(ctx: Caller): void;
+}
+
+type Method = Exclude<keyof TracedMethods, 'sessionOpened' | 'sessionClosed'>;
+
+const MCP_METHODS: Record<Method, string> = {
+  callTool: 'tools/call',
+  getPrompt: 'prompts/get',
+  readResource: 'resources/read',
+  complete: 'completion/complete',
+  listTools: 'tools/list',
+  listPrompts: 'prompts/list',
+  listResources: 'resources/list',
+  listResourceTemplates: 'resources/templates/list',
+};
+
+function served(method: Method, args: unknown[]): ServedRequest {
+  const ctx = args[0] as Caller;
+  const request: ServedRequest = {
+    method: MCP_METHODS[method],
+    sessionId: ctx.sessionId || undefined,
+    client: ctx.identity.client,
+    endpointServer: ctx.server,
+  };
+  if (method === 'callTool' || method === 'getPrompt' || method === 'readResource') request.target = args[1] as string;
+  // tools/call names its _meta; the other per-call methods carry it in their RequestExtra.
+  if (method === 'callTool') request.meta = args[3] as JsonObject | undefined;
+  else
+    request.meta = (args.find((a) => (a as { signal?: unknown } | null)?.signal !== undefined) as { meta?: JsonObject })
+      ?.meta;
+  return request;
+}
+
+/**
+ * The router with each MCP method in a SERVER span when telemetry is on. The router stays the
+ * prototype: its own calls of these methods (switchboard__call_tool calling a tool) are spans too.
+ */
+export function tracedRouter<R extends TracedMethods>(router: R): R {
+  const traced = Object.create(router) as R;
+  traceSessions(router, traced);
+  for (const method of Object.keys(MCP_METHODS) as Method[]) {
+    const inner = router[method] as (...args: unknown[]) => unknown;
+    (traced as Record<Method, unknown>)[method] = function (this: R, ...args: unknown[]): unknown {
+      const running = telemetry();
+      if (!running) return inner.apply(this, args);
+      return running.serve(served(method, args), () => inner.apply(this, args));
+    };
+  }
+  return traced;
+}
+
+/** mcp.server.session.duration: a 2025 session's life, from its opening to its end. */
+function traceSessions<R extends TracedMethods>(router: R, traced: R): void {
+  const opened = new WeakMap<Caller, number>();
+  const open = router.sessionOpened as ((...args: unknown[]) => void) | undefined;
+  const close = router.sessionClosed as ((ctx: Caller) => void) | undefined;
+  traced.sessionOpened = function (this: R, ...args: unknown[]): void {
+    if (telemetry()) opened.set(args[0] as Caller, performance.now());
+    open?.apply(this, args);
+  } as R['sessionOpened'];
+  traced.sessionClosed = function (this: R, ctx: Caller): void {
+    const since = opened.get(ctx);
+    const running = telemetry();
+    if (since !== undefined && running) {
+      running.sessionEnded(
+        { client: ctx.identity.client, endpointServer: ctx.server },
+        (performance.now() - since) / 1000,
+      );
+    }
+    close?.call(this, ctx);
+  } as R['sessionClosed'];
+}
