@@ -33,10 +33,11 @@ const NOT_SDK = {
     'so an SDK upgrade stays a change to those files; go through them.',
 };
 const REGISTRY_SELF_CONTAINED = {
-  // Anything but node: built-ins, zod, yaml, jsonc-parser and sibling modules.
-  regex: '^(?!node:|zod(/|$)|yaml(/|$)|jsonc-parser$|\\./)',
+  // Anything but node: built-ins, zod, yaml, jsonc-parser, the CEL evaluator of guardrail conditions and sibling modules.
+  regex: '^(?!node:|zod(/|$)|yaml(/|$)|jsonc-parser$|@marcbachmann/cel-js$|\\./)',
   message:
-    'src/registry is pure and self-contained: it may import only node: built-ins, zod, yaml, jsonc-parser and its own ' +
+    'src/registry is pure and self-contained: it may import only node: built-ins, zod, yaml, jsonc-parser, ' +
+    '@marcbachmann/cel-js and its own ' +
     "modules ('./x'). Move shared code into src/registry instead of reaching out of it.",
 };
 const WEBVIEW_BROKER_TYPES_ONLY = {
@@ -75,9 +76,21 @@ export const BROKER_SUBSYSTEMS = {
   connection: ['apps', 'shared', 'platform', 'auth'],
   catalog: ['apps', 'shared', 'trust'],
   registryClient: ['shared'],
+  guardrails: ['shared'],
   supervision: ['apps', 'shared', 'platform', 'trust', 'auth', 'connection', 'catalog', 'telemetry'],
   routing: ['apps', 'shared', 'trust', 'connection', 'catalog', 'supervision', 'telemetry'],
-  control: ['apps', 'shared', 'trust', 'auth', 'catalog', 'supervision', 'routing', 'registryClient', 'telemetry'],
+  control: [
+    'apps',
+    'shared',
+    'trust',
+    'auth',
+    'catalog',
+    'supervision',
+    'routing',
+    'registryClient',
+    'telemetry',
+    'guardrails',
+  ],
   http: ['apps', 'shared', 'connection', 'supervision', 'routing', 'telemetry'],
   daemon: [
     'apps',
@@ -88,6 +101,7 @@ export const BROKER_SUBSYSTEMS = {
     'connection',
     'catalog',
     'registryClient',
+    'guardrails',
     'supervision',
     'routing',
     'control',
@@ -103,6 +117,7 @@ export const BROKER_SUBSYSTEMS = {
     'connection',
     'catalog',
     'registryClient',
+    'guardrails',
     'supervision',
     'routing',
     'control',

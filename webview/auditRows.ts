@@ -20,8 +20,10 @@ export interface AuditRow {
   traceId?: string;
 }
 
-/** -32003: the caller's scope, tool profile or a quarantine does not allow it. */
+/** -32003: the caller's scope, tool profile, a quarantine or a guardrail rule does not allow it. */
 const FORBIDDEN = -32003;
+/** -32006: a guardrail limit (calls per minute or at once) is spent. */
+const RATE_LIMITED = -32006;
 
 export function rowOf(e: AuditRecord): AuditRow {
   const server = typeof e.server === 'string' ? e.server : undefined;
@@ -48,7 +50,7 @@ export function rowOf(e: AuditRecord): AuditRow {
   }
   let outcome: Outcome = 'ok';
   if (e.event === 'rejected' || e.event === 'network-refused') outcome = 'refused';
-  else if (e.outcome === 'error') outcome = e.code === FORBIDDEN ? 'refused' : 'error';
+  else if (e.outcome === 'error') outcome = e.code === FORBIDDEN || e.code === RATE_LIMITED ? 'refused' : 'error';
   else if (e.isError === true) outcome = 'tool error';
   let detail: string | undefined;
   if (typeof e.error === 'string') detail = `${e.code !== undefined ? `${e.code}: ` : ''}${e.error}`;
@@ -59,6 +61,14 @@ export function rowOf(e: AuditRecord): AuditRow {
       ? 'removed'
       : `trust ${String(e.trust)}, grants [${Array.isArray(e.grants) ? e.grants.join(', ') : ''}], approval ${String(e.approval)}`;
   else if (e.event === 'server-request' && typeof e.routedTo === 'string') detail = `answered by ${e.routedTo}`;
+  // The guardrail that decided the call (docs/guardrails.md): named, whatever the outcome.
+  const rule =
+    typeof e.rule === 'string'
+      ? `rule ${e.rule}${e.operatorAnswer ? ` (operator: ${String(e.operatorAnswer)})` : ''}`
+      : '';
+  const limit = typeof e.rateLimited === 'string' ? `limit ${e.rateLimited}` : '';
+  const guard = [rule, limit].filter(Boolean).join(', ');
+  if (guard) detail = detail ? `${guard}: ${detail}` : guard;
   return {
     at: e.at,
     client,

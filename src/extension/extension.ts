@@ -49,6 +49,7 @@ const COMMANDS: Record<string, commands.Cmd> = {
   approveServer: commands.approveServer,
   reviewToolChanges: commands.reviewToolChanges,
   revokeApproval: commands.revokeApproval,
+  approvePolicy: commands.approvePolicy,
   probeServer: commands.probeServer,
   showServerLogs: commands.showServerLogs,
   openDefinition: commands.openDefinition,
@@ -136,7 +137,13 @@ export function activate(context: vscode.ExtensionContext): SwitchboardApi {
   context.subscriptions.push(RegistryQuickFixes.register(ctx, diagnostics));
   const statusBar = new BrokerStatusBar(ctx, mcp);
   const terminalEnv = new TerminalEnvironment(ctx);
-  context.subscriptions.push(diagnostics, statusBar, terminalEnv, commands.watchWorkspaceTrust(ctx));
+  context.subscriptions.push(
+    diagnostics,
+    statusBar,
+    terminalEnv,
+    commands.watchWorkspaceTrust(ctx),
+    commands.watchPolicies(ctx),
+  );
   context.subscriptions.push(commands.watchSignIns(ctx));
   context.subscriptions.push(commands.registerToolDiffDocuments());
 

@@ -2,6 +2,7 @@
 import * as vscode from 'vscode';
 import type { ServerStatus } from '../broker/control/controlApi';
 import type { Ctx, FolderEntry } from './ctx';
+import { guardrailRows } from './guardrailRows';
 import {
   enforcementLines,
   firstLine,
@@ -154,6 +155,7 @@ export class ServersProvider implements vscode.TreeDataProvider<ServerNode> {
     if (s.withheldEnv.length)
       info('withheld', `Withheld: ${s.withheldEnv.join(', ')}`, { id: 'eye-closed' }, 'needs the secrets grant');
     out.push({ kind: 'grants', entry, status: s });
+    for (const row of guardrailRows(s)) info(row.id, row.label, row.icon, row.description, row.tooltip);
     const hasTools = s.tools.length || s.hiddenTools?.length || s.pins?.quarantined.length || s.state === 'running';
     if (hasTools) out.push({ kind: 'tools', entry, status: s });
     if (s.apps?.length) out.push({ kind: 'apps', entry, status: s });

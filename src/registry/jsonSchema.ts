@@ -15,12 +15,14 @@ export const JSON_SCHEMA_FILES: Record<Kind, string> = {
   server: 'mcp-server.schema.json',
   prompt: 'prompt.schema.json',
   client: 'client.schema.json',
+  policy: 'policy.schema.json',
 };
 
 const TITLES: Record<Kind, string> = {
   server: 'MCP Switchboard server definition',
   prompt: 'MCP Switchboard prompt definition',
   client: 'MCP Switchboard client definition',
+  policy: 'MCP Switchboard guardrail policy',
 };
 
 type JsonObject = Record<string, unknown>;
@@ -54,7 +56,12 @@ function generate(kind: Kind): JsonObject {
 }
 
 export function registryJsonSchemas(): Record<Kind, object> {
-  return { server: generate('server'), prompt: generate('prompt'), client: generate('client') };
+  return {
+    server: generate('server'),
+    prompt: generate('prompt'),
+    client: generate('client'),
+    policy: generate('policy'),
+  };
 }
 
 /** The exact bytes written for a kind (also what the staleness test compares against). */
@@ -62,7 +69,7 @@ export function jsonSchemaText(kind: Kind): string {
   return `${JSON.stringify(registryJsonSchemas()[kind], null, 2)}\n`;
 }
 
-/** Writes the three schema files into `dir` (created if needed) and returns their paths. */
+/** Writes the schema files into `dir` (created if needed) and returns their paths. */
 export function writeJsonSchemas(dir: string): string[] {
   fs.mkdirSync(dir, { recursive: true });
   return (Object.keys(JSON_SCHEMA_FILES) as Kind[]).map((kind) => {

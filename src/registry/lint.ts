@@ -107,7 +107,9 @@ export function lintDefinition<K extends Kind>(kind: K, def: DefByKind[K]): Lint
       return lintServer(def as ServerDef);
     case 'prompt':
       return lintPrompt(def as PromptDef);
-    default:
+    case 'client':
       return lintClient(def as ClientDef);
+    default:
+      return [];
   }
 }

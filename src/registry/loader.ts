@@ -11,7 +11,16 @@ import { escapeOf, realRootOf } from './containment';
 import { childPath, normalizeRoot, pathsFor } from './rootPaths';
 import { MAX_FILE_BYTES, parseDefinition, stemOf, YAML_EXTENSIONS, type ParseResult } from './parse';
 import { compareProblems, type Problem } from './problems';
-import { KIND_DIRS, KINDS, type ClientDef, type Definition, type Kind, type PromptDef, type ServerDef } from './schema';
+import {
+  KIND_DIRS,
+  KINDS,
+  type ClientDef,
+  type Definition,
+  type Kind,
+  type PolicyDef,
+  type PromptDef,
+  type ServerDef,
+} from './schema';
 
 export type { Problem } from './problems';
 export { formatProblem } from './problems';
@@ -22,6 +31,8 @@ export interface RegistrySnapshot {
   servers: ReadonlyMap<string, ServerDef>;
   prompts: ReadonlyMap<string, PromptDef>;
   clients: ReadonlyMap<string, ClientDef>;
+  /** Guardrail policies (policies.d/), as written: which of them are in force is the operator's approval. */
+  policies: ReadonlyMap<string, PolicyDef>;
   problems: readonly Problem[];
   /**
    * Increments whenever a load produces a snapshot that differs from the previous one (in any
@@ -167,6 +178,7 @@ export class RegistryLoader {
       server: new Map<string, Definition>(),
       prompt: new Map<string, Definition>(),
       client: new Map<string, Definition>(),
+      policy: new Map<string, Definition>(),
     };
     for (const e of entries) maps[e.kind].set(e.name, e.def);
     this.lastSignature = signature;
@@ -175,6 +187,7 @@ export class RegistryLoader {
       servers: maps.server as Map<string, ServerDef>,
       prompts: maps.prompt as Map<string, PromptDef>,
       clients: maps.client as Map<string, ClientDef>,
+      policies: maps.policy as Map<string, PolicyDef>,
       problems: Object.freeze(problems.map((p) => Object.freeze(p))),
       generation: (this.last?.generation ?? 0) + 1,
     });

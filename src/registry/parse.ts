@@ -7,6 +7,7 @@ import { isMap, isSeq, LineCounter, parseDocument, type Document } from 'yaml';
 import { explainIssues } from './issues';
 import { lintDefinition } from './lint';
 import { validateName } from './names';
+import { conditionProblems } from './policyConditions';
 import { positionOf, type DataPath } from './positions';
 import { compareProblems, type Problem } from './problems';
 import { KIND_NOUNS, SCHEMAS, type DefByKind, type Kind } from './schema';
@@ -115,6 +116,14 @@ export function parseDefinition<K extends Kind>(kind: K, fileName: string, text:
     for (const issue of explainIssues(result.error.issues, schema, data)) {
       const pos = at(issue.path, issue.at);
       problem(pos.line, pos.column, issue.message, 'error', issue.fix);
+    }
+  }
+  if (result.success && kind === 'policy') {
+    // A guardrail's condition is checked as the file loads, at the place in it where it goes wrong.
+    for (const bad of conditionProblems((result.data as DefByKind['policy']).rules)) {
+      const pos = at(bad.path, 'value');
+      const quoted = /^["']/.test(text.split('\n')[pos.line - 1]?.slice(pos.column - 1) ?? '') ? 1 : 0;
+      problem(pos.line, pos.column + (bad.offset === undefined ? 0 : bad.offset + quoted), bad.message);
     }
   }
   if (problems.some((p) => p.severity === 'error') || !result.success)

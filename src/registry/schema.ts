@@ -14,19 +14,22 @@ import { OPERATOR_NAME } from './names';
 import { quoted } from './quote';
 import { globList, nameSchema, noDuplicates } from './schemaParts';
 import { ServerDefSchema, type ServerDef } from './serverSchema';
+import { PolicyDefSchema, type PolicyDef } from './policySchema';
 
 export { NAME_PATTERN } from './names';
 export * from './serverSchema';
+export * from './policySchema';
 
-export type Kind = 'server' | 'prompt' | 'client';
+export type Kind = 'server' | 'prompt' | 'client' | 'policy';
 
-export const KINDS: readonly Kind[] = ['server', 'prompt', 'client'];
+export const KINDS: readonly Kind[] = ['server', 'prompt', 'client', 'policy'];
 
 /** Directory (under the registry root) that holds each kind's files. */
 export const KIND_DIRS: Record<Kind, string> = {
   server: 'mcp-servers.d',
   prompt: 'prompts.d',
   client: 'clients.d',
+  policy: 'policies.d',
 };
 
 /** A definition's file relative to the registry root (`/`-separated; `path.join` it onto the root). */
@@ -35,7 +38,12 @@ export function definitionPath(kind: Kind, name: string): string {
 }
 
 /** The word used for a kind in messages ("a server", "this prompt"). */
-export const KIND_NOUNS: Record<Kind, string> = { server: 'server', prompt: 'prompt', client: 'client' };
+export const KIND_NOUNS: Record<Kind, string> = {
+  server: 'server',
+  prompt: 'prompt',
+  client: 'client',
+  policy: 'policy',
+};
 
 // Placeholders look like {{argName}} (spaces inside the braces are allowed).
 export const PLACEHOLDER_PATTERN = /\{\{\s*([^{}\s]*)\s*\}\}/g;
@@ -171,6 +179,7 @@ export interface DefByKind {
   server: ServerDef;
   prompt: PromptDef;
   client: ClientDef;
+  policy: PolicyDef;
 }
 export type Definition = DefByKind[Kind];
 
@@ -178,4 +187,5 @@ export const SCHEMAS: { readonly [K in Kind]: z.ZodType<DefByKind[K]> } = {
   server: ServerDefSchema,
   prompt: PromptDefSchema,
   client: ClientDefSchema,
+  policy: PolicyDefSchema,
 };

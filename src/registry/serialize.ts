@@ -11,6 +11,7 @@ const ALWAYS_WRITTEN: Record<Kind, readonly string[]> = {
   server: ['name', 'trust', 'transport'],
   prompt: ['name'],
   client: ['name'],
+  policy: ['name'],
 };
 
 const STRINGIFY_OPTIONS = { lineWidth: 0, indent: 2 } as const;

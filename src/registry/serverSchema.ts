@@ -21,6 +21,16 @@ const RestartSchema = z
     resetAfterMs: z.number().int().min(0).default(60000).meta({
       description: 'A server that stays up this long has its crash count reset.',
     }),
+    maxPerHour: z
+      .number()
+      .int()
+      .min(1)
+      .default(30)
+      .meta({
+        description:
+          'At most this many automatic restarts or reconnects in any hour, however long it stayed up in between: ' +
+          'then it stops (failed) until restarted by hand. A vendor may suspend an account that retries all day.',
+      }),
   })
   .strict()
   .superRefine((r, ctx) => {

@@ -27,8 +27,13 @@ const SEED = Number(process.env.FAULTS_SEED ?? 20261202);
 const OFFLINE_CASES = Number(process.env.FAULTS_REGISTRY_CASES ?? 6000);
 const LIVE_ROUNDS = 12;
 const LIVE_PER_ROUND = 25;
-const KINDS: Kind[] = ['server', 'prompt', 'client'];
-const DIRS: Record<Kind, string> = { server: 'mcp-servers.d', prompt: 'prompts.d', client: 'clients.d' };
+const KINDS: Kind[] = ['server', 'prompt', 'client', 'policy'];
+const DIRS: Record<Kind, string> = {
+  server: 'mcp-servers.d',
+  prompt: 'prompts.d',
+  client: 'clients.d',
+  policy: 'policies.d',
+};
 
 // ---------------------------------------------------------------------------------------------
 // Generators.
@@ -122,6 +127,11 @@ const base: Record<Kind, Json> = {
     messages: [{ role: 'user', content: 'Review {{file}}' }],
   },
   client: { name: 'NAME', mcp_allow: ['read'], tools: { deny: ['x__*'] } },
+  policy: {
+    name: 'NAME',
+    rules: [{ name: 'r', servers: ['x'], when: 'args.a == 1', action: 'deny', message: 'no' }],
+    limits: [{ name: 'l', callsPerMinute: 5 }],
+  },
 };
 /** A valid definition with exactly one thing made wrong. */
 const schemaBreaker = (kind: Kind): fc.Arbitrary<Json> =>

@@ -163,6 +163,10 @@ describe('faults: hostile names', function () {
       ['revoke_approval', (n) => ({ name: n })],
       ['client_connection', (n) => ({ name: n })],
       ['probe_server', (n) => ({ definition: { name: n, command: process.execPath, args: ['-e', '0'] } })],
+      ['upsert_policy', (n) => ({ definition: { name: n, rules: [{ name: 'r', action: 'deny' }] } })],
+      ['remove_policy', (n) => ({ name: n })],
+      ['approve_policy', (n) => ({ name: n, hash: 'x' })],
+      ['revoke_policy', (n) => ({ name: n })],
     ];
     for (const name of HOSTILE_NAMES) {
       for (const [tool, args] of tools) {

@@ -47,7 +47,8 @@ describe('faults: upstream SIGKILL under 100 concurrent calls', function () {
         'victim',
         'bare.mjs',
         [],
-        'restart:\n  maxRetries: 3\n  backoffMs: 10\n  maxBackoffMs: 10\n  resetAfterMs: 0\ntimeouts:\n  callMs: 30000\n',
+        'restart:\n  maxRetries: 3\n  backoffMs: 10\n  maxBackoffMs: 10\n  resetAfterMs: 0\n  maxPerHour: 100000\n' +
+          'timeouts:\n  callMs: 30000\n',
       ),
       'mcp-servers.d/other.yaml': fixtureServer('other', 'echo.mjs'),
     });

@@ -16,7 +16,8 @@ import {
 import { report, startBroker, startFixtureHttp, status, type FixtureHttp } from './lib';
 
 const POLICY =
-  'restart:\n  maxRetries: 50\n  backoffMs: 50\n  maxBackoffMs: 200\n  resetAfterMs: 0\ntimeouts:\n  startupMs: 3000\n  callMs: 8000\n';
+  'restart:\n  maxRetries: 50\n  backoffMs: 50\n  maxBackoffMs: 200\n  resetAfterMs: 0\n  maxPerHour: 100000\n' +
+  'timeouts:\n  startupMs: 3000\n  callMs: 8000\n';
 const REPS = 5;
 
 function remote(name: string, transport: 'http' | 'sse', url: string): string {

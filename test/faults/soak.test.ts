@@ -155,7 +155,7 @@ describe('faults: soak', function () {
         'victim',
         'bare.mjs',
         [],
-        'restart:\n  maxRetries: 5\n  backoffMs: 100\n  resetAfterMs: 1000\n',
+        'restart:\n  maxRetries: 5\n  backoffMs: 100\n  resetAfterMs: 1000\n  maxPerHour: 100000\n',
       ),
       'mcp-servers.d/remote.yaml': `name: remote\ntrust: trusted\ntransport: http\nurl: ${remote.url}\n`,
     });

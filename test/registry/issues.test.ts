@@ -42,6 +42,7 @@ describe('registry: explained issues', () => {
       'backoffMs',
       'maxBackoffMs',
       'resetAfterMs',
+      'maxPerHour',
     ]);
     assert.deepEqual(knownKeysAt(ClientDefSchema, ['tools']), ['allow', 'deny']);
     assert.deepEqual(knownKeysAt(PromptDefSchema, ['arguments', 0]), ['name', 'description', 'required']);
@@ -82,7 +83,7 @@ describe('registry: explained issues', () => {
       "unknown key 'alow' in 'tools' (did you mean 'allow'?)",
     ]);
     assert.deepEqual(server({ restart: { zzzzzz: 1 } }), [
-      "unknown key 'zzzzzz' in 'restart' (allowed: maxRetries, backoffMs, maxBackoffMs, resetAfterMs)",
+      "unknown key 'zzzzzz' in 'restart' (allowed: maxRetries, backoffMs, maxBackoffMs, resetAfterMs, maxPerHour)",
     ]);
   });
 

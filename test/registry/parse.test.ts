@@ -36,7 +36,7 @@ describe('registry parseDefinition', () => {
       grants: [],
       enabled: true,
       idleStopMs: 600000,
-      restart: { maxRetries: 5, backoffMs: 500, maxBackoffMs: 30000, resetAfterMs: 60000 },
+      restart: { maxRetries: 5, backoffMs: 500, maxBackoffMs: 30000, resetAfterMs: 60000, maxPerHour: 30 },
       timeouts: { startupMs: 30000, callMs: 60000 },
       clientFeatures: { elicitation: 'caller', sampling: 'caller' },
     });

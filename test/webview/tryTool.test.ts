@@ -327,6 +327,42 @@ describe('console: audit rows', () => {
     assert.equal(rowOf(entries[0]).client, '—');
   });
 
+  it('names the guardrail that decided a call; a spent limit reads as refused', () => {
+    const at = '2026-12-04T10:00:07.000Z';
+    const base = { at, event: 'call', client: 'agent', operator: false, server: 'files', ms: 1 };
+    const denied = rowOf({
+      ...base,
+      tool: 'write',
+      rule: 'files/no-writes',
+      ruleAction: 'deny',
+      outcome: 'error',
+      error: 'Agents write under docs/ only.',
+      code: -32003,
+    });
+    assert.equal(denied.outcome, 'refused');
+    assert.equal(denied.detail, 'rule files/no-writes: -32003: Agents write under docs/ only.');
+    const asked = rowOf({
+      ...base,
+      tool: 'delete',
+      rule: 'files/confirm',
+      ruleAction: 'ask',
+      operatorAnswer: 'accept',
+      outcome: 'ok',
+    });
+    assert.equal(asked.outcome, 'ok');
+    assert.equal(asked.detail, 'rule files/confirm (operator: accept)');
+    const limited = rowOf({
+      ...base,
+      tool: 'search',
+      rateLimited: 'limits/searches',
+      outcome: 'error',
+      error: 'Too many calls',
+      code: -32006,
+    });
+    assert.equal(limited.outcome, 'refused');
+    assert.equal(limited.detail, 'limit limits/searches: -32006: Too many calls');
+  });
+
   it('filters by client, server, outcome and words, newest first', () => {
     const f = (x: Partial<typeof NO_FILTER>) => auditRows(entries, { ...NO_FILTER, ...x }).map((r) => r.what);
     assert.deepEqual(f({ client: 'reader' }), ['echo__add', 'echo__echo']);

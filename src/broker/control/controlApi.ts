@@ -19,6 +19,7 @@ import type { UpstreamState } from '../supervision/upstreamStates';
 import type { AuditRecord } from '../routing/audit';
 import type { ParamsInput, ParamsOperation } from './operationParams';
 import type { FoundServer } from '../registryClient/registryClient';
+import type { PolicyStatus, ServerGuardrail } from '../guardrails/guardrails';
 import type { ServerNumbers } from '../telemetry/liveNumbers';
 
 export interface ServerStatus {
@@ -79,6 +80,8 @@ export interface ServerStatus {
   live?: ServerNumbers;
   /** The protocol revision the running server speaks: '2026-07-28', '2025-11-25', … (when known). */
   protocol?: string;
+  /** The guardrail rules and limits in force that can apply to its calls (absent: none). */
+  guardrails?: ServerGuardrail[];
   target: string;
   file: string;
 }
@@ -167,9 +170,12 @@ export interface BrokerState {
   prompts: PromptSummary[];
   clients: ClientSummary[];
   problems: RegistryProblem[];
+  /** The guardrail policies written in policies.d/ or in force, and where each stands. */
+  policies?: PolicyStatus[];
 }
 
 export type { AuditRecord };
+export type { PolicyStatus, ServerGuardrail };
 
 export type AuditTail = {
   /** `all`: every client's entries and the broker's own (the operator); `own`: the caller's calls only. */
@@ -249,6 +255,13 @@ export interface ControlResults {
   set_input: { name: string; source?: InputSource; servers: string[] };
   /** The editor's workspace folders, given to upstreams as roots (with the registry root). */
   set_editor_roots: { roots: Root[]; changed: boolean };
+  /** The guardrail policies (policies.d/): written, in force, and what approving each would take. */
+  list_policies: { policies: PolicyStatus[] };
+  /** A policy written by an agent is a proposal: nothing of it is in force until the operator approves it. */
+  upsert_policy: Written & { note: string; status: PolicyStatus };
+  remove_policy: Removed & { note?: string };
+  approve_policy: PolicyStatus;
+  revoke_policy: { revoked: boolean };
 }
 
 export type ControlOperation = keyof ControlResults;

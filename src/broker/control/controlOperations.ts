@@ -7,6 +7,7 @@ import { definitionPath, inputsReferenced, ServerDefSchema, type Kind, type Serv
 import { RegistryWriter } from '../../registry/writer';
 import { currentPolicy, serverBlock } from '../../registry/policy';
 import { describeServer } from './serverStatusView';
+import { PolicyOperations } from './policyOperations';
 import { describeClients } from './clientSummaries';
 import { policyProblems } from './policyProblems';
 import { ApprovalMismatch, type Approvals } from '../trust/approvals';
@@ -46,6 +47,8 @@ export interface ControlContext {
 
 export class ControlOperations {
   private readonly writer: RegistryWriter;
+  /** The guardrail policies (policies.d/): proposed by writers, approved by the operator. */
+  readonly policies: PolicyOperations;
 
   constructor(
     private readonly broker: ControlledBroker,
@@ -55,6 +58,7 @@ export class ControlOperations {
     private readonly pins?: Pins,
   ) {
     this.writer = new RegistryWriter(broker.root);
+    this.policies = new PolicyOperations(broker, this.writer);
   }
 
   private get snapshot(): RegistrySnapshot {
@@ -74,12 +78,14 @@ export class ControlOperations {
   }
 
   serverStatus(name: string): ServerStatus {
-    return describeServer(this.def(name), {
+    const status = describeServer(this.def(name), {
       broker: this.broker,
       approvals: this.approvals,
       pins: this.pins,
       file: this.fileOf('server', name),
     });
+    const guardrails = this.broker.guardrails.forServer(name);
+    return guardrails.length ? { ...status, guardrails } : status;
   }
 
   listServers(): ServerStatus[] {
@@ -202,6 +208,7 @@ export class ControlOperations {
       prompts: this.listPrompts(),
       clients: this.listClients(),
       problems: this.problems(),
+      policies: this.policies.list(),
     };
   }
 
@@ -236,8 +243,7 @@ export class ControlOperations {
     }
     const name = result.def.name;
     const printed = JSON.stringify(result.def);
-    const mapOf = (s: RegistrySnapshot) =>
-      (kind === 'server' ? s.servers : kind === 'prompt' ? s.prompts : s.clients) as ReadonlyMap<string, unknown>;
+    const mapOf = (s: RegistrySnapshot) => mapOfKind(s, kind);
     await this.broker.waitForSnapshot((s) => JSON.stringify(mapOf(s).get(name)) === printed);
     return { file: result.path, name };
   }
@@ -258,8 +264,7 @@ export class ControlOperations {
       throw failureFrom(err);
     }
     if (!removed) throw new McpFailure(ErrorCodes.InvalidParams, `No ${kind} named '${name}' to remove.`);
-    const mapOf = (s: RegistrySnapshot) =>
-      (kind === 'server' ? s.servers : kind === 'prompt' ? s.prompts : s.clients) as ReadonlyMap<string, unknown>;
+    const mapOf = (s: RegistrySnapshot) => mapOfKind(s, kind);
     await this.broker.waitForSnapshot((s) => !mapOf(s).has(name));
     if (kind === 'client') {
       this.tokens.revoke(name);
@@ -449,4 +454,8 @@ export class ControlOperations {
   fileOf(kind: Kind, name: string): string {
     return path.join(this.broker.root, definitionPath(kind, name));
   }
+}
+
+function mapOfKind(s: RegistrySnapshot, kind: Kind): ReadonlyMap<string, unknown> {
+  return { server: s.servers, prompt: s.prompts, client: s.clients, policy: s.policies }[kind];
 }

@@ -13,6 +13,7 @@ import type { EditorLink } from '../supervision/editorLink';
 import type { StartDecision, Supervisor } from '../supervision/supervisor';
 import type { Upstream } from '../supervision/upstream';
 import type { ClientTokens } from '../trust/clientTokens';
+import type { Guardrails } from '../guardrails/guardrails';
 
 export interface BrokerEventMap {
   snapshot: [RegistrySnapshot];
@@ -52,6 +53,8 @@ export interface ControlledBroker {
   readonly access: AccessPolicy;
   readonly audit: AuditLog;
   readonly editor: EditorLink;
+  /** The rules and limits of the approved guardrail policies (policies.d/). */
+  readonly guardrails: Guardrails;
   readonly endpoint: EndpointSessions;
   /** Compacting collections the idle collector ran (the state shows them). */
   readonly idleCollections: number;

@@ -303,6 +303,41 @@ function definitions(): RegisteredTool[] {
         'roots (with the registry root) when the calling client declares none; running servers are told the roots changed.',
       run: (ops, p) => ops.setEditorRoots(p.roots),
     },
+    list_policies: {
+      scope: 'read',
+      description:
+        'List the guardrail policies (policies.d/<name>.yaml): rules that allow, deny or ask the operator about tool ' +
+        'calls, and rate limits; for each, whether it is in force, awaiting approval, changed or removed.',
+      run: (ops) => ({ policies: ops.policies.list() }),
+    },
+    upsert_policy: {
+      scope: 'write',
+      idempotent: true,
+      description:
+        'Propose a guardrail policy (written to policies.d/<name>.yaml): rules { name, clients, servers, tools, ' +
+        'when (CEL over args, client, server, tool), action: allow|deny|ask, message } and limits { name, clients, ' +
+        'servers, tools, per, callsPerMinute, concurrent }. Nothing of it is in force until the operator approves it.',
+      run: (ops, p) => ops.policies.upsert(p.definition),
+    },
+    remove_policy: {
+      scope: 'write',
+      destructive: true,
+      description: 'Delete a policy file. A version in force stays in force until the operator revokes it.',
+      run: (ops, p) => ops.policies.remove(p.name),
+    },
+    approve_policy: {
+      scope: 'operator',
+      description:
+        "Operator only: put a policy in force as it is written now. 'hash' is the hash of the list_policies entry " +
+        'that was reviewed; if the file changed since, nothing is approved.',
+      run: (ops, p) => ops.policies.approve(p.name, p.hash),
+    },
+    revoke_policy: {
+      scope: 'operator',
+      destructive: true,
+      description: 'Operator only: take a policy out of force (its file, if any, then waits for approval again).',
+      run: (ops, p) => ops.policies.revoke(p.name),
+    },
   };
   const operations = Object.keys(tools) as ControlOperation[];
   return operations.map(<K extends ControlOperation>(name: K) => register(name, tools[name] as FacadeTool<K>));

@@ -132,6 +132,14 @@ export const OPERATION_PARAMS = {
     reload: flag().optional(),
   }),
   set_editor_roots: z.object({ roots: z.array(root, { error: 'must be an array of { uri, name }' }) }),
+  list_policies: none,
+  upsert_policy: definitionOf('policy'),
+  remove_policy: byName('policy name'),
+  approve_policy: z.object({
+    name: nonEmpty().describe('policy name'),
+    hash: nonEmpty().describe('hash from the list_policies entry that was reviewed'),
+  }),
+  revoke_policy: byName('policy name'),
 };
 
 type Operations = typeof OPERATION_PARAMS;

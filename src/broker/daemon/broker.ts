@@ -28,6 +28,7 @@ import type { Upstream } from '../supervision/upstream';
 import type { BrokerEventMap, ControlledBroker, Governance } from '../control/controlledBroker';
 import { BROKER_VERSION } from '../shared/version';
 import { facadeToolScope } from '../control/facade';
+import { Guardrails } from '../guardrails/guardrails';
 import { tracedRouter } from '../telemetry/tracedRouter';
 
 /**
@@ -79,6 +80,8 @@ export class Broker extends EventEmitter<BrokerEventMap> implements ControlledBr
   readonly audit: AuditLog;
   /** The VS Code window that answers for callers that cannot, and its folders (editorLink.ts). */
   readonly editor = new EditorLink();
+  /** The rules and limits of the approved policies (policies.d/) on every tool call. */
+  readonly guardrails: Guardrails;
   snapshot!: RegistrySnapshot;
   private governance?: Governance;
   private readonly watcher: RegistryWatcher;
@@ -108,6 +111,9 @@ export class Broker extends EventEmitter<BrokerEventMap> implements ControlledBr
     });
     this.audit = new AuditLog(runtime.paths.auditFile, () => [runtime.operatorToken, ...this.secretValues()]);
     this.watcher = new RegistryWatcher(new RegistryLoader(this.root), { debounceMs: opts.debounceMs });
+    const policyApprovals = path.join(path.dirname(runtime.paths.approvalsFile), 'policy-approvals.json');
+    this.guardrails = new Guardrails(policyApprovals, this.root, () => this.editor.current());
+    this.guardrails.on('changed', () => this.emit('state'));
     // Each request the endpoint serves is a SERVER span while telemetry is on.
     const router = tracedRouter(
       new BrokerRouter({
@@ -120,6 +126,7 @@ export class Broker extends EventEmitter<BrokerEventMap> implements ControlledBr
         toolsChanged: (sessionId) => this.endpoint.toolListChanged(sessionId),
         toolsListed: () => this.firstListServed(),
         facadeToolScope,
+        guard: (call, audit, signal) => this.guardrails.admit(call, audit, signal),
       }),
     );
     this.endpoint = new Endpoint({
@@ -209,6 +216,7 @@ export class Broker extends EventEmitter<BrokerEventMap> implements ControlledBr
       );
     }
     this.retireClients(previous, snap);
+    this.guardrails.update(snap.policies);
     this.emit('snapshot', snap);
     await this.supervisor.reconcile(snap.servers);
     this.refreshCatalog();

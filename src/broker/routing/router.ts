@@ -43,7 +43,25 @@ export interface RouterDeps {
   toolsListed?(): void;
   /** The scope a facade tool (`switchboard__…`) needs; undefined for any other name. */
   facadeToolScope(name: string): ToolScope | undefined;
+  /**
+   * The guardrails (src/broker/guardrails/): throws the refusal the agent sees when a rule or limit of
+   * policies.d/ refuses the call, notes the deciding rule in the audit entry; else what ends the
+   * call's slot (undefined: nothing in force, nothing to end; a promise only while the operator is asked).
+   */
+  guard?(call: GuardedCall, audit: JsonObject, signal: AbortSignal): GuardRelease | Promise<GuardRelease> | undefined;
 }
+
+/** A tool call as the guardrails judge it: who calls which tool of which server, with what. */
+export interface GuardedCall {
+  client: string;
+  server: string;
+  /** The tool's own name on its server. */
+  tool: string;
+  args: JsonObject;
+}
+
+/** Ends an admitted call's slot in the guardrail limits (calls at once); calling it again does nothing. */
+export type GuardRelease = () => void;
 
 /** The facade tools the router answers or follows up itself, by their own names. */
 const FIND_TOOLS = 'find_tools';
@@ -153,11 +171,19 @@ export class BrokerRouter implements Router {
     // await of the upstream (docs/performance.md). A per-call hook (telemetry, guardrails) is one
     // call into its own folder here, around `server.callTool`, next to the audit record.
     const started = performance.now();
+    let release: GuardRelease | undefined;
     try {
       if (!this.deps.access.allowsTool(ctx.identity, route.server, route.exposed)) {
         const who = ctx.identity.client;
         throw new McpFailure(ErrorCodes.Forbidden, `Tool '${name}' is not in client '${who}''s tool profile.`);
       }
+      // The guardrails (policies.d/): the deciding rule, then the limits; before a lazy server starts.
+      const guard = this.deps.guard?.(
+        { client: ctx.identity.client, server: route.server, tool: route.name, args },
+        entry,
+        extra.signal,
+      );
+      release = guard instanceof Promise ? await guard : guard;
       const starting = server.ensureStarted?.();
       if (starting) await starting;
       // The name was resolved against the last catalog build; a lazy start (or a list_changed) may
@@ -173,12 +199,14 @@ export class BrokerRouter implements Router {
       } else {
         result = await this.callAsTask(ctx, server, route, name, args, meta, extra, task, entry);
       }
+      release?.();
       // A tool that answered with an error result ran, but did not do what was asked: say so.
       this.record(ctx, result.isError === true ? { ...entry, isError: true } : entry, started);
       // Guardrails: a result over the client's limit becomes its head, a note and a link to the rest.
       if (task || server.kind !== 'upstream') return result;
       return this.oversized.fit(resultsKey(ctx), this.deps.access.resultLimit(ctx.identity), result);
     } catch (err) {
+      release?.();
       this.record(ctx, entry, started, err);
       throw err;
     }

@@ -55,6 +55,8 @@ export const ErrorCodes = {
   Forbidden: -32003,
   /** The upstream behind this name is not available: starting, restarting, failed, stopped, held; or the broker itself is not reachable. */
   UpstreamUnavailable: -32005,
+  /** A guardrail limit (policies.d/) is spent: calls per minute or calls at once; `data.retryAfterSeconds` says when to try again. */
+  RateLimited: -32006,
 } as const;
 
 /** Where a failed facade tool's result says which error it was (`result._meta`): its code and data. */

@@ -69,6 +69,8 @@ export interface UpstreamEventMap {
   taskStatus: [JsonObject];
 }
 
+const HOUR_MS = 3_600_000;
+
 export class Upstream extends EventEmitter<UpstreamEventMap> {
   state: UpstreamState = 'stopped';
   restarts = 0;
@@ -93,6 +95,8 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
 
   private client?: UpstreamConnection;
   private consecutiveFailures = 0;
+  /** When each automatic restart of the last hour began (restart.maxPerHour: not reset by uptime). */
+  private readonly recentRestarts: number[] = [];
   private restartTimer?: NodeJS.Timeout;
   private generation = 0;
   private wanted = false;
@@ -551,6 +555,16 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
       this.setState('failed');
       return;
     }
+    // A server that comes up and drops again, for ever (a remote that ends every session), never
+    // trips maxRetries: the broker's own retries are capped per hour as well.
+    while (this.recentRestarts.length && this.recentRestarts[0] <= Date.now() - HOUR_MS) this.recentRestarts.shift();
+    if (this.recentRestarts.length >= policy.maxPerHour) {
+      this.lastError =
+        `${reason} (gave up: ${policy.maxPerHour} automatic restarts in the last hour, restart.maxPerHour; ` +
+        'restart it by hand once it is back)';
+      this.setState('failed');
+      return;
+    }
     const delay = Math.min(policy.backoffMs * 2 ** (this.consecutiveFailures - 1), policy.maxBackoffMs);
     this.nextRestartAt = Date.now() + delay;
     this.setState('backoff');
@@ -558,6 +572,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
       this.restartTimer = undefined;
       if (!this.wanted) return;
       this.restarts++;
+      this.recentRestarts.push(Date.now());
       void this.launch();
     }, delay);
     this.restartTimer.unref();

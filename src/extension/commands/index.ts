@@ -11,3 +11,4 @@ export * from './signIn';
 export * from './secrets';
 export * from './toolChanges';
 export * from './addFromRegistry';
+export * from './policies';
