@@ -3,6 +3,7 @@ import { BROKER_NODE_FLAGS, BROKER_ENV } from './systems.mjs';
 import { renderSearch, searchVerdicts } from './render-search.mjs';
 import { renderScale, scaleVerdicts } from './renderScale.mjs';
 import { renderScanner } from './renderScanner.mjs';
+import { renderTelemetry } from './renderTelemetry.mjs';
 /** The registry watcher's default debounce (src/registry/watcher.ts). */
 const WATCHER_QUIET_MS = 15;
 const BROKER_ENV_TEXT = Object.entries(BROKER_ENV)
@@ -904,6 +905,7 @@ export function renderMarkdown(results, chartFiles = []) {
   L.push(...renderSearch(S));
   L.push(...renderScale(S));
   L.push(...renderScanner(S));
+  L.push(...renderTelemetry(S));
 
   const failed = Object.entries(S).filter(([, v]) => v?.error);
   if (failed.length) {

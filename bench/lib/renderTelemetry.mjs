@@ -1,0 +1,32 @@
+// The telemetry section of docs/benchmarks.md (bench/telemetry.mjs measures it): what a call costs
+// with telemetry off and on, the target being on ≤ 1.15× off.
+const us = (x) => `${Math.round(x).toLocaleString('en-US')} µs`;
+const x3 = (x) => (Number.isFinite(x) ? `${x.toFixed(3)}×` : '—');
+
+export function renderTelemetry(S) {
+  const t = S.telemetry;
+  if (!t?.systems?.['telemetry-off'] || !t.systems['telemetry-on']) return [];
+  const off = t.systems['telemetry-off'];
+  const on = t.systems['telemetry-on'];
+  const L = ['## Telemetry off and on', ''];
+  L.push(
+    `Two brokers on the same echo upstream, one with telemetry off (the default) and one exporting spans and ` +
+      `metrics over OTLP/HTTP to a loopback endpoint that reads and drops each body (${t.exportedBodies} bodies ` +
+      `received), called in interleaved blocks by the SDK client: ${t.callsPerSystem.toLocaleString('en-US')} ` +
+      `calls each. Broker CPU is the broker process alone. Target: on ≤ 1.15× off.`,
+    '',
+    '| broker | p50 | p99 | broker CPU / call | ready after spawn | idle RSS |',
+    '| :-- | --: | --: | --: | --: | --: |',
+  );
+  for (const s of [off, on])
+    L.push(
+      `| ${s.label} | ${us(s.p50Us)} | ${us(s.p99Us)} | ${us(s.brokerCpuPerCallUs)} | ${Math.round(s.readyMs)} ms | ${s.idleRssMB.toFixed(1)} MB |`,
+    );
+  L.push(
+    '',
+    `On / off: p50 ${x3(t.ratio.p50)}, mean ${x3(t.ratio.mean)}, broker CPU per call ${x3(t.ratio.cpu)} ` +
+      `(${t.ratio.cpu <= 1.15 ? 'target met' : 'target not met'} in this run).`,
+    '',
+  );
+  return L;
+}
