@@ -159,9 +159,12 @@ export class Approvals {
 
   revoke(name: string): boolean {
     this.data = this.read();
-    const had = delete this.data.approvals[this.entryKey(name)];
-    if (had) writePrivateFile(this.file, JSON.stringify(this.data, null, 2) + '\n');
-    return had;
+    // `delete` answers true for a key that was never there: ask first, so "revoked" means it was approved.
+    const key = this.entryKey(name);
+    if (!Object.hasOwn(this.data.approvals, key)) return false;
+    delete this.data.approvals[key];
+    writePrivateFile(this.file, JSON.stringify(this.data, null, 2) + '\n');
+    return true;
   }
 }
 

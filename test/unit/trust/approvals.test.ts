@@ -282,6 +282,19 @@ describe('Approvals: the per-user record', () => {
     assert.match(awaitingReason(swapped, check)!, /^its working directory changed since it was approved/);
   });
 
+  it('revokes only what was approved: revoking a name never approved says so and writes nothing', () => {
+    const file = path.join(dir, 'revoke.json');
+    const approvals = new Approvals(file, root);
+    const d = def({ name: 'once', trust: 'community' });
+    approvals.approve(d, approvals.check(d).hash);
+    const written = fs.readFileSync(file, 'utf8');
+    assert.equal(approvals.revoke('never'), false, 'a name never approved is not revoked');
+    assert.equal(fs.readFileSync(file, 'utf8'), written);
+    assert.equal(approvals.revoke('once'), true);
+    assert.equal(approvals.status(d), 'required');
+    assert.equal(approvals.revoke('once'), false, 'the second revoke finds nothing');
+  });
+
   it('keeps its key next to the record, private to the user', () => {
     const file = path.join(dir, 'keyed', 'approvals.json');
     const a = new Approvals(file, root);
