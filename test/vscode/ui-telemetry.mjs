@@ -83,11 +83,15 @@ try {
       await page.mouse.move(5, 5);
       await page.waitForTimeout(300);
       await echo.locator('.label-name').hover();
+      // isVisible() does not wait: the hover shows after its delay, so wait for it a while each time.
       if (
         await hover
           .first()
-          .isVisible({ timeout: 3000 })
-          .catch(() => false)
+          .waitFor({ state: 'visible', timeout: 3000 })
+          .then(
+            () => true,
+            () => false,
+          )
       )
         break;
       await page.waitForTimeout(2000);

@@ -84,9 +84,13 @@ describe('auth: what an approval binds', () => {
     const d = remote();
     const withAuth = digests(d);
     // The fields added after approvals were first recorded (auth, then who answers, the tool-change
-    // policy and the secret prompts) are empty while unset and take no part in the hash.
-    const { auth, clientFeatures, onToolChange, inputs, ...rest } = withAuth;
-    assert.deepEqual([auth, clientFeatures, onToolChange, inputs], ['', '', '', '']);
+    // policy, the secret prompts, and the guardrails' switches) are empty while unset and take no part
+    // in the hash.
+    const { auth, clientFeatures, onToolChange, inputs, redactResults, holdFlaggedTools, ...rest } = withAuth;
+    assert.deepEqual(
+      [auth, clientFeatures, onToolChange, inputs, redactResults, holdFlaggedTools],
+      ['', '', '', '', '', ''],
+    );
     const before = crypto
       .createHash('sha256')
       .update(
