@@ -1,5 +1,7 @@
 // The broker's control operations: one implementation behind the facade tools, the CLI and the
 // VS Code extension (which reach it through the facade as the operator).
+// One concern over 450 lines: it is the table of operations of controlApi.ts, each a few lines that
+// check and hand off to the subsystem that does the work (approvals, pins, policies, registry writes).
 import * as path from 'node:path';
 import type { RegistrySnapshot } from '../../registry/loader';
 import { formatProblem } from '../../registry/problems';

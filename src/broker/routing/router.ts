@@ -1,5 +1,8 @@
 // Routes every MCP request of a session: where its names resolve (the session's scope), what the
 // caller may see and call (the access policy), which served server answers, and what is audited.
+// One concern over 450 lines: it is the Router contract, one method per MCP request; each feature on
+// the call path (guardrails, result limits, app pages, telemetry, tasks) is a single call into its own
+// module here, so the order of checks on a call stays readable in one place.
 import { FACADE_NAMESPACE, type Catalog, type Route } from '../catalog/catalog';
 import type { AccessPolicy, ToolProfile, ToolScope } from './accessPolicy';
 import {
