@@ -307,4 +307,49 @@ describe('MCP Apps through the broker', function () {
     const verified = await cli(['verify', '--root', ws], { home });
     assert.equal(verified.code, 0, verified.out + verified.err);
   });
+
+  it('guardrail rules judge an app’s own calls as they judge the model’s (issue 33 on app-initiated calls)', async () => {
+    // Its own client, so the rule touches no other test: a page may increment by at most 3 at a time.
+    writeRegistry(root, {
+      'clients.d/guarded.yaml': 'name: guarded\nmcp_allow: [read, write]\n',
+      'policies.d/apps-guard.yaml': [
+        'rules:',
+        '  - name: small-steps',
+        '    clients: [guarded]',
+        '    servers: [alpha]',
+        '    tools: [increment]',
+        '    when: args.by > 3',
+        '    action: deny',
+        '    message: Apps count in small steps.',
+        '',
+      ].join('\n'),
+    });
+    const op = await operator(false);
+    const listed = await waitFor(
+      async () => ((await facade(op, 'list_policies')).policies as Json[]).find((p) => p.name === 'apps-guard'),
+      'the policy listed',
+    );
+    await facade(op, 'approve_policy', { name: 'apps-guard', hash: listed.hash });
+    const token = await waitFor(() => clientToken('guarded').catch(() => undefined), 'the guarded client');
+    const page = await open(broker.url, token, true, 'guarded');
+    await page.readResource({ uri: 'ui://alpha/counter/view.html' });
+    const refused = await refusal(() => page.callTool({ name: 'increment', arguments: { by: 4 } }));
+    assert.equal(refused.code, -32003);
+    assert.match(
+      refused.message,
+      /Apps count in small steps\. \(refused by rule 'small-steps' of policy 'apps-guard'\)/,
+    );
+    // Positive control: a call the rule's condition does not match runs, from the same page.
+    assert.match(
+      textOf(await page.callTool({ name: 'increment', arguments: { by: 1 } })),
+      /^alpha: the counter is at \d+$/,
+    );
+    const entries: Json[] = (await facade(op, 'read_audit', { client: 'guarded', limit: 50 })).entries;
+    assert.ok(
+      entries.some(
+        (e) => e.origin === 'app' && e.rule === 'apps-guard/small-steps' && e.code === -32003 && e.tool === 'increment',
+      ),
+      JSON.stringify(entries),
+    );
+  });
 });
