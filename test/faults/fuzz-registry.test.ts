@@ -287,6 +287,8 @@ describe('faults: registry fuzzing', function () {
         'prompts.d/review.yaml': 'name: review\nmessages:\n  - role: user\n    content: Review it\n',
         'clients.d/reader.yaml': 'name: reader\nmcp_allow: [read]\n',
       });
+      // Every kind's folder exists from the start, as in a workspace that has each kind.
+      for (const dir of Object.values(DIRS)) fs.mkdirSync(path.join(root, dir), { recursive: true });
       broker = await startBroker({ root });
       client = await connect(broker.url, broker.token, 'regfuzz');
       await waitFor(
