@@ -9,7 +9,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT, ensureTools, launchCodeServer } from './codeServer.mjs';
-import { SAMPLE_SETTINGS, stopBrokers, uiScript } from './uiScript.mjs';
+import { SAMPLE_SETTINGS, openEchoTool, stopBrokers, uiScript } from './uiScript.mjs';
 
 let cs;
 const { args, shot, step, fail, exit } = uiScript('ui-console', {
@@ -38,21 +38,7 @@ try {
   const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Servers' }) });
 
   await step('click the echo tool of the echo server in the Servers tree', async () => {
-    await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
-    const tab = page.locator('.activitybar .action-item a[aria-label^="Switchboard"]').first();
-    await tab.waitFor({ timeout: 60_000 });
-    await tab.click();
-    const echo = pane.locator('.monaco-list-row', {
-      has: page.locator('.label-name', { hasText: /^echo$/ }),
-      hasText: /builtin · running/,
-    });
-    await echo.waitFor({ timeout: 90_000 });
-    await echo.click();
-    await page.keyboard.press('ArrowRight');
-    await pane.locator('.monaco-list-row', { hasText: 'Tools (' }).first().click();
-    await page.keyboard.press('ArrowRight');
-    await pane.locator('.monaco-list-row', { hasText: 'Echo the text back' }).click();
-    await frame.locator('#tool-title', { hasText: 'echo__echo' }).waitFor({ timeout: 30_000 });
+    await openEchoTool(page, pane, frame);
     await frame.locator('.schema-box summary').click();
   });
 

@@ -9,7 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT, ensureTools, launchCodeServer } from './codeServer.mjs';
-import { SAMPLE_SETTINGS, stopBrokers, uiScript } from './uiScript.mjs';
+import { SAMPLE_SETTINGS, echoServerRow, openEchoTool, stopBrokers, uiScript } from './uiScript.mjs';
 
 let cs;
 const { args, shot, step, fail, exit } = uiScript('ui-telemetry', {
@@ -36,23 +36,10 @@ try {
   const { page } = cs;
   const frame = page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
   const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Servers' }) });
-  const echo = pane.locator('.monaco-list-row', {
-    has: page.locator('.label-name', { hasText: /^echo$/ }),
-    hasText: /builtin · running/,
-  });
+  const echo = echoServerRow(page, pane);
 
   await step('call the echo server a few times from Try a tool', async () => {
-    await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
-    const tab = page.locator('.activitybar .action-item a[aria-label^="Switchboard"]').first();
-    await tab.waitFor({ timeout: 60_000 });
-    await tab.click();
-    await echo.waitFor({ timeout: 90_000 });
-    await echo.click();
-    await page.keyboard.press('ArrowRight');
-    await pane.locator('.monaco-list-row', { hasText: 'Tools (' }).first().click();
-    await page.keyboard.press('ArrowRight');
-    await pane.locator('.monaco-list-row', { hasText: 'Echo the text back' }).click();
-    await frame.locator('#tool-title', { hasText: 'echo__echo' }).waitFor({ timeout: 30_000 });
+    await openEchoTool(page, pane, frame);
     for (let i = 1; i <= 5; i++) {
       await frame.locator('#arg-text').fill(`call ${i}`);
       await frame.locator('#call').click();

@@ -96,3 +96,30 @@ export function stopBrokers(home) {
     }
   }
 }
+
+/** The running echo server's row in the Servers view (the sample registry's builtin echo). */
+export function echoServerRow(page, pane) {
+  return pane.locator('.monaco-list-row', {
+    has: page.locator('.label-name', { hasText: /^echo$/ }),
+    hasText: /builtin · running/,
+  });
+}
+
+/**
+ * Opens the Switchboard view and clicks the echo server's `echo` tool in the Servers tree, as a person
+ * would, until the console's Try a tool shows it. `pane` is the Servers view, `frame` the console.
+ */
+export async function openEchoTool(page, pane, frame) {
+  await page.locator('.monaco-workbench').waitFor({ timeout: 60_000 });
+  const tab = page.locator('.activitybar .action-item a[aria-label^="Switchboard"]').first();
+  await tab.waitFor({ timeout: 60_000 });
+  await tab.click();
+  const echo = echoServerRow(page, pane);
+  await echo.waitFor({ timeout: 90_000 });
+  await echo.click();
+  await page.keyboard.press('ArrowRight');
+  await pane.locator('.monaco-list-row', { hasText: 'Tools (' }).first().click();
+  await page.keyboard.press('ArrowRight');
+  await pane.locator('.monaco-list-row', { hasText: 'Echo the text back' }).click();
+  await frame.locator('#tool-title', { hasText: 'echo__echo' }).waitFor({ timeout: 30_000 });
+}
