@@ -18,10 +18,10 @@ module.exports = {
         // Unit tests whose module lives outside src/broker (test/README.md: the tree mirrors the sources).
         'out/test/extension/{brokerLogLevel,config,didYouMean,editorClientForm}.test.js',
         'out/test/webview/tryTool.test.js',
-        'out/test/broker/platform/loopback.test.js',
+        'out/test/broker/shared/platform/loopback.test.js',
       ],
   // The registry client starts a fixture registry process per test, like the broker suites left out.
-  ignore: ['out/test/unit/registryClient/**'],
+  ignore: ['out/test/unit/control/registryClient/**'],
   timeout: 60000,
   exit: true,
   reporter: 'spec',

@@ -54,12 +54,7 @@ const WEBVIEW_OWN_AND_SHARED_ONLY = {
 };
 
 /** Files that may import the SDK: the upstream connection code, its OAuth client and the endpoint. */
-const SDK_ALLOWED = [
-  'src/broker/connection/**',
-  'src/broker/http/**',
-  'src/broker/auth/oauthFlow.ts',
-  'src/broker/shared/schemaValidator.ts',
-];
+const SDK_ALLOWED = ['src/broker/connection/**', 'src/broker/http/**', 'src/broker/shared/schemaValidator.ts'];
 
 /**
  * The broker's subsystems (src/broker/<folder>, each with a README.md saying what it owns) and the
@@ -67,64 +62,17 @@ const SDK_ALLOWED = [
  * A folder not listed here fails test/unit/layers.test.ts, so a new one gets its rule when it is made.
  */
 export const BROKER_SUBSYSTEMS = {
-  platform: [],
-  shared: ['platform'],
+  shared: [],
   telemetry: ['shared'],
-  trust: ['shared', 'platform'],
-  apps: ['shared', 'trust'],
-  auth: ['shared', 'platform'],
-  connection: ['apps', 'shared', 'platform', 'auth'],
-  catalog: ['apps', 'shared', 'trust'],
-  registryClient: ['shared'],
-  guardrails: ['shared'],
-  supervision: ['apps', 'shared', 'platform', 'trust', 'auth', 'connection', 'catalog', 'telemetry'],
-  routing: ['apps', 'shared', 'trust', 'connection', 'catalog', 'supervision', 'telemetry'],
-  control: [
-    'apps',
-    'shared',
-    'trust',
-    'auth',
-    'catalog',
-    'supervision',
-    'routing',
-    'registryClient',
-    'telemetry',
-    'guardrails',
-  ],
-  http: ['apps', 'shared', 'connection', 'supervision', 'routing', 'telemetry'],
-  daemon: [
-    'apps',
-    'shared',
-    'platform',
-    'trust',
-    'auth',
-    'connection',
-    'catalog',
-    'registryClient',
-    'guardrails',
-    'supervision',
-    'routing',
-    'control',
-    'http',
-    'telemetry',
-  ],
-  cli: [
-    'apps',
-    'shared',
-    'platform',
-    'trust',
-    'auth',
-    'connection',
-    'catalog',
-    'registryClient',
-    'guardrails',
-    'supervision',
-    'routing',
-    'control',
-    'http',
-    'daemon',
-    'telemetry',
-  ],
+  trust: ['shared'],
+  catalog: ['shared', 'trust'],
+  connection: ['shared', 'catalog'],
+  supervision: ['shared', 'trust', 'connection', 'catalog', 'telemetry'],
+  routing: ['shared', 'trust', 'connection', 'catalog', 'supervision', 'telemetry'],
+  control: ['shared', 'trust', 'connection', 'catalog', 'supervision', 'routing', 'telemetry'],
+  http: ['shared', 'catalog', 'connection', 'supervision', 'routing', 'telemetry'],
+  daemon: ['shared', 'trust', 'connection', 'catalog', 'supervision', 'routing', 'control', 'http', 'telemetry'],
+  cli: ['shared', 'trust', 'connection', 'catalog', 'supervision', 'routing', 'control', 'http', 'daemon', 'telemetry'],
 };
 
 /** The restriction that keeps `folder` to the subsystems it may import. */

@@ -3,8 +3,8 @@
 // server's own endpoint (/servers/<name>/mcp, the operator's token): it reaches its server's tools
 // and nothing else, and it runs in a sandboxed frame under the CSP it declares.
 import * as vscode from 'vscode';
-import { pageCsp } from '../broker/apps/appCsp';
-import { resourceUriOf, splitAggregatedUiUri } from '../broker/apps/appMeta';
+import { pageCsp } from '../broker/catalog/apps/appCsp';
+import { resourceUriOf, splitAggregatedUiUri } from '../broker/catalog/apps/appMeta';
 import { OperatorClient } from '../broker/daemon/operatorClient';
 import type { JsonObject, Tool } from '../broker/shared/mcpTypes';
 import type { FromAppHost, ToAppHost } from '../../webview/appProtocol';

@@ -2,7 +2,7 @@
 // (name, version and transport; description; what it runs and whether it needs secrets), a "more"
 // item when the registry has another page, and a line for each registry that failed. Pure, so it is
 // unit-tested without an editor; the command (commands/addFromRegistry.ts) draws it.
-import type { FoundServer, SearchResult } from '../broker/registryClient/registryClient';
+import type { FoundServer, SearchResult } from '../broker/control/registryClient/registryClient';
 
 export interface RegistryPickItem {
   label: string;

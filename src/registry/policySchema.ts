@@ -1,7 +1,7 @@
 // The guardrail policy files (policies.d/<name>.yaml): rules that decide how a tool may be called
 // (allow, deny with a message, ask the operator) and limits on how often. The registry only checks
 // their shape; the broker compiles each `when` condition (CEL) and reports a bad one with its
-// file and line like any other problem (src/broker/guardrails/).
+// file and line like any other problem (src/broker/trust/guardrails/).
 
 import { z } from 'zod';
 import { globList, nameSchema } from './schemaParts';

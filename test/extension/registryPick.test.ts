@@ -1,7 +1,7 @@
 // The pure parts of "Add Server from Registry…": the items one search makes (and the next page
 // appended), the details shown before adding, and the debounce of live search.
 import assert from 'node:assert/strict';
-import type { FoundServer } from '../../src/broker/registryClient/registryClient';
+import type { FoundServer } from '../../src/broker/control/registryClient/registryClient';
 import { debounce, registryPickItems, registryServerDetails } from '../../src/extension/registryPick';
 
 const weather: FoundServer = {

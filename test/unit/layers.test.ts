@@ -218,6 +218,20 @@ notUnderWine('ESLint over the tree takes minutes there; the layer rules do not d
       assert.deepEqual(loose, [], 'files directly in src/broker belong in a subsystem folder');
       for (const folder of folders)
         assert.ok(fs.existsSync(path.join(REPO, 'src/broker', folder, 'README.md')), `src/broker/${folder}/README.md`);
+      // A newcomer reads the top of src/broker at a glance: a dozen entries at most (issue 29). A part
+      // that outgrows its subsystem becomes a sub-folder of it, with its own README.
+      assert.ok(
+        entries.length <= 12,
+        `src/broker has ${entries.length} entries: ${entries.map((e) => e.name).join(', ')}`,
+      );
+      const subFolders = folders.flatMap((folder) =>
+        fs
+          .readdirSync(path.join(REPO, 'src/broker', folder), { withFileTypes: true })
+          .filter((e) => e.isDirectory())
+          .map((e) => `src/broker/${folder}/${e.name}`),
+      );
+      assert.ok(subFolders.length >= 5, `sub-folders found: ${subFolders.join(', ')}`);
+      for (const sub of subFolders) assert.ok(fs.existsSync(path.join(REPO, sub, 'README.md')), `${sub}/README.md`);
       // The allowed imports form a graph without cycles: each folder only names folders listed before it.
       const order = Object.keys(subsystems);
       for (const [folder, allowed] of Object.entries(subsystems))

@@ -128,7 +128,7 @@ windows.describe('Windows smoke: the broker on a Windows Node', function () {
 
   // Wine's cmd.exe expands %VAR% once more in the text a batch file's %* stands for; Windows' does not
   // (the batch-argument tests of Rust and Zig, which escape % the same way, pass on Windows). Under Wine
-  // this server gets `100 C:\windows\system32;…`: platform/windowsCommand.ts is unit-tested for it.
+  // this server gets `100 C:\windows\system32;…`: shared/platform/windowsCommand.ts is unit-tested for it.
   notUnderWine("its cmd.exe expands %VAR% again inside a batch file's %*").it(
     'passes percent signs through an npx-style shim exactly',
     async () => {

@@ -4,7 +4,7 @@
 import * as crypto from 'node:crypto';
 import { filterByGlobs, NAMESPACE_SEPARATOR, RESERVED_NAME } from '../../registry/names';
 import type { Prompt, Resource, ResourceTemplate, Tool } from '../shared/mcpTypes';
-import { aggregatedUiUri, isAppOnly, withAggregatedPage } from '../apps/appMeta';
+import { aggregatedUiUri, isAppOnly, withAggregatedPage } from './apps/appMeta';
 
 /** The broker's own namespace: the registry refuses it as a name, and the catalog lists it first. */
 export const FACADE_NAMESPACE = RESERVED_NAME;

@@ -6,7 +6,7 @@
 import MiniSearch, { type SearchResult } from 'minisearch';
 import stem from 'wink-porter2-stemmer';
 import type { Catalog, Route } from './catalog';
-import { isAppOnly } from '../apps/appMeta';
+import { isAppOnly } from './apps/appMeta';
 
 /** The fields a query is matched against, and how much a match in each counts. */
 const FIELDS = ['name', 'title', 'summary', 'description', 'parameters', 'server'] as const;

@@ -1,6 +1,6 @@
 // The one interface the broker uses to talk to an upstream MCP server, stdio or remote (connect.ts
 // picks the implementation). Nothing outside src/broker/connection imports the SDK client.
-import type { ServerOAuth } from '../auth/serverOAuth';
+import type { ServerOAuth } from './auth/serverOAuth';
 import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from '../shared/mcpTypes';
 import type { ServerRequestCaller, ServerRequestHandler } from './serverRequests';
 

@@ -3,7 +3,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCodes, McpFailure, type JsonObject } from '../shared/mcpTypes';
-import { UI_CLIENT_EXTENSION } from '../apps/appMeta';
+import { UI_CLIENT_EXTENSION } from '../catalog/apps/appMeta';
 
 /** The methods an upstream may send its client that the broker routes to a caller. */
 export const SERVER_REQUEST_METHODS = new Set(['sampling/createMessage', 'elicitation/create', 'roots/list']);

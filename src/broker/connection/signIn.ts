@@ -1,7 +1,7 @@
 // Telling a remote server's "sign in again" apart from any other failure of its requests.
-import { SignInRequired } from '../auth/serverOAuth';
+import { SignInRequired } from './auth/serverOAuth';
 import type { RemoteLaunch } from './connection';
-import { authorizedFetch } from '../auth/oauthFlow';
+import { authorizedFetch } from './auth/oauthFlow';
 
 /** The fetch every request to a remote server goes through: its OAuth sign-in, its VS Code account, or none. */
 export function signedInFetch(launch: RemoteLaunch): typeof fetch {

@@ -6,10 +6,10 @@ import type { ClientDef, Lifecycle, PromptDef, ServerDef } from '../../registry/
 import type { Problem } from '../../registry/problems';
 import type { ApprovalStatus } from '../trust/approvals';
 import type { ApprovalLine } from '../trust/approvalSummary';
-import type { AccountStatus, InputSource } from '../auth/credentials';
-import type { SignInStatus } from '../auth/signIns';
+import type { AccountStatus, InputSource } from '../connection/auth/credentials';
+import type { SignInStatus } from '../connection/auth/signIns';
 import type { Root } from '../supervision/editorLink';
-import type { AppSummary } from '../apps/appMeta';
+import type { AppSummary } from '../catalog/apps/appMeta';
 import type { PinState, ToolChanges } from '../trust/pins';
 import type { ScanReport } from '../trust/scanReport';
 import type { ProbeResult } from '../supervision/probe';
@@ -18,8 +18,8 @@ import type { CatalogSource } from '../supervision/upstream';
 import type { UpstreamState } from '../supervision/upstreamStates';
 import type { AuditRecord } from '../routing/audit';
 import type { ParamsInput, ParamsOperation } from './operationParams';
-import type { FoundServer } from '../registryClient/registryClient';
-import type { PolicyStatus, ServerGuardrail } from '../guardrails/guardrails';
+import type { FoundServer } from './registryClient/registryClient';
+import type { PolicyStatus, ServerGuardrail } from '../trust/guardrails/guardrails';
 import type { ServerNumbers } from '../telemetry/liveNumbers';
 
 export interface ServerStatus {

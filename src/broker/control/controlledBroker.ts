@@ -13,7 +13,7 @@ import type { EditorLink } from '../supervision/editorLink';
 import type { StartDecision, Supervisor } from '../supervision/supervisor';
 import type { Upstream } from '../supervision/upstream';
 import type { ClientTokens } from '../trust/clientTokens';
-import type { Guardrails } from '../guardrails/guardrails';
+import type { Guardrails } from '../trust/guardrails/guardrails';
 
 export interface BrokerEventMap {
   snapshot: [RegistrySnapshot];

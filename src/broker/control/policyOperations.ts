@@ -3,7 +3,7 @@
 import type { PolicyDef } from '../../registry/schema';
 import type { RegistryWriter } from '../../registry/writer';
 import { validateName } from '../../registry/names';
-import type { PolicyStatus } from '../guardrails/guardrails';
+import type { PolicyStatus } from '../trust/guardrails/guardrails';
 import { ErrorCodes, failureFrom, McpFailure } from '../shared/mcpTypes';
 import type { ControlledBroker } from './controlledBroker';
 

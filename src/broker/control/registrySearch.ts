@@ -5,8 +5,8 @@
 // operator approves it, as any agent's upsert.
 import { parseServerRef, registryRow } from '../../registry/registryApi';
 import { serverJsonChoices, serverJsonToDefinition } from '../../registry/serverJson';
-import { registryClients } from '../registryClient/registries';
-import { searchRegistries, type RegistryClient } from '../registryClient/registryClient';
+import { registryClients } from './registryClient/registries';
+import { searchRegistries, type RegistryClient } from './registryClient/registryClient';
 import { ErrorCodes, McpFailure } from '../shared/mcpTypes';
 import type { ParamsOf, RegistrySearch } from './controlApi';
 

@@ -11,7 +11,7 @@ import { scanLines, scanReport } from '../trust/scanReport';
 import { scanServer } from '../trust/toolScanner';
 import type { ControlledBroker } from './controlledBroker';
 import type { InputStatus, ServerStatus } from './controlApi';
-import { appsOf } from '../apps/appMeta';
+import { appsOf } from '../catalog/apps/appMeta';
 import { telemetry } from '../telemetry/telemetry';
 
 export interface ServerStatusDeps {

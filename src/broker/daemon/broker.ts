@@ -1,5 +1,5 @@
 // The daemon: registry snapshots in, supervised upstreams, one catalog, one endpoint out.
-import { aggregatedUiUri, isUiUri } from '../apps/appMeta';
+import { aggregatedUiUri, isUiUri } from '../catalog/apps/appMeta';
 import { EventEmitter } from 'node:events';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -28,7 +28,7 @@ import type { Upstream } from '../supervision/upstream';
 import type { BrokerEventMap, ControlledBroker, Governance } from '../control/controlledBroker';
 import { BROKER_VERSION } from '../shared/version';
 import { facadeToolScope } from '../control/facade';
-import { Guardrails } from '../guardrails/guardrails';
+import { Guardrails } from '../trust/guardrails/guardrails';
 import { tracedRouter } from '../telemetry/tracedRouter';
 
 /**

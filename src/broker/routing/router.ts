@@ -17,9 +17,9 @@ import {
 import type { CacheHints, ListKey } from '../connection/connection';
 import type { RequestExtra, Router, SessionContext } from './requestContext';
 import { reviewCommand, toolQuarantined } from '../trust/pins';
-import { appOnlyTool, type CallOrigin } from '../apps/appCalls';
-import { isUiUri } from '../apps/appMeta';
-import { contentsDigest, pageHeld, parsedResult, judgedRead, withAggregatedContents } from '../apps/appPages';
+import { appOnlyTool, type CallOrigin } from '../catalog/apps/appCalls';
+import { isUiUri } from '../catalog/apps/appMeta';
+import { contentsDigest, pageHeld, parsedResult, judgedRead, withAggregatedContents } from '../catalog/apps/appPages';
 import { noCompletions, noSuchServer, type ServedCall, type ServedServer } from './servedServer';
 import { AggregatedScope, ServerScope, type SessionScope } from './sessionScope';
 import { TaskRoutes, type TaskCaller } from './taskRoutes';
@@ -47,7 +47,7 @@ export interface RouterDeps {
   /** The scope a facade tool (`switchboard__…`) needs; undefined for any other name. */
   facadeToolScope(name: string): ToolScope | undefined;
   /**
-   * The guardrails (src/broker/guardrails/): throws the refusal the agent sees when a rule or limit of
+   * The guardrails (src/broker/trust/guardrails/): throws the refusal the agent sees when a rule or limit of
    * policies.d/ refuses the call, notes the deciding rule in the audit entry; else what ends the
    * call's slot (undefined: nothing in force, nothing to end; a promise only while the operator is asked).
    */
@@ -323,7 +323,7 @@ export class BrokerRouter implements Router {
   /**
    * An MCP App's page: served only as pinned (the pins judged it when the server listed it, and
    * this read must bring the same bytes), under the endpoint's URI; the session's app calls then go
-   * to this server (apps/appCalls.ts).
+   * to this server (catalog/apps/appCalls.ts).
    */
   private async readAppPage(
     ctx: SessionContext,
@@ -453,7 +453,7 @@ export class BrokerRouter implements Router {
     return starting ? starting.then(() => server) : server;
   }
 
-  /** `origin`: `app` for an MCP App page's call (apps/appCalls.ts), what per-call hooks read. */
+  /** `origin`: `app` for an MCP App page's call (catalog/apps/appCalls.ts), what per-call hooks read. */
   private call(ctx: SessionContext, extra: RequestExtra, origin?: CallOrigin): ServedCall {
     return origin ? { identity: ctx.identity, extra, origin } : { identity: ctx.identity, extra };
   }

@@ -12,13 +12,13 @@ import {
 import type { ListedServer } from '../catalog/catalog';
 import type { CacheHints, ListKey } from '../connection/connection';
 import type { Identity, RequestExtra } from './requestContext';
-import type { CallOrigin } from '../apps/appCalls';
+import type { CallOrigin } from '../catalog/apps/appCalls';
 
 /** Who asked, and the request's cancellation and progress. */
 export interface ServedCall {
   identity: Identity;
   extra: RequestExtra;
-  /** `app`: an MCP App's page called (apps/appCalls.ts); absent: a client's own call (the model's). */
+  /** `app`: an MCP App's page called (catalog/apps/appCalls.ts); absent: a client's own call (the model's). */
   origin?: CallOrigin;
   /** A tools/call's `task` param (2025-11-25 tasks): run it as a task, answer with a CreateTaskResult. */
   task?: JsonObject;

@@ -11,8 +11,8 @@ import {
   type Tool,
 } from '../shared/mcpTypes';
 import type { ServedServer } from './servedServer';
-import { SessionApps } from '../apps/appCalls';
-import { splitAggregatedUiUri } from '../apps/appMeta';
+import { SessionApps } from '../catalog/apps/appCalls';
+import { splitAggregatedUiUri } from '../catalog/apps/appMeta';
 
 export interface SessionScope {
   /** The one server a per-server session serves; undefined for the aggregated endpoint. */

@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { writeFileAtomicSync } from '../../registry/atomicWrite';
-import { privateProtection } from '../platform/userFiles';
+import { privateProtection } from './platform/userFiles';
 
 /** Directories this process already narrowed on Windows: each icacls run is a process start. */
 const restrictedDirs = new Set<string>();

@@ -5,7 +5,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { rootKey } from '../../registry/rootPaths';
-import { perUserHome } from '../platform/userFiles';
+import { perUserHome } from './platform/userFiles';
 import { writePrivateFile } from './privateFiles';
 
 /** `SWITCHBOARD_HOME` overrides the per-user directory (tests point it at a temp dir). */

@@ -7,7 +7,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { nodeRunnerPackageOf } from '../../registry/packageRunner';
 import type { ServerDef, VscodeAuthSettings } from '../../registry/schema';
-import { describeAccount, type CredentialSource } from '../auth/credentials';
+import { describeAccount, type CredentialSource } from '../connection/auth/credentials';
 import type { LaunchCompanion, RemoteLaunch, StdioLaunch, UpstreamLaunch } from '../connection/connection';
 import type { WaitingState } from './upstreamStates';
 import { buildEnvironment, resolveInputs } from '../trust/environment';
@@ -20,10 +20,10 @@ import {
   RUNTIME_DIRS,
   runnerPackageDir,
   scriptPackageDir,
-} from '../platform/bwrapArgs';
-import { sandboxExecPrefix, sandboxProfile, seatbeltEnvironment } from '../platform/macSandbox';
-import { bridgeCommand, proxyEnvironment } from '../platform/proxyBridge';
-import { findExecutable } from '../platform/processGroup';
+} from '../shared/platform/bwrapArgs';
+import { sandboxExecPrefix, sandboxProfile, seatbeltEnvironment } from '../shared/platform/macSandbox';
+import { bridgeCommand, proxyEnvironment } from '../shared/platform/proxyBridge';
+import { findExecutable } from '../shared/platform/processGroup';
 import { Redactor, urlSecretValues } from '../trust/redact';
 import { switchboardHome } from '../shared/userState';
 import {

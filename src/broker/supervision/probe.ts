@@ -1,10 +1,10 @@
 // Probing a definition that is not saved yet: connect, list what it offers, measure, tear down.
 // It is launched exactly as a start would launch it (launch.ts): same environment, sandbox, redaction.
-import { readAppPages } from '../apps/appPages';
+import { readAppPages } from '../catalog/apps/appPages';
 import type { ServerDef } from '../../registry/schema';
 import { connectUpstream } from '../connection/connect';
 import type { UpstreamConnection } from '../connection/connection';
-import type { CredentialSource } from '../auth/credentials';
+import type { CredentialSource } from '../connection/auth/credentials';
 import { planLaunch, type LaunchPlan } from './launchUpstream';
 import { LogRing } from '../shared/logRing';
 import type { Prompt, Resource, ResourceTemplate, Tool } from '../shared/mcpTypes';
@@ -17,7 +17,7 @@ export interface ProbeResult {
   listMs?: number;
   serverInfo?: { name?: string; version?: string };
   tools: Tool[];
-  /** Its MCP App pages as pin entries (apps/appPages.ts): `switchboard lock` pins them with the tools. */
+  /** Its MCP App pages as pin entries (catalog/apps/appPages.ts): `switchboard lock` pins them with the tools. */
   appPages?: Tool[];
   /** Tools left out because the pins hold them back (only in a probe run for a client, not the operator). */
   heldBack?: string[];

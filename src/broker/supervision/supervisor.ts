@@ -3,8 +3,8 @@
 // on their cached catalog until a request needs them. Live lists go to the persisted catalog.
 import { EventEmitter } from 'node:events';
 import { inputsReferenced, type ServerDef } from '../../registry/schema';
-import { Credentials } from '../auth/credentials';
-import { SignIns } from '../auth/signIns';
+import { Credentials } from '../connection/auth/credentials';
+import { SignIns } from '../connection/auth/signIns';
 import type { CatalogCache } from '../catalog/catalogCache';
 import { StartGate } from './startGate';
 import type { EditorLink } from './editorLink';

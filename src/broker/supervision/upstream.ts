@@ -3,7 +3,7 @@
 import { EventEmitter } from 'node:events';
 import { lifecycleOf, type ServerDef } from '../../registry/schema';
 import { packageRunnerWarning } from '../../registry/packageRunner';
-import type { ServerOAuth } from '../auth/serverOAuth';
+import type { ServerOAuth } from '../connection/auth/serverOAuth';
 import type { CatalogLists } from '../catalog/catalogCache';
 import { connectUpstream } from '../connection/connect';
 import type { CacheHints, CallOptions, ListKey, UpstreamConnection } from '../connection/connection';
@@ -12,7 +12,7 @@ import { IdleClock } from './idleClock';
 import type { StartGate } from './startGate';
 import type { EditorLink } from './editorLink';
 import { planLaunch, WaitingForCredentials } from './launchUpstream';
-import type { Credentials } from '../auth/credentials';
+import type { Credentials } from '../connection/auth/credentials';
 import { LogRing } from '../shared/logRing';
 import {
   ErrorCodes,
@@ -27,7 +27,7 @@ import { Redactor } from '../trust/redact';
 import { redactParams } from '../trust/resultRedaction';
 import { describeEnforcement, type Enforcement } from '../trust/sandbox';
 import { ServerRequestDispatch } from './serverRequestDispatch';
-import { readAppPages } from '../apps/appPages';
+import { readAppPages } from '../catalog/apps/appPages';
 import { telemetry } from '../telemetry/telemetry';
 import { mayMove, type HeldState, type UpstreamState, type WaitingState } from './upstreamStates';
 
@@ -81,7 +81,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   prompts: Prompt[] = [];
   resources: Resource[] = [];
   resourceTemplates: ResourceTemplate[] = [];
-  /** Its MCP App pages as pin entries, read with its lists (apps/appPages.ts). */
+  /** Its MCP App pages as pin entries, read with its lists (catalog/apps/appPages.ts). */
   appPages: Tool[] = [];
   readonly logs = new LogRing();
   readonly enforcement: Enforcement;

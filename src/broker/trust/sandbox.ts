@@ -5,8 +5,8 @@
 import { spawnSync } from 'node:child_process';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { isolationArgs } from '../platform/bwrapArgs';
-import { networkNotEnforcedReason, sandboxExecPrefix, sandboxProfile } from '../platform/macSandbox';
+import { isolationArgs } from '../shared/platform/bwrapArgs';
+import { networkNotEnforcedReason, sandboxExecPrefix, sandboxProfile } from '../shared/platform/macSandbox';
 import { switchboardHome } from '../shared/userState';
 
 export interface Enforcement {

@@ -3,8 +3,12 @@
 // before adding, then the same import as Import from server.json… (secrets asked, Approve now).
 // An unreachable registry or a refusal by the administrator's policy is a clear message, never a hang.
 import * as vscode from 'vscode';
-import { registryClients } from '../../broker/registryClient/registries';
-import { searchRegistries, type FoundServer, type RegistryClient } from '../../broker/registryClient/registryClient';
+import { registryClients } from '../../broker/control/registryClient/registries';
+import {
+  searchRegistries,
+  type FoundServer,
+  type RegistryClient,
+} from '../../broker/control/registryClient/registryClient';
 import { debounce, registryPickItems, registryServerDetails, type RegistryPickItem } from '../registryPick';
 import { importServerJson } from './importServers';
 import type { Cmd } from './shared';

@@ -2,10 +2,10 @@
 // as `switchboard import` (a community server), asking for its secrets and showing what approval covers.
 import * as path from 'node:path';
 import { parseServerRef } from '../../../registry/registryApi';
-import { SecretStore } from '../../auth/secretStore';
+import { SecretStore } from '../../connection/auth/secretStore';
 import { liveRecord } from '../../daemon/discovery';
 import { OperatorClient } from '../../daemon/operatorClient';
-import { registryClients } from '../../registryClient/registries';
+import { registryClients } from '../../control/registryClient/registries';
 import type { RegistryServer } from '../../../registry/registryApi';
 import { approvalLines, approvalSummaryBlock } from '../../trust/approvalSummary';
 import { runtimePaths, switchboardHome } from '../../shared/userState';

@@ -1,6 +1,6 @@
 // `switchboard login`: sign in to a remote server (OAuth): prints the URL, opens a browser, waits for it.
 import type { OperatorClient } from '../../daemon/operatorClient';
-import { openBrowser } from '../../auth/browserOpener';
+import { openBrowser } from '../../connection/auth/browserOpener';
 import { webAddressProblem } from '../../../registry/webAddress';
 import { isSettling } from '../../supervision/upstreamStates';
 import { pollUntil, rootOf, rootOption, withOperator, type Command, print, printError } from '../command';

@@ -1,4 +1,4 @@
-// `switchboard logout`: sign out of a remote server: delete the broker.
+// `switchboard logout`: sign out of a remote server: delete the broker's tokens for it.
 import { type Command, rootOption, rootOf, withOperator, print } from '../command';
 
 export const logoutCommand: Command = {

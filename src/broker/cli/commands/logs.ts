@@ -1,4 +1,4 @@
-// `switchboard logs`: print a server.
+// `switchboard logs`: print a server's recent log lines (operator).
 import { type Command, rootOption, rootOf, withOperator, parseNumber, print } from '../command';
 
 export const logsCommand: Command = {

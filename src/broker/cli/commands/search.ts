@@ -1,6 +1,6 @@
 // `switchboard search`: find servers in the MCP Registry (or the registries configured), as a table.
-import { registryClients } from '../../registryClient/registries';
-import { searchRegistries } from '../../registryClient/registryClient';
+import { registryClients } from '../../control/registryClient/registries';
+import { searchRegistries } from '../../control/registryClient/registryClient';
 import { type Command, firstLine, parseNumber, print, printError, printJson, table } from '../command';
 
 export const searchCommand: Command = {

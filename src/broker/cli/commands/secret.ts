@@ -2,7 +2,7 @@
 import { liveRecord } from '../../daemon/discovery';
 import { OperatorClient } from '../../daemon/operatorClient';
 import { runtimePaths, switchboardHome } from '../../shared/userState';
-import { SecretStore } from '../../auth/secretStore';
+import { SecretStore } from '../../connection/auth/secretStore';
 import { type Command, rootOption, rootOf, readSecretValue, print } from '../command';
 
 export const secretCommand: Command = {

@@ -1,4 +1,4 @@
-// `switchboard token`: print where a client.
+// `switchboard token`: print where a client's token is (creating it), or rotate it.
 import { type Command, rootOption, rootOf, withOperator, print } from '../command';
 
 export const tokenCommand: Command = {
