@@ -23,6 +23,17 @@ interface Budget {
   /** Start times within the window, oldest first (at most callsPerMinute of them). */
   starts: number[];
   inFlight: number;
+  /** Who shares it, in words (as a refusal says it). */
+  counted: string;
+  /** The server of the tool it counts (absent: a per-client budget, every matching server's calls). */
+  server?: string;
+}
+
+/** One budget of a limit as it stands now: who shares it, calls in the last minute, calls in flight. */
+export interface LimitUsage {
+  counted: string;
+  lastMinute: number;
+  inFlight: number;
 }
 
 interface LiveLimit {
@@ -50,6 +61,11 @@ export class RateLimits {
     return this.limits.length;
   }
 
+  /** What limit `name` of `policy` has counted for calls to `server` lately (for the console). */
+  usage(policy: string, name: string, server: string): LimitUsage[] {
+    return usageOf(this.budgets, `${policy}/${name}/`, server, this.now());
+  }
+
   /**
    * Admits a call against every matching limit, or refuses it with the first budget spent (nothing is
    * counted then). Admitted: the returned function ends the call's concurrency slot (call it once).
@@ -66,7 +82,10 @@ export class RateLimits {
     for (const { policy, limit } of matching) {
       const { key, counted } = budgetKey(policy, limit, call);
       let budget = this.budgets.get(key);
-      if (!budget) this.budgets.set(key, (budget = { starts: [], inFlight: 0 }));
+      if (!budget) {
+        const server = limit.per === 'client' ? undefined : call.server;
+        this.budgets.set(key, (budget = { starts: [], inFlight: 0, counted, ...(server ? { server } : {}) }));
+      }
       while (budget.starts.length && budget.starts[0] <= now - WINDOW_MS) budget.starts.shift();
       const base = { policy, limit: limit.name, counted };
       if (limit.callsPerMinute !== undefined && budget.starts.length >= limit.callsPerMinute) {
@@ -90,6 +109,21 @@ export class RateLimits {
       },
     };
   }
+}
+
+/**
+ * The budgets of one limit that count calls to `server` (per-client budgets count every matching
+ * server's calls, so they are all included), busiest first; budgets with nothing counted are left out.
+ */
+function usageOf(budgets: ReadonlyMap<string, Budget>, prefix: string, server: string, now: number): LimitUsage[] {
+  const rows: LimitUsage[] = [];
+  for (const [key, budget] of budgets) {
+    if (!key.startsWith(prefix) || (budget.server !== undefined && budget.server !== server)) continue;
+    const lastMinute = budget.starts.filter((t) => t > now - WINDOW_MS).length;
+    if (lastMinute === 0 && budget.inFlight === 0) continue;
+    rows.push({ counted: budget.counted, lastMinute, inFlight: budget.inFlight });
+  }
+  return rows.sort((a, b) => b.lastMinute - a.lastMinute || b.inFlight - a.inFlight);
 }
 
 function budgetKey(policy: string, limit: RateLimit, call: GuardedCall): { key: string; counted: string } {
