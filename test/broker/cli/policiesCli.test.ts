@@ -161,7 +161,7 @@ describe('switchboard policies (CLI processes, real broker)', function () {
     // Positive control: the same dialogue with no edit in between approves.
     const again = await cli(['policies', 'approve', 'docs-only', '--root', root], { home: broker.home, input: 'y\n' });
     assert.equal(again.code, 0, again.err);
-    assert.match(again.out, /^  sneaky$/m);
+    assert.match(again.out, /^ {2}sneaky$/m);
     assert.equal(await refused('src/x'), false, 'the loosened version is now in force');
   });
 
