@@ -48,7 +48,7 @@ function listPolicies(policies: PolicyStatus[], root: string): void {
 }
 
 export const policiesCommand: Command = {
-  summary: 'list the guardrail policies and where each stands; approve one (operator)',
+  summary: 'list the guardrail policies and where each stands; approve or revoke one (operator)',
   usage: `switchboard policies [--root <dir>] [--json]
 switchboard policies approve <name> [--root <dir>] [--yes]
 switchboard policies revoke <name> [--root <dir>]
