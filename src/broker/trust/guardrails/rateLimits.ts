@@ -20,8 +20,13 @@ export interface RateRefusal {
 }
 
 interface Budget {
-  /** Start times within the window, oldest first (at most callsPerMinute of them). */
+  /**
+   * Start times, oldest first; those before `head` have left the window. An index instead of
+   * shift(): a generous callsPerMinute keeps tens of thousands of entries, and shifting an array that
+   * large copies it on every call; the array is cut once half of it has left.
+   */
   starts: number[];
+  head: number;
   inFlight: number;
   /** Who shares it, in words (as a refusal says it). */
   counted: string;
@@ -84,12 +89,12 @@ export class RateLimits {
       let budget = this.budgets.get(key);
       if (!budget) {
         const server = limit.per === 'client' ? undefined : call.server;
-        this.budgets.set(key, (budget = { starts: [], inFlight: 0, counted, ...(server ? { server } : {}) }));
+        this.budgets.set(key, (budget = { starts: [], head: 0, inFlight: 0, counted, ...(server ? { server } : {}) }));
       }
-      while (budget.starts.length && budget.starts[0] <= now - WINDOW_MS) budget.starts.shift();
+      slide(budget, now);
       const base = { policy, limit: limit.name, counted };
-      if (limit.callsPerMinute !== undefined && budget.starts.length >= limit.callsPerMinute) {
-        const retryAfterSeconds = Math.max(1, Math.ceil((budget.starts[0] + WINDOW_MS - now) / 1000));
+      if (limit.callsPerMinute !== undefined && budget.starts.length - budget.head >= limit.callsPerMinute) {
+        const retryAfterSeconds = Math.max(1, Math.ceil((budget.starts[budget.head] + WINDOW_MS - now) / 1000));
         return { refused: { ...base, kind: 'per-minute', allowed: limit.callsPerMinute, retryAfterSeconds } };
       }
       if (limit.concurrent !== undefined && budget.inFlight >= limit.concurrent)
@@ -119,11 +124,22 @@ function usageOf(budgets: ReadonlyMap<string, Budget>, prefix: string, server: s
   const rows: LimitUsage[] = [];
   for (const [key, budget] of budgets) {
     if (!key.startsWith(prefix) || (budget.server !== undefined && budget.server !== server)) continue;
-    const lastMinute = budget.starts.filter((t) => t > now - WINDOW_MS).length;
+    slide(budget, now);
+    const lastMinute = budget.starts.length - budget.head;
     if (lastMinute === 0 && budget.inFlight === 0) continue;
     rows.push({ counted: budget.counted, lastMinute, inFlight: budget.inFlight });
   }
   return rows.sort((a, b) => b.lastMinute - a.lastMinute || b.inFlight - a.inFlight);
+}
+
+/** Moves the window of `budget` to `now`: starts older than a minute leave it. */
+function slide(budget: Budget, now: number): void {
+  const { starts } = budget;
+  while (budget.head < starts.length && starts[budget.head] <= now - WINDOW_MS) budget.head++;
+  if (budget.head > 64 && budget.head * 2 > starts.length) {
+    budget.starts = starts.slice(budget.head);
+    budget.head = 0;
+  }
 }
 
 function budgetKey(policy: string, limit: RateLimit, call: GuardedCall): { key: string; counted: string } {

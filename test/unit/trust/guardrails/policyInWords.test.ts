@@ -83,4 +83,18 @@ describe('a limit’s counts now', () => {
     ]);
     assert.deepEqual(rates.usage('p', 'nope', 'one'), []);
   });
+
+  it('keeps counting right over minutes of calls (the window slides by index and is cut as it goes)', () => {
+    let now = 0;
+    const rates = new RateLimits(() => now);
+    rates.update(new Map([['p', policy({ limits: [{ name: 'busy', per: 'client', callsPerMinute: 600 }] })]]));
+    const call = () => rates.admit({ client: 'alpha', server: 's', tool: 't', args: {} });
+    // Ten calls a second for five minutes: a minute holds 600, never more, so none is refused.
+    for (let second = 0; second < 300; second++, now = second * 1000)
+      for (let i = 0; i < 10; i++) assert.ok('release' in call(), `refused at ${second} s`);
+    now = 299_000;
+    assert.deepEqual(rates.usage('p', 'busy', 's'), [{ counted: "client 'alpha'", lastMinute: 600, inFlight: 3000 }]);
+    const refused = call();
+    assert.ok('refused' in refused && refused.refused.retryAfterSeconds === 1, JSON.stringify(refused));
+  });
 });
