@@ -51,7 +51,11 @@ export interface RouterDeps {
    * policies.d/ refuses the call, notes the deciding rule in the audit entry; else what ends the
    * call's slot (undefined: nothing in force, nothing to end; a promise only while the operator is asked).
    */
-  guard?(call: GuardedCall, audit: JsonObject, signal: AbortSignal): GuardRelease | Promise<GuardRelease> | undefined;
+  guard?(
+    call: GuardedCall,
+    audit: JsonObject,
+    signal: () => AbortSignal,
+  ): GuardRelease | Promise<GuardRelease> | undefined;
 }
 
 /** A tool call as the guardrails judge it: who calls which tool of which server, with what. */
@@ -184,7 +188,8 @@ export class BrokerRouter implements Router {
       const guard = this.deps.guard?.(
         { client: ctx.identity.client, server: route.server, tool: route.name, args },
         entry,
-        extra.signal,
+        // Read only if the operator is asked: a call's AbortSignal is made on demand (callCancel.ts).
+        () => extra.signal,
       );
       release = guard instanceof Promise ? await guard : guard;
       const starting = server.ensureStarted?.();
