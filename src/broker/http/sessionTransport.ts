@@ -70,6 +70,25 @@ interface PendingPost {
   headers: Record<string, string>;
 }
 
+/**
+ * A direct request's RequestExtra. A class, so that `signal` is a getter on the prototype: an object
+ * literal with a getter is defined through V8's slow path, on every call.
+ */
+class DirectExtra implements RequestExtra {
+  caller?: RequestExtra['caller'];
+  constructor(
+    readonly cancel: CallCancel,
+    readonly progressToken: string | number | undefined,
+    readonly meta: JsonObject | undefined,
+    readonly sendProgress: RequestExtra['sendProgress'],
+  ) {}
+
+  /** Made on first read (callCancel.ts). */
+  get signal(): AbortSignal {
+    return this.cancel.signal;
+  }
+}
+
 /** One MCP session's transport: POST bodies in, JSON or SSE out, plus the optional GET stream. */
 export class SessionTransport implements Transport {
   onclose?: () => void;
@@ -182,19 +201,11 @@ export class SessionTransport implements Transport {
     this.inFlight.set(key, cancel);
     const meta = request.params?._meta as JsonObject | undefined;
     const progressToken = meta?.progressToken as string | number | undefined;
-    const extra: RequestExtra = {
-      get signal() {
-        return cancel.signal;
-      },
-      cancel,
-      progressToken,
-      meta,
-      sendProgress: (p) => {
-        if (progressToken === undefined || cancel.aborted) return;
-        const progress = { jsonrpc: '2.0', method: 'notifications/progress', params: { ...p, progressToken } };
-        void this.send(progress as JSONRPCMessage, { relatedRequestId: request.id });
-      },
-    };
+    const extra: RequestExtra = new DirectExtra(cancel, progressToken, meta, (p) => {
+      if (progressToken === undefined || cancel.aborted) return;
+      const progress = { jsonrpc: '2.0', method: 'notifications/progress', params: { ...p, progressToken } };
+      void this.send(progress as JSONRPCMessage, { relatedRequestId: request.id });
+    });
     const client = this.client;
     if (client) {
       extra.caller = {
