@@ -2,7 +2,9 @@
 // raw-client echo calls in blocks, the broker's CPU per call split by thread and into user and
 // system time, and (with --perf) Linux `perf` samples of the broker only while it runs on a CPU.
 //
-//   node bench/cpu-profile.mjs [--build <dist/broker.js copy>] [--blocks 3] [--calls 4000] [--perf <out.data>]
+//   node bench/cpu-profile.mjs [--build <dist/broker.js copy>] [--blocks 3] [--calls 4000] [--sessions 1] [--perf <out.data>]
+//
+// --sessions N: each block's calls run over N sessions at once (each its share), as agents in parallel do.
 //
 // Why not `--cpu-prof` alone (bench/compare.mjs --profile): V8's profiler samples by the wall clock,
 // so on a shared machine a broker preempted inside a write() is counted as writing; here it showed
@@ -17,7 +19,7 @@ import { Broker, BROKER_JS, REPO, removeTempSettled } from './lib/systems.mjs';
 import { rawSession } from './lib/rawClient.mjs';
 import { killAll } from './lib/proc.mjs';
 
-const opt = { build: BROKER_JS, blocks: 3, calls: 4000, warmup: 2000, perf: undefined };
+const opt = { build: BROKER_JS, blocks: 3, calls: 4000, warmup: 2000, sessions: 1, perf: undefined };
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i];
@@ -27,6 +29,7 @@ for (let i = 0; i < argv.length; i++) {
   else if (a === '--calls') opt.calls = Number(next());
   else if (a === '--warmup') opt.warmup = Number(next());
   else if (a === '--perf') opt.perf = next();
+  else if (a === '--sessions') opt.sessions = Number(next());
   else throw new Error(`unknown option ${a}`);
 }
 
@@ -113,8 +116,17 @@ async function main() {
   const sdk = await broker.connect();
   await broker.resolveTools(sdk, ['echo']);
   broker.echo = broker.toolNames.echo;
-  const raw = await rawSession(broker);
-  for (let i = 0; i < opt.warmup; i++) await raw.call();
+  const raws = [];
+  for (let i = 0; i < opt.sessions; i++) raws.push(await rawSession(broker));
+  // `calls` calls spread over the sessions, all running at once.
+  const run = (calls) =>
+    Promise.all(
+      raws.map(async (raw, s) => {
+        const mine = Math.floor(calls / raws.length) + (s < calls % raws.length ? 1 : 0);
+        for (let i = 0; i < mine; i++) await raw.call();
+      }),
+    );
+  await run(opt.warmup);
   await broker.tokensCounted();
   let perf;
   if (opt.perf) {
@@ -124,7 +136,7 @@ async function main() {
   }
   for (let b = 0; b < opt.blocks; b++) {
     const before = threads(broker.mainPid);
-    for (let i = 0; i < opt.calls; i++) await raw.call();
+    await run(opt.calls);
     const f = blockFigures(before, threads(broker.mainPid), opt.calls);
     const threadsText = Object.entries(f.byName)
       .map(([name, us]) => `${name} ${us.toFixed(0)} µs`)
@@ -136,13 +148,14 @@ async function main() {
     perf.kill('SIGINT');
     await new Promise((resolve) => perf.once('exit', resolve));
   }
-  raw.close();
+  for (const raw of raws) raw.close();
   await sdk.close();
   await broker.stop();
   if (!opt.perf) return;
   process.stdout.write(`\n${summarizePerf(opt.perf)}\n`);
-  // What --perf-basic-prof leaves behind: the symbol map and V8's log in the broker's cwd.
-  fs.rmSync(`/tmp/perf-${broker.mainPid}.map`, { force: true });
+  // What --perf-basic-prof leaves behind: the symbol map and V8's log in the broker's cwd. The map is
+  // kept with PERF_KEEP_MAP=1, for `perf report -i <out.data> --children` afterwards.
+  if (!process.env.PERF_KEEP_MAP) fs.rmSync(`/tmp/perf-${broker.mainPid}.map`, { force: true });
   for (const f of fs.readdirSync(REPO)) if (f.endsWith(`-${broker.mainPid}-v8.log`)) fs.rmSync(path.join(REPO, f));
 }
 

@@ -3,6 +3,7 @@
 // client is the revision's cancellation.
 import type * as http from 'node:http';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { CallCancel } from '../shared/callCancel';
 import { rememberedJson, rememberJson } from '../shared/rawJson';
 import type { JsonObject } from '../shared/mcpTypes';
 import { endWithMessage, SSE_HEADERS, toJsonRpcError, writeEvent, type Id } from './wire';
@@ -57,7 +58,8 @@ export function withDefaults(result: JsonObject, defaults: JsonObject): JsonObje
 export class Exchange {
   private streaming = false;
   private finished = false;
-  readonly controller = new AbortController();
+  /** Cancelled when the client closes the response stream; no AbortSignal unless one is read (callCancel.ts). */
+  readonly cancel = new CallCancel();
 
   constructor(
     private readonly res: http.ServerResponse,
@@ -68,7 +70,7 @@ export class Exchange {
       if (this.finished) return;
       this.finished = true;
       // The revision's cancellation on HTTP: the client closed the response stream.
-      this.controller.abort(new Error('the client closed the response stream (cancelled)'));
+      this.cancel.abort(new Error('the client closed the response stream (cancelled)'));
       this.onClose?.();
     });
   }

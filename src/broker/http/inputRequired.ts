@@ -4,6 +4,7 @@
 // its retry (with inputResponses) answers the upstream's pending request and picks the call up.
 import * as crypto from 'node:crypto';
 import type { ServerRequest } from '../connection/serverRequests';
+import { CallCancel } from '../shared/callCancel';
 import { ErrorCodes, McpFailure, type JsonObject } from '../shared/mcpTypes';
 import type { Identity } from '../routing/requestContext';
 import { declares, neededCapability } from '../supervision/serverRequestDispatch';
@@ -45,7 +46,7 @@ class ParkedCall {
 
   constructor(
     readonly origin: Origin,
-    readonly controller: AbortController,
+    readonly cancel: CallCancel,
   ) {}
 
   key(): string {
@@ -76,20 +77,21 @@ export class InputRequiredCalls {
   }
 
   /**
-   * Runs a call for a first (non-retry) request; `run` gets the signal and the `ask` to give the
-   * upstream's requests. The exchange is answered with the result, an error, or input_required.
+   * Runs a call for a first (non-retry) request; `run` gets the call's cancellation (its signal made
+   * only if read, shared/callCancel.ts) and the `ask` to give the upstream's requests. The exchange is answered with the result, an error, or input_required.
    */
   start(
     exchange: Exchange,
     input: CallInput,
     run: (
-      signal: AbortSignal,
+      cancel: CallCancel,
       ask: (request: ServerRequest) => Promise<JsonObject>,
       channel: () => Exchange | undefined,
     ) => Promise<JsonObject>,
   ): void {
-    const controller = new AbortController();
-    exchange.controller.signal.addEventListener('abort', () => controller.abort(exchange.controller.signal.reason));
+    // The call's own cancellation: the first exchange's hang-up, a refusal below, or a parked call dropped.
+    const cancel = new CallCancel();
+    exchange.cancel.onAbort((reason) => cancel.abort(reason));
     let call: ParkedCall | undefined;
     // Where the call's progress goes: the exchange waiting for it now (none while parked).
     const channel = (): Exchange | undefined => (call ? call.current : exchange.done ? undefined : exchange);
@@ -104,18 +106,18 @@ export class InputRequiredCalls {
           { requiredCapabilities: capabilityObject(needed) },
         );
         channel()?.error(failure, 400);
-        controller.abort(failure);
+        cancel.abort(failure);
         return Promise.reject(failure);
       }
       if (!call) {
         const full = this.parkingFull(input.identity);
         if (full) {
           channel()?.error(full, 429);
-          controller.abort(full);
+          cancel.abort(full);
           return Promise.reject(full);
         }
       }
-      call ??= this.park(new ParkedCall(input, controller), exchange);
+      call ??= this.park(new ParkedCall(input, cancel), exchange);
       const parked = call;
       return new Promise<JsonObject>((resolve, reject) => {
         const key = parked.key();
@@ -126,7 +128,7 @@ export class InputRequiredCalls {
     };
     let answer: Promise<JsonObject>;
     try {
-      answer = run(controller.signal, ask, channel);
+      answer = run(cancel, ask, channel);
     } catch (err) {
       answer = Promise.reject(err);
     }
@@ -159,8 +161,8 @@ export class InputRequiredCalls {
     clearTimeout(call.timer);
     call.current?.error(new McpFailure(ErrorCodes.InvalidRequest, 'Superseded by a retry of the same request'));
     call.current = exchange;
-    exchange.controller.signal.addEventListener('abort', () => {
-      if (call.current === exchange) call.controller.abort(exchange.controller.signal.reason);
+    exchange.cancel.onAbort((reason) => {
+      if (call.current === exchange) call.cancel.abort(reason);
     });
     const responses =
       inputResponses && typeof inputResponses === 'object' ? (inputResponses as Record<string, unknown>) : {};
@@ -250,7 +252,7 @@ export class InputRequiredCalls {
     this.parked.delete(call.state);
     for (const ask of call.asks.values()) ask.reject(reason);
     call.asks.clear();
-    call.controller.abort(reason);
+    call.cancel.abort(reason);
     call.current?.error(new McpFailure(ErrorCodes.InternalError, `The call was cancelled: ${reason.message}`));
   }
 }

@@ -94,7 +94,7 @@ export class ListenStreams {
     keepAlive.unref();
     const listener: Listener = { ctx, exchange, kinds, uris, keepAlive, slot };
     this.listeners.add(listener);
-    exchange.controller.signal.addEventListener('abort', () => this.remove(listener), { once: true });
+    exchange.cancel.onAbort(() => this.remove(listener));
     const honoured: JsonObject = {};
     for (const kind of kinds) honoured[FILTER_KEYS[kind]] = true;
     if (uris.size) honoured.resourceSubscriptions = [...uris];

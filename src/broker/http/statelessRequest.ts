@@ -5,6 +5,7 @@
 // profile, access checks and audit.
 import * as crypto from 'node:crypto';
 import type * as http from 'node:http';
+import type { CallCancel } from '../shared/callCancel';
 import { ErrorCodes, McpFailure, type JsonObject } from '../shared/mcpTypes';
 import type { Identity, RequestExtra, Router, SessionContext } from '../routing/requestContext';
 import { Exchange, NO_CACHE_HINTS, withDefaults, withResultType } from './exchange';
@@ -139,7 +140,7 @@ export class StatelessEndpoint {
           .complete(
             ctx,
             params,
-            this.extra(exchange.controller.signal, req, () => exchange),
+            this.extra(exchange.cancel, req, () => exchange),
           )
           .then(
             (result) => exchange.result(withResultType(result)),
@@ -201,8 +202,8 @@ export class StatelessEndpoint {
       return;
     }
     const run = this.runner(ctx, req);
-    this.calls.start(exchange, input, (signal, ask, channel) => {
-      const extra = this.extra(signal, req, channel);
+    this.calls.start(exchange, input, (cancel, ask, channel) => {
+      const extra = this.extra(cancel, req, channel);
       // Between two 2026-07-28 parties the exchange is theirs (a 2025 upstream still asks via `ask`).
       const { inputResponses, requestState } = params;
       extra.passThrough = { capabilities: req.capabilities, inputResponses, requestState };
@@ -296,25 +297,21 @@ export class StatelessEndpoint {
     );
   }
 
-  private extra(signal: AbortSignal, req: StatelessRequest, channel: () => Exchange | undefined): RequestExtra {
-    const progressToken = (req.params._meta as JsonObject).progressToken as string | number | undefined;
-    const level = (req.params._meta as JsonObject)[META_LOG_LEVEL];
-    const extra: RequestExtra = {
-      signal,
-      progressToken,
-      meta: req.params._meta as JsonObject,
-      sendProgress: (p) => {
-        if (progressToken === undefined || signal.aborted) return;
-        channel()?.notify('notifications/progress', { ...p, progressToken });
-      },
-    };
+  private extra(cancel: CallCancel, req: StatelessRequest, channel: () => Exchange | undefined): RequestExtra {
+    const meta = req.params._meta as JsonObject;
+    const progressToken = meta.progressToken as string | number | undefined;
+    const level = meta[META_LOG_LEVEL];
+    const extra = new StatelessExtra(cancel, progressToken, meta, (p) => {
+      if (progressToken === undefined || cancel.aborted) return;
+      channel()?.notify('notifications/progress', { ...p, progressToken });
+    });
     if (typeof level === 'string') {
       // The upstream is asked for this level; a message below it (an upstream that ignores the ask) is dropped.
       const floor = LOG_LEVELS.indexOf(level);
       extra.log = {
         level,
         send: (p) => {
-          if (signal.aborted || LOG_LEVELS.indexOf(String(p.level)) < floor) return;
+          if (cancel.aborted || LOG_LEVELS.indexOf(String(p.level)) < floor) return;
           channel()?.notify('notifications/message', p);
         },
       };
@@ -326,6 +323,26 @@ export class StatelessEndpoint {
     const body = errorBodyWithData(ErrorCodes.MethodNotFound, message, id);
     res.writeHead(404, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)) });
     res.end(body);
+  }
+}
+
+/**
+ * A 2026-07-28 request's RequestExtra. A class, so that `signal` is a getter on the prototype (an
+ * object literal with a getter takes V8's slow path on every call), made only when read.
+ */
+class StatelessExtra implements RequestExtra {
+  caller?: RequestExtra['caller'];
+  log?: RequestExtra['log'];
+  passThrough?: RequestExtra['passThrough'];
+  constructor(
+    readonly cancel: CallCancel,
+    readonly progressToken: string | number | undefined,
+    readonly meta: JsonObject,
+    readonly sendProgress: RequestExtra['sendProgress'],
+  ) {}
+
+  get signal(): AbortSignal {
+    return this.cancel.signal;
   }
 }
 
