@@ -5,6 +5,7 @@
 //   node bench/cpu-profile.mjs [--build <dist/broker.js copy>] [--blocks 3] [--calls 4000] [--sessions 1] [--perf <out.data>]
 //
 // --sessions N: each block's calls run over N sessions at once (each its share), as agents in parallel do.
+// --client sdk: the sessions are the SDK's client (Streamable HTTP, what an agent sends) instead of raw POSTs.
 //
 // Why not `--cpu-prof` alone (bench/compare.mjs --profile): V8's profiler samples by the wall clock,
 // so on a shared machine a broker preempted inside a write() is counted as writing; here it showed
@@ -19,7 +20,7 @@ import { Broker, BROKER_JS, REPO, removeTempSettled } from './lib/systems.mjs';
 import { rawSession } from './lib/rawClient.mjs';
 import { killAll } from './lib/proc.mjs';
 
-const opt = { build: BROKER_JS, blocks: 3, calls: 4000, warmup: 2000, sessions: 1, perf: undefined };
+const opt = { build: BROKER_JS, blocks: 3, calls: 4000, warmup: 2000, sessions: 1, client: 'raw', perf: undefined };
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i];
@@ -30,6 +31,7 @@ for (let i = 0; i < argv.length; i++) {
   else if (a === '--warmup') opt.warmup = Number(next());
   else if (a === '--perf') opt.perf = next();
   else if (a === '--sessions') opt.sessions = Number(next());
+  else if (a === '--client') opt.client = next();
   else throw new Error(`unknown option ${a}`);
 }
 
@@ -117,7 +119,14 @@ async function main() {
   await broker.resolveTools(sdk, ['echo']);
   broker.echo = broker.toolNames.echo;
   const raws = [];
-  for (let i = 0; i < opt.sessions; i++) raws.push(await rawSession(broker));
+  for (let i = 0; i < opt.sessions; i++) {
+    if (opt.client !== 'sdk') raws.push(await rawSession(broker));
+    else {
+      const client = i === 0 ? sdk : await broker.connect();
+      const call = () => client.callTool({ name: broker.echo, arguments: { text: 'hello' } });
+      raws.push({ call, close: () => (client === sdk ? undefined : client.close()) });
+    }
+  }
   // `calls` calls spread over the sessions, all running at once.
   const run = (calls) =>
     Promise.all(
