@@ -5,7 +5,8 @@
 //   node bench/cpu-profile.mjs [--build <dist/broker.js copy>] [--blocks 3] [--calls 4000] [--sessions 1] [--perf <out.data>]
 //
 // --sessions N: each block's calls run over N sessions at once (each its share), as agents in parallel do.
-// --client sdk: the sessions are the SDK's client (Streamable HTTP, what an agent sends) instead of raw POSTs.
+// --client sdk: the sessions are the SDK's client (Streamable HTTP, what an agent sends) instead of raw POSTs;
+// --client stateless: raw 2026-07-28 POSTs (no session).
 //
 // Why not `--cpu-prof` alone (bench/compare.mjs --profile): V8's profiler samples by the wall clock,
 // so on a shared machine a broker preempted inside a write() is counted as writing; here it showed
@@ -17,7 +18,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { spawn, spawnSync } from 'node:child_process';
 import { Broker, BROKER_JS, REPO, removeTempSettled } from './lib/systems.mjs';
-import { rawSession } from './lib/rawClient.mjs';
+import { rawSession, rawStateless } from './lib/rawClient.mjs';
 import { killAll } from './lib/proc.mjs';
 
 const opt = { build: BROKER_JS, blocks: 3, calls: 4000, warmup: 2000, sessions: 1, client: 'raw', perf: undefined };
@@ -120,7 +121,8 @@ async function main() {
   broker.echo = broker.toolNames.echo;
   const raws = [];
   for (let i = 0; i < opt.sessions; i++) {
-    if (opt.client !== 'sdk') raws.push(await rawSession(broker));
+    if (opt.client === 'stateless') raws.push(rawStateless(broker));
+    else if (opt.client !== 'sdk') raws.push(await rawSession(broker));
     else {
       const client = i === 0 ? sdk : await broker.connect();
       const call = () => client.callTool({ name: broker.echo, arguments: { text: 'hello' } });

@@ -64,3 +64,32 @@ export async function rawSession(broker, args = RAW_ARGS) {
   };
   return { call, close };
 }
+
+/**
+ * The raw client of the 2026-07-28 revision: no session, each tools/call POST carries the caller's
+ * version and capabilities in `_meta` and the Mcp-Method/Mcp-Name headers that mirror the body.
+ */
+export function rawStateless(broker, args = RAW_ARGS) {
+  const version = '2026-07-28';
+  const { post, close } = poster(broker.url, () => ({
+    authorization: `Bearer ${broker.token}`,
+    'mcp-protocol-version': version,
+    'mcp-method': 'tools/call',
+    'mcp-name': broker.echo,
+  }));
+  const meta = {
+    'io.modelcontextprotocol/protocolVersion': version,
+    'io.modelcontextprotocol/clientCapabilities': {},
+  };
+  let id = 0;
+  const call = async () => {
+    const r = await post({
+      jsonrpc: '2.0',
+      id: ++id,
+      method: 'tools/call',
+      params: { name: broker.echo, arguments: args, _meta: meta },
+    });
+    if (!r.body?.result) throw new Error(`call failed: ${JSON.stringify(r.body)}`);
+  };
+  return { call, close };
+}
