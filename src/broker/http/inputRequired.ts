@@ -78,7 +78,8 @@ export class InputRequiredCalls {
 
   /**
    * Runs a call for a first (non-retry) request; `run` gets the call's cancellation (its signal made
-   * only if read, shared/callCancel.ts) and the `ask` to give the upstream's requests. The exchange is answered with the result, an error, or input_required.
+   * only if read, shared/callCancel.ts) and the `ask` to give the upstream's requests. The exchange
+   * is answered with the result, an error, or input_required.
    */
   start(
     exchange: Exchange,
