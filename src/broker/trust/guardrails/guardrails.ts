@@ -6,7 +6,7 @@ import type { PolicyDef } from '../../../registry/schema';
 import { ErrorCodes, McpFailure, type JsonObject } from '../../shared/mcpTypes';
 import { askOperator, type EditorAsker } from './askOperator';
 import { PolicyApprovalMismatch, PolicyApprovals, policyHash, type PolicyApprovalStatus } from './policyApprovals';
-import { RateLimits, type RateRefusal } from './rateLimits';
+import { RateLimits, type LimitUsage, type RateRefusal } from './rateLimits';
 import { globsMatch, RuleSet, type GuardedCall } from './ruleSet';
 
 export type { GuardedCall } from './ruleSet';
@@ -37,6 +37,8 @@ export interface ServerGuardrail {
   clients?: string[];
   when?: string;
   detail?: string;
+  /** A limit's budgets that counted calls to this server in the last minute or hold calls now. */
+  usage?: LimitUsage[];
 }
 
 interface GuardrailEvents {
@@ -145,22 +147,25 @@ export class Guardrails extends EventEmitter<GuardrailEvents> {
       ...(rule.when ? { when: rule.when } : {}),
     }));
     for (const [policy, def] of this.inForce)
-      for (const limit of def.limits)
-        if (globsMatch(limit.servers, server))
-          rows.push({
-            policy,
-            name: limit.name,
-            action: 'limit',
-            ...(limit.tools ? { tools: limit.tools } : {}),
-            ...(limit.clients ? { clients: limit.clients } : {}),
-            detail: [
-              limit.callsPerMinute !== undefined ? `${limit.callsPerMinute}/min` : undefined,
-              limit.concurrent !== undefined ? `${limit.concurrent} at once` : undefined,
-              `per ${limit.per.replace(/-/g, ' ')}`,
-            ]
-              .filter(Boolean)
-              .join(', '),
-          });
+      for (const limit of def.limits) {
+        if (!globsMatch(limit.servers, server)) continue;
+        const usage = this.rates.usage(policy, limit.name, server);
+        rows.push({
+          policy,
+          name: limit.name,
+          action: 'limit',
+          ...(limit.tools ? { tools: limit.tools } : {}),
+          ...(limit.clients ? { clients: limit.clients } : {}),
+          detail: [
+            limit.callsPerMinute !== undefined ? `${limit.callsPerMinute}/min` : undefined,
+            limit.concurrent !== undefined ? `${limit.concurrent} at once` : undefined,
+            `per ${limit.per.replace(/-/g, ' ')}`,
+          ]
+            .filter(Boolean)
+            .join(', '),
+          ...(usage.length ? { usage } : {}),
+        });
+      }
     return rows;
   }
 
