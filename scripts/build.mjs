@@ -89,7 +89,7 @@ const escapeNonAsciiInDependencies = {
   setup(b) {
     b.onLoad({ filter: /[\\/]node_modules[\\/].*\.(c|m)?js$/ }, (args) => {
       const text = readFileSync(args.path, 'utf8');
-      if (!/[^\x00-\x7f]/.test(text)) return undefined;
+      if (!/[\u0080-\uffff]/.test(text)) return undefined;
       return { contents: escapeNonAscii(text), loader: 'js' };
     });
   },
@@ -97,7 +97,7 @@ const escapeNonAsciiInDependencies = {
 
 /** Every non-ASCII character of `text` as `\uXXXX` (astral ones as their two surrogates). */
 export function escapeNonAscii(text) {
-  return text.replace(/(\\*)([^\x00-\x7f])/g, (_, slashes, ch) => {
+  return text.replace(/(\\*)([\u0080-\uffff])/g, (_, slashes, ch) => {
     const kept = slashes.length % 2 === 1 ? slashes.slice(1) : slashes;
     return kept + `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`;
   });
@@ -106,7 +106,7 @@ export function escapeNonAscii(text) {
 /** The Node bundles are pure ASCII (see escapeNonAsciiInDependencies): a regression says where. */
 function assertAscii(file) {
   const text = readFileSync(file, 'latin1');
-  const at = text.search(/[^\x00-\x7f]/);
+  const at = text.search(/[\u0080-\uffff]/);
   if (at >= 0)
     throw new Error(
       `${file} is not ASCII at offset ${at} (…${text.slice(Math.max(0, at - 40), at + 10)}…): ` +
