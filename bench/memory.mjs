@@ -3,7 +3,7 @@
 // reload, stop 39"). Not part of `npm run bench`; benchmarks, not tests: nothing fails.
 //
 //   node bench/memory.mjs [--build before=/tmp/old/dist/broker.js] [--build now=dist/broker.js]
-//        [--rounds 2] [--burst] [--env now=KEY:VALUE,KEY:VALUE]
+//        [--rounds 2] [--burst] [--env now=KEY:VALUE,KEY:VALUE] [--node-args now=--flag,--flag]
 //
 // Each round starts every build in turn (alternating) as the bench does (BROKER_NODE_FLAGS,
 // BROKER_ENV) with one echo server and bench/memory-probe.cjs, lists until echo's tool is there,
@@ -11,13 +11,14 @@
 // compacting collection, the RSS split into file-backed pages (the node binary, libraries) and
 // anonymous memory, malloc's heap, and V8's heap.
 // --burst first makes 30 calls with 1 MB arguments and 300 small ones (what large bodies leave).
-// --env adds environment to one build's broker (a malloc setting tried on the same build).
+// --env adds environment to one build's broker (a malloc setting tried on the same build), and
+// --node-args Node or V8 flags.
 import fs from 'node:fs';
 import path from 'node:path';
 import { Broker, listAllTools, removeTempSettled, BENCH, REPO } from './lib/systems.mjs';
 import { killAll, rssOf, sleep } from './lib/proc.mjs';
 
-const opt = { builds: [], rounds: 2, burst: false, env: {} };
+const opt = { builds: [], rounds: 2, burst: false, env: {}, nodeArgs: {} };
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i];
@@ -29,6 +30,9 @@ for (let i = 0; i < argv.length; i++) {
   else if (a === '--env') {
     const [label, pairs] = String(argv[++i]).split('=');
     opt.env[label] = Object.fromEntries(pairs.split(',').map((kv) => kv.split(':')));
+  } else if (a === '--node-args') {
+    const [label, ...flags] = String(argv[++i]).split('=');
+    opt.nodeArgs[label] = flags.join('=').split(',');
   } else throw new Error(`unknown option ${a}`);
 }
 if (!opt.builds.length) opt.builds.push({ label: 'this build', file: path.join(REPO, 'dist', 'broker.js') });
@@ -56,7 +60,7 @@ async function measure(build) {
     brokerJs: build.file,
     key: build.label,
     label: build.label,
-    extraNodeArgs: ['--require', PROBE],
+    extraNodeArgs: ['--require', PROBE, ...(opt.nodeArgs[build.label] ?? [])],
     env: { ...opt.env[build.label], MEMPROBE_OUT: out, MEMPROBE_GC: '1' },
   });
   await broker.start();
