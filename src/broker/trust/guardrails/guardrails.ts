@@ -82,7 +82,11 @@ export class Guardrails extends EventEmitter<GuardrailEvents> {
    * retryAfterSeconds for a limit); `audit` gains the deciding rule. Admitted: what ends its slot in
    * the limits, undefined when nothing is in force (no promise unless the operator is asked).
    */
-  admit(call: GuardedCall, audit: JsonObject, signal: AbortSignal): Release | Promise<Release> | undefined {
+  admit(
+    call: GuardedCall,
+    audit: JsonObject,
+    signal: AbortSignal | (() => AbortSignal),
+  ): Release | Promise<Release> | undefined {
     if (this.rules.size === 0 && this.rates.size === 0) return undefined;
     const decision = this.rules.decide(call);
     if (!decision) return this.limit(call, audit);
@@ -102,7 +106,9 @@ export class Guardrails extends EventEmitter<GuardrailEvents> {
       );
     }
     if (rule.action === 'allow') return this.limit(call, audit);
-    return askOperator(this.editor(), call, policy, rule, signal).then((answer) => {
+    // The call's signal is read only here (the per-call path makes none otherwise).
+    const cancelled = typeof signal === 'function' ? signal() : signal;
+    return askOperator(this.editor(), call, policy, rule, cancelled).then((answer) => {
       audit.operatorAnswer = answer;
       if (answer === 'accept') return this.limit(call, audit);
       throw refusal(
