@@ -9,7 +9,7 @@ import { positionOf } from './positions';
 
 export const TELEMETRY_FILE = 'telemetry.yaml';
 
-export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'] as const;
+export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json', 'grpc'] as const;
 
 const TelemetryBlockSchema = z.strictObject({
   /** Traces and metrics recorded: /metrics and the editor's numbers; exported when an endpoint is given. */

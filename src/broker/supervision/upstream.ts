@@ -28,7 +28,7 @@ import { redactParams } from '../trust/resultRedaction';
 import { describeEnforcement, type Enforcement } from '../trust/sandbox';
 import { ServerRequestDispatch } from './serverRequestDispatch';
 import { readAppPages } from '../catalog/apps/appPages';
-import { telemetry } from '../telemetry/telemetry';
+import { telemetry, type TraceParent } from '../telemetry/telemetry';
 import { mayMove, type HeldState, type UpstreamState, type WaitingState } from './upstreamStates';
 
 export type { UpstreamState };
@@ -114,6 +114,8 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   private learning = false;
   /** A request is waiting for this start: it does not queue at the start gate. */
   private demanded = false;
+  /** While telemetry is on: the request that woke this lazy server, the parent of its launch span. */
+  private launchCause?: TraceParent;
 
   /**
    * `mayStart` is asked before every launch, crash restarts included: what was approved can stop
@@ -242,7 +244,9 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     const traced = telemetry();
     if (this.state === 'idle') {
       this.demanded = true;
-      // The server outlives the request that woke it: its process is not part of that request's trace.
+      // The server outlives the request that woke it: its process is not part of that request's
+      // trace; only its launch is (a span, child of the request).
+      this.launchCause = traced?.currentTrace();
       if (traced) traced.untraced(() => this.start());
       else this.start();
     }
@@ -349,43 +353,67 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     }
   }
 
+  /** Plans the launch (environment, sandbox, credentials) and spawns or connects. */
+  private async open(generation: number, sandbox?: (kind: string) => void): Promise<UpstreamConnection> {
+    const plan = planLaunch(this.def, this.root, {
+      onNetworkRefused: (r) => this.networkRefused(r.host, r.port),
+      credentials: this.credentials,
+      editorConnected: this.editor?.current() !== undefined,
+    });
+    sandbox?.(plan.sandbox);
+    this.redactor = plan.redactor;
+    this.withheldEnv = plan.withheld;
+    // What this launch found (a granted path that is a link out of the root) is part of what holds.
+    Object.assign(this.enforcement, plan.enforcement);
+    if (plan.withheld.length) {
+      const names = plan.withheld.join(', ');
+      const why = "the server has no 'secrets' grant";
+      this.logs.push(`withheld ${plan.withheld.length} variable(s) (${names}): ${why}`);
+    }
+    const signedIn = plan.launch.transport !== 'stdio' && this.signIn;
+    const launch = signedIn ? { ...plan.launch, auth: this.signIn } : plan.launch;
+    return await connectUpstream(
+      launch,
+      {
+        toolsChanged: () => this.refresh(generation, 'tools'),
+        promptsChanged: () => this.refresh(generation, 'prompts'),
+        resourcesChanged: () => this.refresh(generation, 'resources'),
+        resourceUpdated: (uri) => this.emit('resourceUpdated', uri),
+        log: (params) => this.emit('log', redactParams(params, this.resultRedactor)),
+        lost: (reason, needsSignIn) => this.onLost(generation, reason, needsSignIn),
+        taskStatus: (task) => {
+          if (generation === this.generation) this.emit('taskStatus', task);
+        },
+        serverRequest: this.serverRequests.handle,
+      },
+      this.logs,
+      this.def.timeouts.startupMs,
+    );
+  }
+
   /** Spawns or connects, then loads the lists: the part of a start the gate admits a few at a time. */
   private async connect(generation: number): Promise<void> {
     let client: UpstreamConnection;
+    const traced = telemetry();
+    const cause = this.launchCause;
+    this.launchCause = undefined;
     try {
-      const plan = planLaunch(this.def, this.root, {
-        onNetworkRefused: (r) => this.networkRefused(r.host, r.port),
-        credentials: this.credentials,
-        editorConnected: this.editor?.current() !== undefined,
-      });
-      this.redactor = plan.redactor;
-      this.withheldEnv = plan.withheld;
-      // What this launch found (a granted path that is a link out of the root) is part of what holds.
-      Object.assign(this.enforcement, plan.enforcement);
-      if (plan.withheld.length) {
-        const names = plan.withheld.join(', ');
-        const why = "the server has no 'secrets' grant";
-        this.logs.push(`withheld ${plan.withheld.length} variable(s) (${names}): ${why}`);
+      if (!traced) client = await this.open(generation);
+      else {
+        // The launch in a span (a child of the request that woke the server), with its sandbox's
+        // kind, never its command line or environment. The connection it opens outlives the span:
+        // it is opened outside any trace, as a start outside a request is.
+        const about = { 'switchboard.server': this.name, 'switchboard.transport': this.def.transport };
+        const span = {
+          name: `launch ${this.name}`,
+          kind: 'internal' as const,
+          attributes: about,
+          parent: cause ?? null,
+        };
+        const sandbox = (note: (a: Record<string, string>) => void) => (kind: string) =>
+          note({ 'switchboard.sandbox': kind });
+        client = await traced.span(span, (note) => traced.untraced(() => this.open(generation, sandbox(note))));
       }
-      const signedIn = plan.launch.transport !== 'stdio' && this.signIn;
-      const launch = signedIn ? { ...plan.launch, auth: this.signIn } : plan.launch;
-      client = await connectUpstream(
-        launch,
-        {
-          toolsChanged: () => this.refresh(generation, 'tools'),
-          promptsChanged: () => this.refresh(generation, 'prompts'),
-          resourcesChanged: () => this.refresh(generation, 'resources'),
-          resourceUpdated: (uri) => this.emit('resourceUpdated', uri),
-          log: (params) => this.emit('log', redactParams(params, this.resultRedactor)),
-          lost: (reason, needsSignIn) => this.onLost(generation, reason, needsSignIn),
-          taskStatus: (task) => {
-            if (generation === this.generation) this.emit('taskStatus', task);
-          },
-          serverRequest: this.serverRequests.handle,
-        },
-        this.logs,
-        this.def.timeouts.startupMs,
-      );
     } catch (err) {
       if (generation !== this.generation) return;
       if (err instanceof ConnectionError && err.kind === 'needs-sign-in') return this.awaitSignIn(err.message);
