@@ -315,9 +315,9 @@ describe('telemetry: traces and metrics of real calls (OTLP/HTTP)', function () 
     const spans = await waitFor(
       () => {
         const inTrace = collector.spans.filter((s) => s.traceId === traceId);
-        return inTrace.length === 3 ? inTrace : undefined;
+        return inTrace.length === 4 ? inTrace : undefined;
       },
-      'the SERVER, start and CLIENT spans',
+      'the SERVER, start, launch and CLIENT spans',
       20_000,
     );
     const server = spans.find((s) => s.kind === SERVER)!;
