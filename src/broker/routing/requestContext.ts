@@ -36,7 +36,10 @@ export interface RequestExtra {
 export interface Router {
   hasServer(name: string): boolean;
   instructions(server?: string): string | undefined;
-  /** `meta`: the list request's _meta, read by telemetry alone (its trace context). */
+  /**
+   * `meta`: the list request's _meta, read by telemetry alone (its trace context). The endpoint passes
+   * it, undefined or not, for a list it serves; a lookup of the broker's own passes none (no span).
+   */
   listTools(ctx: SessionContext, meta?: JsonObject): Tool[];
   /** The cache hints of a list as this caller sees it; undefined: none to give (stale at once). */
   listHints?(ctx: SessionContext, key: ListKey): CacheHints | undefined;

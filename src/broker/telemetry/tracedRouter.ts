@@ -74,9 +74,12 @@ export function tracedRouter<R extends TracedMethods>(router: R): R {
   const wrappers = new Map<Method, unknown>();
   for (const method of Object.keys(MCP_METHODS) as Method[]) {
     const inner = router[method] as (...args: unknown[]) => unknown;
+    const list = method.startsWith('list');
     wrappers.set(method, function (this: R, ...args: unknown[]): unknown {
       const running = telemetry();
-      if (!running) return inner.apply(this, args);
+      // A list the endpoint serves is given its request's _meta (undefined or not); a lookup of the
+      // broker's own (is this tool task-only?) is not, and is no request of anyone's.
+      if (!running || (list && args.length < 2)) return inner.apply(this, args);
       return running.serve(served(method, args), () => inner.apply(this, args));
     });
   }

@@ -58,6 +58,7 @@ interface Lister {
   list(kind: 'tools' | 'prompts' | 'resources', meta: Record<string, unknown>): Promise<unknown>;
   read(uri: string, meta: Record<string, unknown>): Promise<{ contents: { uri: string; text?: string }[] }>;
   prompt(name: string, meta: Record<string, unknown>): Promise<unknown>;
+  call(name: string, meta: Record<string, unknown>): Promise<unknown>;
   resources(): Promise<{ uri: string }[]>;
   close(): Promise<void>;
 }
@@ -82,6 +83,7 @@ async function listerOf(era: '2025-11-25' | '2026-07-28', url: string, token: st
     listResources(p?: object): Promise<{ resources: { uri: string }[] }>;
     readResource(p: object): Promise<{ contents: { uri: string; text?: string }[] }>;
     getPrompt(p: object): Promise<unknown>;
+    callTool(p: object): Promise<unknown>;
     close(): Promise<void>;
   };
   return {
@@ -93,6 +95,7 @@ async function listerOf(era: '2025-11-25' | '2026-07-28', url: string, token: st
           : c.listResources({ _meta }),
     read: (uri, _meta) => c.readResource({ uri, _meta }),
     prompt: (name, _meta) => c.getPrompt({ name, _meta }),
+    call: (name, _meta) => c.callTool({ name, arguments: { text: 'x' }, _meta }),
     resources: async () => (await c.listResources()).resources,
     close: () => c.close(),
   };
@@ -307,6 +310,21 @@ describe("telemetry: the broker's own spans (server→client requests, launches)
       });
     }
   }
+
+  it("a 2026-07-28 tools/call is no tools/list: the broker's own look-up of the tool has no span", async () => {
+    const lists = () => collector.spans.filter((s) => s.name === 'tools/list').length;
+    const before = lists();
+    const caller = await listerOf('2026-07-28', broker.url, agentToken);
+    try {
+      const traceId = hexId(16);
+      await caller.call('classic__trace', { traceparent: `00-${traceId}-${hexId(8)}-01` });
+      // The look-ups ran before the call's spans ended: they would be exported with them or before.
+      await inTrace(traceId, 2, "the call's SERVER and CLIENT spans");
+      assert.equal(lists(), before);
+    } finally {
+      await caller.close();
+    }
+  });
 
   it('never exports an argument, an answer, a command line or an environment value', async () => {
     const bodies = collector.rawBodies.map((b) => b.toString('latin1'));
