@@ -2,11 +2,10 @@
 // Telemetry in a real VS Code (code-server + headless Chromium), with switchboard.telemetry.enabled:
 // a few calls of the echo server from the console's Try a tool (one a tool error), then the echo
 // server's tooltip in the Servers tree shows its calls, error rate and p50/p95, and Recent calls
-// offers Copy trace id on a call; turning the setting off and on again applies in the running broker
-// (its log says so, its pid stays). Screenshot: docs/screenshots/telemetry-tooltip.png.
+// offers Copy trace id on a call. Screenshot: docs/screenshots/telemetry-tooltip.png.
 //   node test/vscode/ui-telemetry.mjs [--out <dir>] [--keep] [--verbose] [--timeout <s>]
 // Exit code: 0 all steps passed, 1 a step failed, 124 timeout.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT, ensureTools, launchCodeServer } from './codeServer.mjs';
@@ -86,39 +85,6 @@ try {
     }
     await hover.first().waitFor({ timeout: 5000 });
     await shot('telemetry-tooltip');
-  });
-
-  await step('turning the setting off and on again applies in the running broker, without a restart', async () => {
-    const settingsFile = join(cs.tmp, 'user-data', 'User', 'settings.json');
-    const filesNamed = (test) =>
-      readdirSync(home, { recursive: true })
-        .map(String)
-        .filter(test)
-        .map((f) => readFileSync(join(home, f), 'utf8'));
-    const brokerLog = () => filesNamed((n) => n.endsWith('broker.log')).join('\n');
-    const pids = () => filesNamed((n) => /brokers[\\/][^\\/]+\.json$/.test(n)).map((t) => JSON.parse(t).pid);
-    const count = (re) => (brokerLog().match(re) ?? []).length;
-    const until = async (what, test) => {
-      const deadline = Date.now() + 60_000;
-      while (!test()) {
-        if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-        await page.waitForTimeout(500);
-      }
-    };
-    const set = (on) => {
-      const settings = JSON.parse(readFileSync(settingsFile, 'utf8'));
-      writeFileSync(settingsFile, JSON.stringify({ ...settings, 'switchboard.telemetry.enabled': on }, null, 2));
-    };
-    const before = pids();
-    if (before.length !== 1) throw new Error(`expected one running broker, found ${before.length}`);
-    const onLines = /telemetry on \(turned on by the editor setting\)/g;
-    const onBefore = count(onLines);
-    set(false);
-    await until('the broker log says telemetry off', () => count(/telemetry off \(the editor setting\)/g) === 1);
-    set(true);
-    await until('the broker log says telemetry on again', () => count(onLines) === onBefore + 1);
-    if (JSON.stringify(pids()) !== JSON.stringify(before))
-      throw new Error(`the broker was restarted: pid ${before} then ${pids()}`);
   });
 } catch (e) {
   fail(e);
