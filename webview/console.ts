@@ -23,12 +23,13 @@ import {
 import { renderShell, writeForm } from './shell';
 import { showTool, toolFailure, toolResult } from './tryView';
 import { auditArrived, closeAudit, openAudit, requestAudit } from './auditView';
+import { closeGuardrails, guardrailsArrived, openGuardrails } from './guardrailsView';
 import './console.css';
 
 // ------------------------------------------------------------------------------ tabs
-type View = 'server' | 'tool' | 'audit';
+type View = 'server' | 'tool' | 'audit' | 'guardrails';
 function showView(view: View): void {
-  for (const v of ['server', 'tool', 'audit'] as View[]) {
+  for (const v of ['server', 'tool', 'audit', 'guardrails'] as View[]) {
     $(`view-${v}`).hidden = v !== view;
     const tab = $(`tab-${v}`);
     tab.setAttribute('aria-selected', String(v === view));
@@ -36,6 +37,13 @@ function showView(view: View): void {
   }
   if (view === 'audit') openAudit();
   else closeAudit();
+  if (view === 'guardrails') openGuardrails();
+  else closeGuardrails();
+}
+
+/** The Guardrails tab is about a saved server: shown once there is one. */
+function showGuardrailsTab(): void {
+  $('tab-guardrails').hidden = !state.savedName;
 }
 
 // ------------------------------------------------------------------------------ DOM events
@@ -43,6 +51,7 @@ function wireShell(): void {
   for (const tab of Array.from(document.querySelectorAll<HTMLElement>('nav.tabs [data-view]')))
     tab.addEventListener('click', () => showView(tab.dataset.view as View));
   $('tab-tool').hidden = true;
+  $('tab-guardrails').hidden = true;
   const form = $('form');
   form.addEventListener('input', (e) => onEdit(e.target as HTMLElement));
   form.addEventListener('change', (e) => onEdit(e.target as HTMLElement));
@@ -78,6 +87,7 @@ function applyState(restoredState: ConsoleState): void {
   setState(restoredState);
   writeForm(state.form);
   renderHeader();
+  showGuardrailsTab();
   renderProbe(state.probe?.result);
   validate();
 }
@@ -105,6 +115,7 @@ function init(msg: InitMessage): void {
   writeForm(state.form);
   $('banner').hidden = true;
   renderHeader();
+  showGuardrailsTab();
   renderProbe(undefined);
   validate();
   save_state();
@@ -123,6 +134,7 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       setExistingNames(msg.existingNames);
       setBrokerUp(msg.brokerUp);
       renderHeader();
+      showGuardrailsTab();
       validate();
       break;
     case 'probeRequest':
@@ -151,6 +163,7 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       writeForm(state.form);
       save_state();
       renderHeader();
+      showGuardrailsTab();
       showBanner(`Saved to ${msg.file}.`, 'ok');
       break;
     case 'saveError':
@@ -176,6 +189,9 @@ window.addEventListener('message', (event: MessageEvent<ToWebview>) => {
       break;
     case 'audit':
       auditArrived(msg.tail, msg.error);
+      break;
+    case 'guardrails':
+      guardrailsArrived(msg);
       break;
   }
 });

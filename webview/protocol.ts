@@ -1,5 +1,5 @@
 // Messages between the console webview and the extension. Types only: both sides import it.
-import type { AuditTail, ServerStatus } from '../src/broker/control/controlApi';
+import type { AuditTail, ServerGuardrail, ServerStatus } from '../src/broker/control/controlApi';
 import type { Tool } from '../src/broker/shared/mcpTypes';
 import type { ProbeResult } from '../src/broker/supervision/probe';
 
@@ -43,7 +43,9 @@ export type ToWebview =
   | { type: 'toolResult'; name: string; result: Record<string, unknown>; ms: number }
   | { type: 'toolError'; name: string; message: string; code?: number; ms: number }
   | { type: 'showAudit'; client?: string }
-  | { type: 'audit'; tail?: AuditTail; error?: string };
+  | { type: 'audit'; tail?: AuditTail; error?: string }
+  /** The Guardrails tab's reading: the server's rules and limits in force (with counts), the audit tail. */
+  | { type: 'guardrails'; rules?: ServerGuardrail[]; tail?: AuditTail; error?: string };
 
 export type FromWebview =
   | { type: 'ready' }
@@ -52,6 +54,8 @@ export type FromWebview =
   | { type: 'openFile'; name: string }
   | { type: 'callTool'; name: string; arguments: Record<string, unknown> }
   | { type: 'readAudit' }
+  /** The rules and limits that apply to server `name` and the audit tail, for the Guardrails tab. */
+  | { type: 'readGuardrails'; name: string }
   /** The console's state after each change, so the extension can resume it after the panel closed. */
   | { type: 'state'; state: ConsoleState };
 

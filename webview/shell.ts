@@ -99,6 +99,7 @@ export function renderShell(): void {
       h('button', { type: 'button', role: 'tab', id: 'tab-server', 'data-view': 'server' }, 'Server'),
       h('button', { type: 'button', role: 'tab', id: 'tab-tool', 'data-view': 'tool' }, 'Try a tool'),
       h('button', { type: 'button', role: 'tab', id: 'tab-audit', 'data-view': 'audit' }, 'Recent calls'),
+      h('button', { type: 'button', role: 'tab', id: 'tab-guardrails', 'data-view': 'guardrails' }, 'Guardrails'),
     ),
     h(
       'main',
@@ -215,6 +216,7 @@ export function renderShell(): void {
     ),
     h('main', { id: 'view-tool', role: 'tabpanel', 'aria-labelledby': 'tab-tool', hidden: true }),
     h('main', { id: 'view-audit', role: 'tabpanel', 'aria-labelledby': 'tab-audit', hidden: true }),
+    h('main', { id: 'view-guardrails', role: 'tabpanel', 'aria-labelledby': 'tab-guardrails', hidden: true }),
   );
 }
 

@@ -4,6 +4,7 @@ import { renderSearch, searchVerdicts } from './render-search.mjs';
 import { renderScale, scaleVerdicts } from './renderScale.mjs';
 import { renderScanner } from './renderScanner.mjs';
 import { renderTelemetry } from './renderTelemetry.mjs';
+import { renderGuardrails } from './renderGuardrails.mjs';
 /** The registry watcher's default debounce (src/registry/watcher.ts). */
 const WATCHER_QUIET_MS = 15;
 const BROKER_ENV_TEXT = Object.entries(BROKER_ENV)
@@ -906,6 +907,7 @@ export function renderMarkdown(results, chartFiles = []) {
   L.push(...renderScale(S));
   L.push(...renderScanner(S));
   L.push(...renderTelemetry(S));
+  L.push(...renderGuardrails(S));
 
   const failed = Object.entries(S).filter(([, v]) => v?.error);
   if (failed.length) {

@@ -218,6 +218,19 @@ export class ConsolePanel {
     }
   }
 
+  /** The Guardrails tab's reading: what applies to the server now (with counts) and the audit tail. */
+  private async readGuardrails(name: string): Promise<void> {
+    try {
+      const [status, tail] = await Promise.all([
+        this.entry.conn.call('server_status', { name }),
+        this.entry.conn.call('read_audit', { limit: 500 }),
+      ]);
+      this.post({ type: 'guardrails', rules: status.guardrails ?? [], tail });
+    } catch (err) {
+      this.post({ type: 'guardrails', error: (err as Error).message });
+    }
+  }
+
   private post(msg: ToWebview): void {
     // A webview drops what arrives before its script listens: keep it until it says it is ready.
     if (!this.ready) this.early.push(msg);
@@ -252,6 +265,9 @@ export class ConsolePanel {
         return;
       case 'readAudit':
         await this.readAudit();
+        return;
+      case 'readGuardrails':
+        await this.readGuardrails(m.name);
         return;
       case 'probe':
         await this.runProbe(m.definition);

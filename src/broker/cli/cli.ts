@@ -13,6 +13,7 @@ import { lockCommand } from './commands/lock';
 import { loginCommand } from './commands/login';
 import { logoutCommand } from './commands/logout';
 import { logsCommand } from './commands/logs';
+import { policiesCommand } from './commands/policies';
 import { reviewCommand } from './commands/review';
 import { searchCommand } from './commands/search';
 import { secretCommand } from './commands/secret';
@@ -27,6 +28,7 @@ const commands: Record<string, Command> = {
   connect: connectCommand,
   status: statusCommand,
   approve: approveCommand,
+  policies: policiesCommand,
   logs: logsCommand,
   login: loginCommand,
   logout: logoutCommand,

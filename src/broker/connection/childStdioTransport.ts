@@ -10,6 +10,7 @@ import { spawnTarget } from '../shared/platform/spawnTarget';
 import { windowsEnvValue } from '../shared/platform/windowsCommand';
 import { findExecutable, killProcessGroup } from '../shared/platform/processGroup';
 import { containTree, endTree } from '../shared/platform/windowsJob';
+import type { CallCancel } from '../shared/callCancel';
 import { rawResult, splitResponseLine } from '../shared/rawJson';
 import { CallTimer } from './callTimer';
 import type { CallOptions, StdioLaunch } from './connection';
@@ -44,6 +45,8 @@ interface DirectCall {
   resetOnProgress: boolean;
   forward: boolean;
   onprogress?: CallOptions['onprogress'];
+  /** Where the caller's cancellation reaches it: a CallCancel's hook, or an AbortSignal's listener. */
+  cancel?: CallCancel;
   signal?: AbortSignal;
   onAbort?: () => void;
   caller?: ServerRequestCaller;
@@ -210,7 +213,11 @@ export class ChildStdioTransport implements Transport {
     const stdin = this.child?.stdin;
     if (!stdin || this.closed || stdin.destroyed)
       return Promise.reject(new ConnectionError('connection-lost', 'upstream process is not running'));
-    if (opts.signal?.aborted) return Promise.reject(opts.signal.reason ?? new Error('cancelled'));
+    // The per-call path passes a CallCancel (no AbortSignal made); other callers a signal.
+    const cancel = opts.signal ? undefined : opts.cancel;
+    const signal = opts.signal;
+    if (cancel?.aborted) return Promise.reject(cancel.reason);
+    if (signal?.aborted) return Promise.reject(signal.reason ?? new Error('cancelled'));
     const id = this.nextId++;
     let sent = params;
     if (opts.onprogress)
@@ -222,7 +229,8 @@ export class ChildStdioTransport implements Transport {
         resetOnProgress: opts.onprogress !== undefined,
         forward: opts.forward === true,
         onprogress: opts.onprogress,
-        signal: opts.signal,
+        cancel,
+        signal,
         caller: opts.caller,
         trace: telemetry()?.currentTrace(),
         timer: new CallTimer(opts.timeoutMs, () => {
@@ -231,13 +239,20 @@ export class ChildStdioTransport implements Transport {
           reject(new ConnectionError('timeout', 'Request timed out'));
         }),
       };
-      if (opts.signal) {
+      if (cancel) {
         call.onAbort = () => {
           this.endCall(id, call);
-          this.cancelUpstream(id, String(opts.signal!.reason ?? 'cancelled'));
-          reject(opts.signal!.reason ?? new Error('cancelled'));
+          this.cancelUpstream(id, String(cancel.reason));
+          reject(cancel.reason);
         };
-        opts.signal.addEventListener('abort', call.onAbort, { once: true });
+        cancel.onAbort(call.onAbort);
+      } else if (signal) {
+        call.onAbort = () => {
+          this.endCall(id, call);
+          this.cancelUpstream(id, String(signal.reason ?? 'cancelled'));
+          reject(signal.reason ?? new Error('cancelled'));
+        };
+        signal.addEventListener('abort', call.onAbort, { once: true });
       }
       this.calls.set(id, call);
       // A full pipe queues the write in the stream; the answer still finds its call by id.
@@ -284,7 +299,9 @@ export class ChildStdioTransport implements Transport {
   private endCall(id: number, call: DirectCall): void {
     this.calls.delete(id);
     call.timer.clear();
-    if (call.onAbort) call.signal!.removeEventListener('abort', call.onAbort);
+    if (!call.onAbort) return;
+    if (call.cancel) call.cancel.offAbort(call.onAbort);
+    else call.signal!.removeEventListener('abort', call.onAbort);
   }
 
   private cancelUpstream(id: number, reason: string): void {

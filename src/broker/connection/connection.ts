@@ -1,6 +1,7 @@
 // The one interface the broker uses to talk to an upstream MCP server, stdio or remote (connect.ts
 // picks the implementation). Nothing outside src/broker/connection imports the SDK client.
 import type { ServerOAuth } from './auth/serverOAuth';
+import type { CallCancel } from '../shared/callCancel';
 import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from '../shared/mcpTypes';
 import type { ServerRequestCaller, ServerRequestHandler } from './serverRequests';
 
@@ -62,6 +63,8 @@ export interface ConnectionEvents {
 
 export interface CallOptions {
   signal?: AbortSignal;
+  /** The caller's cancellation when it has made no signal yet (the per-call path): read both through signalOf(). */
+  cancel?: CallCancel;
   timeoutMs: number;
   onprogress?: (progress: { progress: number; total?: number; message?: string }) => void;
   /**
@@ -79,6 +82,11 @@ export interface CallOptions {
    * input_required result comes back as the server sent it. Ignored by a 2025 upstream.
    */
   passThrough?: InputPassThrough;
+}
+
+/** A call's cancellation as an AbortSignal, made now if the caller passed only its CallCancel. */
+export function signalOf(opts: { signal?: AbortSignal; cancel?: CallCancel }): AbortSignal | undefined {
+  return opts.signal ?? opts.cancel?.signal;
 }
 
 /** What a 2026-07-28 caller sends that the broker passes on verbatim (see CallOptions.passThrough). */

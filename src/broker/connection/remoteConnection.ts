@@ -8,7 +8,14 @@ import { SseError } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { LogRing } from '../shared/logRing';
 import type { JsonObject } from '../shared/mcpTypes';
-import type { CallOptions, ConnectedInfo, ConnectionEvents, RemoteLaunch, UpstreamConnection } from './connection';
+import {
+  signalOf,
+  type CallOptions,
+  type ConnectedInfo,
+  type ConnectionEvents,
+  type RemoteLaunch,
+  type UpstreamConnection,
+} from './connection';
 import { CallTimer } from './callTimer';
 import { ConnectionError } from './connectionError';
 import { explainRemoteConnectFailure } from './connectFailure';
@@ -122,6 +129,8 @@ export class RemoteConnection extends SdkSession implements UpstreamConnection {
   }
 
   async request(method: string, params: JsonObject, opts: CallOptions): Promise<JsonObject> {
+    // The SDK client needs the caller's cancellation as an AbortSignal.
+    if (opts.cancel && !opts.signal) opts = { ...opts, signal: signalOf(opts) };
     // Timing out aborts the request: the SDK then tells the server it is cancelled.
     const timedOut = new AbortController();
     const timer = new CallTimer(opts.timeoutMs, () => timedOut.abort(new Error('Request timed out')));

@@ -4,14 +4,15 @@
 // caller's era has them) and retrying with the answers.
 import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from '../shared/mcpTypes';
 import { rememberedJson } from '../shared/rawJson';
-import type {
-  CacheHints,
-  CallOptions,
-  ConnectedInfo,
-  ConnectionEvents,
-  InputPassThrough,
-  ListKey,
-  UpstreamConnection,
+import {
+  signalOf,
+  type CacheHints,
+  type CallOptions,
+  type ConnectedInfo,
+  type ConnectionEvents,
+  type InputPassThrough,
+  type ListKey,
+  type UpstreamConnection,
 } from './connection';
 import { ConnectionError } from './connectionError';
 import { BROKER_CLIENT_CAPABILITIES } from './serverRequests';
@@ -140,6 +141,8 @@ export abstract class StatelessSession implements UpstreamConnection {
   }
 
   async request(method: string, params: JsonObject, opts: CallOptions): Promise<JsonObject> {
+    // This era's requests need the caller's cancellation as an AbortSignal (fetches, embedded requests).
+    if (opts.cancel && !opts.signal) opts = { ...opts, signal: signalOf(opts) };
     switch (method) {
       case 'ping':
         return this.send('server/discover', {}, opts);

@@ -5,6 +5,7 @@
 import type * as http from 'node:http';
 import type { Transport, TransportSendOptions } from '@modelcontextprotocol/sdk/shared/transport.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { CallCancel } from '../shared/callCancel';
 import { ErrorCodes, McpFailure, type JsonObject } from '../shared/mcpTypes';
 import type { RequestExtra } from '../routing/requestContext';
 import {
@@ -69,6 +70,25 @@ interface PendingPost {
   headers: Record<string, string>;
 }
 
+/**
+ * A direct request's RequestExtra. A class, so that `signal` is a getter on the prototype: an object
+ * literal with a getter is defined through V8's slow path, on every call.
+ */
+class DirectExtra implements RequestExtra {
+  caller?: RequestExtra['caller'];
+  constructor(
+    readonly cancel: CallCancel,
+    readonly progressToken: string | number | undefined,
+    readonly meta: JsonObject | undefined,
+    readonly sendProgress: RequestExtra['sendProgress'],
+  ) {}
+
+  /** Made on first read (callCancel.ts). */
+  get signal(): AbortSignal {
+    return this.cancel.signal;
+  }
+}
+
 /** One MCP session's transport: POST bodies in, JSON or SSE out, plus the optional GET stream. */
 export class SessionTransport implements Transport {
   onclose?: () => void;
@@ -79,7 +99,7 @@ export class SessionTransport implements Transport {
   private standalone?: http.ServerResponse;
   private closed = false;
   /** Direct requests in flight, by id key: aborted when the client cancels or hangs up. */
-  private readonly inFlight = new Map<string, AbortController>();
+  private readonly inFlight = new Map<string, CallCancel>();
   /** Requests sent to the client, by id key; their ids are the broker's own (`sb-<n>`). */
   private readonly outgoing = new Map<string, OutgoingRequest>();
   private nextOutgoing = 0;
@@ -176,20 +196,16 @@ export class SessionTransport implements Transport {
 
   private runDirect(request: DirectRequest): void {
     const key = idKey(request.id);
-    const controller = new AbortController();
-    this.inFlight.set(key, controller);
+    // No AbortSignal unless something asks for one (shared/callCancel.ts): most calls never do.
+    const cancel = new CallCancel();
+    this.inFlight.set(key, cancel);
     const meta = request.params?._meta as JsonObject | undefined;
     const progressToken = meta?.progressToken as string | number | undefined;
-    const extra: RequestExtra = {
-      signal: controller.signal,
-      progressToken,
-      meta,
-      sendProgress: (p) => {
-        if (progressToken === undefined || controller.signal.aborted) return;
-        const progress = { jsonrpc: '2.0', method: 'notifications/progress', params: { ...p, progressToken } };
-        void this.send(progress as JSONRPCMessage, { relatedRequestId: request.id });
-      },
-    };
+    const extra: RequestExtra = new DirectExtra(cancel, progressToken, meta, (p) => {
+      if (progressToken === undefined || cancel.aborted) return;
+      const progress = { jsonrpc: '2.0', method: 'notifications/progress', params: { ...p, progressToken } };
+      void this.send(progress as JSONRPCMessage, { relatedRequestId: request.id });
+    });
     const client = this.client;
     if (client) {
       extra.caller = {
@@ -200,9 +216,9 @@ export class SessionTransport implements Transport {
       };
     }
     const done = (): boolean => {
-      if (this.inFlight.get(key) === controller) this.inFlight.delete(key);
+      if (this.inFlight.get(key) === cancel) this.inFlight.delete(key);
       // A cancelled request was answered already (-32800), as the SDK server would not answer it.
-      return !controller.signal.aborted;
+      return !cancel.aborted;
     };
     let answer: Promise<JsonObject>;
     try {
@@ -368,7 +384,7 @@ export class SessionTransport implements Transport {
     if (this.closed) return;
     this.closed = true;
     this.standalone?.end();
-    for (const controller of this.inFlight.values()) controller.abort(new Error('the session was closed'));
+    for (const cancel of this.inFlight.values()) cancel.abort(new Error('the session was closed'));
     this.inFlight.clear();
     for (const waiting of this.outgoing.values()) {
       waiting.reject(new McpFailure(ErrorCodes.ConnectionClosed, 'The client session closed before it answered.'));

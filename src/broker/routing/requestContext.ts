@@ -3,6 +3,7 @@
 // through which every MCP method reaches the catalog, the control plane and the upstreams.
 import type { CacheHints, CallLog, InputPassThrough, ListKey } from '../connection/connection';
 import type { ServerRequestCaller } from '../connection/serverRequests';
+import type { CallCancel } from '../shared/callCancel';
 import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from '../shared/mcpTypes';
 
 export interface Identity {
@@ -19,7 +20,13 @@ export interface SessionContext {
 }
 
 export interface RequestExtra {
+  /** The request's cancellation as an AbortSignal (on the session path made only when read). */
   signal: AbortSignal;
+  /**
+   * The same cancellation without a signal (shared/callCancel.ts), where the endpoint has one: the
+   * per-call path passes this on so that a call nobody cancels never makes an AbortSignal.
+   */
+  cancel?: CallCancel;
   progressToken?: string | number;
   sendProgress(progress: { progress: number; total?: number; message?: string }): void;
   /** The calling session, for requests an upstream sends its client while handling this one. */

@@ -35,9 +35,11 @@ function progressOptions(extra: RequestExtra, upstream: Upstream, forward?: bool
         ? (p: Parameters<typeof send>[0]) => send(redactParams(p, secrets))
         : send;
   // The caller: requests the upstream sends while handling this may be for it (serverRequestDispatch.ts).
-  const { signal, caller, passThrough } = extra;
+  const { caller, passThrough, cancel } = extra;
   const log = extra.log && secrets ? redactedLog(extra.log, secrets) : extra.log;
-  return { signal, onprogress, caller, log, passThrough, forward };
+  // The cancellation as it came: a CallCancel is passed without making its AbortSignal (callCancel.ts).
+  if (cancel) return { cancel, onprogress, caller, log, passThrough, forward };
+  return { signal: extra.signal, onprogress, caller, log, passThrough, forward };
 }
 
 function redactedLog(log: CallLog, secrets: Redactor): CallLog {

@@ -71,6 +71,18 @@ export interface UpstreamEventMap {
 
 const HOUR_MS = 3_600_000;
 
+/**
+ * A call's options with its time limit. Written out, not spread: a spread and one more key took V8's
+ * slow path on every call. `satisfies` makes a new CallOptions field a compile error here until copied.
+ */
+function withTimeout(opts: Omit<CallOptions, 'timeoutMs'>, timeoutMs: number): CallOptions {
+  const { signal, cancel, onprogress, forward, caller, log, passThrough } = opts;
+  return { signal, cancel, onprogress, forward, caller, log, passThrough, timeoutMs } satisfies Record<
+    keyof CallOptions,
+    unknown
+  >;
+}
+
 export class Upstream extends EventEmitter<UpstreamEventMap> {
   state: UpstreamState = 'stopped';
   restarts = 0;
@@ -624,7 +636,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   private forward(method: string, params: JsonObject, opts: Omit<CallOptions, 'timeoutMs'>): Promise<JsonObject> {
     const client = this.client;
     if (!client || this.state !== 'running') return Promise.reject(this.unavailable());
-    const sent = { ...opts, timeoutMs: this.def.timeouts.callMs };
+    const sent = withTimeout(opts, this.def.timeouts.callMs);
     if (this.lazy) return this.lazyRequest(client, method, params, sent);
     // The per-call path of an eager server: the connection's promise, failures explained.
     let answer: Promise<JsonObject>;

@@ -6,7 +6,7 @@ import type { PolicyDef } from '../../../registry/schema';
 import { ErrorCodes, McpFailure, type JsonObject } from '../../shared/mcpTypes';
 import { askOperator, type EditorAsker } from './askOperator';
 import { PolicyApprovalMismatch, PolicyApprovals, policyHash, type PolicyApprovalStatus } from './policyApprovals';
-import { RateLimits, type RateRefusal } from './rateLimits';
+import { RateLimits, type LimitUsage, type RateRefusal } from './rateLimits';
 import { globsMatch, RuleSet, type GuardedCall } from './ruleSet';
 
 export type { GuardedCall } from './ruleSet';
@@ -37,6 +37,8 @@ export interface ServerGuardrail {
   clients?: string[];
   when?: string;
   detail?: string;
+  /** A limit's budgets that counted calls to this server in the last minute or hold calls now. */
+  usage?: LimitUsage[];
 }
 
 interface GuardrailEvents {
@@ -80,7 +82,11 @@ export class Guardrails extends EventEmitter<GuardrailEvents> {
    * retryAfterSeconds for a limit); `audit` gains the deciding rule. Admitted: what ends its slot in
    * the limits, undefined when nothing is in force (no promise unless the operator is asked).
    */
-  admit(call: GuardedCall, audit: JsonObject, signal: AbortSignal): Release | Promise<Release> | undefined {
+  admit(
+    call: GuardedCall,
+    audit: JsonObject,
+    signal: AbortSignal | (() => AbortSignal),
+  ): Release | Promise<Release> | undefined {
     if (this.rules.size === 0 && this.rates.size === 0) return undefined;
     const decision = this.rules.decide(call);
     if (!decision) return this.limit(call, audit);
@@ -100,7 +106,9 @@ export class Guardrails extends EventEmitter<GuardrailEvents> {
       );
     }
     if (rule.action === 'allow') return this.limit(call, audit);
-    return askOperator(this.editor(), call, policy, rule, signal).then((answer) => {
+    // The call's signal is read only here (the per-call path makes none otherwise).
+    const cancelled = typeof signal === 'function' ? signal() : signal;
+    return askOperator(this.editor(), call, policy, rule, cancelled).then((answer) => {
       audit.operatorAnswer = answer;
       if (answer === 'accept') return this.limit(call, audit);
       throw refusal(
@@ -145,22 +153,25 @@ export class Guardrails extends EventEmitter<GuardrailEvents> {
       ...(rule.when ? { when: rule.when } : {}),
     }));
     for (const [policy, def] of this.inForce)
-      for (const limit of def.limits)
-        if (globsMatch(limit.servers, server))
-          rows.push({
-            policy,
-            name: limit.name,
-            action: 'limit',
-            ...(limit.tools ? { tools: limit.tools } : {}),
-            ...(limit.clients ? { clients: limit.clients } : {}),
-            detail: [
-              limit.callsPerMinute !== undefined ? `${limit.callsPerMinute}/min` : undefined,
-              limit.concurrent !== undefined ? `${limit.concurrent} at once` : undefined,
-              `per ${limit.per.replace(/-/g, ' ')}`,
-            ]
-              .filter(Boolean)
-              .join(', '),
-          });
+      for (const limit of def.limits) {
+        if (!globsMatch(limit.servers, server)) continue;
+        const usage = this.rates.usage(policy, limit.name, server);
+        rows.push({
+          policy,
+          name: limit.name,
+          action: 'limit',
+          ...(limit.tools ? { tools: limit.tools } : {}),
+          ...(limit.clients ? { clients: limit.clients } : {}),
+          detail: [
+            limit.callsPerMinute !== undefined ? `${limit.callsPerMinute}/min` : undefined,
+            limit.concurrent !== undefined ? `${limit.concurrent} at once` : undefined,
+            `per ${limit.per.replace(/-/g, ' ')}`,
+          ]
+            .filter(Boolean)
+            .join(', '),
+          ...(usage.length ? { usage } : {}),
+        });
+      }
     return rows;
   }
 

@@ -20,8 +20,24 @@ export interface RateRefusal {
 }
 
 interface Budget {
-  /** Start times within the window, oldest first (at most callsPerMinute of them). */
+  /**
+   * Start times, oldest first; those before `head` have left the window. An index instead of
+   * shift(): a generous callsPerMinute keeps tens of thousands of entries, and shifting an array that
+   * large copies it on every call; the array is cut once half of it has left.
+   */
   starts: number[];
+  head: number;
+  inFlight: number;
+  /** Who shares it, in words (as a refusal says it). */
+  counted: string;
+  /** The server of the tool it counts (absent: a per-client budget, every matching server's calls). */
+  server?: string;
+}
+
+/** One budget of a limit as it stands now: who shares it, calls in the last minute, calls in flight. */
+export interface LimitUsage {
+  counted: string;
+  lastMinute: number;
   inFlight: number;
 }
 
@@ -50,6 +66,11 @@ export class RateLimits {
     return this.limits.length;
   }
 
+  /** What limit `name` of `policy` has counted for calls to `server` lately (for the console). */
+  usage(policy: string, name: string, server: string): LimitUsage[] {
+    return usageOf(this.budgets, `${policy}/${name}/`, server, this.now());
+  }
+
   /**
    * Admits a call against every matching limit, or refuses it with the first budget spent (nothing is
    * counted then). Admitted: the returned function ends the call's concurrency slot (call it once).
@@ -66,11 +87,14 @@ export class RateLimits {
     for (const { policy, limit } of matching) {
       const { key, counted } = budgetKey(policy, limit, call);
       let budget = this.budgets.get(key);
-      if (!budget) this.budgets.set(key, (budget = { starts: [], inFlight: 0 }));
-      while (budget.starts.length && budget.starts[0] <= now - WINDOW_MS) budget.starts.shift();
+      if (!budget) {
+        const server = limit.per === 'client' ? undefined : call.server;
+        this.budgets.set(key, (budget = { starts: [], head: 0, inFlight: 0, counted, ...(server ? { server } : {}) }));
+      }
+      slide(budget, now);
       const base = { policy, limit: limit.name, counted };
-      if (limit.callsPerMinute !== undefined && budget.starts.length >= limit.callsPerMinute) {
-        const retryAfterSeconds = Math.max(1, Math.ceil((budget.starts[0] + WINDOW_MS - now) / 1000));
+      if (limit.callsPerMinute !== undefined && budget.starts.length - budget.head >= limit.callsPerMinute) {
+        const retryAfterSeconds = Math.max(1, Math.ceil((budget.starts[budget.head] + WINDOW_MS - now) / 1000));
         return { refused: { ...base, kind: 'per-minute', allowed: limit.callsPerMinute, retryAfterSeconds } };
       }
       if (limit.concurrent !== undefined && budget.inFlight >= limit.concurrent)
@@ -89,6 +113,32 @@ export class RateLimits {
         for (const budget of taken) budget.inFlight--;
       },
     };
+  }
+}
+
+/**
+ * The budgets of one limit that count calls to `server` (per-client budgets count every matching
+ * server's calls, so they are all included), busiest first; budgets with nothing counted are left out.
+ */
+function usageOf(budgets: ReadonlyMap<string, Budget>, prefix: string, server: string, now: number): LimitUsage[] {
+  const rows: LimitUsage[] = [];
+  for (const [key, budget] of budgets) {
+    if (!key.startsWith(prefix) || (budget.server !== undefined && budget.server !== server)) continue;
+    slide(budget, now);
+    const lastMinute = budget.starts.length - budget.head;
+    if (lastMinute === 0 && budget.inFlight === 0) continue;
+    rows.push({ counted: budget.counted, lastMinute, inFlight: budget.inFlight });
+  }
+  return rows.sort((a, b) => b.lastMinute - a.lastMinute || b.inFlight - a.inFlight);
+}
+
+/** Moves the window of `budget` to `now`: starts older than a minute leave it. */
+function slide(budget: Budget, now: number): void {
+  const { starts } = budget;
+  while (budget.head < starts.length && starts[budget.head] <= now - WINDOW_MS) budget.head++;
+  if (budget.head > 64 && budget.head * 2 > starts.length) {
+    budget.starts = starts.slice(budget.head);
+    budget.head = 0;
   }
 }
 

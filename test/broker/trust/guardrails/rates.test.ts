@@ -103,6 +103,18 @@ describe('guardrail limits', function () {
       Promise.all(Array.from({ length: 6 }, () => outcome(add('operator')))),
     ]);
     assert.deepEqual([beta.filter((o) => o.ok).length, gamma.filter((o) => o.ok).length], [5, 5]);
+    // The server's status shows the limit's counts now (the console's Guardrails tab): refusals not counted.
+    const limit = (await facade(clients.operator, 'server_status', { name: 'echo' })).guardrails.find(
+      (g: Json) => g.name === 'adds-per-client',
+    );
+    const usage = Object.fromEntries(limit.usage.map((u: Json) => [u.counted, [u.lastMinute, u.inFlight]]));
+    assert.deepEqual(
+      [usage["client 'alpha'"], usage["client 'beta'"]],
+      [
+        [5, 0],
+        [5, 0],
+      ],
+    );
     // Positive control: a tool no limit names is never refused.
     const echoes = await Promise.all(
       Array.from({ length: 10 }, () =>
@@ -136,6 +148,8 @@ describe('guardrail limits', function () {
     const first = start('alpha');
     const second = start('beta');
     assert.deepEqual(await Promise.all([first.admitted, second.admitted]), ['running', 'running']);
+    const slow = (await facade(clients.operator, 'server_status', { name: 'slow' })).guardrails[0];
+    assert.deepEqual(slow.usage, [{ counted: 'every client on slow__slow', lastMinute: 2, inFlight: 2 }]);
     const third = start('operator');
     const refused = (await third.admitted) as Outcome;
     assert.equal(refused.code, -32006);
