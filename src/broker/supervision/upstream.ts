@@ -12,6 +12,7 @@ import { IdleClock } from './idleClock';
 import type { StartGate } from './startGate';
 import type { EditorLink } from './editorLink';
 import { planLaunch, WaitingForCredentials } from './launchUpstream';
+import { tracedLaunch, type SandboxNote } from './launchSpan';
 import type { Credentials } from '../connection/auth/credentials';
 import { LogRing } from '../shared/logRing';
 import {
@@ -366,7 +367,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   }
 
   /** Plans the launch (environment, sandbox, credentials) and spawns or connects. */
-  private async open(generation: number, sandbox?: (kind: string) => void): Promise<UpstreamConnection> {
+  private async open(generation: number, sandbox?: SandboxNote): Promise<UpstreamConnection> {
     const plan = planLaunch(this.def, this.root, {
       onNetworkRefused: (r) => this.networkRefused(r.host, r.port),
       credentials: this.credentials,
@@ -406,26 +407,10 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   /** Spawns or connects, then loads the lists: the part of a start the gate admits a few at a time. */
   private async connect(generation: number): Promise<void> {
     let client: UpstreamConnection;
-    const traced = telemetry();
     const cause = this.launchCause;
     this.launchCause = undefined;
     try {
-      if (!traced) client = await this.open(generation);
-      else {
-        // The launch in a span (a child of the request that woke the server), with its sandbox's
-        // kind, never its command line or environment. The connection it opens outlives the span:
-        // it is opened outside any trace, as a start outside a request is.
-        const about = { 'switchboard.server': this.name, 'switchboard.transport': this.def.transport };
-        const span = {
-          name: `launch ${this.name}`,
-          kind: 'internal' as const,
-          attributes: about,
-          parent: cause ?? null,
-        };
-        const sandbox = (note: (a: Record<string, string>) => void) => (kind: string) =>
-          note({ 'switchboard.sandbox': kind });
-        client = await traced.span(span, (note) => traced.untraced(() => this.open(generation, sandbox(note))));
-      }
+      client = await tracedLaunch(this.name, this.def.transport, cause, (sandbox) => this.open(generation, sandbox));
     } catch (err) {
       if (generation !== this.generation) return;
       if (err instanceof ConnectionError && err.kind === 'needs-sign-in') return this.awaitSignIn(err.message);
