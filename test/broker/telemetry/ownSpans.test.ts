@@ -10,7 +10,11 @@ import * as fs from 'node:fs';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CreateMessageRequestSchema,
+  ElicitRequestSchema,
+  ListRootsRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import { OperatorClient } from '../../../src/broker/daemon/operatorClient';
 import type { BrokerRecord } from '../../../src/broker/daemon/runtime';
 import {
@@ -40,13 +44,19 @@ const SANDBOX_KINDS = ['bubblewrap', 'sandbox-exec', 'network-only', 'none'];
 
 const hexId = (bytes: number): string => randomBytes(bytes).toString('hex');
 
-/** A 2025-11-25 client that declares form elicitation and answers with the canary. */
+/** A 2025-11-25 client that declares form elicitation, sampling and roots, and answers with the canary. */
 async function elicitingClient(url: string, token: string): Promise<Client> {
   const client = new Client(
     { name: 'eliciting-agent', version: '1.0.0' },
-    { capabilities: { elicitation: { form: {} } } },
+    { capabilities: { elicitation: { form: {} }, sampling: {}, roots: {} } },
   );
   client.setRequestHandler(ElicitRequestSchema, () => ({ action: 'accept', content: { answer: ANSWER_CANARY } }));
+  client.setRequestHandler(CreateMessageRequestSchema, () => ({
+    role: 'assistant',
+    content: { type: 'text', text: ANSWER_CANARY },
+    model: 'test-model',
+  }));
+  client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: 'file:///canary-own-root', name: 'r' }] }));
   await client.connect(
     new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
   );
@@ -233,6 +243,30 @@ describe("telemetry: the broker's own spans (server→client requests, launches)
     });
   }
 
+  it('sampling and roots asked over a stdio pipe are spans of the call too', async () => {
+    const client = await elicitingClient(broker.url, agentToken);
+    try {
+      for (const [tool, method, args] of [
+        ['sample', 'sampling/createMessage', { prompt: ARGUMENT_CANARY }],
+        ['roots', 'roots/list', {}],
+      ] as const) {
+        const traceId = hexId(16);
+        await client.callTool({
+          name: `asks__${tool}`,
+          arguments: args,
+          _meta: { traceparent: `00-${traceId}-${hexId(8)}-01` },
+        });
+        const spans = await inTrace(traceId, 3, `the call and ${method} spans`);
+        const asked = spans.find((s) => s.name === method);
+        assert.ok(asked, spans.map((s) => s.name).join(', '));
+        assert.equal(asked.parentSpanId, spans.find((s) => s.kind === CLIENT)!.spanId);
+        assert.equal(asked.attributes['switchboard.routed_to'], 'client');
+      }
+    } finally {
+      await client.close();
+    }
+  });
+
   it('an elicitation answered by the editor says so, in the trace of the call', async () => {
     const record = { url: broker.url, operatorTokenFile: broker.tokenFile, pid: broker.proc.pid } as BrokerRecord;
     const editor = await OperatorClient.connect(record, {
@@ -334,7 +368,8 @@ describe("telemetry: the broker's own spans (server→client requests, launches)
         bodies.some((b) => b.includes(exported)),
         exported,
       );
-    for (const canary of [ARGUMENT_CANARY, ANSWER_CANARY, ENV_CANARY, COMMAND_CANARY, broker.token, agentToken]) {
+    const root = 'canary-own-root';
+    for (const canary of [ARGUMENT_CANARY, ANSWER_CANARY, ENV_CANARY, COMMAND_CANARY, root, broker.token, agentToken]) {
       assert.ok(!bodies.some((b) => b.includes(canary)), `exported telemetry holds ${canary.slice(0, 14)}…`);
     }
   });
