@@ -66,7 +66,7 @@ export const BROKER_SUBSYSTEMS = {
   telemetry: ['shared'],
   trust: ['shared'],
   catalog: ['shared', 'trust'],
-  connection: ['shared', 'catalog'],
+  connection: ['shared', 'catalog', 'telemetry'],
   supervision: ['shared', 'trust', 'connection', 'catalog', 'telemetry'],
   routing: ['shared', 'trust', 'connection', 'catalog', 'supervision', 'telemetry'],
   control: ['shared', 'trust', 'connection', 'catalog', 'supervision', 'routing', 'telemetry'],

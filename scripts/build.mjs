@@ -1,6 +1,6 @@
 // Builds the bundles: the broker daemon/CLI, the extension, the console webview and the App preview webview.
 import { build } from 'esbuild';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 
@@ -75,6 +75,45 @@ const telemetryApart = {
   },
 };
 
+/**
+ * V8 keeps a script's source for as long as the script lives, as one-byte characters when every
+ * character is Latin-1 and as two bytes each otherwise. `charset: 'ascii'` escapes the non-ASCII
+ * characters of strings and identifiers but not of regular expression literals: two in
+ * dependencies (cel-js's `µs`, the stemmer's `’`) made the broker hold its 1.5 MB bundle as a
+ * 3.1 MB string. This escapes them in the dependency's source as esbuild reads it. A character
+ * written with a backslash before it (`\’`, an identity escape) loses that backslash: `\u2019`,
+ * not `\\u2019`, which would match a backslash. `assertAscii` below keeps it that way.
+ */
+const escapeNonAsciiInDependencies = {
+  name: 'escape-non-ascii-in-dependencies',
+  setup(b) {
+    b.onLoad({ filter: /[\\/]node_modules[\\/].*\.(c|m)?js$/ }, (args) => {
+      const text = readFileSync(args.path, 'utf8');
+      if (!/[\u0080-\uffff]/.test(text)) return undefined;
+      return { contents: escapeNonAscii(text), loader: 'js' };
+    });
+  },
+};
+
+/** Every non-ASCII character of `text` as `\uXXXX` (astral ones as their two surrogates). */
+export function escapeNonAscii(text) {
+  return text.replace(/(\\*)([\u0080-\uffff])/g, (_, slashes, ch) => {
+    const kept = slashes.length % 2 === 1 ? slashes.slice(1) : slashes;
+    return kept + `\\u${ch.charCodeAt(0).toString(16).padStart(4, '0')}`;
+  });
+}
+
+/** The Node bundles are pure ASCII (see escapeNonAsciiInDependencies): a regression says where. */
+function assertAscii(file) {
+  const text = readFileSync(file, 'latin1');
+  const at = text.search(/[\u0080-\uffff]/);
+  if (at >= 0)
+    throw new Error(
+      `${file} is not ASCII at offset ${at} (…${text.slice(Math.max(0, at - 40), at + 10)}…): ` +
+        'V8 would hold the whole bundle as a two-byte string. Escape it (scripts/build.mjs).',
+    );
+}
+
 // Whitespace minification drops comments too: a few non-ASCII characters in the SDK's comments
 // would otherwise make V8 hold the whole bundle's source as a two-byte string (3.4 MB, not 1.2).
 // Names stay as they are (readable stack traces); the source maps map positions back.
@@ -90,7 +129,7 @@ const common = {
 const minify = process.argv.includes('--minify');
 const node = {
   ...common,
-  plugins: [englishOnlyZod, jsoncParserEsm, telemetryApart],
+  plugins: [englishOnlyZod, jsoncParserEsm, telemetryApart, escapeNonAsciiInDependencies],
   ...(minify ? { minify } : { minifyWhitespace: true }),
 };
 mkdirSync('dist', { recursive: true });
@@ -144,3 +183,9 @@ await Promise.all([
     format: 'iife',
   }),
 ]);
+for (const file of [
+  'dist/broker.js',
+  `dist/${TELEMETRY_SDK_FILE}`,
+  ...Object.values(TOKENIZER_FILES).map((f) => `dist/${f}`),
+])
+  assertAscii(file);

@@ -26,7 +26,7 @@ export const PRELOAD = path.join(BENCH, 'loopback-preload.cjs');
 export const BROKER_JS = path.join(REPO, 'dist', 'broker.js');
 /** The broker is measured as it is launched for users: BROKER_NODE_FLAGS and BROKER_ENV in src/broker/daemon/runtime.ts. */
 export const BROKER_NODE_FLAGS = ['--max-semi-space-size=1', '--expose-gc'];
-export const BROKER_ENV = { MALLOC_ARENA_MAX: '1' };
+export const BROKER_ENV = { MALLOC_ARENA_MAX: '1', MALLOC_MMAP_THRESHOLD_: '131072' };
 export const ECHO = path.join(REPO, 'test', 'fixtures', 'echo.mjs');
 export const TOOLS = path.join(BENCH, 'fixtures', 'tools.mjs');
 const MOD = path.join(REPO, 'node_modules');

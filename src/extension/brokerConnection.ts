@@ -22,6 +22,7 @@ import type { Root } from '../broker/supervision/editorLink';
 import { OperatorClient } from '../broker/daemon/operatorClient';
 import { isProcessAlive, type BrokerRecord } from '../broker/daemon/runtime';
 import { runtimePaths, type RuntimePaths } from '../broker/shared/userState';
+import { EDITOR_TELEMETRY_ENV } from '../broker/telemetry/settings';
 
 /**
  * - `idle`: nothing attempted yet (auto-start off, or no registry in the folder).
@@ -216,6 +217,20 @@ export class BrokerConnection extends EventEmitter<ConnectionEvents> {
         this.opts.log.warn(`The broker did not take the workspace folders as roots: ${err.message}`);
       });
     }
+  }
+
+  /**
+   * The telemetry setting changed: a broker started from now on gets it, and the running one applies
+   * it at once (set_editor_telemetry). Throws when the running broker cannot (an older version).
+   */
+  async setTelemetry(enabled: boolean): Promise<ResultOf<'set_editor_telemetry'> | undefined> {
+    const { [EDITOR_TELEMETRY_ENV]: _was, ...env } = this.opts.env ?? process.env;
+    this.opts.env = enabled ? { ...env, [EDITOR_TELEMETRY_ENV]: '1' } : env;
+    if (!this.client || this.phase !== 'connected') return undefined;
+    const answer = await this.client.call('set_editor_telemetry', { enabled });
+    // The state says whether telemetry is on (the live numbers are polled while it is).
+    void this.refresh();
+    return answer;
   }
 
   /** The window's folders changed: the broker tells its upstreams (their roots include them). */

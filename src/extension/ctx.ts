@@ -71,6 +71,7 @@ export class Ctx implements vscode.Disposable {
       }),
       vscode.workspace.onDidChangeConfiguration((e) => {
         for (const entry of this.entries()) {
+          if (e.affectsConfiguration(settingId('telemetry'), entry.folder.uri)) void this.telemetryChanged(entry);
           if (e.affectsConfiguration(settingId('registryRoot'), entry.folder.uri)) {
             void this.removeFolder(entry.folder).then(() => {
               this.addFolder(entry.folder);
@@ -90,6 +91,29 @@ export class Ctx implements vscode.Disposable {
         this.changed(undefined);
       }),
     );
+  }
+
+  /**
+   * switchboard.telemetry.enabled changed: the running broker turns its telemetry on or off at once;
+   * a broker that cannot (an older version) is offered a restart, which starts it with the setting.
+   */
+  private async telemetryChanged(entry: FolderEntry): Promise<void> {
+    const enabled = this.settings(entry.folder).telemetry;
+    try {
+      const answer = await entry.conn.setTelemetry(enabled);
+      if (answer?.note) this.output.info(`${entry.name}: ${answer.note}.`);
+      else if (answer?.changed)
+        this.output.info(`${entry.name}: telemetry ${answer.telemetry ? 'on' : 'off'} in the running broker.`);
+    } catch (err) {
+      this.output.warn(
+        `${entry.name}: the running broker did not apply the telemetry setting: ${(err as Error).message}`,
+      );
+      const pick = await vscode.window.showInformationMessage(
+        `Switchboard: telemetry ${enabled ? 'on' : 'off'} applies when the broker for ${entry.name} restarts.`,
+        'Restart Broker',
+      );
+      if (pick === 'Restart Broker') await entry.conn.restart();
+    }
   }
 
   /** The folder's `switchboard.*` settings as they are now. */

@@ -10,10 +10,13 @@ import { jsonQuoted } from './quote';
 
 /**
  * Windows' device names: `nul.yaml` or `CON` is a device in every folder there, not a file. Kept here,
- * free of node:path, because the webview bundles names.ts.
+ * free of node:path, because the webview bundles names.ts. The superscript digits are escaped: a
+ * non-ASCII character in a regular expression makes V8 hold the broker's whole bundle as two-byte text.
  */
 export function isWindowsDeviceName(base: string): boolean {
-  return /^(con|prn|aux|nul|conin\$|conout\$|com[0-9¹²³]|lpt[0-9¹²³])( *\..*)?[. ]*$/i.test(base);
+  return /^(con|prn|aux|nul|conin\$|conout\$|com[0-9\u00b9\u00b2\u00b3]|lpt[0-9\u00b9\u00b2\u00b3])( *\..*)?[. ]*$/i.test(
+    base,
+  );
 }
 
 /** Lowercase letter first, then up to 30 of [a-z0-9-]: at most 31 characters in all. */

@@ -9,12 +9,12 @@ import { positionOf } from './positions';
 
 export const TELEMETRY_FILE = 'telemetry.yaml';
 
-export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json'] as const;
+export const OTLP_PROTOCOLS = ['http/protobuf', 'http/json', 'grpc'] as const;
 
 const TelemetryBlockSchema = z.strictObject({
   /** Traces and metrics recorded: /metrics and the editor's numbers; exported when an endpoint is given. */
   enabled: z.boolean().default(true),
-  /** The OTLP/HTTP collector's base address (`/v1/traces` and `/v1/metrics` are added). */
+  /** The OTLP collector's base address (over HTTP `/v1/traces` and `/v1/metrics` are added; gRPC: as given). */
   endpoint: z.url({ protocol: /^https?$/ }).optional(),
   protocol: z.enum(OTLP_PROTOCOLS).optional(),
   traces: z.boolean().default(true),

@@ -1,8 +1,10 @@
-// A loopback OTLP/HTTP collector for the telemetry tests: a node:http server that takes what an
-// OpenTelemetry exporter posts to /v1/traces and /v1/metrics, decodes it (protobuf with protobufjs
+// A loopback OTLP collector for the telemetry tests: a node:http server that takes what an
+// OpenTelemetry exporter posts to /v1/traces and /v1/metrics, or (startGrpc) a @grpc/grpc-js server
+// of the OTLP TraceService and MetricsService; it decodes what it receives (protobuf with protobufjs
 // over the OTLP proto messages below, or OTLP JSON) and keeps every decoded span and metric, and
 // the raw bodies, for a test to search.
 import * as http from 'node:http';
+import * as grpc from '@grpc/grpc-js';
 import type { AddressInfo } from 'node:net';
 import * as protobuf from 'protobufjs';
 
@@ -119,6 +121,55 @@ export class OtlpCollector {
   readonly rawBodies: Buffer[] = [];
   readonly contentTypes = new Set<string>();
   private server?: http.Server;
+  private grpcServer?: grpc.Server;
+  /** The gRPC method paths called, e.g. /opentelemetry.proto.collector.trace.v1.TraceService/Export. */
+  readonly grpcCalls: string[] = [];
+
+  /**
+   * Serves OTLP over gRPC (insecure, loopback) instead: the two Export methods, their messages kept
+   * as raw Buffers (no serializer but the identity) and decoded here like the HTTP bodies.
+   */
+  async startGrpc(): Promise<string> {
+    const server = new grpc.Server();
+    const raw = { serialize: (b: Buffer) => b, deserialize: (b: Buffer) => b };
+    const method = (path: string) => ({
+      path,
+      requestStream: false,
+      responseStream: false,
+      requestSerialize: raw.serialize,
+      requestDeserialize: raw.deserialize,
+      responseSerialize: raw.serialize,
+      responseDeserialize: raw.deserialize,
+    });
+    const exported =
+      (path: string, take: (body: Buffer) => void): grpc.handleUnaryCall<Buffer, Buffer> =>
+      (call, callback) => {
+        this.grpcCalls.push(path);
+        this.rawBodies.push(call.request);
+        try {
+          take(call.request);
+        } catch (err) {
+          return callback({ code: grpc.status.INVALID_ARGUMENT, details: String(err) });
+        }
+        // An empty Export*ServiceResponse: full success.
+        callback(null, Buffer.alloc(0));
+      };
+    const traces = '/opentelemetry.proto.collector.trace.v1.TraceService/Export';
+    const metrics = '/opentelemetry.proto.collector.metrics.v1.MetricsService/Export';
+    server.addService({ Export: method(traces) } as grpc.ServiceDefinition, {
+      Export: exported(traces, (b) => this.takeSpans(this.decode(TraceRequest, b))),
+    });
+    server.addService({ Export: method(metrics) } as grpc.ServiceDefinition, {
+      Export: exported(metrics, (b) => this.takeMetrics(this.decode(MetricsRequest, b))),
+    });
+    const port = await new Promise<number>((resolve, reject) =>
+      server.bindAsync('127.0.0.1:0', grpc.ServerCredentials.createInsecure(), (err, p) =>
+        err ? reject(err) : resolve(p),
+      ),
+    );
+    this.grpcServer = server;
+    return `http://127.0.0.1:${port}`;
+  }
 
   async start(): Promise<string> {
     this.server = http.createServer((req, res) => {
@@ -196,6 +247,7 @@ export class OtlpCollector {
   }
 
   async stop(): Promise<void> {
+    this.grpcServer?.forceShutdown();
     await new Promise<void>((resolve) => {
       if (!this.server) return resolve();
       this.server.close(() => resolve());

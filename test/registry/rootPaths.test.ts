@@ -168,9 +168,22 @@ describe('registry: root paths under hostile input', () => {
   });
 
   it('knows Windows device names, and keeps them out of registry names on every OS', () => {
-    for (const n of ['con', 'PRN', 'aux.yaml', 'nul', 'com9.yml', 'lpt1', 'conin$', 'CONOUT$.txt'])
+    // The superscript digits count too (names.ts writes them as \u escapes: the bundle stays ASCII).
+    for (const n of [
+      'con',
+      'PRN',
+      'aux.yaml',
+      'nul',
+      'com9.yml',
+      'lpt1',
+      'conin$',
+      'CONOUT$.txt',
+      'com\u00b9',
+      'LPT\u00b3.yaml',
+    ])
       assert.ok(isWindowsDeviceName(n), n);
-    for (const n of ['console', 'nullable.yaml', 'com', 'lpt10', 'auxiliary']) assert.ok(!isWindowsDeviceName(n), n);
+    for (const n of ['console', 'nullable.yaml', 'com', 'lpt10', 'auxiliary', 'com\u2074'])
+      assert.ok(!isWindowsDeviceName(n), n);
     assert.match(validateName('nul') ?? '', /device name on Windows/);
     assert.match(validateName('com1') ?? '', /device name on Windows/);
     assert.equal(validateName('console'), undefined);

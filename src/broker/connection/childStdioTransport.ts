@@ -15,7 +15,8 @@ import { rawResult, splitResponseLine } from '../shared/rawJson';
 import { CallTimer } from './callTimer';
 import type { CallOptions, StdioLaunch } from './connection';
 import { ConnectionError } from './connectionError';
-import { holdTimers, oneCallerPerSession, type ServerRequestCaller } from './serverRequests';
+import { holdTimers, oneCallerPerSession, traceOfSession, type ServerRequestCaller } from './serverRequests';
+import { telemetry, type TraceParent } from '../telemetry/telemetry';
 
 /** PATH of a launch's env; on Windows the variable is often spelled `Path`. */
 function pathOf(env: NodeJS.ProcessEnv): string | undefined {
@@ -49,6 +50,8 @@ interface DirectCall {
   signal?: AbortSignal;
   onAbort?: () => void;
   caller?: ServerRequestCaller;
+  /** While telemetry is on: the call's trace, the parent of a request the server sends about it. */
+  trace?: TraceParent;
 }
 
 /**
@@ -229,6 +232,7 @@ export class ChildStdioTransport implements Transport {
         cancel,
         signal,
         caller: opts.caller,
+        trace: telemetry()?.currentTrace(),
         timer: new CallTimer(opts.timeoutMs, () => {
           this.endCall(id, call);
           this.cancelUpstream(id, 'timed out');
@@ -280,6 +284,11 @@ export class ChildStdioTransport implements Transport {
    */
   callersInFlight(): ServerRequestCaller[] {
     return oneCallerPerSession([...this.calls.values()].map((call) => call.caller));
+  }
+
+  /** While telemetry is on: the trace of this caller's session's call in flight. */
+  traceOf(caller: ServerRequestCaller): TraceParent | undefined {
+    return traceOfSession(this.calls.values(), caller);
   }
 
   /** Pauses the time limit of these callers' sessions' calls while a person answers them. */

@@ -21,7 +21,14 @@ import { ConnectionError } from './connectionError';
 import { explainRemoteConnectFailure } from './connectFailure';
 import { signedInFetch, signInError } from './signIn';
 import { AnyResult, connectedInfo, createSdkClient, isSdkTimeout, SdkSession } from './sdkSession';
-import { holdTimers, oneCallerPerSession, withRelatedCaller, type ServerRequestCaller } from './serverRequests';
+import {
+  holdTimers,
+  oneCallerPerSession,
+  traceOfSession,
+  withRelatedCaller,
+  type ServerRequestCaller,
+} from './serverRequests';
+import { telemetry, type TraceParent } from '../telemetry/telemetry';
 
 /**
  * The SDK's own request timeout, set out of the way: the call's limit is a CallTimer of ours, which
@@ -70,7 +77,7 @@ export class RemoteConnection extends SdkSession implements UpstreamConnection {
   private lostSignIn = false;
   private checking?: Promise<boolean>;
   /** The calls in flight: their callers and time limits (one entry per call). */
-  private readonly inFlight = new Set<{ caller?: ServerRequestCaller; timer: CallTimer }>();
+  private readonly inFlight = new Set<{ caller?: ServerRequestCaller; timer: CallTimer; trace?: TraceParent }>();
 
   private constructor(
     client: Client,
@@ -91,6 +98,7 @@ export class RemoteConnection extends SdkSession implements UpstreamConnection {
     const client = createSdkClient(events, {
       callers: () => connection?.callersInFlight() ?? [],
       hold: (callers) => holdTimers(connection?.inFlight ?? [], callers),
+      traceOf: (caller) => traceOfSession(connection?.inFlight ?? [], caller),
     });
     const { transport, isStreamEnd } = await remoteTransport(launch);
     client.onclose = () => {
@@ -126,7 +134,7 @@ export class RemoteConnection extends SdkSession implements UpstreamConnection {
     // Timing out aborts the request: the SDK then tells the server it is cancelled.
     const timedOut = new AbortController();
     const timer = new CallTimer(opts.timeoutMs, () => timedOut.abort(new Error('Request timed out')));
-    const entry = { caller: opts.caller, timer };
+    const entry = { caller: opts.caller, timer, trace: telemetry()?.currentTrace() };
     this.inFlight.add(entry);
     const signal = opts.signal ? AbortSignal.any([opts.signal, timedOut.signal]) : timedOut.signal;
     const onprogress = opts.onprogress;

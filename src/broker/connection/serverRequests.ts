@@ -4,6 +4,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { ErrorCodes, McpFailure, type JsonObject } from '../shared/mcpTypes';
 import { UI_CLIENT_EXTENSION } from '../catalog/apps/appMeta';
+import { telemetry, type TraceParent } from '../telemetry/telemetry';
 
 /** The methods an upstream may send its client that the broker routes to a caller. */
 export const SERVER_REQUEST_METHODS = new Set(['sampling/createMessage', 'elicitation/create', 'roots/list']);
@@ -25,6 +26,11 @@ export interface ServerRequest {
   params: JsonObject;
   /** Aborted when the upstream cancels its request or the connection ends. */
   signal: AbortSignal;
+  /**
+   * While telemetry is on: the trace of the call the request belongs to (its span's parent), or
+   * null when no one call is known; undefined: the request running now, if any.
+   */
+  trace?: TraceParent | null;
 }
 
 /** The session a forwarded call came from, able to put a request to its own client. */
@@ -76,6 +82,8 @@ export interface CallsInFlight {
    * answers; the returned function lets the clocks run on.
    */
   hold(callers: ServerRequestCaller[]): () => void;
+  /** While telemetry is on: the trace of this caller's session's call in flight (the first one). */
+  traceOf?(caller: ServerRequestCaller): TraceParent | undefined;
 }
 
 /** Routes the server→client requests an SDK client receives to `handler`. */
@@ -93,6 +101,9 @@ export function routeServerRequests(
     const params = (request.params ?? {}) as JsonObject;
     const asked: ServerRequest = { method: request.method, params, signal: extra.signal };
     const callers = related ? [related] : calls.callers();
+    // Read on its call's stream, the request runs in that call's trace already; from a pipe, the
+    // one session's call in flight is its parent (none when several sessions could be).
+    if (!related && telemetry()) asked.trace = (callers.length === 1 && calls.traceOf?.(callers[0])) || null;
     const release = calls.hold(callers);
     try {
       return (await answer(asked, callers)) as never;
@@ -100,6 +111,15 @@ export function routeServerRequests(
       release();
     }
   };
+}
+
+/** The trace of the first entry of this caller's session (recorded when its call was sent). */
+export function traceOfSession(
+  entries: Iterable<{ caller?: ServerRequestCaller; trace?: TraceParent }>,
+  caller: ServerRequestCaller,
+): TraceParent | undefined {
+  for (const entry of entries) if (entry.caller?.session === caller.session && entry.trace) return entry.trace;
+  return undefined;
 }
 
 /** Pauses the timers of the entries whose caller's session is one of `callers`'; returns the resume. */

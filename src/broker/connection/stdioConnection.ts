@@ -44,6 +44,7 @@ export class StdioConnection extends SdkSession implements UpstreamConnection {
     const client = createSdkClient(events, {
       callers: () => transport.callersInFlight(),
       hold: (callers) => transport.holdCalls(callers),
+      traceOf: (caller) => transport.traceOf(caller),
     });
     // eslint-disable-next-line prefer-const -- the callbacks below may run before it is assigned; const would throw (TDZ)
     let connection: StdioConnection | undefined;

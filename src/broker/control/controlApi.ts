@@ -255,6 +255,8 @@ export interface ControlResults {
   set_input: { name: string; source?: InputSource; servers: string[] };
   /** The editor's workspace folders, given to upstreams as roots (with the registry root). */
   set_editor_roots: { roots: Root[]; changed: boolean };
+  /** The editor's switchboard.telemetry.enabled, applied in the running broker (no restart). */
+  set_editor_telemetry: EditorTelemetry;
   /** The guardrail policies (policies.d/): written, in force, and what approving each would take. */
   list_policies: { policies: PolicyStatus[] };
   /** A policy written by an agent is a proposal: nothing of it is in force until the operator approves it. */
@@ -262,6 +264,14 @@ export interface ControlResults {
   remove_policy: Removed & { note?: string };
   approve_policy: PolicyStatus;
   revoke_policy: { revoked: boolean };
+}
+
+/** What set_editor_telemetry did: telemetry is on or off now, and whether this call changed it. */
+export interface EditorTelemetry {
+  telemetry: boolean;
+  changed: boolean;
+  /** Why the editor's word did not decide it (the OTEL_* environment or telemetry.yaml turns it on). */
+  note?: string;
 }
 
 export type ControlOperation = keyof ControlResults;

@@ -22,6 +22,7 @@ import type {
   BrokerState,
   ClientConnection,
   ClientSummary,
+  EditorTelemetry,
   FoundTool,
   ParamsOf,
   ResultOf,
@@ -45,6 +46,8 @@ import { telemetry } from '../telemetry/telemetry';
 export interface ControlContext {
   untrusted: boolean;
   url(): string;
+  /** Starts or stops the broker's telemetry for the editor's setting (daemon/brokerTelemetry.ts). */
+  editorTelemetry?(enabled: boolean): Promise<EditorTelemetry>;
 }
 
 export class ControlOperations {
@@ -416,6 +419,13 @@ export class ControlOperations {
   setEditorRoots(roots: Root[]): { roots: Root[]; changed: boolean } {
     const changed = this.broker.editor.setRoots(roots);
     return { roots: [...this.broker.editor.roots], changed };
+  }
+
+  /** The editor's telemetry setting, applied while the broker runs. */
+  async setEditorTelemetry(enabled: boolean): Promise<EditorTelemetry> {
+    if (!this.ctx.editorTelemetry)
+      throw new McpFailure(ErrorCodes.MethodNotFound, 'This broker cannot turn telemetry on or off while it runs.');
+    return this.ctx.editorTelemetry(enabled);
   }
 
   /** What differs between a running server's tools and its pins (the diff the operator reviews). */

@@ -15,10 +15,14 @@ import type { StartDecision } from '../supervision/supervisor';
 import type { ServerDef } from '../../registry/schema';
 import { currentPolicy, honoursWorkspaceTrust, policyFile, serverBlock } from '../../registry/policy';
 
+import type { EditorTelemetry } from './controlApi';
+
 export interface ControlPlaneOptions {
   untrusted: boolean;
   /** The operator accepts the servers the workspace marks trusted/builtin without a recorded acceptance. */
   acceptWorkspaceTrust?: boolean;
+  /** Starts or stops telemetry for the editor's setting while the broker runs (the daemon's). */
+  editorTelemetry?(enabled: boolean): Promise<EditorTelemetry>;
 }
 
 export class ControlPlane implements Governance {
@@ -64,7 +68,11 @@ export class ControlPlane implements Governance {
     this.lockfile = lockfilePath(broker.root);
     fs.watchFile(this.lockfile, { interval: 1000, persistent: false }, this.onLockfile);
     if (this.policyFile) fs.watchFile(this.policyFile, { interval: 1000, persistent: false }, this.onPolicy);
-    const context = { untrusted: opts.untrusted, url: () => broker.url };
+    const context = {
+      untrusted: opts.untrusted,
+      url: () => broker.url,
+      editorTelemetry: opts.editorTelemetry && ((on: boolean) => opts.editorTelemetry!(on)),
+    };
     this.operations = new ControlOperations(broker, this.approvals, broker.tokens, context, this.pins);
     this.served = new FacadeServer(this.facade, this.operations, broker.access, () => broker.snapshot);
     // The state resource is pushed to subscribers on every change, coalesced to one per 50 ms.

@@ -303,6 +303,14 @@ function definitions(): RegisteredTool[] {
         'roots (with the registry root) when the calling client declares none; running servers are told the roots changed.',
       run: (ops, p) => ops.setEditorRoots(p.roots),
     },
+    set_editor_telemetry: {
+      scope: 'operator',
+      idempotent: true,
+      description:
+        "Operator only (the editor): its switchboard.telemetry.enabled setting, applied now: the running broker's " +
+        'telemetry starts or stops (the OTEL_* environment and telemetry.yaml keep it on whatever the editor says).',
+      run: (ops, p) => ops.setEditorTelemetry(p.enabled),
+    },
     list_policies: {
       scope: 'read',
       description:

@@ -132,6 +132,7 @@ export const OPERATION_PARAMS = {
     reload: flag().optional(),
   }),
   set_editor_roots: z.object({ roots: z.array(root, { error: 'must be an array of { uri, name }' }) }),
+  set_editor_telemetry: z.object({ enabled: flag().describe("the editor's switchboard.telemetry.enabled") }),
   list_policies: none,
   upsert_policy: definitionOf('policy'),
   remove_policy: byName('policy name'),

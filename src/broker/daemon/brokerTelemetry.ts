@@ -1,10 +1,12 @@
 // Turning the broker's telemetry on at start (telemetry/settings.ts says when), with the broker's
-// gauges read from the control operations, and off again at stop.
+// gauges read from the control operations, on or off while it runs when the editor's setting
+// changes (set_editor_telemetry), and off again at stop.
 import { readTelemetryFile } from '../../registry/telemetryConfig';
+import type { EditorTelemetry } from '../control/controlApi';
 import type { ControlPlane } from '../control/controlPlane';
 import type { Broker } from './broker';
-import { telemetrySettings } from '../telemetry/settings';
-import { startTelemetry, stopTelemetry, type BrokerGauges } from '../telemetry/telemetry';
+import { EDITOR_TELEMETRY_ENV, telemetrySettings, type TelemetrySettings } from '../telemetry/settings';
+import { startTelemetry, stopTelemetry, telemetry, type BrokerGauges } from '../telemetry/telemetry';
 
 /** Starts telemetry if the environment, telemetry.yaml or the editor turns it on; says so in the log. */
 export function startBrokerTelemetry(root: string, log: ((line: string) => void) | undefined): boolean {
@@ -12,7 +14,42 @@ export function startBrokerTelemetry(root: string, log: ((line: string) => void)
   for (const p of problems)
     log?.(`${p.file}:${p.line}: error: ${p.message} (telemetry stays as the environment sets it)`);
   const settings = telemetrySettings(process.env, block);
-  if (!settings) return false;
+  return settings ? startWith(settings, log) : false;
+}
+
+/**
+ * The editor's setting changed: telemetry starts or stops now, in this process (the tracing layer
+ * and /metrics follow at once). The OTEL_* environment and telemetry.yaml still turn it on whatever
+ * the editor says. `gauges` are observed by the telemetry started here.
+ */
+export async function applyEditorTelemetry(
+  root: string,
+  enabled: boolean,
+  log: ((line: string) => void) | undefined,
+  gauges: () => BrokerGauges,
+): Promise<EditorTelemetry> {
+  // Later reads of the environment (none yet) see what the editor says now, not what it said at start.
+  process.env[EDITOR_TELEMETRY_ENV] = enabled ? '1' : '';
+  const settings = telemetrySettings(process.env, readTelemetryFile(root).block);
+  const running = telemetry();
+  if (settings && running) {
+    if (enabled) return { telemetry: true, changed: false };
+    return { telemetry: true, changed: false, note: `telemetry stays on: ${settings.turnedOnBy} turns it on` };
+  }
+  if (!settings && !running) return { telemetry: false, changed: false };
+  if (!settings) {
+    await stopTelemetry();
+    log?.('telemetry off (the editor setting)');
+    return { telemetry: false, changed: true };
+  }
+  if (!startWith(settings, log)) {
+    return { telemetry: false, changed: false, note: 'the OpenTelemetry SDK could not be loaded (see the broker log)' };
+  }
+  telemetry()?.observe(gauges);
+  return { telemetry: true, changed: true };
+}
+
+function startWith(settings: TelemetrySettings, log: ((line: string) => void) | undefined): boolean {
   try {
     startTelemetry(settings);
   } catch (err) {

@@ -9,7 +9,7 @@ import { liveRecord, tryLock, waitForRecord } from './discovery';
 import { readOrCreateToken, runtimePaths, type RuntimePaths } from '../shared/userState';
 import { writePrivateFile } from '../shared/privateFiles';
 import type { BrokerRecord } from './runtime';
-import { brokerGauges, startBrokerTelemetry, stopTelemetry } from './brokerTelemetry';
+import { applyEditorTelemetry, brokerGauges, startBrokerTelemetry, stopTelemetry } from './brokerTelemetry';
 import { telemetry } from '../telemetry/telemetry';
 
 export interface RunningBroker {
@@ -58,11 +58,13 @@ export async function startBroker(opts: BrokerOptions): Promise<RunningBroker> {
   startBrokerTelemetry(root, opts.log);
   // The data plane first, then the control plane over it, then serving under its governance.
   const broker = new Broker({ ...opts, root }, { paths, operatorToken });
-  const control = new ControlPlane(broker, paths, {
+  const control: ControlPlane = new ControlPlane(broker, paths, {
     untrusted: opts.untrusted ?? false,
     acceptWorkspaceTrust: opts.acceptWorkspaceTrust,
+    editorTelemetry: (enabled) => applyEditorTelemetry(root, enabled, opts.log, gauges),
   });
-  telemetry()?.observe(brokerGauges(broker, control));
+  const gauges = brokerGauges(broker, control);
+  telemetry()?.observe(gauges);
   const port = await broker.start(control);
   const url = broker.url;
   const record: BrokerRecord = {

@@ -2,8 +2,11 @@
 // generation until the next major collection, and an idle broker allocates too little to ever
 // reach one: after 9,000 calls it sat at ~47 MB of anonymous memory where ~21 MB was there at
 // start. A collection a couple of seconds after the last request, once per burst, returns it.
-// It needs `globalThis.gc`, which the broker's launch flags (--expose-gc) provide; without it
-// (in-process tests, a plain `node dist/broker.js`) this does nothing.
+// It needs `globalThis.gc`, which the broker's launch flags (--expose-gc) provide, or exposeGc()
+// (`switchboard serve` calls it: started as a plain `node dist/broker.js`, from bin/ or npx, it
+// has no flags); without it (in-process tests) this does nothing.
+import * as v8 from 'node:v8';
+import * as vm from 'node:vm';
 
 export type Collect = () => void;
 
@@ -12,6 +15,17 @@ type GcFunction = (options?: {
   execution?: 'sync' | 'async';
   flavor?: 'regular' | 'last-resort';
 }) => void;
+
+/**
+ * Makes `globalThis.gc` exist in a process started without --expose-gc: V8 hands it to a context
+ * made after the flag is set. The broker process only (serve), never the extension host.
+ */
+export function exposeGc(): void {
+  const global = globalThis as { gc?: GcFunction };
+  if (global.gc) return;
+  v8.setFlagsFromString('--expose-gc');
+  global.gc = vm.runInNewContext('gc') as GcFunction;
+}
 
 /**
  * The "last resort" flavour compacts and releases pages: a regular major collection left ~34 MB

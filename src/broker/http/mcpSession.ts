@@ -111,18 +111,23 @@ export function createMcpSession(ctx: SessionContext, router: Router, version: s
   router.sessionOpened?.(ctx, (method, params) => void transport.send({ jsonrpc: '2.0', method, params }));
 
   // Lists are served whole from the catalog's cache: one page, no upstream round trip.
-  server.setRequestHandler(ListToolsRequestSchema, () => cachedListResult('tools', router.listTools(ctx)) as never);
+  // A list's _meta carries the caller's trace context (traceparent), for telemetry's span.
+  const metaOf = (request: { params?: { _meta?: object } }) => request.params?._meta as JsonObject | undefined;
+  server.setRequestHandler(
+    ListToolsRequestSchema,
+    (request) => cachedListResult('tools', router.listTools(ctx, metaOf(request))) as never,
+  );
   server.setRequestHandler(
     ListPromptsRequestSchema,
-    () => cachedListResult('prompts', router.listPrompts(ctx)) as never,
+    (request) => cachedListResult('prompts', router.listPrompts(ctx, metaOf(request))) as never,
   );
   server.setRequestHandler(
     ListResourcesRequestSchema,
-    () => cachedListResult('resources', router.listResources(ctx)) as never,
+    (request) => cachedListResult('resources', router.listResources(ctx, metaOf(request))) as never,
   );
   server.setRequestHandler(
     ListResourceTemplatesRequestSchema,
-    () => cachedListResult('resourceTemplates', router.listResourceTemplates(ctx)) as never,
+    (request) => cachedListResult('resourceTemplates', router.listResourceTemplates(ctx, metaOf(request))) as never,
   );
   server.setRequestHandler(SubscribeRequestSchema, async (request) => {
     await router.subscribe(ctx, request.params.uri);

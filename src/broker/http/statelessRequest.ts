@@ -125,7 +125,7 @@ export class StatelessEndpoint {
       case 'prompts/list':
       case 'resources/list':
       case 'resources/templates/list':
-        return exchange.result(this.list(ctx, req.method));
+        return exchange.result(this.list(ctx, req.method, req.params._meta as JsonObject | undefined));
       case 'subscriptions/listen': {
         const filter = (params.notifications ?? {}) as JsonObject;
         this.listens.open(ctx, exchange, filter).catch((err: unknown) => exchange.error(err));
@@ -166,16 +166,17 @@ export class StatelessEndpoint {
     };
   }
 
-  private list(ctx: SessionContext, method: keyof typeof LIST_KEYS): JsonObject {
+  /** `meta`: the request's _meta, where telemetry reads the caller's trace context. */
+  private list(ctx: SessionContext, method: keyof typeof LIST_KEYS, meta: JsonObject | undefined): JsonObject {
     const key = LIST_KEYS[method];
     const items =
       key === 'tools'
-        ? this.router.listTools(ctx)
+        ? this.router.listTools(ctx, meta)
         : key === 'prompts'
-          ? this.router.listPrompts(ctx)
+          ? this.router.listPrompts(ctx, meta)
           : key === 'resources'
-            ? this.router.listResources(ctx)
-            : this.router.listResourceTemplates(ctx);
+            ? this.router.listResources(ctx, meta)
+            : this.router.listResourceTemplates(ctx, meta);
     // The server's own hints on its per-server endpoint; else stale at once and private (the
     // catalog changes whenever an upstream does, subscriptions/listen says when; /mcp is per token).
     return {

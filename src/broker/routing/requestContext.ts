@@ -43,7 +43,11 @@ export interface RequestExtra {
 export interface Router {
   hasServer(name: string): boolean;
   instructions(server?: string): string | undefined;
-  listTools(ctx: SessionContext): Tool[];
+  /**
+   * `meta`: the list request's _meta, read by telemetry alone (its trace context). The endpoint passes
+   * it, undefined or not, for a list it serves; a lookup of the broker's own passes none (no span).
+   */
+  listTools(ctx: SessionContext, meta?: JsonObject): Tool[];
   /** The cache hints of a list as this caller sees it; undefined: none to give (stale at once). */
   listHints?(ctx: SessionContext, key: ListKey): CacheHints | undefined;
   /** `task`: the request's `task` param (2025-11-25 tasks); the answer is then a CreateTaskResult. */
@@ -61,10 +65,10 @@ export interface Router {
   sessionOpened?(ctx: SessionContext, notify: (method: string, params: JsonObject) => void): void;
   /** A session ended: what the router kept for it (its tasks) is forgotten. */
   sessionClosed?(ctx: SessionContext): void;
-  listPrompts(ctx: SessionContext): Prompt[];
+  listPrompts(ctx: SessionContext, meta?: JsonObject): Prompt[];
   getPrompt(ctx: SessionContext, name: string, args: Record<string, string>, extra: RequestExtra): Promise<JsonObject>;
-  listResources(ctx: SessionContext): Resource[];
-  listResourceTemplates(ctx: SessionContext): ResourceTemplate[];
+  listResources(ctx: SessionContext, meta?: JsonObject): Resource[];
+  listResourceTemplates(ctx: SessionContext, meta?: JsonObject): ResourceTemplate[];
   readResource(ctx: SessionContext, uri: string, extra: RequestExtra): Promise<JsonObject>;
   subscribe(ctx: SessionContext, uri: string): Promise<void>;
   unsubscribe(ctx: SessionContext, uri: string): Promise<void>;

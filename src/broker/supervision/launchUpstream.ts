@@ -34,8 +34,12 @@ import {
   type SandboxTools,
 } from '../trust/sandbox';
 
+/** What confines a launch, in one word (telemetry's launch span says it). */
+export type SandboxKind = 'bubblewrap' | 'sandbox-exec' | 'network-only' | 'none' | 'remote';
+
 export interface LaunchPlan {
   launch: UpstreamLaunch;
+  sandbox: SandboxKind;
   enforcement: Enforcement;
   /** Names (never values) of variables withheld for want of the `secrets` grant. */
   withheld: string[];
@@ -120,7 +124,7 @@ export function planLaunch(def: ServerDef, root: string, opts: LaunchOptions = {
       secrets.push(token);
     }
     // Credentials in the URL (user info, `?api_key=`) are as secret as an authorization header.
-    return { launch, enforcement, withheld: collected.withheld, redactor: new Redactor(secrets) };
+    return { launch, sandbox: 'remote', enforcement, withheld: collected.withheld, redactor: new Redactor(secrets) };
   }
   const tools = toolsFor(opts);
   const decision = decideSandbox(def, tools);
@@ -144,7 +148,14 @@ export function planLaunch(def: ServerDef, root: string, opts: LaunchOptions = {
   else if (decision.seatbelt) Object.assign(launch, confineMac(def, root, decision, launch.env, opts));
   else if (decision.networkOnlyPrefix) launch.wrapper = decision.networkOnlyPrefix;
   const { enforcement } = decision;
-  return { launch, enforcement, withheld: built.withheld, redactor: new Redactor(built.secretValues) };
+  const sandbox: SandboxKind = decision.bwrap
+    ? 'bubblewrap'
+    : decision.seatbelt
+      ? 'sandbox-exec'
+      : decision.networkOnlyPrefix
+        ? 'network-only'
+        : 'none';
+  return { launch, sandbox, enforcement, withheld: built.withheld, redactor: new Redactor(built.secretValues) };
 }
 
 /** What to tell the person while a server waits for a VS Code account's token. */

@@ -10,6 +10,7 @@ import type { ServerDef } from '../../registry/schema';
 import type { ServerRequest, ServerRequestCaller } from '../connection/serverRequests';
 import type { EditorLink, Root } from './editorLink';
 import { ErrorCodes, McpFailure, type JsonObject } from '../shared/mcpTypes';
+import { telemetry } from '../telemetry/telemetry';
 
 /** The `_meta` key under which the editor is told which server asks, its trust tier and for whom. */
 export const ORIGIN_META = 'switchboard/origin';
@@ -78,7 +79,23 @@ export class ServerRequestDispatch {
     return { roots: roots as unknown as JsonObject[] };
   }
 
-  handle = async (request: ServerRequest, callers: ServerRequestCaller[]): Promise<JsonObject> => {
+  handle = (request: ServerRequest, callers: ServerRequestCaller[]): Promise<JsonObject> => {
+    const traced = telemetry();
+    if (!traced) return this.answer(request, callers);
+    // A SERVER span (the broker serves its upstream's request), child of the call that caused it.
+    const attributes: Record<string, string> = { 'mcp.method.name': request.method, 'switchboard.server': this.server };
+    if (callers.length === 1) attributes['switchboard.client'] = callers[0].client;
+    const { trace: parent, ...asked } = request;
+    return traced.span({ name: request.method, kind: 'server', attributes, parent }, (note) =>
+      this.answer(asked, callers, (routedTo) => note({ 'switchboard.routed_to': routedTo })),
+    );
+  };
+
+  private async answer(
+    request: ServerRequest,
+    callers: ServerRequestCaller[],
+    routed?: (to: RoutedTo | 'none') => void,
+  ): Promise<JsonObject> {
     const started = performance.now();
     // `client`: whose call caused it; `routedTo`: who answered (that client, the editor, the registry root).
     const entry: JsonObject = { event: 'server-request', server: this.server, method: request.method };
@@ -86,13 +103,15 @@ export class ServerRequestDispatch {
     else if (callers.length > 1) entry.sessions = callers.length;
     try {
       const { result, routedTo } = await this.route(request, callers);
+      routed?.(routedTo);
       this.record({ ...entry, routedTo }, started);
       return result;
     } catch (err) {
+      routed?.('none');
       this.record({ ...entry, routedTo: 'none' }, started, err);
       throw err;
     }
-  };
+  }
 
   private async route(
     request: ServerRequest,

@@ -12,6 +12,7 @@ import { IdleClock } from './idleClock';
 import type { StartGate } from './startGate';
 import type { EditorLink } from './editorLink';
 import { planLaunch, WaitingForCredentials } from './launchUpstream';
+import { tracedLaunch, type SandboxNote } from './launchSpan';
 import type { Credentials } from '../connection/auth/credentials';
 import { LogRing } from '../shared/logRing';
 import {
@@ -28,7 +29,7 @@ import { redactParams } from '../trust/resultRedaction';
 import { describeEnforcement, type Enforcement } from '../trust/sandbox';
 import { ServerRequestDispatch } from './serverRequestDispatch';
 import { readAppPages } from '../catalog/apps/appPages';
-import { telemetry } from '../telemetry/telemetry';
+import { telemetry, type TraceParent } from '../telemetry/telemetry';
 import { mayMove, type HeldState, type UpstreamState, type WaitingState } from './upstreamStates';
 
 export type { UpstreamState };
@@ -126,6 +127,8 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   private learning = false;
   /** A request is waiting for this start: it does not queue at the start gate. */
   private demanded = false;
+  /** While telemetry is on: the request that woke this lazy server, the parent of its launch span. */
+  private launchCause?: TraceParent;
 
   /**
    * `mayStart` is asked before every launch, crash restarts included: what was approved can stop
@@ -254,7 +257,9 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     const traced = telemetry();
     if (this.state === 'idle') {
       this.demanded = true;
-      // The server outlives the request that woke it: its process is not part of that request's trace.
+      // The server outlives the request that woke it: its process is not part of that request's
+      // trace; only its launch is (a span, child of the request).
+      this.launchCause = traced?.currentTrace();
       if (traced) traced.untraced(() => this.start());
       else this.start();
     }
@@ -361,43 +366,51 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
     }
   }
 
+  /** Plans the launch (environment, sandbox, credentials) and spawns or connects. */
+  private async open(generation: number, sandbox?: SandboxNote): Promise<UpstreamConnection> {
+    const plan = planLaunch(this.def, this.root, {
+      onNetworkRefused: (r) => this.networkRefused(r.host, r.port),
+      credentials: this.credentials,
+      editorConnected: this.editor?.current() !== undefined,
+    });
+    sandbox?.(plan.sandbox);
+    this.redactor = plan.redactor;
+    this.withheldEnv = plan.withheld;
+    // What this launch found (a granted path that is a link out of the root) is part of what holds.
+    Object.assign(this.enforcement, plan.enforcement);
+    if (plan.withheld.length) {
+      const names = plan.withheld.join(', ');
+      const why = "the server has no 'secrets' grant";
+      this.logs.push(`withheld ${plan.withheld.length} variable(s) (${names}): ${why}`);
+    }
+    const signedIn = plan.launch.transport !== 'stdio' && this.signIn;
+    const launch = signedIn ? { ...plan.launch, auth: this.signIn } : plan.launch;
+    return await connectUpstream(
+      launch,
+      {
+        toolsChanged: () => this.refresh(generation, 'tools'),
+        promptsChanged: () => this.refresh(generation, 'prompts'),
+        resourcesChanged: () => this.refresh(generation, 'resources'),
+        resourceUpdated: (uri) => this.emit('resourceUpdated', uri),
+        log: (params) => this.emit('log', redactParams(params, this.resultRedactor)),
+        lost: (reason, needsSignIn) => this.onLost(generation, reason, needsSignIn),
+        taskStatus: (task) => {
+          if (generation === this.generation) this.emit('taskStatus', task);
+        },
+        serverRequest: this.serverRequests.handle,
+      },
+      this.logs,
+      this.def.timeouts.startupMs,
+    );
+  }
+
   /** Spawns or connects, then loads the lists: the part of a start the gate admits a few at a time. */
   private async connect(generation: number): Promise<void> {
     let client: UpstreamConnection;
+    const cause = this.launchCause;
+    this.launchCause = undefined;
     try {
-      const plan = planLaunch(this.def, this.root, {
-        onNetworkRefused: (r) => this.networkRefused(r.host, r.port),
-        credentials: this.credentials,
-        editorConnected: this.editor?.current() !== undefined,
-      });
-      this.redactor = plan.redactor;
-      this.withheldEnv = plan.withheld;
-      // What this launch found (a granted path that is a link out of the root) is part of what holds.
-      Object.assign(this.enforcement, plan.enforcement);
-      if (plan.withheld.length) {
-        const names = plan.withheld.join(', ');
-        const why = "the server has no 'secrets' grant";
-        this.logs.push(`withheld ${plan.withheld.length} variable(s) (${names}): ${why}`);
-      }
-      const signedIn = plan.launch.transport !== 'stdio' && this.signIn;
-      const launch = signedIn ? { ...plan.launch, auth: this.signIn } : plan.launch;
-      client = await connectUpstream(
-        launch,
-        {
-          toolsChanged: () => this.refresh(generation, 'tools'),
-          promptsChanged: () => this.refresh(generation, 'prompts'),
-          resourcesChanged: () => this.refresh(generation, 'resources'),
-          resourceUpdated: (uri) => this.emit('resourceUpdated', uri),
-          log: (params) => this.emit('log', redactParams(params, this.resultRedactor)),
-          lost: (reason, needsSignIn) => this.onLost(generation, reason, needsSignIn),
-          taskStatus: (task) => {
-            if (generation === this.generation) this.emit('taskStatus', task);
-          },
-          serverRequest: this.serverRequests.handle,
-        },
-        this.logs,
-        this.def.timeouts.startupMs,
-      );
+      client = await tracedLaunch(this.name, this.def.transport, cause, (sandbox) => this.open(generation, sandbox));
     } catch (err) {
       if (generation !== this.generation) return;
       if (err instanceof ConnectionError && err.kind === 'needs-sign-in') return this.awaitSignIn(err.message);

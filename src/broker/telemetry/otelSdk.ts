@@ -17,8 +17,10 @@ import {
   type Tracer,
 } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { OTLPMetricExporter as OtlpGrpcMetrics } from '@opentelemetry/exporter-metrics-otlp-grpc';
 import { OTLPMetricExporter as OtlpJsonMetrics } from '@opentelemetry/exporter-metrics-otlp-http';
 import { OTLPMetricExporter as OtlpProtoMetrics } from '@opentelemetry/exporter-metrics-otlp-proto';
+import { OTLPTraceExporter as OtlpGrpcTraces } from '@opentelemetry/exporter-trace-otlp-grpc';
 import { OTLPTraceExporter as OtlpJsonTraces } from '@opentelemetry/exporter-trace-otlp-http';
 import { OTLPTraceExporter as OtlpProtoTraces } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
@@ -34,7 +36,7 @@ import { BROKER_VERSION } from '../shared/version';
 import { LiveNumbersRecorder, type LiveNumbers, type ServerNumbers } from './liveNumbers';
 import { prometheusText } from './prometheusText';
 import type { OtlpTarget, TelemetrySettings } from './settings';
-import type { BrokerGauges, ServedRequest, Telemetry, UpstreamRequest } from './types';
+import type { BrokerGauges, ServedRequest, SpanAbout, Telemetry, TraceParent, UpstreamRequest } from './types';
 import { observeGauges } from './gauges';
 
 /** The MCP conventions' recommended buckets for operation durations, in seconds. */
@@ -54,11 +56,13 @@ class PullReader extends MetricReader {
 
 function traceExporter(target: OtlpTarget) {
   const config = target.url ? { url: target.url } : {};
+  if (target.protocol === 'grpc') return new OtlpGrpcTraces(config);
   return target.protocol === 'http/json' ? new OtlpJsonTraces(config) : new OtlpProtoTraces(config);
 }
 
 function metricExporter(target: OtlpTarget) {
   const config = target.url ? { url: target.url } : {};
+  if (target.protocol === 'grpc') return new OtlpGrpcMetrics(config);
   return target.protocol === 'http/json' ? new OtlpJsonMetrics(config) : new OtlpProtoMetrics(config);
 }
 
@@ -262,6 +266,32 @@ class OtelTelemetry implements Telemetry {
         throw error;
       },
     );
+  }
+
+  currentTrace(): TraceParent | undefined {
+    return this.context.getStore() as TraceParent | undefined;
+  }
+
+  async span<T>(about: SpanAbout, run: (note: (attributes: Record<string, string>) => void) => Promise<T>): Promise<T> {
+    const parent =
+      about.parent === null
+        ? ROOT_CONTEXT
+        : ((about.parent as Context | undefined) ?? this.context.getStore() ?? ROOT_CONTEXT);
+    const kind = { internal: SpanKind.INTERNAL, server: SpanKind.SERVER, client: SpanKind.CLIENT }[about.kind];
+    const span = this.tracer.startSpan(about.name, { kind, attributes: about.attributes }, parent);
+    try {
+      const result = await this.context.run(trace.setSpan(parent, span), () =>
+        run((attributes) => span.setAttributes(attributes)),
+      );
+      span.end();
+      return result;
+    } catch (error) {
+      span.setAttribute('error.type', errorType(error));
+      // The status says that it failed, never the message: messages can echo arguments.
+      span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+      throw error;
+    }
   }
 
   untraced<T>(fn: () => T): T {

@@ -3,7 +3,8 @@
 // which the extension sets when it starts the broker). Off unless one of them turns it on.
 import type { TelemetryBlock } from '../../registry/telemetryConfig';
 
-export type OtlpProtocol = 'http/protobuf' | 'http/json';
+export type OtlpProtocol = 'http/protobuf' | 'http/json' | 'grpc';
+const PROTOCOLS: readonly string[] = ['http/protobuf', 'http/json', 'grpc'];
 
 /** Where one signal is exported; `url` undefined: the exporter reads OTEL_EXPORTER_OTLP_* itself. */
 export interface OtlpTarget {
@@ -48,9 +49,10 @@ export function telemetrySettings(env: NodeJS.ProcessEnv, block?: TelemetryBlock
   const notes: string[] = [];
   const protocolFor = (signal: 'TRACES' | 'METRICS'): OtlpProtocol => {
     const given = env[`OTEL_EXPORTER_OTLP_${signal}_PROTOCOL`] ?? env.OTEL_EXPORTER_OTLP_PROTOCOL ?? block?.protocol;
-    if (given === undefined || given === 'http/protobuf' || given === 'http/json') return given ?? 'http/protobuf';
+    if (given === undefined) return 'http/protobuf';
+    if (PROTOCOLS.includes(given)) return given as OtlpProtocol;
     notes.push(
-      `OTLP protocol '${given}' is not supported (only http/protobuf and http/json are bundled); ` +
+      `OTLP protocol '${given}' is not one of http/protobuf, http/json or grpc; ` +
         `${signal.toLowerCase()} are sent as http/protobuf`,
     );
     return 'http/protobuf';
@@ -62,7 +64,12 @@ export function telemetrySettings(env: NodeJS.ProcessEnv, block?: TelemetryBlock
     const exporters = signal === 'TRACES' ? tracesExporters : metricsExporters;
     if (exporters?.includes('none')) return undefined;
     if (envUrl) return { protocol: protocolFor(signal) };
-    if (block?.endpoint) return { url: `${block.endpoint.replace(/\/+$/, '')}/${path}`, protocol: protocolFor(signal) };
+    if (block?.endpoint) {
+      const protocol = protocolFor(signal);
+      // gRPC names the service in the request, not in the URL: the endpoint is the collector's address.
+      const base = block.endpoint.replace(/\/+$/, '');
+      return { url: protocol === 'grpc' ? base : `${base}/${path}`, protocol };
+    }
     // OTEL_TRACES_EXPORTER=otlp alone: the exporter's default endpoint (localhost:4318).
     return exporters?.includes('otlp') ? { protocol: protocolFor(signal) } : undefined;
   };

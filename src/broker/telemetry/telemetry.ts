@@ -1,12 +1,25 @@
 // The broker's telemetry as the call path sees it: undefined while it is off (the default), so the
-// whole cost of "off" is one read of `activeTelemetry` per request. The OpenTelemetry SDK lives in
+// whole cost of "off" is one read of `activeTelemetry` per request (and none for the router's
+// SERVER spans: tracedRouter.ts takes its layer away while telemetry is off). The OpenTelemetry SDK lives in
 // otelSdk.ts, bundled apart (dist/telemetry-sdk.js) and loaded only when telemetry is turned on.
 import type { TelemetrySettings } from './settings';
 import type { Telemetry } from './types';
 
-export type { BrokerGauges, ServedRequest, Telemetry, UpstreamRequest } from './types';
+export type { BrokerGauges, ServedRequest, SpanAbout, Telemetry, TraceParent, UpstreamRequest } from './types';
 
 let activeTelemetry: Telemetry | undefined;
+/** Told when telemetry starts (true) or stops (false): the traced router puts its spans on or off. */
+const changeListeners = new Set<(on: boolean) => void>();
+
+/** Calls `listener` whenever telemetry starts or stops; returns the unsubscribe. */
+export function onTelemetryChange(listener: (on: boolean) => void): () => void {
+  changeListeners.add(listener);
+  return () => changeListeners.delete(listener);
+}
+
+function changed(on: boolean): void {
+  for (const listener of [...changeListeners]) listener(on);
+}
 
 /** The running telemetry, or undefined when it is off. */
 export function telemetry(): Telemetry | undefined {
@@ -19,12 +32,14 @@ export function startTelemetry(settings: TelemetrySettings): Telemetry {
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const sdk = require('./otelSdk') as { createTelemetry(settings: TelemetrySettings): Telemetry };
   activeTelemetry = sdk.createTelemetry(settings);
+  changed(true);
   return activeTelemetry;
 }
 
 export async function stopTelemetry(): Promise<void> {
   const running = activeTelemetry;
   activeTelemetry = undefined;
+  if (running) changed(false);
   await running?.shutdown();
 }
 

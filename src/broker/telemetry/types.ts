@@ -37,6 +37,22 @@ export interface BrokerGauges {
   toolTokensPerClient: Record<string, number>;
 }
 
+/**
+ * The trace context of the request running now, kept to be the parent of a span that starts later
+ * outside it (a server→client request read from a stdio pipe, a launch a request caused). Opaque.
+ */
+export type TraceParent = { readonly traceParent: unique symbol };
+
+/** A span around one operation of the broker's own (a server→client request, a refresh, a launch). */
+export interface SpanAbout {
+  name: string;
+  kind: 'internal' | 'server' | 'client';
+  /** Names and outcomes only: never arguments, results, command lines or secrets. */
+  attributes: Record<string, string>;
+  /** The span's parent: this trace, or none (null: a root span); undefined: the request running now. */
+  parent?: TraceParent | null;
+}
+
 export interface Telemetry {
   readonly settings: TelemetrySettings;
   /** Runs one served request inside its SERVER span (sync or async); records its duration. */
@@ -52,6 +68,13 @@ export interface Telemetry {
   ): Promise<JsonObject>;
   /** A request waits for its server to start (a lazy start, or a start in progress): an INTERNAL span. */
   waitedForStart(server: string, started: Promise<void>): Promise<void>;
+  /** The request running now, as the parent of a span started later elsewhere; undefined outside one. */
+  currentTrace(): TraceParent | undefined;
+  /**
+   * Runs `run` in a span of its own (an error ends it with error.type); `note` adds attributes that
+   * are known only once it ran (who answered).
+   */
+  span<T>(about: SpanAbout, run: (note: (attributes: Record<string, string>) => void) => Promise<T>): Promise<T>;
   /** Runs `fn` outside any request's trace (what it starts outlives the request). */
   untraced<T>(fn: () => T): T;
   /** A session ended after `seconds` (mcp.server.session.duration). */

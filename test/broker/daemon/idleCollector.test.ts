@@ -3,6 +3,15 @@
 // hold on a machine of any speed.
 import assert from 'node:assert/strict';
 import { IdleCollector, lastResortCollection } from '../../../src/broker/daemon/idleCollector';
+import {
+  connect,
+  fixtureServer,
+  killStarted,
+  removeTempDirs,
+  startBrokerProcess,
+  tempDir,
+  writeRegistry,
+} from '../../helpers/broker';
 import { ManualClock } from '../../helpers/manualClock';
 
 describe('IdleCollector', () => {
@@ -52,5 +61,40 @@ describe('IdleCollector', () => {
     })!();
     assert.deepEqual(calls, [{ type: 'major', execution: 'sync', flavor: 'last-resort' }]);
     assert.equal(lastResortCollection(undefined), undefined);
+  });
+});
+
+// `switchboard serve` from bin/switchboard.js or npx is a plain `node dist/broker.js serve`, without
+// the launchers' --expose-gc: it asks V8 for gc() itself, so its idle collector works there too.
+describe('IdleCollector in a broker started without --expose-gc', function () {
+  this.timeout(90_000);
+  after(async () => {
+    await killStarted();
+    removeTempDirs();
+  });
+
+  it('collects once the broker goes quiet (broker.memory.idleCollections in its state)', async () => {
+    const root = tempDir('sb-idle-gc-');
+    writeRegistry(root, { 'mcp-servers.d/echo.yaml': fixtureServer('echo', 'echo.mjs') });
+    // startBrokerProcess runs `node dist/broker.js serve`: no Node flags, as bin/switchboard.js does.
+    const broker = await startBrokerProcess({ root });
+    const client = await connect(broker.url, broker.token);
+    const collections = async (): Promise<number> => {
+      const state = await client.readResource({ uri: 'switchboard://state' });
+      const text = (state.contents[0] as { text: string }).text;
+      return (JSON.parse(text) as { broker: { memory: { idleCollections: number } } }).broker.memory.idleCollections;
+    };
+    try {
+      // Each read is a request, and a request restarts the 2 s quiet period: read less and less often.
+      let seen = await collections();
+      for (let pause = 2_500; seen === 0 && pause <= 12_500; pause += 2_500) {
+        await new Promise((resolve) => setTimeout(resolve, pause));
+        seen = await collections();
+      }
+      assert.ok(seen >= 1, 'the broker collected after going quiet, without --expose-gc on its command line');
+    } finally {
+      await client.close();
+      await broker.stop();
+    }
   });
 });

@@ -203,6 +203,9 @@ describe('telemetry: traces and metrics of real calls (OTLP/HTTP)', function () 
         assert.equal(span.attributes['error.type'], 'tool_error', span.name);
         assert.equal(span.statusCode, 2, `${span.name} has status ERROR`);
       }
+      const lister = await connect(broker.url, agentToken, 'traced-agent');
+      await lister.listTools();
+      await lister.close();
       await waitFor(
         () => collector.spans.find((s) => s.kind === SERVER && s.name === 'tools/list'),
         'a tools/list SERVER span',
@@ -315,9 +318,9 @@ describe('telemetry: traces and metrics of real calls (OTLP/HTTP)', function () 
     const spans = await waitFor(
       () => {
         const inTrace = collector.spans.filter((s) => s.traceId === traceId);
-        return inTrace.length === 3 ? inTrace : undefined;
+        return inTrace.length === 4 ? inTrace : undefined;
       },
-      'the SERVER, start and CLIENT spans',
+      'the SERVER, start, launch and CLIENT spans',
       20_000,
     );
     const server = spans.find((s) => s.kind === SERVER)!;

@@ -38,7 +38,7 @@ describe('telemetry settings', () => {
     assert.equal(s.turnedOnBy, 'the editor setting');
   });
 
-  it('OTEL_TRACES_EXPORTER=none keeps spans home; gRPC is said to be unsupported', () => {
+  it('OTEL_TRACES_EXPORTER=none keeps spans home; grpc is a protocol of its own', () => {
     const s = telemetrySettings({
       OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c',
       OTEL_TRACES_EXPORTER: 'none',
@@ -46,7 +46,16 @@ describe('telemetry settings', () => {
       OTEL_METRIC_EXPORT_INTERVAL: '1500',
     })!;
     assert.equal(s.traces, undefined);
-    assert.deepEqual(s.metrics, { protocol: 'http/protobuf', intervalMs: 1500 });
-    assert.match(s.notes.join(), /grpc.*not supported/);
+    assert.deepEqual(s.metrics, { protocol: 'grpc', intervalMs: 1500 });
+    assert.deepEqual(s.notes, []);
+  });
+
+  it("telemetry.yaml's grpc sends to the collector's address (no /v1/ path); an unknown protocol is said", () => {
+    const s = telemetrySettings({}, block({ endpoint: 'http://127.0.0.1:4317/', protocol: 'grpc' }))!;
+    assert.deepEqual(s.traces, { url: 'http://127.0.0.1:4317', protocol: 'grpc' });
+    assert.equal(s.metrics?.url, 'http://127.0.0.1:4317');
+    const odd = telemetrySettings({ OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c', OTEL_EXPORTER_OTLP_PROTOCOL: 'thrift' })!;
+    assert.equal(odd.traces?.protocol, 'http/protobuf');
+    assert.match(odd.notes.join(), /'thrift' is not one of/);
   });
 });

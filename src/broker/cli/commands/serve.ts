@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import * as readline from 'node:readline';
 import { approvalSummaryBlock } from '../../trust/approvalSummary';
 import { serveOrReuse, type RunningBroker } from '../../daemon/daemon';
+import { exposeGc } from '../../daemon/idleCollector';
 import { parseLogRate } from '../../http/logRateLimit';
 import { withTraceId } from '../../telemetry/telemetry';
 import { type Command, rootOption, rootOf, parseNumber, print, printError } from '../command';
@@ -42,6 +43,8 @@ export const serveCommand: Command = {
     json: { type: 'boolean' },
   },
   async run(values) {
+    // Before the broker is made: its idle collector takes gc() when it is constructed.
+    exposeGc();
     const root = rootOf(values);
     const port = parseNumber(values.port, 'port', 0);
     const json = values.json === true;

@@ -8,6 +8,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { OAuthSettings, ServerDef } from '../../../registry/schema';
 import { webAddressProblem } from '../../../registry/webAddress';
+import { telemetry } from '../../telemetry/telemetry';
 import type { TokenStore } from './oauthTokenStore';
 
 export interface OAuthTokens {
@@ -252,7 +253,16 @@ export class ServerOAuth {
 
   /** One refresh at a time: a second caller waits for the first instead of spending the refresh token again. */
   refreshOnce(run: () => Promise<void>): Promise<void> {
-    this.refreshing ??= run().finally(() => (this.refreshing = undefined));
+    const traced = telemetry();
+    // While telemetry is on, a span in the request that needed the new token (never a token in it).
+    const refreshed = traced
+      ? () =>
+          traced.span(
+            { name: 'sign-in refresh', kind: 'client', attributes: { 'switchboard.server': this.serverName } },
+            run,
+          )
+      : run;
+    this.refreshing ??= refreshed().finally(() => (this.refreshing = undefined));
     return this.refreshing;
   }
 
