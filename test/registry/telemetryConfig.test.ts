@@ -13,7 +13,7 @@ describe('telemetry.yaml', () => {
   });
 
   it('reports an unknown key and a wrong value on their own lines', () => {
-    const text = 'telemetry:\n  enabled: true\n  protocol: grpc\n  endpont: http://x\n';
+    const text = 'telemetry:\n  enabled: true\n  protocol: carrier-pigeon\n  endpont: http://x\n';
     const r = parseTelemetryFile(text, '/r/telemetry.yaml');
     assert.equal(r.block, undefined, 'a file with errors turns nothing on');
     const lines = r.problems.map((p) => [p.line, p.file]);
@@ -25,6 +25,11 @@ describe('telemetry.yaml', () => {
       ],
     );
     assert.ok(r.problems.some((p) => p.message.includes('telemetry.protocol')));
+    // Positive control: each protocol the exporters speak, gRPC included, is accepted.
+    for (const protocol of ['grpc', 'http/protobuf', 'http/json']) {
+      const ok = parseTelemetryFile(`telemetry:\n  enabled: true\n  protocol: ${protocol}\n`, '/r/telemetry.yaml');
+      assert.deepEqual(ok.problems, [], protocol);
+    }
   });
 
   it('refuses an endpoint that is not http(s) and a YAML syntax error, with the line', () => {
