@@ -185,7 +185,12 @@ describe("telemetry: the broker's own spans (server→client requests, launches)
     assert.equal(launch.attributes['switchboard.server'], 'classic');
     assert.equal(launch.attributes['switchboard.transport'], 'stdio');
     assert.ok(SANDBOX_KINDS.includes(String(launch.attributes['switchboard.sandbox'])), JSON.stringify(launch));
-    const remoteLaunch = collector.spans.find((s) => s.name === 'launch rasks');
+    // Spans leave in batches: the remote server's launch may be in a later one than classic's.
+    const remoteLaunch = await waitFor(
+      () => collector.spans.find((s) => s.name === 'launch rasks'),
+      'the launch span of rasks',
+      20_000,
+    );
     assert.equal(remoteLaunch?.attributes['switchboard.sandbox'], 'remote');
     assert.equal(remoteLaunch?.attributes['switchboard.transport'], 'http');
   });
