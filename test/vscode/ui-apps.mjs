@@ -62,7 +62,7 @@ function check(ok, what) {
 
 // The broker's mapping of a page's declared _meta.ui.csp to its CSP (what the console's preview uses).
 const compiled = (file) => createRequire(import.meta.url)(join(REPO_ROOT, 'out', 'src', ...file.split('/')));
-const { pageCsp: cspOf } = compiled('broker/apps/appCsp.js');
+const { pageCsp: cspOf } = compiled('broker/catalog/apps/appCsp.js');
 // The preview's document as the extension writes it (src/extension/appPreviewHtml.ts).
 const { previewDocument } = compiled('extension/appPreviewHtml.js');
 

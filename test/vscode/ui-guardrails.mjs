@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { REPO_ROOT, ensureTools, launchCodeServer } from './codeServer.mjs';
-import { SAMPLE_SETTINGS, echoServerRow, openEchoTool, stopBrokers, uiScript } from './uiScript.mjs';
+import { SAMPLE_SETTINGS, chooseMenuItem, echoServerRow, openEchoTool, stopBrokers, uiScript } from './uiScript.mjs';
 
 const POLICY = `description: what agents may echo (written by ui-guardrails.mjs, removed after)
 rules:
@@ -86,7 +86,7 @@ try {
     "Edit Server… on echo: its Guardrails tab shows the rules, the limit's count and the refusal",
     async () => {
       await echoServerRow(page, pane).click({ button: 'right' });
-      await page.locator('.monaco-menu .action-label', { hasText: 'Edit Server…' }).click();
+      await chooseMenuItem(page, 'Edit Server…');
       // The console keeps its view (Try a tool); the Guardrails tab appears once a saved server is open.
       await frame.locator('#title', { hasText: "Server 'echo'" }).waitFor({ state: 'attached', timeout: 30_000 });
       await frame.locator('#tab-guardrails').click({ timeout: 30_000 });

@@ -123,3 +123,20 @@ export async function openEchoTool(page, pane, frame) {
   await pane.locator('.monaco-list-row', { hasText: 'Echo the text back' }).click();
   await frame.locator('#tool-title', { hasText: 'echo__echo' }).waitFor({ timeout: 30_000 });
 }
+
+/**
+ * Chooses `label` in the open context menu. A click that lands while the menu is still settling can
+ * be lost (seen on a loaded machine: the item highlighted, the menu still open); the highlighted item
+ * is then chosen with Enter, as a person would.
+ */
+export async function chooseMenuItem(page, label) {
+  const item = page.locator('.monaco-menu .action-label', { hasText: label });
+  await item.hover();
+  await item.click();
+  const closed = await page
+    .locator('.monaco-menu')
+    .waitFor({ state: 'hidden', timeout: 3000 })
+    .then(() => true)
+    .catch(() => false);
+  if (!closed) await page.keyboard.press('Enter');
+}
