@@ -64,7 +64,12 @@ describe('sign in to a remote server (OAuth)', function () {
     assert.strictEqual(new URL(begun.url).searchParams.get('code_challenge_method'), 'S256');
     assert.match(await consent(begun.url), /Signed in/);
 
-    await waitFor(a, () => entry.server('signin')?.state === 'running', 'signin to run after the sign-in');
+    // 'running' can reach the view a moment before the server's lists do: wait for both.
+    await waitFor(
+      a,
+      () => entry.server('signin')?.state === 'running' && entry.server('signin')!.tools.length > 0,
+      'signin to run with its tools after the sign-in',
+    );
     const s = entry.server('signin') as ServerStatus;
     assert.strictEqual(s.auth?.signedIn, true);
     assert.ok(
