@@ -8,8 +8,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REPO_ROOT, ensureTools, launchCodeServer } from './codeServer.mjs';
-import { SAMPLE_SETTINGS, openEchoTool, stopBrokers, uiScript } from './uiScript.mjs';
+import { ensureTools } from './codeServer.mjs';
+import { openEchoTool, stopBrokers, uiScript, launchSampleWorkbench } from './uiScript.mjs';
 
 let cs;
 const { args, shot, step, fail, exit } = uiScript('ui-console', {
@@ -20,22 +20,9 @@ const home = mkdtempSync(join(tmpdir(), 'switchboard-ui-console-home-'));
 ensureTools({ log: null });
 
 try {
-  cs = await launchCodeServer({
-    folder: REPO_ROOT,
-    trusted: true,
-    extensionDevelopmentPath: REPO_ROOT,
-    extensionEnvironment: { SWITCHBOARD_HOME: home, SWITCHBOARD_ACCEPT_WORKSPACE_TRUST: '1' },
-    settings: SAMPLE_SETTINGS,
-    keepTemp: args.keep,
-    killMatching: [home],
-    abortCleanupDirs: args.keep ? [] : [home],
-    onLog: (level, line) => {
-      if (args.verbose || level === 'error') console.log(`[${level}] ${line.split('\n')[0]}`);
-    },
-  });
-  const { page } = cs;
-  const frame = page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
-  const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Servers' }) });
+  const workbench = await launchSampleWorkbench({ home, args });
+  cs = workbench.cs;
+  const { page, frame, pane } = workbench;
 
   await step('click the echo tool of the echo server in the Servers tree', async () => {
     await openEchoTool(page, pane, frame);

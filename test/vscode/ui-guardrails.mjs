@@ -11,8 +11,15 @@ import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REPO_ROOT, ensureTools, launchCodeServer } from './codeServer.mjs';
-import { SAMPLE_SETTINGS, chooseMenuItem, echoServerRow, openEchoTool, stopBrokers, uiScript } from './uiScript.mjs';
+import { REPO_ROOT, ensureTools } from './codeServer.mjs';
+import {
+  chooseMenuItem,
+  echoServerRow,
+  openEchoTool,
+  stopBrokers,
+  uiScript,
+  launchSampleWorkbench,
+} from './uiScript.mjs';
 
 const POLICY = `description: what agents may echo (written by ui-guardrails.mjs, removed after)
 rules:
@@ -45,22 +52,9 @@ try {
   // Written before the broker starts, as a `git pull` would bring it: proposed, not in force.
   mkdirSync(policyDir, { recursive: true });
   writeFileSync(policyFile, POLICY);
-  cs = await launchCodeServer({
-    folder: REPO_ROOT,
-    trusted: true,
-    extensionDevelopmentPath: REPO_ROOT,
-    extensionEnvironment: { SWITCHBOARD_HOME: home, SWITCHBOARD_ACCEPT_WORKSPACE_TRUST: '1' },
-    settings: SAMPLE_SETTINGS,
-    keepTemp: args.keep,
-    killMatching: [home],
-    abortCleanupDirs: args.keep ? [] : [home],
-    onLog: (level, line) => {
-      if (args.verbose || level === 'error') console.log(`[${level}] ${line.split('\n')[0]}`);
-    },
-  });
-  const { page } = cs;
-  const frame = page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
-  const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Servers' }) });
+  const workbench = await launchSampleWorkbench({ home, args });
+  cs = workbench.cs;
+  const { page, frame, pane } = workbench;
 
   await step('approve the policy from the command line (switchboard policies approve --yes)', async () => {
     await openEchoTool(page, pane, frame);

@@ -8,8 +8,8 @@
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { REPO_ROOT, ensureTools, launchCodeServer } from './codeServer.mjs';
-import { SAMPLE_SETTINGS, echoServerRow, openEchoTool, stopBrokers, uiScript } from './uiScript.mjs';
+import { ensureTools } from './codeServer.mjs';
+import { echoServerRow, openEchoTool, stopBrokers, uiScript, launchSampleWorkbench } from './uiScript.mjs';
 
 let cs;
 const { args, shot, step, fail, exit } = uiScript('ui-telemetry', {
@@ -20,22 +20,13 @@ const home = mkdtempSync(join(tmpdir(), 'switchboard-ui-telemetry-home-'));
 ensureTools({ log: null });
 
 try {
-  cs = await launchCodeServer({
-    folder: REPO_ROOT,
-    trusted: true,
-    extensionDevelopmentPath: REPO_ROOT,
-    extensionEnvironment: { SWITCHBOARD_HOME: home, SWITCHBOARD_ACCEPT_WORKSPACE_TRUST: '1' },
-    settings: { ...SAMPLE_SETTINGS, 'switchboard.telemetry.enabled': true, 'workbench.hover.delay': 300 },
-    keepTemp: args.keep,
-    killMatching: [home],
-    abortCleanupDirs: args.keep ? [] : [home],
-    onLog: (level, line) => {
-      if (args.verbose || level === 'error') console.log(`[${level}] ${line.split('\n')[0]}`);
-    },
+  const workbench = await launchSampleWorkbench({
+    home,
+    args,
+    settings: { 'switchboard.telemetry.enabled': true, 'workbench.hover.delay': 300 },
   });
-  const { page } = cs;
-  const frame = page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
-  const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Servers' }) });
+  cs = workbench.cs;
+  const { page, frame, pane } = workbench;
   const echo = echoServerRow(page, pane);
 
   await step('call the echo server a few times from Try a tool', async () => {

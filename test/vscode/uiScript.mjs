@@ -4,7 +4,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { REPO_ROOT } from './codeServer.mjs';
+import { REPO_ROOT, launchCodeServer } from './codeServer.mjs';
 
 /** The settings a window on the sample registry runs with, so screenshots show what a user sees. */
 export const SAMPLE_SETTINGS = {
@@ -139,4 +139,29 @@ export async function chooseMenuItem(page, label) {
     .then(() => true)
     .catch(() => false);
   if (!closed) await page.keyboard.press('Enter');
+}
+
+/**
+ * code-server on this repository with the extension under development, the sample registry's
+ * settings (plus `settings`) and a broker home of the script's own; returns it with the console's
+ * frame and the Servers view.
+ */
+export async function launchSampleWorkbench({ home, args, settings = {} }) {
+  const cs = await launchCodeServer({
+    folder: REPO_ROOT,
+    trusted: true,
+    extensionDevelopmentPath: REPO_ROOT,
+    extensionEnvironment: { SWITCHBOARD_HOME: home, SWITCHBOARD_ACCEPT_WORKSPACE_TRUST: '1' },
+    settings: { ...SAMPLE_SETTINGS, ...settings },
+    keepTemp: args.keep,
+    killMatching: [home],
+    abortCleanupDirs: args.keep ? [] : [home],
+    onLog: (level, line) => {
+      if (args.verbose || level === 'error') console.log(`[${level}] ${line.split('\n')[0]}`);
+    },
+  });
+  const { page } = cs;
+  const frame = page.frameLocator('iframe.webview.ready').frameLocator('iframe#active-frame');
+  const pane = page.locator('.pane', { has: page.locator('.pane-header', { hasText: 'Servers' }) });
+  return { cs, page, frame, pane };
 }
