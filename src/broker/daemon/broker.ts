@@ -36,6 +36,8 @@ import { tracedRouter } from '../telemetry/tracedRouter';
  * they start anyway (nobody may be connecting yet: the editor's client can come seconds later).
  */
 const START_HOLD_MS = 1500;
+/** Catalog rebuilds are at least this far apart (a restart storm or a burst of list_changed). */
+const CATALOG_GAP_MS = 5;
 
 export interface BrokerOptions {
   root: string;
@@ -87,6 +89,8 @@ export class Broker extends EventEmitter<BrokerEventMap> implements ControlledBr
   private readonly watcher: RegistryWatcher;
   private readonly servedUpstreams = new WeakMap<Upstream, UpstreamServer>();
   private catalogTimer?: NodeJS.Timeout;
+  /** When the catalog was last rebuilt (performance.now()), for CATALOG_GAP_MS. */
+  private catalogBuiltAt = -Infinity;
   private readonly idleCollector = new IdleCollector();
   private listServed = false;
 
@@ -307,12 +311,15 @@ export class Broker extends EventEmitter<BrokerEventMap> implements ControlledBr
   }
 
   private scheduleCatalog(): void {
-    // A restart storm or a burst of list_changed collapses into one rebuild and one notification.
+    // A restart storm or a burst of list_changed collapses into one rebuild and one notification
+    // per CATALOG_GAP_MS. The first change after a quiet spell (a server added by a reload, now
+    // running) is rebuilt on the next timer turn, not CATALOG_GAP_MS later: clients hear of it at once.
     if (this.catalogTimer) return;
+    const wait = Math.max(0, this.catalogBuiltAt + CATALOG_GAP_MS - performance.now());
     this.catalogTimer = setTimeout(() => {
       this.catalogTimer = undefined;
       this.refreshCatalog();
-    }, 5);
+    }, wait);
   }
 
   /** A rebuild is pending (an upstream just came back): do it now, a call is waiting on it. */
@@ -325,6 +332,7 @@ export class Broker extends EventEmitter<BrokerEventMap> implements ControlledBr
     clearTimeout(this.catalogTimer);
     this.catalogTimer = undefined;
     const changes = this.catalog.rebuild(this.servedServers());
+    this.catalogBuiltAt = performance.now();
     this.toolSearch.invalidate(changes.tools);
     this.toolTokens.invalidate(changes.tools);
     this.notifyChanges(changes);
