@@ -28,6 +28,8 @@ export interface ControlPlaneOptions {
 export class ControlPlane implements Governance {
   readonly approvals: Approvals;
   readonly pins: Pins;
+  /** The pins' file: close() writes what it has not written yet. */
+  private readonly pinStore: PinStore;
   readonly facade = new Facade();
   readonly operations: ControlOperations;
   readonly served: FacadeServer;
@@ -53,7 +55,10 @@ export class ControlPlane implements Governance {
     });
     // Tool pins live next to the approvals (per user, outside the workspace); the catalog asks them
     // which tools of a running server to hold back.
-    const pinStore = new PinStore(path.join(path.dirname(paths.approvalsFile), 'tool-pins.json'), broker.root);
+    const pinStore = (this.pinStore = new PinStore(
+      path.join(path.dirname(paths.approvalsFile), 'tool-pins.json'),
+      broker.root,
+    ));
     this.pins = new Pins(pinStore, broker.root, (name) => broker.snapshot?.servers.get(name), broker.opts.log);
     // A running server's instructions are pinned with its tools (the first live start gives them).
     broker.catalog.setToolGate(
@@ -135,6 +140,7 @@ export class ControlPlane implements Governance {
 
   close(): void {
     clearTimeout(this.stateTimer);
+    this.pinStore.flush();
     fs.unwatchFile(this.lockfile, this.onLockfile);
     if (this.policyFile) fs.unwatchFile(this.policyFile, this.onPolicy);
   }

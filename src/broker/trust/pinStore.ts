@@ -24,6 +24,9 @@ export interface PinRecord {
   instructions?: { digest: string; text: string | null };
 }
 
+/** How long a pin waits to be written: past the list_changed and tools/list of the start that took it. */
+const PIN_WRITE_DELAY_MS = 100;
+
 interface PinFile {
   version: 1;
   pins: Record<string, PinRecord>;
@@ -32,8 +35,11 @@ interface PinFile {
 export class PinStore {
   private readonly rootKey: string;
   private data: PinFile;
-  /** Bumped on every write, so evaluations cached against an older pin are redone. */
+  /** Bumped on every put, so evaluations cached against an older pin are redone. */
   generation = 0;
+  /** Pins taken and not yet written to the file, by key (see put). */
+  private readonly unwritten = new Map<string, PinRecord>();
+  private writeTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly file: string,
@@ -65,12 +71,36 @@ export class PinStore {
       .map(([, record]) => record);
   }
 
+  /**
+   * Takes the pin at once (get() and the gate see it) and writes the file PIN_WRITE_DELAY_MS later.
+   * A first-use pin is taken while the catalog is rebuilt for a server that just started, and the
+   * write (its fsyncs, 8–17 ms on a busy machine) came before that rebuild's list_changed and the
+   * client's tools/list that follows it: on the path of every hot reload. Pins taken together (50
+   * servers starting) are one write; close() writes what is still pending.
+   */
   put(server: string, record: PinRecord): PinRecord {
     // Another broker or CLI of this user may have written since: merge into what is on disk.
-    this.data = this.read();
-    this.data.pins[`${this.rootKey}/${server}`] = record;
-    writePrivateFile(this.file, JSON.stringify(this.data, null, 2) + '\n');
+    this.data = this.withUnwritten(this.read());
+    const key = `${this.rootKey}/${server}`;
+    this.data.pins[key] = record;
+    this.unwritten.set(key, record);
+    this.writeTimer ??= setTimeout(() => this.flush(), PIN_WRITE_DELAY_MS);
     this.generation++;
     return record;
+  }
+
+  /** Writes the pins taken since the last write, merged into what is on disk now. */
+  flush(): void {
+    clearTimeout(this.writeTimer);
+    this.writeTimer = undefined;
+    if (this.unwritten.size === 0) return;
+    this.data = this.withUnwritten(this.read());
+    this.unwritten.clear();
+    writePrivateFile(this.file, JSON.stringify(this.data, null, 2) + '\n');
+  }
+
+  private withUnwritten(data: PinFile): PinFile {
+    for (const [key, record] of this.unwritten) data.pins[key] = record;
+    return data;
   }
 }

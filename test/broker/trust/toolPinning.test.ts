@@ -95,8 +95,8 @@ describe('tool pins and quarantine', function () {
     assert.deepEqual(status.pins.quarantined, []);
     assert.equal(status.pins.source, 'first-use');
     assert.ok((await toolNames(operator)).includes('notes__read_notes'));
-    // Kept per user, outside the workspace.
-    assert.ok(fs.existsSync(path.join(broker.home, 'tool-pins.json')));
+    // Kept per user, outside the workspace (written a moment after the pin is taken: pinStore.ts).
+    await waitFor(() => fs.existsSync(path.join(broker.home, 'tool-pins.json')) || undefined, 'tool-pins.json written');
     assert.ok(!fs.readdirSync(root).some((f) => f.includes('pin')), fs.readdirSync(root).join(', '));
   });
 
