@@ -4,7 +4,6 @@
 // retry within the timeout completes, and nothing is cancelled.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import * as http from 'node:http';
 import {
   BROKER_JS,
   fixtureServer,
@@ -16,50 +15,19 @@ import {
   writeRegistry,
   type BrokerProcess,
 } from '../../helpers/broker';
+import { envelope, postStateless } from '../../helpers/stateless';
 
 type Json = Record<string, unknown>;
-const V = '2026-07-28';
-
-const envelope = (capabilities: Json = {}): Json => ({
-  'io.modelcontextprotocol/protocolVersion': V,
-  'io.modelcontextprotocol/clientCapabilities': capabilities,
-  'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
-});
 
 describe('a call parked on input_required (serve --park-timeout)', function () {
   this.timeout(60_000);
   let broker: BrokerProcess;
   let nextId = 1;
 
-  /** One raw 2026-07-28 POST; the parsed JSON-RPC reply. */
-  function post(method: string, params: Json): Promise<{ result?: Json; error?: { message: string } }> {
-    const named = params.name;
-    const body = JSON.stringify({ jsonrpc: '2.0', id: nextId++, method, params: { ...params, _meta: envelope(CAPS) } });
-    return new Promise((resolve, reject) => {
-      const req = http.request(
-        {
-          host: '127.0.0.1',
-          port: broker.port,
-          method: 'POST',
-          path: '/mcp',
-          headers: {
-            authorization: `Bearer ${broker.token}`,
-            'content-type': 'application/json',
-            accept: 'application/json, text/event-stream',
-            'mcp-protocol-version': V,
-            'mcp-method': method,
-            ...(typeof named === 'string' ? { 'mcp-name': named } : {}),
-          },
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString('utf8'))));
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
+  /** One 2026-07-28 POST as the operator; the JSON-RPC reply. */
+  async function post(method: string, params: Json): Promise<{ result?: Json; error?: { message: string } }> {
+    const message = { method, params: { ...params, _meta: envelope(CAPS) } };
+    return (await postStateless({ port: broker.port, token: broker.token }, message, nextId++)).message;
   }
 
   const CAPS = { elicitation: { form: {} } };
