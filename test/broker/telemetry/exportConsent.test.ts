@@ -21,12 +21,17 @@ import {
 import { setTimeout as sleep } from 'node:timers/promises';
 import { OtlpCollector } from '../../helpers/otlpCollector';
 
-/** This machine's first IPv4 address that is not loopback: an endpoint the broker must judge as off it. */
+/**
+ * This machine's first address that is not loopback (IPv4, else a global IPv6 one): an endpoint the
+ * broker must judge as off the machine, yet one this test can listen on.
+ */
 function offLoopbackAddress(): string {
-  for (const addresses of Object.values(os.networkInterfaces())) {
-    for (const a of addresses ?? []) if (a.family === 'IPv4' && !a.internal) return a.address;
-  }
-  throw new Error('this machine has no IPv4 address besides loopback; the test needs one to stand for "off it"');
+  const all = Object.values(os.networkInterfaces()).flatMap((a) => a ?? []);
+  const v4 = all.find((a) => a.family === 'IPv4' && !a.internal);
+  const v6 = all.find((a) => a.family === 'IPv6' && !a.internal && !a.address.startsWith('fe80'));
+  const found = v4 ?? v6;
+  if (!found) throw new Error('this machine has no address besides loopback; the test needs one to stand for "off it"');
+  return found.address;
 }
 
 describe('telemetry.yaml exports off this machine only with the operator’s consent', function () {
