@@ -2,11 +2,18 @@
 // gauges read from the control operations, on or off while it runs when the editor's setting
 // changes (set_editor_telemetry), and off again at stop.
 import { readTelemetryFile, type TelemetryBlock } from '../../registry/telemetryConfig';
-import type { EditorTelemetry } from '../control/controlApi';
+import type { EditorTelemetry, TelemetryExport } from '../control/controlApi';
+import type { TelemetryExportControl } from '../control/controlOperations';
+import { ErrorCodes, McpFailure } from '../shared/mcpTypes';
 import type { ControlPlane } from '../control/controlPlane';
 import type { Broker } from './broker';
 import { EDITOR_TELEMETRY_ENV, telemetrySettings, type TelemetrySettings } from '../telemetry/settings';
-import { judgeWorkspaceTelemetry, type WorkspaceTrustOfRun } from '../trust/telemetryExport';
+import {
+  judgeWorkspaceTelemetry,
+  TelemetryExportApprovals,
+  telemetryApprovalsFile,
+  type WorkspaceTrustOfRun,
+} from '../trust/telemetryExport';
 import { startTelemetry, stopTelemetry, telemetry, type BrokerGauges } from '../telemetry/telemetry';
 
 /** Starts telemetry if the environment, telemetry.yaml or the editor turns it on; says so in the log. */
@@ -65,6 +72,49 @@ export async function applyEditorTelemetry(
   }
   telemetry()?.observe(gauges);
   return { telemetry: true, changed: true };
+}
+
+/**
+ * telemetry.yaml's export endpoint for the control operations: where it stands, and the operator's
+ * approval of it, after which the running broker's telemetry starts again with the endpoint.
+ */
+export function telemetryExportControl(
+  root: string,
+  run: WorkspaceTrustOfRun,
+  log: ((line: string) => void) | undefined,
+  gauges: () => BrokerGauges,
+): TelemetryExportControl {
+  const judged = () => judgeWorkspaceTelemetry(root, readTelemetryFile(root).block, run);
+  const state = (): TelemetryExport => {
+    const j = judged();
+    return {
+      status: j.status,
+      ...(j.endpoint ? { endpoint: j.endpoint } : {}),
+      ...(j.approvedOther ? { approvedOther: j.approvedOther } : {}),
+      telemetry: telemetry() !== undefined,
+    };
+  };
+  return {
+    state,
+    async approve(endpoint: string): Promise<TelemetryExport> {
+      const j = judged();
+      const refuse = (message: string) => new McpFailure(ErrorCodes.InvalidParams, message);
+      if (!j.endpoint) throw refuse('telemetry.yaml names no export endpoint: there is nothing to approve.');
+      if (j.endpoint !== endpoint)
+        throw refuse(`Nothing approved: telemetry.yaml names ${j.endpoint} now, not ${endpoint}. Look at it again.`);
+      if (j.status === 'untrusted')
+        throw refuse('The workspace is not trusted: its telemetry.yaml exports nowhere off this machine.');
+      if (j.status !== 'awaiting-approval') return state();
+      new TelemetryExportApprovals(telemetryApprovalsFile(), root).approve(endpoint);
+      log?.(`the operator approved ${endpoint} as this workspace's telemetry export endpoint`);
+      const settings = telemetrySettings(process.env, judged().block);
+      if (settings) {
+        if (telemetry()) await stopTelemetry();
+        if (startWith(settings, log)) telemetry()?.observe(gauges);
+      }
+      return state();
+    },
+  };
 }
 
 function startWith(settings: TelemetrySettings, log: ((line: string) => void) | undefined): boolean {

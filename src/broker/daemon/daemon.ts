@@ -9,7 +9,13 @@ import { liveRecord, tryLock, waitForRecord } from './discovery';
 import { readOrCreateToken, runtimePaths, type RuntimePaths } from '../shared/userState';
 import { writePrivateFile } from '../shared/privateFiles';
 import type { BrokerRecord } from './runtime';
-import { applyEditorTelemetry, brokerGauges, startBrokerTelemetry, stopTelemetry } from './brokerTelemetry';
+import {
+  applyEditorTelemetry,
+  brokerGauges,
+  startBrokerTelemetry,
+  stopTelemetry,
+  telemetryExportControl,
+} from './brokerTelemetry';
 import { telemetry } from '../telemetry/telemetry';
 
 export interface RunningBroker {
@@ -63,6 +69,7 @@ export async function startBroker(opts: BrokerOptions): Promise<RunningBroker> {
     untrusted: opts.untrusted ?? false,
     acceptWorkspaceTrust: opts.acceptWorkspaceTrust,
     editorTelemetry: (enabled) => applyEditorTelemetry(root, enabled, opts.log, gauges, trustOfRun),
+    telemetryExport: telemetryExportControl(root, trustOfRun, opts.log, () => gauges()),
   });
   const gauges = brokerGauges(broker, control);
   telemetry()?.observe(gauges);

@@ -87,9 +87,22 @@ export interface WorkspaceTrustOfRun {
   acceptWorkspaceTrust: boolean;
 }
 
+/**
+ * Where telemetry.yaml's endpoint stands: none (no file or no endpoint), on-this-machine (loopback,
+ * used), approved (used), accepted-for-this-run (--accept-workspace-trust, used), awaiting-approval
+ * (not used until the operator approves it), untrusted (never used in this run).
+ */
+export type TelemetryExportStatus =
+  'none' | 'on-this-machine' | 'approved' | 'accepted-for-this-run' | 'awaiting-approval' | 'untrusted';
+
 export interface JudgedBlock {
   /** The block to use: as written, or without its endpoint. */
   block?: TelemetryBlock;
+  status: TelemetryExportStatus;
+  /** The endpoint telemetry.yaml names. */
+  endpoint?: string;
+  /** The endpoint the operator approved for this workspace, when it is not this one. */
+  approvedOther?: string;
   /** Why the endpoint was left out, for the broker's log; absent when it is used. */
   held?: string;
 }
@@ -102,21 +115,28 @@ export function judgeWorkspaceTelemetry(
   approvals: TelemetryExportApprovals = new TelemetryExportApprovals(telemetryApprovalsFile(), root),
 ): JudgedBlock {
   const endpoint = block?.endpoint;
-  if (!block || endpoint === undefined || isLoopbackEndpoint(endpoint)) return { block };
+  if (!block || endpoint === undefined) return { block, status: 'none' };
+  if (isLoopbackEndpoint(endpoint)) return { block, status: 'on-this-machine', endpoint };
   const withoutEndpoint = { ...block, endpoint: undefined };
   if (run.untrusted) {
     return {
       block: withoutEndpoint,
+      status: 'untrusted',
+      endpoint,
       held: `telemetry.yaml names ${endpoint} as its export endpoint: not used, the workspace is not trusted`,
     };
   }
-  if (run.acceptWorkspaceTrust || approvals.approved() === normalized(endpoint)) return { block };
-  const was = approvals.approved();
+  const approved = approvals.approved();
+  if (approved === normalized(endpoint)) return { block, status: 'approved', endpoint };
+  if (run.acceptWorkspaceTrust) return { block, status: 'accepted-for-this-run', endpoint };
   return {
     block: withoutEndpoint,
+    status: 'awaiting-approval',
+    endpoint,
+    ...(approved ? { approvedOther: approved } : {}),
     held:
       `telemetry.yaml names ${endpoint} as its export endpoint, which is off this machine: nothing is sent ` +
-      `there until you approve it${was ? ` (you approved ${was}, not this one)` : ''}: ` +
-      `switchboard approve --telemetry --root ${root}`,
+      `there until you approve it${approved ? ` (you approved ${approved}, not this one)` : ''}: ` +
+      `switchboard approve --telemetry --root ${root}, or Allow in VS Code`,
   };
 }

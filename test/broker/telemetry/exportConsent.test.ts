@@ -7,10 +7,12 @@
 // endpoint gets them without approval.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as os from 'node:os';
 import {
   BROKER_JS,
   connect,
+  facade,
   removeTempDirs,
   tempDir,
   waitFor,
@@ -45,7 +47,10 @@ describe('telemetry.yaml exports off this machine only with the operator’s con
   const env = { OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_SDK_DISABLED: '', OTEL_BSP_SCHEDULE_DELAY: '50' };
 
   async function brokerWith(endpoint: string, opts: { accept?: boolean; untrusted?: boolean } = {}) {
-    writeRegistry(root, { 'telemetry.yaml': `telemetry:\n  endpoint: ${endpoint}\n  metrics: false\n` });
+    writeRegistry(root, {
+      'telemetry.yaml': `telemetry:\n  endpoint: ${endpoint}\n  metrics: false\n`,
+      'clients.d/agent.yaml': 'name: agent\nmcp_allow: [read, write]\n',
+    });
     const broker = await startBrokerProcess({
       root,
       home,
@@ -162,6 +167,47 @@ describe('telemetry.yaml exports off this machine only with the operator’s con
       await stop(broker);
     } finally {
       await local.stop();
+    }
+  });
+
+  it('Allow in the editor (approve_telemetry_export) applies at once; agents cannot call it; a changed file is refused', async () => {
+    const other = new OtlpCollector();
+    const otherUrl = await other.start(offLoopbackAddress());
+    const broker = await brokerWith(otherUrl);
+    const operator = await connect(broker.url, broker.token, 'operator');
+    try {
+      assert.deepEqual(await facade(operator, 'telemetry_export', {}), {
+        status: 'awaiting-approval',
+        endpoint: otherUrl,
+        telemetry: true,
+      });
+      const conn = await facade(operator, 'client_connection', { name: 'agent' });
+      const agent = await connect(broker.url, fs.readFileSync(conn.tokenFile, 'utf8').trim(), 'agent');
+      try {
+        await assert.rejects(
+          agent.callTool({ name: 'switchboard__approve_telemetry_export', arguments: { endpoint: otherUrl } }),
+          /for the operator only/,
+        );
+      } finally {
+        await agent.close();
+      }
+      // What was shown is no longer what the file says: nothing is approved.
+      await assert.rejects(
+        facade(operator, 'approve_telemetry_export', { endpoint: remoteUrl }),
+        new RegExp(`telemetry.yaml names ${otherUrl.replace(/[.[\]]/g, '\\$&')} now`),
+      );
+      await someCalls(broker);
+      await sleep(1000);
+      assert.equal(other.spans.length, 0, 'exported before the approval');
+      const approved = await facade(operator, 'approve_telemetry_export', { endpoint: otherUrl });
+      assert.equal(approved.status, 'approved');
+      // Same broker process, no restart: its next calls reach the endpoint.
+      await someCalls(broker);
+      await waitFor(() => other.spans.some((s) => s.name.includes('tools/call')), 'spans after the approval');
+    } finally {
+      await operator.close();
+      await stop(broker);
+      await other.stop();
     }
   });
 });
