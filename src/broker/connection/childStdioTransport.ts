@@ -265,14 +265,8 @@ export class ChildStdioTransport implements Transport {
    * corked until the loop's check phase, so calls that arrived on several connections together
    * reach the server in one system call (and wake it once). A lone call waits only for the end of
    * the I/O callbacks it arrived with. Lines keep their order with the SDK's own writes (one stream).
-   * The call alone in flight (an agent's sequential calls) is written at once: there is nothing to
-   * batch it with, and the deferred uncork cost it a `setImmediate` and the stream's buffering.
    */
   private writeBatched(stdin: NonNullable<ChildProcess['stdin']>, line: string): void {
-    if (!this.corked && this.calls.size === 1) {
-      stdin.write(line);
-      return;
-    }
     if (!this.corked) {
       this.corked = true;
       stdin.cork();
