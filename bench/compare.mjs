@@ -7,6 +7,12 @@
 // --sessions N: the raw client's block runs N sessions at once (each its share of the calls), as
 // agents in parallel do; the floor and the SDK client stay one sequential session.
 //
+// --paced MS: also a block of raw-client calls MS ms apart, for the floor and every build. A server
+// called less often spends more CPU per call (each call finds its caches cold and wakes it from
+// sleep): the SDK client, whose own work spaces its calls ~1 ms apart, costs the broker ~10-25% more
+// per call than the back-to-back raw client for that reason, and the floor ~15% more at the same
+// pace (docs/performance.md, stop 40). The paced rows compare the broker and the floor at one pace.
+//
 // --profile runs each build's broker under `node --cpu-prof` (into <dir>/<label>/) and prints, per
 // build, the functions that took the most CPU while the calls ran (and a flame graph, flame.svg,
 // beside each build's profile): where a difference comes from.
@@ -32,6 +38,7 @@ const opt = {
   calls: 2000,
   warmup: 2000,
   sessions: 1,
+  paced: 0,
   out: path.join(BENCH, 'results', 'compare.json'),
   profile: undefined,
 };
@@ -47,6 +54,7 @@ for (let i = 0; i < argv.length; i++) {
   else if (a === '--calls') opt.calls = Number(next());
   else if (a === '--warmup') opt.warmup = Number(next());
   else if (a === '--sessions') opt.sessions = Number(next());
+  else if (a === '--paced') opt.paced = Number(next());
   else if (a === '--out') opt.out = path.resolve(next());
   else if (a === '--profile') opt.profile = path.resolve(next());
   else throw new Error(`unknown option ${a}`);
@@ -108,6 +116,9 @@ async function block(pid, calls, n, acc, allPids = [pid]) {
   acc.rounds.push(cpu / n);
 }
 
+/** `call` made `ms` ms after the previous call's answer (a timer, so the process sleeps between). */
+const paced = (call, ms) => () => new Promise((resolve) => setTimeout(resolve, ms)).then(call);
+
 const newAcc = () => ({ samples: [], cpuUs: 0, allCpuUs: 0, calls: 0, rounds: [] });
 const summary = (acc) => {
   const s = summarize(acc.samples);
@@ -127,7 +138,7 @@ async function main() {
   );
   const floor = await floorServer();
   for (let i = 0; i < opt.warmup; i++) await floor.call();
-  const accs = { floor: newAcc() };
+  const accs = { floor: newAcc(), 'floor/paced': newAcc() };
   const systems = [];
   for (const b of opt.builds) {
     const profileDir = opt.profile && path.join(opt.profile, b.label.replace(/[^\w.-]/g, '_'));
@@ -149,11 +160,13 @@ async function main() {
     broker.profileDir = profileDir;
     accs[`${b.label}/raw`] = newAcc();
     accs[`${b.label}/sdk`] = newAcc();
+    accs[`${b.label}/paced`] = newAcc();
   }
   const measuredFrom = Number(process.hrtime.bigint() / 1000n);
   for (let r = 0; r < opt.rounds; r++) {
     const order = rotate(systems, r);
     await block(floor.pid, [floor.call], opt.calls, accs.floor);
+    if (opt.paced) await block(floor.pid, [paced(floor.call, opt.paced)], opt.calls, accs['floor/paced']);
     for (const s of order) {
       await block(s.broker.mainPid, s.raw.calls, opt.calls, accs[`${s.label}/raw`], s.broker.serverPids());
       await block(
@@ -162,12 +175,17 @@ async function main() {
         opt.calls,
         accs[`${s.label}/sdk`],
       );
+      if (opt.paced) {
+        const rawPaced = [paced(s.raw.calls[0], opt.paced)];
+        await block(s.broker.mainPid, rawPaced, opt.calls, accs[`${s.label}/paced`], s.broker.serverPids());
+      }
     }
     log(`round ${r + 1}/${opt.rounds} done`);
   }
   const measuredTo = Number(process.hrtime.bigint() / 1000n);
   const floorSum = summary(accs.floor);
-  const results = { at: new Date().toISOString(), node: process.version, opt, floor: floorSum, builds: {} };
+  const floorPaced = opt.paced ? summary(accs['floor/paced']) : undefined;
+  const results = { at: new Date().toISOString(), node: process.version, opt, floor: floorSum, floorPaced, builds: {} };
   for (const s of systems) {
     const raw = summary(accs[`${s.label}/raw`]);
     const sdk = summary(accs[`${s.label}/sdk`]);
@@ -175,6 +193,7 @@ async function main() {
       file: s.broker.brokerJs,
       raw,
       sdk,
+      ...(opt.paced ? { paced: summary(accs[`${s.label}/paced`]) } : {}),
       rawCpuVsFloor: raw.cpuPerCallUs / floorSum.cpuPerCallUs,
     };
   }
@@ -239,6 +258,21 @@ async function main() {
     ),
   ];
   process.stdout.write(`\n${pairedRows.join('\n')}\n`);
+  if (floorPaced) {
+    const pacedRows = [
+      `| calls ${opt.paced} ms apart (raw client) | broker CPU per call | × floor at that pace, median of rounds (range) |${others.length ? ` × ${first[0]} |` : ''}`,
+      `| --- | --- | --- |${others.length ? ' --- |' : ''}`,
+      `| node:http floor | ${floorPaced.cpuPerCallUs.toFixed(0)} µs | 1 |${others.length ? ' |' : ''}`,
+      ...Object.entries(results.builds).map(
+        ([label, b]) =>
+          `| ${label} | ${b.paced.cpuPerCallUs.toFixed(0)} µs | ${paired(b.paced.roundsCpuUs, floorPaced.roundsCpuUs)} |` +
+          (others.length
+            ? ` ${label === first[0] ? '1' : paired(b.paced.roundsCpuUs, first[1].paced.roundsCpuUs)} |`
+            : ''),
+      ),
+    ];
+    process.stdout.write(`\n${pacedRows.join('\n')}\n`);
+  }
   log(`written: ${opt.out}`);
 }
 
