@@ -2,7 +2,8 @@
 // what a change costs or saves per forwarded call, with the machine's noise shared by every build.
 //
 //   node bench/compare.mjs --build before=/tmp/old/dist/broker.js --build after=dist/broker.js
-//        [--rounds 8] [--calls 2000] [--warmup 2000] [--sessions 1] [--out bench/results/compare.json] [--profile <dir>]
+//        [--rounds 8] [--calls 2000] [--warmup 2000] [--sessions 1] [--paced MS] [--node-flags after="--flag"]
+//        [--out bench/results/compare.json] [--profile <dir>]
 //
 // --sessions N: the raw client's block runs N sessions at once (each its share of the calls), as
 // agents in parallel do; the floor and the SDK client stay one sequential session.
@@ -49,17 +50,24 @@ for (let i = 0; i < argv.length; i++) {
   if (a === '--build') {
     const [label, file] = String(next()).split('=');
     if (!label || !file) throw new Error('--build takes label=path/to/broker.js');
-    opt.builds.push({ label, file: path.resolve(file) });
+    opt.builds.push({ label, file: path.resolve(file), nodeFlags: [] });
   } else if (a === '--rounds') opt.rounds = Number(next());
   else if (a === '--calls') opt.calls = Number(next());
   else if (a === '--warmup') opt.warmup = Number(next());
   else if (a === '--sessions') opt.sessions = Number(next());
   else if (a === '--paced') opt.paced = Number(next());
-  else if (a === '--out') opt.out = path.resolve(next());
+  else if (a === '--node-flags') {
+    // --node-flags label="--flag --other": Node flags for that build's broker, after the bench's own.
+    const [label, ...flags] = String(next()).split('=');
+    const build = opt.builds.find((b) => b.label === label);
+    if (!build) throw new Error(`--node-flags: no --build labelled ${label} before it`);
+    build.nodeFlags = flags.join('=').split(/\s+/).filter(Boolean);
+  } else if (a === '--out') opt.out = path.resolve(next());
   else if (a === '--profile') opt.profile = path.resolve(next());
   else throw new Error(`unknown option ${a}`);
 }
-if (!opt.builds.length) opt.builds.push({ label: 'this build', file: path.join(REPO, 'dist', 'broker.js') });
+if (!opt.builds.length)
+  opt.builds.push({ label: 'this build', file: path.join(REPO, 'dist', 'broker.js'), nodeFlags: [] });
 for (const b of opt.builds) if (!fs.existsSync(b.file)) throw new Error(`${b.label}: ${b.file} does not exist`);
 
 const ARGS = RAW_ARGS;
@@ -143,7 +151,7 @@ async function main() {
   for (const b of opt.builds) {
     const profileDir = opt.profile && path.join(opt.profile, b.label.replace(/[^\w.-]/g, '_'));
     if (profileDir) fs.mkdirSync(profileDir, { recursive: true });
-    const extraNodeArgs = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
+    const extraNodeArgs = [...b.nodeFlags, ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [])];
     const broker = new Broker({ brokerJs: b.file, key: b.label, label: b.label, extraNodeArgs });
     await broker.start();
     await broker.waitForTools({ names: ['echo__echo'] });
