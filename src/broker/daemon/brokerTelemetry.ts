@@ -1,20 +1,37 @@
 // Turning the broker's telemetry on at start (telemetry/settings.ts says when), with the broker's
 // gauges read from the control operations, on or off while it runs when the editor's setting
 // changes (set_editor_telemetry), and off again at stop.
-import { readTelemetryFile } from '../../registry/telemetryConfig';
+import { readTelemetryFile, type TelemetryBlock } from '../../registry/telemetryConfig';
 import type { EditorTelemetry } from '../control/controlApi';
 import type { ControlPlane } from '../control/controlPlane';
 import type { Broker } from './broker';
 import { EDITOR_TELEMETRY_ENV, telemetrySettings, type TelemetrySettings } from '../telemetry/settings';
+import { judgeWorkspaceTelemetry, type WorkspaceTrustOfRun } from '../trust/telemetryExport';
 import { startTelemetry, stopTelemetry, telemetry, type BrokerGauges } from '../telemetry/telemetry';
 
 /** Starts telemetry if the environment, telemetry.yaml or the editor turns it on; says so in the log. */
-export function startBrokerTelemetry(root: string, log: ((line: string) => void) | undefined): boolean {
+export function startBrokerTelemetry(
+  root: string,
+  log: ((line: string) => void) | undefined,
+  run: WorkspaceTrustOfRun,
+): boolean {
   const { block, problems } = readTelemetryFile(root);
   for (const p of problems)
     log?.(`${p.file}:${p.line}: error: ${p.message} (telemetry stays as the environment sets it)`);
-  const settings = telemetrySettings(process.env, block);
+  const settings = telemetrySettings(process.env, workspaceBlock(root, block, run, log));
   return settings ? startWith(settings, log) : false;
+}
+
+/** telemetry.yaml's block with its endpoint left out unless it may be used (trust/telemetryExport.ts). */
+function workspaceBlock(
+  root: string,
+  block: TelemetryBlock | undefined,
+  run: WorkspaceTrustOfRun,
+  log: ((line: string) => void) | undefined,
+): TelemetryBlock | undefined {
+  const judged = judgeWorkspaceTelemetry(root, block, run);
+  if (judged.held) log?.(judged.held);
+  return judged.block;
 }
 
 /**
@@ -27,10 +44,11 @@ export async function applyEditorTelemetry(
   enabled: boolean,
   log: ((line: string) => void) | undefined,
   gauges: () => BrokerGauges,
+  run: WorkspaceTrustOfRun,
 ): Promise<EditorTelemetry> {
   // Later reads of the environment (none yet) see what the editor says now, not what it said at start.
   process.env[EDITOR_TELEMETRY_ENV] = enabled ? '1' : '';
-  const settings = telemetrySettings(process.env, readTelemetryFile(root).block);
+  const settings = telemetrySettings(process.env, workspaceBlock(root, readTelemetryFile(root).block, run, log));
   const running = telemetry();
   if (settings && running) {
     if (enabled) return { telemetry: true, changed: false };

@@ -55,13 +55,14 @@ export async function startBroker(opts: BrokerOptions): Promise<RunningBroker> {
   fs.mkdirSync(root, { recursive: true });
   const paths = runtimePaths(root);
   const operatorToken = readOrCreateToken(paths.operatorTokenFile);
-  startBrokerTelemetry(root, opts.log);
+  const trustOfRun = { untrusted: opts.untrusted ?? false, acceptWorkspaceTrust: opts.acceptWorkspaceTrust ?? false };
+  startBrokerTelemetry(root, opts.log, trustOfRun);
   // The data plane first, then the control plane over it, then serving under its governance.
   const broker = new Broker({ ...opts, root }, { paths, operatorToken });
   const control: ControlPlane = new ControlPlane(broker, paths, {
     untrusted: opts.untrusted ?? false,
     acceptWorkspaceTrust: opts.acceptWorkspaceTrust,
-    editorTelemetry: (enabled) => applyEditorTelemetry(root, enabled, opts.log, gauges),
+    editorTelemetry: (enabled) => applyEditorTelemetry(root, enabled, opts.log, gauges, trustOfRun),
   });
   const gauges = brokerGauges(broker, control);
   telemetry()?.observe(gauges);
