@@ -25,6 +25,11 @@ function targetAttributes(method: string, target: string | undefined): Attribute
   return {};
 }
 
+/** A key part: undefined is not the empty string (a tool may be named '' by a broken client). */
+function orNone(value: string | undefined): string {
+  return value === undefined ? '\u0001' : value;
+}
+
 /**
  * The attribute sets seen so far. `target` is the tool or prompt name, or the resource URI: a URI
  * names the span's mcp.resource.uri (set per call) but neither its name nor the cached set.
@@ -32,10 +37,15 @@ function targetAttributes(method: string, target: string | undefined): Attribute
 export class AttributeSets {
   private readonly sets = new Map<string, AttributeSet>();
 
+  /** Sets kept now (at most MAX_SETS). */
+  get size(): number {
+    return this.sets.size;
+  }
+
   /** A request the broker serves: method, target, client and (per-server endpoint) server. */
   served(method: string, target: string | undefined, client: string, endpointServer: string | undefined): AttributeSet {
     const named = method === 'resources/read' ? undefined : target;
-    const key = `s\u0000${method}\u0000${named === undefined ? '\u0001' : named}\u0000${client}\u0000${endpointServer === undefined ? '\u0001' : endpointServer}`;
+    const key = `s\u0000${method}\u0000${orNone(named)}\u0000${client}\u0000${orNone(endpointServer)}`;
     return (
       this.sets.get(key) ??
       this.remember(key, method, named, {
@@ -56,7 +66,7 @@ export class AttributeSets {
     trust: string | undefined,
   ): AttributeSet {
     const named = method === 'resources/read' ? undefined : target;
-    const key = `u\u0000${method}\u0000${named === undefined ? '\u0001' : named}\u0000${server}\u0000${protocol ?? ''}\u0000${trust ?? ''}`;
+    const key = `u\u0000${method}\u0000${orNone(named)}\u0000${server}\u0000${protocol ?? ''}\u0000${trust ?? ''}`;
     return (
       this.sets.get(key) ??
       this.remember(key, method, named, {
