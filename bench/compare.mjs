@@ -2,10 +2,17 @@
 // what a change costs or saves per forwarded call, with the machine's noise shared by every build.
 //
 //   node bench/compare.mjs --build before=/tmp/old/dist/broker.js --build after=dist/broker.js
-//        [--rounds 8] [--calls 2000] [--warmup 2000] [--sessions 1] [--out bench/results/compare.json] [--profile <dir>]
+//        [--rounds 8] [--calls 2000] [--warmup 2000] [--sessions 1] [--paced MS] [--node-flags after="--flag"]
+//        [--out bench/results/compare.json] [--profile <dir>]
 //
 // --sessions N: the raw client's block runs N sessions at once (each its share of the calls), as
 // agents in parallel do; the floor and the SDK client stay one sequential session.
+//
+// --paced MS: also a block of raw-client calls MS ms apart, for the floor and every build. A server
+// called less often spends more CPU per call (each call finds its caches cold and wakes it from
+// sleep): the SDK client, whose own work spaces its calls ~1 ms apart, costs the broker ~10-25% more
+// per call than the back-to-back raw client for that reason, and the floor ~15% more at the same
+// pace (docs/performance.md, stop 40). The paced rows compare the broker and the floor at one pace.
 //
 // --profile runs each build's broker under `node --cpu-prof` (into <dir>/<label>/) and prints, per
 // build, the functions that took the most CPU while the calls ran (and a flame graph, flame.svg,
@@ -32,6 +39,7 @@ const opt = {
   calls: 2000,
   warmup: 2000,
   sessions: 1,
+  paced: 0,
   out: path.join(BENCH, 'results', 'compare.json'),
   profile: undefined,
 };
@@ -42,16 +50,24 @@ for (let i = 0; i < argv.length; i++) {
   if (a === '--build') {
     const [label, file] = String(next()).split('=');
     if (!label || !file) throw new Error('--build takes label=path/to/broker.js');
-    opt.builds.push({ label, file: path.resolve(file) });
+    opt.builds.push({ label, file: path.resolve(file), nodeFlags: [] });
   } else if (a === '--rounds') opt.rounds = Number(next());
   else if (a === '--calls') opt.calls = Number(next());
   else if (a === '--warmup') opt.warmup = Number(next());
   else if (a === '--sessions') opt.sessions = Number(next());
-  else if (a === '--out') opt.out = path.resolve(next());
+  else if (a === '--paced') opt.paced = Number(next());
+  else if (a === '--node-flags') {
+    // --node-flags label="--flag --other": Node flags for that build's broker, after the bench's own.
+    const [label, ...flags] = String(next()).split('=');
+    const build = opt.builds.find((b) => b.label === label);
+    if (!build) throw new Error(`--node-flags: no --build labelled ${label} before it`);
+    build.nodeFlags = flags.join('=').split(/\s+/).filter(Boolean);
+  } else if (a === '--out') opt.out = path.resolve(next());
   else if (a === '--profile') opt.profile = path.resolve(next());
   else throw new Error(`unknown option ${a}`);
 }
-if (!opt.builds.length) opt.builds.push({ label: 'this build', file: path.join(REPO, 'dist', 'broker.js') });
+if (!opt.builds.length)
+  opt.builds.push({ label: 'this build', file: path.join(REPO, 'dist', 'broker.js'), nodeFlags: [] });
 for (const b of opt.builds) if (!fs.existsSync(b.file)) throw new Error(`${b.label}: ${b.file} does not exist`);
 
 const ARGS = RAW_ARGS;
@@ -108,6 +124,9 @@ async function block(pid, calls, n, acc, allPids = [pid]) {
   acc.rounds.push(cpu / n);
 }
 
+/** `call` made `ms` ms after the previous call's answer (a timer, so the process sleeps between). */
+const paced = (call, ms) => () => new Promise((resolve) => setTimeout(resolve, ms)).then(call);
+
 const newAcc = () => ({ samples: [], cpuUs: 0, allCpuUs: 0, calls: 0, rounds: [] });
 const summary = (acc) => {
   const s = summarize(acc.samples);
@@ -127,12 +146,12 @@ async function main() {
   );
   const floor = await floorServer();
   for (let i = 0; i < opt.warmup; i++) await floor.call();
-  const accs = { floor: newAcc() };
+  const accs = { floor: newAcc(), 'floor/paced': newAcc() };
   const systems = [];
   for (const b of opt.builds) {
     const profileDir = opt.profile && path.join(opt.profile, b.label.replace(/[^\w.-]/g, '_'));
     if (profileDir) fs.mkdirSync(profileDir, { recursive: true });
-    const extraNodeArgs = profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [];
+    const extraNodeArgs = [...b.nodeFlags, ...(profileDir ? ['--cpu-prof', '--cpu-prof-dir', profileDir] : [])];
     const broker = new Broker({ brokerJs: b.file, key: b.label, label: b.label, extraNodeArgs });
     await broker.start();
     await broker.waitForTools({ names: ['echo__echo'] });
@@ -149,11 +168,13 @@ async function main() {
     broker.profileDir = profileDir;
     accs[`${b.label}/raw`] = newAcc();
     accs[`${b.label}/sdk`] = newAcc();
+    accs[`${b.label}/paced`] = newAcc();
   }
   const measuredFrom = Number(process.hrtime.bigint() / 1000n);
   for (let r = 0; r < opt.rounds; r++) {
     const order = rotate(systems, r);
     await block(floor.pid, [floor.call], opt.calls, accs.floor);
+    if (opt.paced) await block(floor.pid, [paced(floor.call, opt.paced)], opt.calls, accs['floor/paced']);
     for (const s of order) {
       await block(s.broker.mainPid, s.raw.calls, opt.calls, accs[`${s.label}/raw`], s.broker.serverPids());
       await block(
@@ -162,12 +183,17 @@ async function main() {
         opt.calls,
         accs[`${s.label}/sdk`],
       );
+      if (opt.paced) {
+        const rawPaced = [paced(s.raw.calls[0], opt.paced)];
+        await block(s.broker.mainPid, rawPaced, opt.calls, accs[`${s.label}/paced`], s.broker.serverPids());
+      }
     }
     log(`round ${r + 1}/${opt.rounds} done`);
   }
   const measuredTo = Number(process.hrtime.bigint() / 1000n);
   const floorSum = summary(accs.floor);
-  const results = { at: new Date().toISOString(), node: process.version, opt, floor: floorSum, builds: {} };
+  const floorPaced = opt.paced ? summary(accs['floor/paced']) : undefined;
+  const results = { at: new Date().toISOString(), node: process.version, opt, floor: floorSum, floorPaced, builds: {} };
   for (const s of systems) {
     const raw = summary(accs[`${s.label}/raw`]);
     const sdk = summary(accs[`${s.label}/sdk`]);
@@ -175,6 +201,7 @@ async function main() {
       file: s.broker.brokerJs,
       raw,
       sdk,
+      ...(opt.paced ? { paced: summary(accs[`${s.label}/paced`]) } : {}),
       rawCpuVsFloor: raw.cpuPerCallUs / floorSum.cpuPerCallUs,
     };
   }
@@ -239,6 +266,21 @@ async function main() {
     ),
   ];
   process.stdout.write(`\n${pairedRows.join('\n')}\n`);
+  if (floorPaced) {
+    const pacedRows = [
+      `| calls ${opt.paced} ms apart (raw client) | broker CPU per call | × floor at that pace, median of rounds (range) |${others.length ? ` × ${first[0]} |` : ''}`,
+      `| --- | --- | --- |${others.length ? ' --- |' : ''}`,
+      `| node:http floor | ${floorPaced.cpuPerCallUs.toFixed(0)} µs | 1 |${others.length ? ' |' : ''}`,
+      ...Object.entries(results.builds).map(
+        ([label, b]) =>
+          `| ${label} | ${b.paced.cpuPerCallUs.toFixed(0)} µs | ${paired(b.paced.roundsCpuUs, floorPaced.roundsCpuUs)} |` +
+          (others.length
+            ? ` ${label === first[0] ? '1' : paired(b.paced.roundsCpuUs, first[1].paced.roundsCpuUs)} |`
+            : ''),
+      ),
+    ];
+    process.stdout.write(`\n${pacedRows.join('\n')}\n`);
+  }
   log(`written: ${opt.out}`);
 }
 

@@ -249,6 +249,8 @@ const ECHO_ARGS = { text: 'hello' };
  * process, that one process at a full core capped the 8- and 32-session cells, not the servers.
  */
 const CLIENT_PROCS = 4;
+/** The largest cell of the throughput section's raw-client cells. */
+const RAW_MAX_SESSIONS = 8;
 
 /** Cores kept busy by everything on the machine over `ms` (from /proc/stat), before we start. */
 async function backgroundBusyCores(ms = 2000) {
@@ -530,9 +532,9 @@ async function closedLoop(system, clients, durationMs, cap) {
  * The closed loop of one throughput cell over client processes (bench/lib/loadClient.mjs): c
  * sessions spread over min(c, CLIENT_PROCS) processes, all starting at one instant.
  */
-async function closedLoopProcs(system, c, durationMs, cap) {
+async function closedLoopProcs(system, c, durationMs, cap, raw = false) {
   const procs = Math.min(c, CLIENT_PROCS);
-  const loaders = system.loaders.slice(0, procs);
+  const loaders = (raw ? system.rawLoaders : system.loaders).slice(0, procs);
   const pids = system.serverPids();
   const gw = system.gatewayPids();
   const startAt = Date.now() + 30;
@@ -541,7 +543,7 @@ async function closedLoopProcs(system, c, durationMs, cap) {
     loaders.map((l, i) =>
       l.ask({
         cmd: 'run',
-        key: system.key,
+        key: raw ? `${system.key}:raw` : system.key,
         // c is a multiple of procs here (1, 8, 32 over 1 or 4 processes); any remainder goes to the first.
         sessions: Math.floor(c / procs) + (i < c % procs ? 1 : 0),
         durationMs,
@@ -552,6 +554,11 @@ async function closedLoopProcs(system, c, durationMs, cap) {
       }),
     ),
   );
+  const failed = runs.find((r) => r.firstError);
+  if (failed)
+    log(
+      `throughput ${system.key}${raw ? ' (raw)' : ''} c=${c}: ${failed.errors} errors, the first: ${failed.firstError}`,
+    );
   return {
     calls: runs.reduce((a, r) => a + r.calls, 0),
     errors: runs.reduce((a, r) => a + r.errors, 0),
@@ -589,18 +596,44 @@ async function sectionThroughput() {
       `throughput: ${s.key} has ${maxC} sessions in ${loaders.length} client processes (${s.serverPids().length} server-side processes) in ${(performance.now() - t).toFixed(0)} ms`,
     );
   }
+  // The same cells with the raw client (no SDK client: bench/lib/loadClient.mjs RawSession) for the
+  // broker and the direct SDK HTTP server: with the SDK client ~70% of a cell's CPU is the client's,
+  // which caps both sides alike; without it the cell measures the servers.
+  // At most 8 sessions: the broker caps one client's open sessions at 64, and the SDK cells already
+  // hold 32 of the bench client's (one more than the cap would close the least recently used).
+  const rawSystems = systems.filter((s) => s.key === 'broker' || s.key === 'direct-http');
+  const rawMax = Math.max(...concurrency.filter((c) => c <= RAW_MAX_SESSIONS));
+  for (const s of rawSystems) {
+    const loaders = await s.rawLoadClients(Math.min(rawMax, CLIENT_PROCS), Math.ceil(rawMax / CLIENT_PROCS));
+    await Promise.all(
+      loaders.map((l) =>
+        l.ask({
+          cmd: 'run',
+          key: `${s.key}:raw`,
+          sessions: Math.ceil(rawMax / CLIENT_PROCS),
+          durationMs: 1000,
+          cap: 50 * Math.ceil(rawMax / CLIENT_PROCS),
+          tool: s.toolNames.echo,
+          args: ECHO_ARGS,
+          startAt: 0,
+        }),
+      ),
+    );
+  }
+  const cells = [...systems.map((s) => ({ s, raw: false })), ...rawSystems.map((s) => ({ s, raw: true }))];
   await sleep(500);
   const acc = {};
   let truncated = false;
   for (let r = 0; r < rounds; r++) {
     for (const c of concurrency) {
-      for (const s of rotate(systems, r + c)) {
+      for (const { s, raw } of rotate(cells, r + c)) {
+        if (raw && c > rawMax) continue;
         if (overBudget()) {
           truncated = true;
           continue;
         }
-        const res = await closedLoopProcs(s, c, durationMs, cap);
-        const a = (acc[`${s.key}/${c}`] ??= {
+        const res = await closedLoopProcs(s, c, durationMs, cap, raw);
+        const a = (acc[`${s.key}${raw ? ':raw' : ''}/${c}`] ??= {
           calls: 0,
           errors: 0,
           elapsedMs: 0,
@@ -619,14 +652,15 @@ async function sectionThroughput() {
       }
     }
   }
-  const out = { concurrency, durationMs, rounds, truncated, clientProcs: CLIENT_PROCS, systems: {} };
-  for (const s of systems) {
-    out.systems[s.key] = { label: s.label, processesAtMax: s.serverPids().length, byConcurrency: {} };
+  const out = { concurrency, durationMs, rounds, truncated, clientProcs: CLIENT_PROCS, systems: {}, rawClient: {} };
+  for (const { s, raw } of cells) {
+    const into = raw ? out.rawClient : out.systems;
+    into[s.key] = { label: s.label, processesAtMax: s.serverPids().length, byConcurrency: {} };
     for (const c of concurrency) {
-      const a = acc[`${s.key}/${c}`];
+      const a = acc[`${s.key}${raw ? ':raw' : ''}/${c}`];
       if (!a) continue;
       const lat = summarize(a.lat);
-      out.systems[s.key].byConcurrency[c] = {
+      into[s.key].byConcurrency[c] = {
         calls: a.calls,
         errors: a.errors,
         seconds: a.elapsedMs / 1000,
@@ -638,7 +672,7 @@ async function sectionThroughput() {
         clientCpuPerCallUs: a.clientCpuUs / a.calls,
       };
       log(
-        `throughput ${s.key.padEnd(13)} c=${String(c).padStart(2)}  ${(a.calls / (a.elapsedMs / 1000)).toFixed(0)} calls/s${a.errors ? ` (${a.errors} errors)` : ''}`,
+        `throughput ${(s.key + (raw ? ' (raw)' : '')).padEnd(17)} c=${String(c).padStart(2)}  ${(a.calls / (a.elapsedMs / 1000)).toFixed(0)} calls/s${a.errors ? ` (${a.errors} errors)` : ''}`,
       );
     }
   }

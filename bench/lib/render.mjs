@@ -132,6 +132,17 @@ export function verdicts(results) {
       `cores busy (client + server) ${busy(tp.broker.byConcurrency[8])} vs ${busy(tp['direct-http'].byConcurrency[8])}; the ${S.throughput.clientProcs ? `${Math.min(8, S.throughput.clientProcs)} client processes spend` : 'one client process spends'} ${usStr(tp.broker.byConcurrency[8].clientCpuPerCallUs)} vs ${usStr(tp['direct-http'].byConcurrency[8].clientCpuPerCallUs)} per call`,
     );
   } else add('8 sessions through the broker ≥ 1.5× direct SDK HTTP', null, 'throughput section not run');
+  const rawTp = S.throughput?.rawClient;
+  if (rawTp?.broker?.byConcurrency?.[8] && rawTp['direct-http']?.byConcurrency?.[8]) {
+    const b = rawTp.broker.byConcurrency[8];
+    const h = rawTp['direct-http'].byConcurrency[8];
+    add(
+      '8 sessions through the broker ≥ 1.5× calls/s of direct SDK Streamable HTTP (raw client)',
+      b.callsPerSec >= 1.5 * h.callsPerSec,
+      `${n0(b.callsPerSec)}/s vs ${n0(h.callsPerSec)}/s = ${x3(ratio(b.callsPerSec, h.callsPerSec))}`,
+      `the same cell with the raw client (no SDK client): server side ${usStr(b.serverCpuPerCallUs)} vs ${usStr(h.serverCpuPerCallUs)} per call, client ${usStr(b.clientCpuPerCallUs)} vs ${usStr(h.clientCpuPerCallUs)}`,
+    );
+  }
   if (tp?.broker?.byConcurrency?.[32] && tp['direct-http']?.byConcurrency?.[32]) {
     const r = ratio(tp.broker.byConcurrency[32].callsPerSec, tp['direct-http'].byConcurrency[32].callsPerSec);
     add(
@@ -637,6 +648,49 @@ export function renderMarkdown(results, chartFiles = []) {
         table(
           ['p50 under load', ...conc.map((c) => `${c}`)],
           present(tp).map((k) => [NAMES[k], ...conc.map((c) => usStr(tp[k].byConcurrency[c]?.p50Us))]),
+        ),
+      );
+      L.push('');
+    }
+    const rawTp = S.throughput.rawClient;
+    if (rawTp?.broker && rawTp['direct-http']) {
+      L.push(
+        "**With the raw client.** The same cells, interleaved with the ones above, with a client that opens its session by hand and sends each `tools/call` as a bare POST on a keep-alive socket (`RawSession` in `bench/lib/loadClient.mjs`; it reads the JSON or one-event SSE answer whole). The SDK client spends ~1 ms of CPU per call, most of a cell's CPU, and caps every server alike; without it the cells measure the servers (up to 8 sessions: the SDK cells already hold 32 of the bench client's sessions, and the broker caps one client at 64).",
+      );
+      L.push('');
+      const raw = ['broker', 'direct-http'];
+      const conc = S.throughput.concurrency.filter((c) => rawTp.broker.byConcurrency[c]);
+      L.push(
+        table(
+          [
+            'system (raw client)',
+            ...conc.map((c) => `${c} session${c > 1 ? 's' : ''}`),
+            ...conc.map((c) => `server CPU / call @${c}`),
+            ...conc.map((c) => `client CPU / call @${c}`),
+            ...conc.map((c) => `cores busy @${c}`),
+          ],
+          [
+            ...raw.map((k) => [
+              NAMES[k],
+              ...conc.map((c) => {
+                const v = rawTp[k].byConcurrency[c];
+                return v ? `${n0(v.callsPerSec)}/s${v.errors ? ` (${v.errors} err)` : ''}` : '—';
+              }),
+              ...conc.map((c) => usStr(rawTp[k].byConcurrency[c]?.serverCpuPerCallUs)),
+              ...conc.map((c) => usStr(rawTp[k].byConcurrency[c]?.clientCpuPerCallUs)),
+              ...conc.map((c) => busy(rawTp[k].byConcurrency[c])),
+            ]),
+            [
+              'Switchboard / direct HTTP calls/s',
+              ...conc.map((c) =>
+                xStr(
+                  ratio(rawTp.broker.byConcurrency[c]?.callsPerSec, rawTp['direct-http'].byConcurrency[c]?.callsPerSec),
+                ),
+              ),
+              ...conc.flatMap(() => ['', '']),
+              ...conc.map(() => ''),
+            ],
+          ],
         ),
       );
       L.push('');

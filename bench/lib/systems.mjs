@@ -185,11 +185,26 @@ class System {
     );
     return this.loaders;
   }
+  /**
+   * Raw-client sessions (bench/lib/loadClient.mjs RawSession: no SDK client) on the same client
+   * processes, under the key `<key>:raw`; only for a system served over Streamable HTTP.
+   */
+  async rawLoadClients(procs, sessions) {
+    const spec = { ...this.connectSpec(), raw: true };
+    if (spec.transport !== 'http') throw new Error(`${this.key}: the raw client speaks Streamable HTTP only`);
+    this.rawLoaders = loadClientPool(procs);
+    await Promise.all(this.rawLoaders.map((l) => l.ask({ cmd: 'connect', key: `${this.key}:raw`, spec, sessions })));
+    return this.rawLoaders;
+  }
   /** Server processes a client process started (direct stdio: the upstream of each session). */
   adoptClientPids() {}
   async closeLoadClients() {
-    await Promise.allSettled((this.loaders ?? []).map((l) => l.ask({ cmd: 'close', key: this.key })));
+    await Promise.allSettled([
+      ...(this.loaders ?? []).map((l) => l.ask({ cmd: 'close', key: this.key })),
+      ...(this.rawLoaders ?? []).map((l) => l.ask({ cmd: 'close', key: `${this.key}:raw` })),
+    ]);
     this.loaders = [];
+    this.rawLoaders = [];
   }
   /** pids of the server side (gateway + upstream children), re-read from /proc. */
   serverPids() {

@@ -233,6 +233,18 @@ export class BrokerConnection extends EventEmitter<ConnectionEvents> {
     return answer;
   }
 
+  /** Where telemetry.yaml's export endpoint stands; undefined when not connected or the broker is too old to say. */
+  async telemetryExport(): Promise<ResultOf<'telemetry_export'> | undefined> {
+    if (!this.client || this.phase !== 'connected') return undefined;
+    return this.client.call('telemetry_export', {}).catch(() => undefined);
+  }
+
+  /** The person allowed telemetry.yaml's endpoint (as shown): the broker exports there from now on. */
+  async approveTelemetryExport(endpoint: string): Promise<ResultOf<'approve_telemetry_export'>> {
+    if (!this.client || this.phase !== 'connected') throw new Error('the broker is not connected');
+    return this.client.call('approve_telemetry_export', { endpoint });
+  }
+
   /** The window's folders changed: the broker tells its upstreams (their roots include them). */
   async editorRootsChanged(): Promise<void> {
     const editor = this.opts.editor;

@@ -10,6 +10,7 @@ import type { EditorSecrets } from './editorSecrets';
 import { readSettings, SECTION, settingId, type Settings } from './config';
 import { EDITOR_TELEMETRY_ENV } from '../broker/telemetry/settings';
 import { FolderEntry } from './folderEntry';
+import { TelemetryExportPrompt } from './telemetryExportPrompt';
 
 export { FolderEntry };
 
@@ -21,6 +22,8 @@ export class Ctx implements vscode.Disposable {
   readonly onDidChange = this.emitter.event;
   private readonly disposables: vscode.Disposable[] = [];
   private readonly watchers = new Map<string, vscode.Disposable>();
+  /** Asks whether telemetry.yaml may export off this machine, when a folder's broker connects. */
+  private readonly exportPrompt: TelemetryExportPrompt;
   /** The window as the brokers' fallback client (editorClient.ts); set before init(). */
   editorRole?: EditorRole;
   /** `${input:NAME}` values and VS Code account tokens handed to the brokers (editorSecrets.ts); set before init(). */
@@ -28,6 +31,7 @@ export class Ctx implements vscode.Disposable {
 
   constructor(readonly extension: vscode.ExtensionContext) {
     this.output = vscode.window.createOutputChannel('Switchboard', { log: true });
+    this.exportPrompt = new TelemetryExportPrompt(this.output);
     this.disposables.push(this.output, this.emitter);
   }
 
@@ -146,7 +150,10 @@ export class Ctx implements vscode.Disposable {
       },
     });
     const entry = new FolderEntry(folder, root, conn);
-    conn.on('change', () => this.changed(entry));
+    conn.on('change', () => {
+      this.changed(entry);
+      if (conn.phase === 'connected') void this.exportPrompt.check(entry);
+    });
     conn.on('state', () => this.changed(entry));
     this.entriesByKey.set(entry.key, entry);
     this.watchRegistry(entry);

@@ -25,6 +25,7 @@ import {
   writeRegistry,
   type BrokerProcess,
 } from '../helpers/broker';
+import { envelope as stateEnvelope, postStateless } from '../helpers/stateless';
 import type { Endpoint } from '../../src/broker/http/endpoint';
 import { endpointServingNothing, faultServer, report, startBroker, status, type Json } from './lib';
 
@@ -32,52 +33,11 @@ const V = '2026-07-28';
 const LISTEN_PER_CLIENT = 64; // the endpoint's default cap of listen streams per client
 const PARKED_PER_CLIENT = 64; // calls parked on input_required per client (http/inputRequired.ts)
 
-const envelope = (capabilities: Json = {}): Json => ({
-  'io.modelcontextprotocol/protocolVersion': V,
-  'io.modelcontextprotocol/clientCapabilities': capabilities,
-  'io.modelcontextprotocol/clientInfo': { name: 'dos', version: '1' },
-});
+const envelope = (capabilities: Json = {}): Json => stateEnvelope(capabilities, 'dos');
 
 /** A 2026-07-28 POST answered in one body (a call, a refusal); the parsed JSON-RPC message. */
-function post(port: number, token: string, message: Json): Promise<{ status: number; message: Json }> {
-  const params = (message.params ?? {}) as Json;
-  return new Promise((resolve, reject) => {
-    const req = http.request(
-      {
-        host: '127.0.0.1',
-        port,
-        method: 'POST',
-        path: '/mcp',
-        agent: false,
-        headers: {
-          authorization: `Bearer ${token}`,
-          'content-type': 'application/json',
-          accept: 'application/json, text/event-stream',
-          'mcp-protocol-version': V,
-          'mcp-method': String(message.method),
-          ...(typeof params.name === 'string' ? { 'mcp-name': params.name } : {}),
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const body = Buffer.concat(chunks).toString('utf8');
-          // An SSE answer (progress first): its last event is the answer.
-          const data = body.startsWith('{')
-            ? body
-            : body
-                .split('\n')
-                .filter((l) => l.startsWith('data: '))
-                .pop()!;
-          resolve({ status: res.statusCode ?? 0, message: JSON.parse(data.replace(/^data: /, '')) as Json });
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, ...message }));
-  });
-}
+const post = (port: number, token: string, message: Json): Promise<{ status: number; message: Json }> =>
+  postStateless({ port, token }, message);
 
 interface ListenStream {
   status: number;

@@ -16,14 +16,13 @@
 // description edit, an unchanged tool keep working after it), so no refusal can pass vacuously.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as http from 'node:http';
 import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { connect, fixture, removeTempDirs, tempDir, textOf, waitFor, writeRegistry } from '../helpers/broker';
 import { facade, report, startBroker, status, type Json } from './lib';
 import type { BrokerProcess } from '../helpers/broker';
+import { envelope, postStateless } from '../helpers/stateless';
 
-const V = '2026-07-28';
 const INSTRUCTIONS = 'Notes server: read_notes reads the notes, write_notes writes them.';
 const POISON = /id_rsa/;
 
@@ -55,46 +54,9 @@ describe('security round 3: rug pulls past the pins (issue 28 items 5-9)', funct
   const opened: Client[] = [];
 
   /** A 2026-07-28 request, stateless, as the writer: the parsed JSON-RPC reply. */
-  function stateless(method: string, params: Json, server?: string): Promise<Json> {
-    const meta = {
-      'io.modelcontextprotocol/protocolVersion': V,
-      'io.modelcontextprotocol/clientCapabilities': {},
-      'io.modelcontextprotocol/clientInfo': { name: 'agent', version: '1' },
-    };
-    const named = params.name;
-    return new Promise((resolve, reject) => {
-      const req = http.request(
-        {
-          host: '127.0.0.1',
-          port: broker.port,
-          method: 'POST',
-          path: server ? `/servers/${server}/mcp` : '/mcp',
-          headers: {
-            host: `127.0.0.1:${broker.port}`,
-            authorization: `Bearer ${writerToken}`,
-            'content-type': 'application/json',
-            accept: 'application/json, text/event-stream',
-            'mcp-protocol-version': V,
-            'mcp-method': method,
-            ...(typeof named === 'string' ? { 'mcp-name': named } : {}),
-          },
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => {
-            const body = Buffer.concat(chunks).toString('utf8');
-            try {
-              resolve(JSON.parse(body) as Json);
-            } catch {
-              reject(new Error(`not JSON (${res.statusCode}): ${body.slice(0, 300)}`));
-            }
-          });
-        },
-      );
-      req.on('error', reject);
-      req.end(JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: meta } }));
-    });
+  async function stateless(method: string, params: Json, server?: string): Promise<Json> {
+    const message = { method, params: { ...params, _meta: envelope({}, 'agent') } };
+    return (await postStateless({ port: broker.port, token: writerToken, server }, message)).message;
   }
 
   async function perServer(name: string): Promise<Client> {

@@ -171,7 +171,8 @@ export class OtlpCollector {
     return `http://127.0.0.1:${port}`;
   }
 
-  async start(): Promise<string> {
+  /** Serves OTLP/HTTP on `host` (loopback unless a test needs an address off it). */
+  async start(host = '127.0.0.1'): Promise<string> {
     this.server = http.createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
@@ -196,8 +197,8 @@ export class OtlpCollector {
         res.end(json ? '{}' : TraceResponse);
       });
     });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
-    return `http://127.0.0.1:${(this.server.address() as AddressInfo).port}`;
+    await new Promise<void>((resolve) => this.server!.listen(0, host, resolve));
+    return `http://${host.includes(':') ? `[${host}]` : host}:${(this.server.address() as AddressInfo).port}`;
   }
 
   private decode(type: protobuf.Type, body: Buffer): Any {

@@ -12,6 +12,7 @@ import type { Root } from '../supervision/editorLink';
 import type { AppSummary } from '../catalog/apps/appMeta';
 import type { PinState, ToolChanges } from '../trust/pins';
 import type { ScanReport } from '../trust/scanReport';
+import type { TelemetryExportStatus } from '../trust/telemetryExport';
 import type { ProbeResult } from '../supervision/probe';
 import type { Enforcement } from '../trust/sandbox';
 import type { CatalogSource } from '../supervision/upstream';
@@ -257,6 +258,10 @@ export interface ControlResults {
   set_editor_roots: { roots: Root[]; changed: boolean };
   /** The editor's switchboard.telemetry.enabled, applied in the running broker (no restart). */
   set_editor_telemetry: EditorTelemetry;
+  /** Where the endpoint telemetry.yaml names stands: used, or waiting for the operator's approval. */
+  telemetry_export: TelemetryExport;
+  /** The operator lets telemetry.yaml's endpoint (as shown) receive this workspace's telemetry, from now on. */
+  approve_telemetry_export: TelemetryExport;
   /** The guardrail policies (policies.d/): written, in force, and what approving each would take. */
   list_policies: { policies: PolicyStatus[] };
   /** A policy written by an agent is a proposal: nothing of it is in force until the operator approves it. */
@@ -272,6 +277,19 @@ export interface EditorTelemetry {
   changed: boolean;
   /** Why the editor's word did not decide it (the OTEL_* environment or telemetry.yaml turns it on). */
   note?: string;
+}
+
+/**
+ * telemetry.yaml's export endpoint and whether it is used (trust/telemetryExport.ts): a workspace's
+ * file sends nothing off this machine until the operator approves that endpoint.
+ */
+export interface TelemetryExport {
+  status: TelemetryExportStatus;
+  endpoint?: string;
+  /** The endpoint approved before, when the file now names another. */
+  approvedOther?: string;
+  /** Whether the broker's telemetry is on now. */
+  telemetry: boolean;
 }
 
 export type ControlOperation = keyof ControlResults;

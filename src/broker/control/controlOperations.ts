@@ -23,6 +23,7 @@ import type {
   ClientConnection,
   ClientSummary,
   EditorTelemetry,
+  TelemetryExport,
   FoundTool,
   ParamsOf,
   ResultOf,
@@ -48,6 +49,13 @@ export interface ControlContext {
   url(): string;
   /** Starts or stops the broker's telemetry for the editor's setting (daemon/brokerTelemetry.ts). */
   editorTelemetry?(enabled: boolean): Promise<EditorTelemetry>;
+  /** telemetry.yaml's endpoint and whether it is used; approving it applies at once (daemon/brokerTelemetry.ts). */
+  telemetryExport?: TelemetryExportControl;
+}
+
+export interface TelemetryExportControl {
+  state(): TelemetryExport;
+  approve(endpoint: string): Promise<TelemetryExport>;
 }
 
 export class ControlOperations {
@@ -426,6 +434,22 @@ export class ControlOperations {
     if (!this.ctx.editorTelemetry)
       throw new McpFailure(ErrorCodes.MethodNotFound, 'This broker cannot turn telemetry on or off while it runs.');
     return this.ctx.editorTelemetry(enabled);
+  }
+
+  /** Where telemetry.yaml's export endpoint stands. */
+  telemetryExport(): TelemetryExport {
+    return this.exportControl().state();
+  }
+
+  /** The operator approves telemetry.yaml's endpoint, as it was shown; telemetry follows at once. */
+  approveTelemetryExport(endpoint: string): Promise<TelemetryExport> {
+    return this.exportControl().approve(endpoint);
+  }
+
+  private exportControl(): TelemetryExportControl {
+    if (!this.ctx.telemetryExport)
+      throw new McpFailure(ErrorCodes.MethodNotFound, "This broker does not judge telemetry.yaml's endpoint.");
+    return this.ctx.telemetryExport;
   }
 
   /** What differs between a running server's tools and its pins (the diff the operator reviews). */

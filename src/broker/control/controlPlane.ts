@@ -16,6 +16,7 @@ import type { ServerDef } from '../../registry/schema';
 import { currentPolicy, honoursWorkspaceTrust, policyFile, serverBlock } from '../../registry/policy';
 
 import type { EditorTelemetry } from './controlApi';
+import type { TelemetryExportControl } from './controlOperations';
 
 export interface ControlPlaneOptions {
   untrusted: boolean;
@@ -23,6 +24,8 @@ export interface ControlPlaneOptions {
   acceptWorkspaceTrust?: boolean;
   /** Starts or stops telemetry for the editor's setting while the broker runs (the daemon's). */
   editorTelemetry?(enabled: boolean): Promise<EditorTelemetry>;
+  /** telemetry.yaml's export endpoint: its state, and the operator's approval applied at once (the daemon's). */
+  telemetryExport?: TelemetryExportControl;
 }
 
 export class ControlPlane implements Governance {
@@ -72,6 +75,7 @@ export class ControlPlane implements Governance {
       untrusted: opts.untrusted,
       url: () => broker.url,
       editorTelemetry: opts.editorTelemetry && ((on: boolean) => opts.editorTelemetry!(on)),
+      telemetryExport: opts.telemetryExport,
     };
     this.operations = new ControlOperations(broker, this.approvals, broker.tokens, context, this.pins);
     this.served = new FacadeServer(this.facade, this.operations, broker.access, () => broker.snapshot);

@@ -311,6 +311,22 @@ function definitions(): RegisteredTool[] {
         'telemetry starts or stops (the OTEL_* environment and telemetry.yaml keep it on whatever the editor says).',
       run: (ops, p) => ops.setEditorTelemetry(p.enabled),
     },
+    telemetry_export: {
+      scope: 'operator',
+      idempotent: true,
+      description:
+        "Operator only: the export endpoint the workspace's telemetry.yaml names and whether it is used. One off " +
+        'this machine is used only once the operator approves it (approve_telemetry_export).',
+      run: (ops) => ops.telemetryExport(),
+    },
+    approve_telemetry_export: {
+      scope: 'operator',
+      idempotent: true,
+      description:
+        'Operator only: let the endpoint telemetry.yaml names (send the one telemetry_export showed) receive this ' +
+        "workspace's traces and metrics, for this user, from now on; the running broker exports there at once.",
+      run: (ops, p) => ops.approveTelemetryExport(p.endpoint),
+    },
     list_policies: {
       scope: 'read',
       description:

@@ -133,6 +133,12 @@ export const OPERATION_PARAMS = {
   }),
   set_editor_roots: z.object({ roots: z.array(root, { error: 'must be an array of { uri, name }' }) }),
   set_editor_telemetry: z.object({ enabled: flag().describe("the editor's switchboard.telemetry.enabled") }),
+  telemetry_export: none,
+  approve_telemetry_export: z.object({
+    endpoint: nonEmpty().describe(
+      'the endpoint telemetry_export showed: if the file names another now, nothing is approved',
+    ),
+  }),
   list_policies: none,
   upsert_policy: definitionOf('policy'),
   remove_policy: byName('policy name'),

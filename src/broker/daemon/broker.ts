@@ -48,6 +48,8 @@ export interface BrokerOptions {
   maxBodyBytes?: number;
   /** How many log messages per upstream reach the sessions (`serve --log-rate`). */
   logRate?: LogRate;
+  /** How long a call parked on input_required waits for the caller's retry (`serve --park-timeout`). */
+  parkTimeoutMs?: number;
   debounceMs?: number;
   log?(line: string): void;
 }
@@ -136,6 +138,7 @@ export class Broker extends EventEmitter<BrokerEventMap> implements ControlledBr
       maxBodyBytes: opts.maxBodyBytes,
       idleSessionMs: opts.idleSessionMs,
       logRate: opts.logRate,
+      parkTimeoutMs: opts.parkTimeoutMs,
       version: BROKER_VERSION,
       instance: rootId(this.root),
       onRejected: (reason, status) => this.audit.write({ event: 'rejected', status, reason }),

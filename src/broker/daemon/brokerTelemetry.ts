@@ -1,20 +1,44 @@
 // Turning the broker's telemetry on at start (telemetry/settings.ts says when), with the broker's
 // gauges read from the control operations, on or off while it runs when the editor's setting
 // changes (set_editor_telemetry), and off again at stop.
-import { readTelemetryFile } from '../../registry/telemetryConfig';
-import type { EditorTelemetry } from '../control/controlApi';
+import { readTelemetryFile, type TelemetryBlock } from '../../registry/telemetryConfig';
+import type { EditorTelemetry, TelemetryExport } from '../control/controlApi';
+import type { TelemetryExportControl } from '../control/controlOperations';
+import { ErrorCodes, McpFailure } from '../shared/mcpTypes';
 import type { ControlPlane } from '../control/controlPlane';
 import type { Broker } from './broker';
 import { EDITOR_TELEMETRY_ENV, telemetrySettings, type TelemetrySettings } from '../telemetry/settings';
+import {
+  judgeWorkspaceTelemetry,
+  TelemetryExportApprovals,
+  telemetryApprovalsFile,
+  type WorkspaceTrustOfRun,
+} from '../trust/telemetryExport';
 import { startTelemetry, stopTelemetry, telemetry, type BrokerGauges } from '../telemetry/telemetry';
 
 /** Starts telemetry if the environment, telemetry.yaml or the editor turns it on; says so in the log. */
-export function startBrokerTelemetry(root: string, log: ((line: string) => void) | undefined): boolean {
+export function startBrokerTelemetry(
+  root: string,
+  log: ((line: string) => void) | undefined,
+  run: WorkspaceTrustOfRun,
+): boolean {
   const { block, problems } = readTelemetryFile(root);
   for (const p of problems)
     log?.(`${p.file}:${p.line}: error: ${p.message} (telemetry stays as the environment sets it)`);
-  const settings = telemetrySettings(process.env, block);
+  const settings = telemetrySettings(process.env, workspaceBlock(root, block, run, log));
   return settings ? startWith(settings, log) : false;
+}
+
+/** telemetry.yaml's block with its endpoint left out unless it may be used (trust/telemetryExport.ts). */
+function workspaceBlock(
+  root: string,
+  block: TelemetryBlock | undefined,
+  run: WorkspaceTrustOfRun,
+  log: ((line: string) => void) | undefined,
+): TelemetryBlock | undefined {
+  const judged = judgeWorkspaceTelemetry(root, block, run);
+  if (judged.held) log?.(judged.held);
+  return judged.block;
 }
 
 /**
@@ -27,10 +51,11 @@ export async function applyEditorTelemetry(
   enabled: boolean,
   log: ((line: string) => void) | undefined,
   gauges: () => BrokerGauges,
+  run: WorkspaceTrustOfRun,
 ): Promise<EditorTelemetry> {
   // Later reads of the environment (none yet) see what the editor says now, not what it said at start.
   process.env[EDITOR_TELEMETRY_ENV] = enabled ? '1' : '';
-  const settings = telemetrySettings(process.env, readTelemetryFile(root).block);
+  const settings = telemetrySettings(process.env, workspaceBlock(root, readTelemetryFile(root).block, run, log));
   const running = telemetry();
   if (settings && running) {
     if (enabled) return { telemetry: true, changed: false };
@@ -47,6 +72,49 @@ export async function applyEditorTelemetry(
   }
   telemetry()?.observe(gauges);
   return { telemetry: true, changed: true };
+}
+
+/**
+ * telemetry.yaml's export endpoint for the control operations: where it stands, and the operator's
+ * approval of it, after which the running broker's telemetry starts again with the endpoint.
+ */
+export function telemetryExportControl(
+  root: string,
+  run: WorkspaceTrustOfRun,
+  log: ((line: string) => void) | undefined,
+  gauges: () => BrokerGauges,
+): TelemetryExportControl {
+  const judged = () => judgeWorkspaceTelemetry(root, readTelemetryFile(root).block, run);
+  const state = (): TelemetryExport => {
+    const j = judged();
+    return {
+      status: j.status,
+      ...(j.endpoint ? { endpoint: j.endpoint } : {}),
+      ...(j.approvedOther ? { approvedOther: j.approvedOther } : {}),
+      telemetry: telemetry() !== undefined,
+    };
+  };
+  return {
+    state,
+    async approve(endpoint: string): Promise<TelemetryExport> {
+      const j = judged();
+      const refuse = (message: string) => new McpFailure(ErrorCodes.InvalidParams, message);
+      if (!j.endpoint) throw refuse('telemetry.yaml names no export endpoint: there is nothing to approve.');
+      if (j.endpoint !== endpoint)
+        throw refuse(`Nothing approved: telemetry.yaml names ${j.endpoint} now, not ${endpoint}. Look at it again.`);
+      if (j.status === 'untrusted')
+        throw refuse('The workspace is not trusted: its telemetry.yaml exports nowhere off this machine.');
+      if (j.status !== 'awaiting-approval') return state();
+      new TelemetryExportApprovals(telemetryApprovalsFile(), root).approve(endpoint);
+      log?.(`the operator approved ${endpoint} as this workspace's telemetry export endpoint`);
+      const settings = telemetrySettings(process.env, judged().block);
+      if (settings) {
+        if (telemetry()) await stopTelemetry();
+        if (startWith(settings, log)) telemetry()?.observe(gauges);
+      }
+      return state();
+    },
+  };
 }
 
 function startWith(settings: TelemetrySettings, log: ((line: string) => void) | undefined): boolean {

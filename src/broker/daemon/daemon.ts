@@ -9,7 +9,13 @@ import { liveRecord, tryLock, waitForRecord } from './discovery';
 import { readOrCreateToken, runtimePaths, type RuntimePaths } from '../shared/userState';
 import { writePrivateFile } from '../shared/privateFiles';
 import type { BrokerRecord } from './runtime';
-import { applyEditorTelemetry, brokerGauges, startBrokerTelemetry, stopTelemetry } from './brokerTelemetry';
+import {
+  applyEditorTelemetry,
+  brokerGauges,
+  startBrokerTelemetry,
+  stopTelemetry,
+  telemetryExportControl,
+} from './brokerTelemetry';
 import { telemetry } from '../telemetry/telemetry';
 
 export interface RunningBroker {
@@ -55,13 +61,15 @@ export async function startBroker(opts: BrokerOptions): Promise<RunningBroker> {
   fs.mkdirSync(root, { recursive: true });
   const paths = runtimePaths(root);
   const operatorToken = readOrCreateToken(paths.operatorTokenFile);
-  startBrokerTelemetry(root, opts.log);
+  const trustOfRun = { untrusted: opts.untrusted ?? false, acceptWorkspaceTrust: opts.acceptWorkspaceTrust ?? false };
+  startBrokerTelemetry(root, opts.log, trustOfRun);
   // The data plane first, then the control plane over it, then serving under its governance.
   const broker = new Broker({ ...opts, root }, { paths, operatorToken });
   const control: ControlPlane = new ControlPlane(broker, paths, {
     untrusted: opts.untrusted ?? false,
     acceptWorkspaceTrust: opts.acceptWorkspaceTrust,
-    editorTelemetry: (enabled) => applyEditorTelemetry(root, enabled, opts.log, gauges),
+    editorTelemetry: (enabled) => applyEditorTelemetry(root, enabled, opts.log, gauges, trustOfRun),
+    telemetryExport: telemetryExportControl(root, trustOfRun, opts.log, () => gauges()),
   });
   const gauges = brokerGauges(broker, control);
   telemetry()?.observe(gauges);

@@ -66,6 +66,8 @@ export interface EndpointOptions {
   bodyTimeoutMs?: number;
   /** Log messages forwarded per upstream (default 50 a second, bursts of 100). */
   logRate?: LogRate;
+  /** How long a 2026-07-28 call parked on input_required waits for the caller's retry (default 5 minutes). */
+  parkTimeoutMs?: number;
   /** Where an operator session that declares itself the editor is registered (editorLink.ts). */
   editor?: EditorLink;
 }
@@ -115,10 +117,13 @@ export class Endpoint {
     this.limits = { ...DEFAULT_SESSION_LIMITS, ...opts.sessionLimits };
     this.bodyTimeoutMs = opts.bodyTimeoutMs ?? 30_000;
     this.notifier = new SessionNotifier(this.sessions, opts.logRate ?? DEFAULT_LOG_RATE);
-    this.stateless = new StatelessEndpoint(opts.router, opts.version, SESSION_PROTOCOL_VERSIONS, {
-      ...DEFAULT_LISTEN_LIMITS,
-      ...opts.listenLimits,
-    });
+    this.stateless = new StatelessEndpoint(
+      opts.router,
+      opts.version,
+      SESSION_PROTOCOL_VERSIONS,
+      { ...DEFAULT_LISTEN_LIMITS, ...opts.listenLimits },
+      opts.parkTimeoutMs,
+    );
     // Node's requestTimeout is the body deadline: it runs from the request's first byte until the
     // whole body is in, and Node checks it for all connections at once (no timer per request).
     const serverOptions: http.ServerOptions = {

@@ -12,8 +12,15 @@ import { sameIdentity } from './guards';
 import { withResultType, type Exchange } from './exchange';
 import { StatelessCodes } from './statelessEnvelope';
 
-/** How long a parked call waits for the caller's retry before it is cancelled upstream. */
+/** How long a parked call waits for the caller's retry before it is cancelled upstream (`serve --park-timeout`). */
 export const PARK_TIMEOUT_MS = 5 * 60_000;
+
+/** "5 minutes", "90 seconds": the park timeout as the errors tell it. */
+function spoken(ms: number): string {
+  const seconds = Math.round(ms / 1000);
+  if (seconds % 60 === 0 && seconds >= 60) return seconds === 60 ? '1 minute' : `${seconds / 60} minutes`;
+  return seconds === 1 ? '1 second' : `${seconds} seconds`;
+}
 
 /**
  * Parked calls per client identity and in all: each holds a call in flight upstream and the broker's
@@ -66,6 +73,8 @@ export interface CallInput {
 /** The parked calls of the stateless endpoint, by requestState. */
 export class InputRequiredCalls {
   private readonly parked = new Map<string, ParkedCall>();
+
+  constructor(private readonly parkTimeoutMs = PARK_TIMEOUT_MS) {}
 
   get size(): number {
     return this.parked.size;
@@ -146,7 +155,7 @@ export class InputRequiredCalls {
       exchange.error(
         new McpFailure(
           ErrorCodes.InvalidParams,
-          'Invalid params: this requestState is unknown or expired (a parked call waits 5 minutes); ' +
+          `Invalid params: this requestState is unknown or expired (a parked call waits ${spoken(this.parkTimeoutMs)}); ` +
             'call again without requestState',
         ),
       );
@@ -188,7 +197,7 @@ export class InputRequiredCalls {
     for (const call of this.parked.values()) if (sameIdentity(call.origin.identity, identity)) mine++;
     const advice =
       'Answer them (retry with inputResponses and their requestState) or let them go (each is cancelled ' +
-      `${PARK_TIMEOUT_MS / 60_000} minutes after its input_required), then call again.`;
+      `${spoken(this.parkTimeoutMs)} after its input_required), then call again.`;
     if (mine >= PARK_LIMITS.perClient) {
       return new McpFailure(
         -32000,
@@ -215,7 +224,7 @@ export class InputRequiredCalls {
     for (const [key, ask] of call.asks) inputRequests[key] = { method: ask.request.method, params: ask.request.params };
     call.current = undefined;
     exchange.result({ resultType: 'input_required', inputRequests, requestState: call.state });
-    call.timer = setTimeout(() => this.drop(call, new Error('the caller did not retry in time')), PARK_TIMEOUT_MS);
+    call.timer = setTimeout(() => this.drop(call, new Error('the caller did not retry in time')), this.parkTimeoutMs);
     call.timer.unref();
   }
 
@@ -231,7 +240,7 @@ export class InputRequiredCalls {
     else if (!call.current) {
       // The result is kept for the retry that comes for it (within the park timeout).
       clearTimeout(call.timer);
-      call.timer = setTimeout(() => this.parked.delete(call.state), PARK_TIMEOUT_MS);
+      call.timer = setTimeout(() => this.parked.delete(call.state), this.parkTimeoutMs);
       call.timer.unref();
     }
   }

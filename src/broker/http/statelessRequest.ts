@@ -43,7 +43,7 @@ const LIST_KEYS = {
 } as const;
 
 export class StatelessEndpoint {
-  private readonly calls = new InputRequiredCalls();
+  private readonly calls: InputRequiredCalls;
   private readonly listens: ListenStreams;
   /** The versions named in a -32022 error and in server/discover: this era's, then the sessions'. */
   readonly supported: readonly string[];
@@ -53,7 +53,9 @@ export class StatelessEndpoint {
     private readonly version: string,
     legacyVersions: readonly string[],
     listenLimits?: SessionLimits,
+    parkTimeoutMs?: number,
   ) {
+    this.calls = new InputRequiredCalls(parkTimeoutMs);
     this.listens = new ListenStreams(router, listenLimits);
     this.supported = [...STATELESS_VERSIONS, ...legacyVersions];
   }

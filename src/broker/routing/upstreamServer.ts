@@ -177,7 +177,8 @@ export class UpstreamServer implements ServedServer {
     if (extra.passThrough?.requestState === undefined || this.protocol === '2026-07-28') return;
     throw new McpFailure(
       ErrorCodes.InvalidParams,
-      'Invalid params: this requestState is unknown or expired (a parked call waits 5 minutes); ' +
+      'Invalid params: this requestState is unknown or expired (a parked call is cancelled when its caller ' +
+        "does not retry within the broker's park timeout, 5 minutes unless `serve --park-timeout` says otherwise); " +
         'call again without requestState',
     );
   }

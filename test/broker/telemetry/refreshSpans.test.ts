@@ -76,7 +76,7 @@ describe('telemetry: a sign-in refresh is a span of the call that needed it', fu
     // The refresh may be made by another request of the connection (its stream): a few rounds,
     // until one call's own request is the one that refreshed.
     let found = false;
-    for (let round = 0; round < 5 && !found; round++) {
+    for (let round = 0; round < 8 && !found; round++) {
       await new Promise((r) => setTimeout(r, 2100)); // longer than the fixture's token lifetime
       const traceId = hexId(16);
       const result = await operator.callTool({

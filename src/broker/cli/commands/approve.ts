@@ -1,10 +1,13 @@
 // `switchboard approve`: approve a community server, or accept one the workspace marks trusted, as it is now (operator).
+import { readTelemetryFile, TELEMETRY_FILE } from '../../../registry/telemetryConfig';
 import { approvalSummaryBlock } from '../../trust/approvalSummary';
+import { isLoopbackEndpoint, TelemetryExportApprovals, telemetryApprovalsFile } from '../../trust/telemetryExport';
 import { type Command, rootOption, rootOf, withOperator, print } from '../command';
 
 export const approveCommand: Command = {
   summary: 'approve a community server, or accept one the workspace marks trusted, as it is now (operator)',
   usage: `switchboard approve <server> [--root <dir>] [--revoke]
+       switchboard approve --telemetry [--root <dir>] [--revoke]
 
   Shows everything the approval covers (command and arguments or URL, working directory, env
   variables with secret-looking values masked, env file, header names, grants, tool filters;
@@ -12,9 +15,13 @@ export const approveCommand: Command = {
   user, outside the workspace. If the definition changes between showing and approving, nothing is
   approved. A later change to any of those fields (or to the env file's contents) needs a new approval.
 
-  --revoke  withdraw the approval instead`,
-  options: { ...rootOption, revoke: { type: 'boolean' } },
+  --telemetry  approve the export endpoint the workspace's telemetry.yaml names: until then, an
+               endpoint off this machine is not sent anything (a loopback one needs no approval).
+               For this user and this workspace, that endpoint only; applies when the broker starts.
+  --revoke     withdraw the approval instead`,
+  options: { ...rootOption, revoke: { type: 'boolean' }, telemetry: { type: 'boolean' } },
   async run(values, positionals) {
+    if (values.telemetry) return approveTelemetry(rootOf(values), values.revoke === true);
     const name = positionals[0];
     if (!name) throw new Error('name the server to approve: switchboard approve <server>');
     const root = rootOf(values);
@@ -40,3 +47,36 @@ export const approveCommand: Command = {
     });
   },
 };
+
+/** `approve --telemetry`: the operator lets telemetry.yaml's endpoint receive this workspace's telemetry. */
+function approveTelemetry(root: string, revoke: boolean): number {
+  const approvals = new TelemetryExportApprovals(telemetryApprovalsFile(), root);
+  if (revoke) {
+    print(
+      approvals.revoke()
+        ? `Telemetry export approval for ${root} withdrawn; it applies when the broker starts again.\n`
+        : `No telemetry export endpoint was approved for ${root}.\n`,
+    );
+    return 0;
+  }
+  const { block, problems } = readTelemetryFile(root);
+  if (problems.length) {
+    throw new Error(
+      `${TELEMETRY_FILE} has mistakes; fix them first:\n${problems.map((p) => `  ${p.file}:${p.line}: ${p.message}`).join('\n')}`,
+    );
+  }
+  const endpoint = block?.endpoint;
+  if (!endpoint) throw new Error(`${root} has no ${TELEMETRY_FILE} with an endpoint: nothing to approve.`);
+  if (isLoopbackEndpoint(endpoint)) {
+    print(`${TELEMETRY_FILE} exports to ${endpoint}, on this machine: nothing to approve.\n`);
+    return 0;
+  }
+  approvals.approve(endpoint);
+  print(
+    `Approved: the traces and metrics of the broker for ${root} may be exported to ${endpoint}, as ` +
+      `${TELEMETRY_FILE} says (span and metric names and attributes: tool, prompt and server names, ` +
+      `resource URIs, client names, timings; never arguments, results or secrets). A different endpoint ` +
+      `needs a new approval. It applies when the broker for this workspace starts again.\n`,
+  );
+  return 0;
+}

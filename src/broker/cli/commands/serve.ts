@@ -30,9 +30,12 @@ export const serveCommand: Command = {
                       log messages per second from one server that reach the agents, after a
                       burst (default: 50/100); what is over it is dropped and counted
   --session-idle <s>  close a session after <s> seconds without a request or stream (default: 1800)
+  --park-timeout <s>  how long a 2026-07-28 call whose server asked a question (input_required) waits
+                      for the caller's retry before it is cancelled upstream (default: 300)
   --json              print one JSON line when ready instead of the human summary`,
   options: {
     'session-idle': { type: 'string' },
+    'park-timeout': { type: 'string' },
     ...rootOption,
     port: { type: 'string', short: 'p' },
     untrusted: { type: 'boolean' },
@@ -61,6 +64,7 @@ export const serveCommand: Command = {
       maxBodyBytes: values['max-body'] ? parseNumber(values['max-body'], 'max-body', 0) : undefined,
       logRate: values['log-rate'] !== undefined ? parseLogRate(String(values['log-rate'])) : undefined,
       idleSessionMs: values['session-idle'] ? parseNumber(values['session-idle'], 'session-idle', 0) * 1000 : undefined,
+      parkTimeoutMs: values['park-timeout'] !== undefined ? parkTimeoutMs(values['park-timeout']) : undefined,
       log,
     });
     if ('reused' in outcome) {
@@ -186,4 +190,11 @@ async function askWorkspaceTrust(running: RunningBroker, interrupted: () => void
     }
   }
   print('\n');
+}
+
+/** `--park-timeout` in ms: whole seconds, at least one (0 would cancel every question as it is asked). */
+function parkTimeoutMs(value: unknown): number {
+  const seconds = parseNumber(value, 'park-timeout', 300);
+  if (seconds < 1) throw new Error(`--park-timeout must be at least 1 second, got '${String(value)}'`);
+  return seconds * 1000;
 }
