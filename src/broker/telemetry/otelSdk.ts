@@ -25,6 +25,9 @@ import { OTLPTraceExporter as OtlpJsonTraces } from '@opentelemetry/exporter-tra
 import { OTLPTraceExporter as OtlpProtoTraces } from '@opentelemetry/exporter-trace-otlp-proto';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import {
+  AggregationTemporality,
+  AggregationType,
+  InstrumentType,
   MeterProvider,
   MetricReader,
   PeriodicExportingMetricReader,
@@ -38,6 +41,8 @@ import { prometheusText } from './prometheusText';
 import type { OtlpTarget, TelemetrySettings } from './settings';
 import type { BrokerGauges, ServedRequest, SpanAbout, Telemetry, TraceParent, UpstreamRequest } from './types';
 import { observeGauges } from './gauges';
+import { AttributeSets, metricAttributes, type AttributeSet } from './attributeSets';
+import { installAttributeHash } from './attributeHash';
 
 /** The MCP conventions' recommended buckets for operation durations, in seconds. */
 const DURATION_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
@@ -52,6 +57,39 @@ class PullReader extends MetricReader {
   protected onShutdown(): Promise<void> {
     return Promise.resolve();
   }
+}
+
+/** Every metric instrument kind: a reader serves /metrics only if all of them are cumulative. */
+const INSTRUMENT_TYPES = Object.values(InstrumentType);
+
+/**
+ * The metric readers: one exporting over OTLP when metrics are exported, and what GET /metrics
+ * collects from. Each reader keeps a storage of its own per instrument, and the SDK hashes a record's
+ * attributes once per storage: one reader is half the cost of two on every call. An exporter that
+ * keeps cumulative sums with the default aggregations (the OTLP default, what Prometheus wants) serves /metrics too, as a
+ * collection of cumulative sums takes nothing from the next export; a delta exporter would lose to
+ * /metrics what it collected, so it gets a reader of its own beside.
+ */
+function metricReaders(settings: TelemetrySettings): { all: IMetricReader[]; pull: MetricReader } {
+  if (!settings.metrics) {
+    const pull = new PullReader();
+    return { all: [pull], pull };
+  }
+  const exporting = new PeriodicExportingMetricReader({
+    exporter: metricExporter(settings.metrics),
+    exportIntervalMillis: settings.metrics.intervalMs,
+    exportTimeoutMillis: Math.min(30_000, settings.metrics.intervalMs),
+  });
+  // The exporter's aggregations must be the SDK's defaults too (explicit-bucket histograms, as
+  // prometheusText.ts reads them), not, say, exponential histograms asked for by the environment.
+  const servesBoth = INSTRUMENT_TYPES.every(
+    (type) =>
+      exporting.selectAggregationTemporality(type) === AggregationTemporality.CUMULATIVE &&
+      exporting.selectAggregation(type).type === AggregationType.DEFAULT,
+  );
+  if (servesBoth) return { all: [exporting], pull: exporting };
+  const pull = new PullReader();
+  return { all: [pull, exporting], pull };
 }
 
 function traceExporter(target: OtlpTarget) {
@@ -73,17 +111,21 @@ function errorType(err: unknown): string {
   return err instanceof Error ? err.name || 'Error' : 'Error';
 }
 
-function isThenable<T>(value: T): value is T & PromiseLike<Awaited<T>> {
-  return typeof (value as { then?: unknown } | null)?.then === 'function';
+/**
+ * A copy of the caller's _meta without its trace context (the upstream hears the broker's CLIENT
+ * span instead). Most calls carry no _meta, or none of these keys: no object rest-spread then (V8
+ * runs it as a slow runtime call, seen in the CPU profile of every call).
+ */
+function withoutTraceContext(meta: JsonObject | undefined): JsonObject {
+  if (meta === undefined) return {};
+  const copy = { ...meta };
+  if ('traceparent' in copy) delete copy.traceparent;
+  if ('tracestate' in copy) delete copy.tracestate;
+  return copy;
 }
 
-/** The name a request acts on, for the span's name and gen_ai.tool.name / gen_ai.prompt.name. */
-function targetAttributes(method: string, target: string | undefined): Attributes {
-  if (target === undefined) return {};
-  if (method === 'tools/call') return { 'gen_ai.tool.name': target, 'gen_ai.operation.name': 'execute_tool' };
-  if (method === 'prompts/get') return { 'gen_ai.prompt.name': target };
-  if (method === 'resources/read') return { 'mcp.resource.uri': target };
-  return {};
+function isThenable<T>(value: T): value is T & PromiseLike<Awaited<T>> {
+  return typeof (value as { then?: unknown } | null)?.then === 'function';
 }
 
 class OtelTelemetry implements Telemetry {
@@ -92,28 +134,23 @@ class OtelTelemetry implements Telemetry {
   private readonly tracerProvider: BasicTracerProvider;
   private readonly meterProvider: MeterProvider;
   private readonly tracer: Tracer;
-  private readonly pull = new PullReader();
+  /** What GET /metrics collects from: the exporting reader when it can serve both (see metricReaders). */
+  private readonly pull: MetricReader;
   private readonly serverDuration: Histogram;
   private readonly clientDuration: Histogram;
   private readonly sessionDuration: Histogram;
   private readonly live = new LiveNumbersRecorder();
+  private readonly attributeSets = new AttributeSets();
 
   constructor(readonly settings: TelemetrySettings) {
+    installAttributeHash();
     const resource = resourceFromAttributes({
       'service.name': settings.serviceName,
       'service.version': BROKER_VERSION,
     });
-    const readers: IMetricReader[] = [this.pull];
-    if (settings.metrics) {
-      readers.push(
-        new PeriodicExportingMetricReader({
-          exporter: metricExporter(settings.metrics),
-          exportIntervalMillis: settings.metrics.intervalMs,
-          exportTimeoutMillis: Math.min(30_000, settings.metrics.intervalMs),
-        }),
-      );
-    }
-    this.meterProvider = new MeterProvider({ resource, readers });
+    const readers = metricReaders(settings);
+    this.pull = readers.pull;
+    this.meterProvider = new MeterProvider({ resource, readers: readers.all });
     const spanProcessors: SpanProcessor[] = [];
     if (settings.traces) {
       spanProcessors.push(
@@ -151,21 +188,15 @@ class OtelTelemetry implements Telemetry {
     const parent = request.meta
       ? this.propagator.extract(ROOT_CONTEXT, request.meta, defaultTextMapGetter)
       : ROOT_CONTEXT;
-    const attributes: Attributes = {
-      'mcp.method.name': request.method,
-      ...targetAttributes(request.method, request.target),
-      'switchboard.client': request.client,
-    };
-    if (request.sessionId) attributes['mcp.session.id'] = request.sessionId;
-    if (request.endpointServer !== undefined) attributes['switchboard.server'] = request.endpointServer;
-    const name =
-      request.target !== undefined && request.method !== 'resources/read'
-        ? `${request.method} ${request.target}`
-        : request.method;
-    const span = this.tracer.startSpan(name, { kind: SpanKind.SERVER, attributes }, parent);
+    const set = this.attributeSets.served(request.method, request.target, request.client, request.endpointServer);
+    const span = this.tracer.startSpan(set.name, { kind: SpanKind.SERVER, attributes: set.attributes }, parent);
+    // Per call, so on the span only: neither a metric's attribute nor a cached set's.
+    if (request.sessionId) span.setAttribute('mcp.session.id', request.sessionId);
+    if (request.method === 'resources/read' && request.target !== undefined)
+      span.setAttribute('mcp.resource.uri', request.target);
     const started = performance.now();
     const finish = (outcome: { error?: unknown; result?: unknown }): void => {
-      this.finish(span, this.serverDuration, attributes, started, outcome);
+      this.finish(span, this.serverDuration, set, started, outcome);
     };
     let result: T;
     try {
@@ -198,29 +229,22 @@ class OtelTelemetry implements Telemetry {
     const parent = this.context.getStore() ?? ROOT_CONTEXT;
     const target =
       typeof params.name === 'string' ? params.name : typeof params.uri === 'string' ? params.uri : undefined;
-    const attributes: Attributes = {
-      'mcp.method.name': request.method,
-      ...targetAttributes(request.method, target),
-      'switchboard.server': request.server,
-    };
-    if (request.protocol) attributes['mcp.protocol.version'] = request.protocol;
-    if (request.trust) attributes['switchboard.trust'] = request.trust;
-    const name =
-      target !== undefined && request.method !== 'resources/read' ? `${request.method} ${target}` : request.method;
-    const span = this.tracer.startSpan(name, { kind: SpanKind.CLIENT, attributes }, parent);
+    const set = this.attributeSets.upstream(request.method, target, request.server, request.protocol, request.trust);
+    const span = this.tracer.startSpan(set.name, { kind: SpanKind.CLIENT, attributes: set.attributes }, parent);
+    if (request.method === 'resources/read' && target !== undefined) span.setAttribute('mcp.resource.uri', target);
     const ctx = trace.setSpan(parent, span);
     // The upstream hears this span as its parent, in _meta as the conventions say; the caller's own
     // traceparent (the parent of the broker's SERVER span) is replaced, not passed through.
-    const { traceparent: _tp, tracestate: _ts, ...meta } = (params._meta ?? {}) as JsonObject;
+    const meta = withoutTraceContext(params._meta as JsonObject | undefined);
     this.propagator.inject(ctx, meta, defaultTextMapSetter);
     const started = performance.now();
     try {
       const result = await this.context.run(ctx, () => run({ ...params, _meta: meta }));
-      const failed = this.finish(span, this.clientDuration, attributes, started, { result });
+      const failed = this.finish(span, this.clientDuration, set, started, { result });
       this.live.record(request.server, performance.now() - started, failed);
       return result;
     } catch (error) {
-      this.finish(span, this.clientDuration, attributes, started, { error });
+      this.finish(span, this.clientDuration, set, started, { error });
       this.live.record(request.server, performance.now() - started, true);
       throw error;
     }
@@ -230,7 +254,7 @@ class OtelTelemetry implements Telemetry {
   private finish(
     span: Span,
     histogram: Histogram,
-    attributes: Attributes,
+    set: AttributeSet,
     started: number,
     outcome: { error?: unknown; result?: unknown },
   ): boolean {
@@ -238,17 +262,12 @@ class OtelTelemetry implements Telemetry {
     let type: string | undefined;
     if (outcome.error !== undefined) type = errorType(outcome.error);
     else if ((outcome.result as { isError?: unknown } | undefined)?.isError === true) type = 'tool_error';
-    const recorded: Attributes = { ...attributes };
-    // A resource URI is one value per resource: on the span, not on the metric (its cardinality).
-    delete recorded['mcp.resource.uri'];
-    delete recorded['mcp.session.id'];
     if (type !== undefined) {
-      recorded['error.type'] = type;
       span.setAttribute('error.type', type);
       // The status says that it failed, never the message: messages can echo arguments.
       span.setStatus({ code: SpanStatusCode.ERROR });
     }
-    histogram.record(seconds, recorded);
+    histogram.record(seconds, metricAttributes(set, type));
     span.end();
     return type !== undefined;
   }
