@@ -104,9 +104,11 @@ export function telemetryExportControl(
         throw refuse(`Nothing approved: telemetry.yaml names ${j.endpoint} now, not ${endpoint}. Look at it again.`);
       if (j.status === 'untrusted')
         throw refuse('The workspace is not trusted: its telemetry.yaml exports nowhere off this machine.');
-      if (j.status !== 'awaiting-approval') return state();
+      if (j.status === 'approved' || j.status === 'on-this-machine') return state();
+      // Also under --accept-workspace-trust (used for this run only): the approval outlives the run.
       new TelemetryExportApprovals(telemetryApprovalsFile(), root).approve(endpoint);
       log?.(`the operator approved ${endpoint} as this workspace's telemetry export endpoint`);
+      if (j.status !== 'awaiting-approval') return state();
       const settings = telemetrySettings(process.env, judged().block);
       if (settings) {
         if (telemetry()) await stopTelemetry();

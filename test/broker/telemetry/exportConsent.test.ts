@@ -210,4 +210,23 @@ describe('telemetry.yaml exports off this machine only with the operator’s con
       await other.stop();
     }
   });
+
+  it('switchboard approve --telemetry while the broker runs: it exports there at once', async () => {
+    const other = new OtlpCollector();
+    const otherUrl = await other.start(offLoopbackAddress());
+    const broker = await brokerWith(otherUrl);
+    try {
+      await someCalls(broker);
+      await sleep(1000);
+      assert.equal(other.spans.length, 0, 'exported before the approval');
+      assert.match(approve(), /The running broker exports there from now on/);
+      await someCalls(broker);
+      await waitFor(() => other.spans.some((s) => s.name.includes('tools/call')), 'spans after the CLI approval');
+      assert.ok(broker.stderr.some((l) => l.includes(`the operator approved ${otherUrl}`)));
+    } finally {
+      await stop(broker);
+      await other.stop();
+      approve('--revoke');
+    }
+  });
 });

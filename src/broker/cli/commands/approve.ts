@@ -1,5 +1,9 @@
 // `switchboard approve`: approve a community server, or accept one the workspace marks trusted, as it is now (operator).
+import * as path from 'node:path';
 import { readTelemetryFile, TELEMETRY_FILE } from '../../../registry/telemetryConfig';
+import { liveRecord } from '../../daemon/discovery';
+import { OperatorClient } from '../../daemon/operatorClient';
+import { runtimePaths } from '../../shared/userState';
 import { approvalSummaryBlock } from '../../trust/approvalSummary';
 import { isLoopbackEndpoint, TelemetryExportApprovals, telemetryApprovalsFile } from '../../trust/telemetryExport';
 import { type Command, rootOption, rootOf, withOperator, print } from '../command';
@@ -17,7 +21,7 @@ export const approveCommand: Command = {
 
   --telemetry  approve the export endpoint the workspace's telemetry.yaml names: until then, an
                endpoint off this machine is not sent anything (a loopback one needs no approval).
-               For this user and this workspace, that endpoint only; applies when the broker starts.
+               For this user and this workspace, that endpoint only; a running broker exports there at once.
   --revoke     withdraw the approval instead`,
   options: { ...rootOption, revoke: { type: 'boolean' }, telemetry: { type: 'boolean' } },
   async run(values, positionals) {
@@ -49,7 +53,7 @@ export const approveCommand: Command = {
 };
 
 /** `approve --telemetry`: the operator lets telemetry.yaml's endpoint receive this workspace's telemetry. */
-function approveTelemetry(root: string, revoke: boolean): number {
+async function approveTelemetry(root: string, revoke: boolean): Promise<number> {
   const approvals = new TelemetryExportApprovals(telemetryApprovalsFile(), root);
   if (revoke) {
     print(
@@ -71,12 +75,25 @@ function approveTelemetry(root: string, revoke: boolean): number {
     print(`${TELEMETRY_FILE} exports to ${endpoint}, on this machine: nothing to approve.\n`);
     return 0;
   }
-  approvals.approve(endpoint);
-  print(
+  const what =
     `Approved: the traces and metrics of the broker for ${root} may be exported to ${endpoint}, as ` +
-      `${TELEMETRY_FILE} says (span and metric names and attributes: tool, prompt and server names, ` +
-      `resource URIs, client names, timings; never arguments, results or secrets). A different endpoint ` +
-      `needs a new approval. It applies when the broker for this workspace starts again.\n`,
-  );
+    `${TELEMETRY_FILE} says (span and metric names and attributes: tool, prompt and server names, ` +
+    `resource URIs, client names, timings; never arguments, results or secrets). A different endpoint ` +
+    `needs a new approval.`;
+  // A running broker records it and exports there at once; else the next one reads the approval.
+  const abs = path.resolve(root);
+  const running = await liveRecord(runtimePaths(abs), abs);
+  if (running) {
+    const client = await OperatorClient.connect(running);
+    try {
+      await client.call('approve_telemetry_export', { endpoint });
+    } finally {
+      await client.close();
+    }
+    print(`${what} The running broker exports there from now on.\n`);
+    return 0;
+  }
+  approvals.approve(endpoint);
+  print(`${what} It applies when the broker for this workspace starts.\n`);
   return 0;
 }
