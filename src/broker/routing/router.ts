@@ -159,7 +159,11 @@ export class BrokerRouter implements Router {
     const scope = this.scopeOf(ctx);
     // An app's page calls its own server's tools by their own names (MCP Apps): bound to that server only.
     const fromApp = this.appRoute(scope, name);
-    const route = fromApp ?? this.resolveTool(scope, name) ?? this.refuseUnlisted(ctx, scope, name);
+    const route =
+      fromApp ??
+      this.resolveTool(scope, name) ??
+      (await this.resolveAfterFirstStart(ctx, scope, name)) ??
+      this.refuseUnlisted(ctx, scope, name);
     const appOnly = route.appOnly ?? this.deps.catalog.resolveTool(route.exposed)?.appOnly;
     if (appOnly && !fromApp && scope instanceof AggregatedScope) {
       throw appOnlyTool(route.exposed, route.server, route.name);
@@ -413,6 +417,28 @@ export class BrokerRouter implements Router {
     if (route) return route;
     this.deps.settleCatalog();
     return scope.resolveTool(name);
+  }
+
+  /**
+   * A name that misses because its server has never listed its tools and is starting now (a first
+   * start; a lazy server learning its catalog) resolves once the start settles, as a call to a
+   * listed tool of a starting server waits for it: a client that knows the name (from a previous
+   * broker run, or a config) is not told "is starting" for a start that takes a moment.
+   */
+  private async resolveAfterFirstStart(
+    ctx: SessionContext,
+    scope: SessionScope,
+    name: string,
+  ): Promise<Route | undefined> {
+    const owner = scope.toolOwner(name);
+    const server = owner && this.deps.servedServer(owner.server);
+    if (!server || server.kind !== 'upstream' || server.available) return undefined;
+    // Waiting keeps a lazy server up past its learning run: only for a client that may call it.
+    if (!this.deps.access.allowsTool(ctx.identity, owner.server, owner.exposed)) return undefined;
+    const starting = server.ensureStarted?.();
+    if (!starting) return undefined;
+    await starting;
+    return this.resolveTool(scope, name);
   }
 
   /** Refuses a call of a name that does not resolve; a quarantined tool's refusal is audited (a typo's is not). */

@@ -22,6 +22,8 @@ export interface SessionScope {
   resolveTool(name: string): Route | undefined;
   /** Why a tool name does not resolve, as the error the caller gets. */
   unknownTool(name: string): McpFailure;
+  /** The server a tool name would belong to, and its namespaced name (what profiles judge). */
+  toolOwner(name: string): { server: string; exposed: string } | undefined;
   prompts(): Prompt[];
   resolvePrompt(name: string): Route | undefined;
   resources(): Resource[];
@@ -93,6 +95,11 @@ export class AggregatedScope implements SessionScope {
     return this.catalog.resolveTool(name);
   }
 
+  toolOwner(name: string): { server: string; exposed: string } | undefined {
+    const at = name.indexOf(SEPARATOR);
+    return at > 0 ? { server: name.slice(0, at), exposed: name } : undefined;
+  }
+
   unknownTool(name: string): McpFailure {
     // A restarting upstream's tools are out of the catalog for a moment: say it is restarting
     // (or failed, disabled...), not that its tool is unknown.
@@ -146,6 +153,10 @@ export class ServerScope implements SessionScope {
 
   unknownTool(name: string): McpFailure {
     return new McpFailure(ErrorCodes.InvalidParams, `Unknown tool '${name}' on server '${this.server}'.`);
+  }
+
+  toolOwner(name: string): { server: string; exposed: string } {
+    return { server: this.server, exposed: namespacedName(this.server, name) };
   }
 
   prompts(): Prompt[] {

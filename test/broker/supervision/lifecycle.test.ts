@@ -49,6 +49,7 @@ describe('lifecycles', function () {
   let broker: BrokerProcess;
   let client: Client;
   let dir: string;
+  let slowFile: string;
   const startsOf = (name: string): string => path.join(dir, `${name}.starts`);
   /** A lazy echo.mjs that counts its starts. */
   // The start counts are written outside the sandbox's own temp dir: the filesystem grant names it.
@@ -69,6 +70,8 @@ describe('lifecycles', function () {
   before(async () => {
     const root = tempDir('sb-life-');
     dir = tempDir('sb-life-starts-');
+    slowFile = path.join(dir, 'slowlearn.delay');
+    fs.writeFileSync(slowFile, '6000');
     writeRegistry(root, {
       'mcp-servers.d/oncall.yaml': lazy('oncall', 1500),
       'mcp-servers.d/onprompt.yaml': lazy('onprompt', 600_000),
@@ -78,6 +81,13 @@ describe('lifecycles', function () {
         'many-tools.mjs',
         ['--count', '1', '--resources', '2'],
         'lifecycle: lazy\n',
+      ),
+      // Slow to come up: its learning run is still going when the first test calls it.
+      'mcp-servers.d/slowlearn.yaml': fixtureServer(
+        'slowlearn',
+        'echo.mjs',
+        ['--delay-from', slowFile],
+        'lifecycle: lazy\ngrants: [filesystem]\nfilesystem:\n  read: [' + JSON.stringify(dir) + ']\n',
       ),
       'mcp-servers.d/eager.yaml': fixtureServer('eager', 'echo.mjs', ['--starts', startsOf('eager')], writesStarts()),
       'mcp-servers.d/fragile.yaml': fixtureServer(
@@ -95,6 +105,20 @@ describe('lifecycles', function () {
     await client?.close().catch(() => undefined);
     await broker?.stop();
     removeTempDirs();
+  });
+
+  it('a call to a lazy server while it learns its catalog waits for that start (its tools not listed yet)', async () => {
+    // The positive control: the call below is made in the window it is about (state starting, no catalog).
+    const before = await status(client, 'slowlearn');
+    assert.equal(before.state, 'starting', JSON.stringify(before));
+    assert.equal(before.catalog, 'none');
+    assert.ok(!(await client.listTools()).tools.some((t) => t.name.startsWith('slowlearn__')), 'not listed yet');
+    const result = await client.callTool({ name: 'slowlearn__echo', arguments: { text: 'early' } });
+    assert.equal(textOf(result), 'echo: early');
+    // It stays up for the idle time after serving the call, as a server started for a call does.
+    assert.equal((await status(client, 'slowlearn')).state, 'running');
+    // A name it does not have is still refused as unknown once it has started.
+    await assert.rejects(client.callTool({ name: 'slowlearn__nope', arguments: {} }), /Unknown tool 'slowlearn__nope'/);
   });
 
   it('runs a lazy server with no cached catalog once to learn it, then stops it; an eager one stays up', async () => {

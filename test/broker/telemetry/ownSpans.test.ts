@@ -153,6 +153,8 @@ describe("telemetry: the broker's own spans (server→client requests, launches)
     for (const name of ['classic', 'modern', 'asks', 'rasks', 'toeditor']) {
       await waitFor(async () => (await status(operator, name)).state === 'running', `${name} running`, 30_000);
     }
+    // The lazy server has learned its catalog and rests: the traced call below is what launches it.
+    await waitFor(async () => (await status(operator, 'sleepy')).state === 'idle', 'sleepy idle', 30_000);
   });
 
   after(async () => {
