@@ -9,16 +9,18 @@
 // BROKER_ENV) with one echo server and bench/memory-probe.cjs, lists until echo's tool is there,
 // waits for the token counter and the idle collection, and prints its RSS; then, after one more
 // compacting collection, the RSS split into file-backed pages (the node binary, libraries) and
-// anonymous memory, malloc's heap, and V8's heap.
+// anonymous memory, malloc's heap, and V8's heap; its USS (private pages) and PSS; and for the broker
+// with its echo upstream's processes, RSS summed against each physical page counted once (root only;
+// bench/lib/proc.mjs memoryOf, docs/performance.md "Memory, stop 41").
 // --burst first makes 30 calls with 1 MB arguments and 300 small ones (what large bodies leave).
 // --env adds environment to one build's broker (a malloc setting tried on the same build), and
-// --node-args Node or V8 flags.
+// --node-args Node or V8 flags. --spaces also prints V8's heap spaces (used / committed).
 import fs from 'node:fs';
 import path from 'node:path';
 import { Broker, listAllTools, removeTempSettled, BENCH, REPO } from './lib/systems.mjs';
-import { killAll, rssOf, sleep } from './lib/proc.mjs';
+import { killAll, memoryOf, rssOf, sleep, tree } from './lib/proc.mjs';
 
-const opt = { builds: [], rounds: 2, burst: false, env: {}, nodeArgs: {} };
+const opt = { builds: [], rounds: 2, burst: false, spaces: false, env: {}, nodeArgs: {} };
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i];
@@ -27,6 +29,7 @@ for (let i = 0; i < argv.length; i++) {
     opt.builds.push({ label, file: path.resolve(file) });
   } else if (a === '--rounds') opt.rounds = Number(argv[++i]);
   else if (a === '--burst') opt.burst = true;
+  else if (a === '--spaces') opt.spaces = true;
   else if (a === '--env') {
     const [label, pairs] = String(argv[++i]).split('=');
     opt.env[label] = Object.fromEntries(pairs.split(',').map((kv) => kv.split(':')));
@@ -87,7 +90,22 @@ async function measure(build) {
     await sleep(200);
     const probe = JSON.parse(fs.readFileSync(out, 'utf8'));
     const rss = rssOf([broker.mainPid]);
-    return { idleRss, rss, ...pages(broker.mainPid), heapTotal: probe.after.heapTotal, heapUsed: probe.after.heapUsed };
+    const own = memoryOf([broker.mainPid]);
+    const all = memoryOf(tree(broker.mainPid));
+    return {
+      idleRss,
+      rss,
+      uss: own.ussBytes,
+      pss: own.pssBytes,
+      treeRss: all.rssBytes,
+      treeUnique: all.uniqueBytes,
+      ...pages(broker.mainPid),
+      heapTotal: probe.after.heapTotal,
+      heapUsed: probe.after.heapUsed,
+      spaces: probe.spaces,
+      contexts: `${probe.heap.number_of_native_contexts} native, ${probe.heap.number_of_detached_contexts} detached`,
+      code: probe.code,
+    };
   } finally {
     await broker.stop();
     fs.rmSync(path.dirname(out), { recursive: true, force: true });
@@ -101,9 +119,15 @@ try {
       const m = await measure(build);
       process.stdout.write(
         `round ${round} ${build.label.padEnd(12)} RSS ${MB(m.idleRss)} MB idle, ${MB(m.rss)} MB collected = file-backed ${KB_MB(m.fileKb)} + anonymous ` +
-          `${KB_MB(m.anonKb)} (malloc heap ${KB_MB(m.mallocHeapKb)}, V8 heap ${MB(m.heapTotal)}, ${MB(m.heapUsed)} used)` +
+          `${KB_MB(m.anonKb)} (malloc heap ${KB_MB(m.mallocHeapKb)}, V8 heap ${MB(m.heapTotal)}, ${MB(m.heapUsed)} used); ` +
+          `USS ${MB(m.uss)}, PSS ${MB(m.pss)}; with echo's processes RSS ${MB(m.treeRss)}, ` +
+          `${m.treeUnique == null ? 'unique pages unread (not root)' : `each page once ${MB(m.treeUnique)}`}` +
           `${opt.burst ? ' after 30 × 1 MB calls' : ''}\n`,
       );
+      if (opt.spaces)
+        process.stdout.write(
+          `  contexts ${m.contexts}; code ${JSON.stringify(m.code)}; V8 spaces, used/size MB: ${m.spaces.map(([name, used, size]) => `${name} ${MB(used)}/${MB(size)}`).join(', ')}\n`,
+        );
     }
 } finally {
   killAll();

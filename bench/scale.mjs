@@ -21,7 +21,7 @@ import {
   tempDir,
   tokenCounterIdle,
 } from './lib/systems.mjs';
-import { rssOf, sleep, spawnTracked, stopGracefully, tree } from './lib/proc.mjs';
+import { memoryOf, rssOf, sleep, spawnTracked, stopGracefully, tree } from './lib/proc.mjs';
 import { summarize } from './lib/stats.mjs';
 
 export const SCALE_SECTIONS = ['scale-start', 'scale-lazy', 'scale-first-call'];
@@ -344,10 +344,23 @@ export async function sectionScaleStart({ quick }) {
   };
 }
 
-/** Broker and every process under it: count and total RSS. */
+/**
+ * Broker and every process under it: count, total RSS (each process's shared pages again), PSS, USS
+ * and unique pages (each physical page once; null unless root), and the broker's own RSS and USS.
+ */
 function census(broker) {
   const pids = tree(broker.proc.pid);
-  return { processes: pids.length, rssBytes: rssOf(pids), brokerRssBytes: rssOf([broker.proc.pid]) };
+  const all = memoryOf(pids);
+  const own = memoryOf([broker.proc.pid]);
+  return {
+    processes: pids.length,
+    rssBytes: rssOf(pids),
+    pssBytes: all.pssBytes,
+    ussBytes: all.ussBytes,
+    uniqueBytes: all.uniqueBytes,
+    brokerRssBytes: rssOf([broker.proc.pid]),
+    brokerUssBytes: own.ussBytes,
+  };
 }
 
 export async function sectionScaleLazy() {
@@ -373,7 +386,9 @@ export async function sectionScaleLazy() {
       settledMs,
     };
     log(
-      `${lifecycle}: ${out[lifecycle].processes} processes, ${MB(out[lifecycle].rssBytes).toFixed(0)} MB RSS ` +
+      `${lifecycle}: ${out[lifecycle].processes} processes, ${MB(out[lifecycle].rssBytes).toFixed(0)} MB RSS, ` +
+        `${MB(out[lifecycle].pssBytes).toFixed(0)} MB PSS, ${MB(out[lifecycle].ussBytes).toFixed(0)} MB USS, ` +
+        `${out[lifecycle].uniqueBytes == null ? 'unique pages unread (not root)' : `${MB(out[lifecycle].uniqueBytes).toFixed(0)} MB unique`} ` +
         `(${out[lifecycle].running} upstreams running)`,
     );
     await client.close().catch(() => {});

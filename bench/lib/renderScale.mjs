@@ -37,7 +37,8 @@ export function scaleVerdicts(S) {
       target: `${lz.servers} lazy servers, ${lz.used} used: total RSS ≤ 200 MB`,
       met: lz.lazy.rssBytes <= 200 * 1024 * 1024,
       measured:
-        `${mb(lz.lazy.rssBytes)} in ${lz.lazy.processes} processes, ` +
+        `${mb(lz.lazy.rssBytes)} in ${lz.lazy.processes} processes ` +
+        `(each page once: ${mb(lz.lazy.uniqueBytes)}; USS ${mb(lz.lazy.ussBytes)}), ` +
         `against ${mb(lz.eager?.rssBytes)} in ${lz.eager?.processes} processes eager`,
     });
   } else {
@@ -124,7 +125,7 @@ export function renderScale(S) {
   if (lz?.lazy) {
     L.push(`## Scale: ${lz.servers} servers of which ${lz.used} are used, lazy vs eager`, '');
     L.push(
-      `${lz.servers} echo servers, all \`lifecycle: lazy\` (no cache yet: each runs once to learn its catalog, then goes idle), or all eager. Then ${lz.used} of them get a call, and once the broker has settled (its token counter, a short-lived child process, has run and exited) the RSS (VmRSS) of the broker and every process under it is summed. Each upstream is two processes: bubblewrap (its sandbox, ~2 MB) and Node running the echo fixture (~60 MB: Node, the SDK, zod).`,
+      `${lz.servers} echo servers, all \`lifecycle: lazy\` (no cache yet: each runs once to learn its catalog, then goes idle), or all eager. Then ${lz.used} of them get a call, and once the broker has settled (its token counter, a short-lived child process, has run and exited) the memory of the broker and every process under it is read four ways. **Total RSS** sums each process's VmRSS, so the pages every Node process shares (the \`node\` binary's code and read-only data, ~40 MB) count once per process. **Unique** counts each physical page resident in any of them once (\`/proc/<pid>/pagemap\`; needs root, else —): what the processes take together. **USS** sums the pages only one process maps (private), a floor: no shared page counts. **PSS** splits each shared page between every process on the machine that maps it, so it falls when other Node processes run alongside. Each upstream is two processes: bubblewrap (its sandbox, ~2 MB) and Node running the echo fixture (~60 MB RSS: Node, the SDK, zod).`,
       '',
     );
     const row = (label, r) => [
@@ -132,12 +133,25 @@ export function renderScale(S) {
       String(r.processes),
       String(r.running),
       mb(r.rssBytes),
-      mb(r.brokerRssBytes),
+      mb(r.uniqueBytes),
+      mb(r.ussBytes),
+      mb(r.pssBytes),
+      `${mb(r.brokerRssBytes)} (${mb(r.brokerUssBytes)})`,
       ms(r.settledMs),
     ];
     L.push(
       ...table(
-        ['lifecycle', 'processes', 'upstreams running', 'total RSS', 'broker RSS', 'start → settled'],
+        [
+          'lifecycle',
+          'processes',
+          'upstreams running',
+          'total RSS',
+          'unique',
+          'USS',
+          'PSS',
+          'broker RSS (USS)',
+          'start → settled',
+        ],
         [row('lazy', lz.lazy), ...(lz.eager ? [row('eager', lz.eager)] : [])],
       ),
       '',
