@@ -1076,6 +1076,9 @@ async function sectionReload() {
       notified: pick(add, 'notifiedMs'),
       spawned: pick(add, 'spawnedMs'),
       notificationsPerReload: summarize(add.map((x) => x.notifications)).p50,
+      // Each reload against the floor measured right after it: the upstream's own start moves more
+      // between runs on a shared machine than the target's 25 ms.
+      overFloorPaired: failures === 0 ? summarize(add.map((x, i) => x.listedMs - floor[i])) : null,
     },
     remove: { listed: pick(remove, 'listedMs'), notified: pick(remove, 'notifiedMs') },
     floorSpawnHandshake: summarize(floor),
@@ -1084,7 +1087,7 @@ async function sectionReload() {
     raw: { add, remove, floor, floorNetns },
   };
   log(
-    `reload: add→listed p50 ${out.add.listed.p50?.toFixed(0)} ms (notified ${out.add.notified.p50?.toFixed(0)} ms), remove→gone p50 ${out.remove.listed.p50?.toFixed(0)} ms, direct spawn+handshake p50 ${out.floorSpawnHandshake.p50?.toFixed(0)} ms${out.floorSpawnHandshakeNetns ? `, under unshare --net ${out.floorSpawnHandshakeNetns.p50.toFixed(0)} ms` : ''}`,
+    `reload: add→listed p50 ${out.add.listed.p50?.toFixed(0)} ms (spawned ${out.add.spawned.p50?.toFixed(0)} ms, notified ${out.add.notified.p50?.toFixed(0)} ms${out.add.overFloorPaired ? `, listed − floor paired ${out.add.overFloorPaired.p50.toFixed(0)} ms` : ''}), remove→gone p50 ${out.remove.listed.p50?.toFixed(0)} ms, direct spawn+handshake p50 ${out.floorSpawnHandshake.p50?.toFixed(0)} ms${out.floorSpawnHandshakeNetns ? `, under unshare --net ${out.floorSpawnHandshakeNetns.p50.toFixed(0)} ms` : ''}`,
   );
   return out;
 }
