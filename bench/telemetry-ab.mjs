@@ -7,8 +7,7 @@
 //   [--env now-on=OTEL_BSP_SCHEDULE_DELAY:500] (extra environment of one broker; its key is <build>-on or <build>-off)
 import http from 'node:http';
 import { Broker, BROKER_JS } from './lib/systems.mjs';
-import fs from 'node:fs';
-import { tree } from './lib/proc.mjs';
+import { preciseCpuUs, tree } from './lib/proc.mjs';
 import { rotate, summarize } from './lib/stats.mjs';
 
 const opt = { builds: [], rounds: 20, block: 200, warmup: 3000, copies: 1, env: {}, flags: {} };
@@ -34,20 +33,8 @@ for (let i = 0; i < argv.length; i++) {
 }
 if (opt.builds.length === 0) opt.builds.push({ label: 'now', js: BROKER_JS });
 
-/** CPU µs of these processes, all their threads, from schedstat (ns; /proc/<pid>/stat counts 10 ms ticks). */
-function cpuUs(pids) {
-  let ns = 0;
-  for (const pid of pids) {
-    for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
-      try {
-        ns += Number(fs.readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
-      } catch {
-        /* the thread ended */
-      }
-    }
-  }
-  return ns / 1000;
-}
+/** CPU µs of these processes, all their threads (schedstat, ns; /proc/<pid>/stat counts 10 ms ticks). */
+const cpuUs = (pids) => pids.reduce((sum, pid) => sum + (preciseCpuUs(pid) ?? 0), 0);
 
 const log = (...a) => process.stderr.write(`${a.join(' ')}\n`);
 
