@@ -306,7 +306,8 @@ describe('telemetry: traces and metrics of real calls (OTLP/HTTP)', function () 
   });
 
   it('a call that wakes a lazy server waits in a span of its own, inside the call', async () => {
-    assert.equal((await status(operator, 'sleepy')).state, 'idle');
+    // Its learning run (started with the broker) is over: the call below is what wakes it.
+    await waitFor(async () => (await status(operator, 'sleepy')).state === 'idle', 'sleepy idle', 30_000);
     const client = await connect(broker.url, agentToken, 'traced-agent');
     const traceId = hexId(16);
     await client.callTool({
