@@ -1018,6 +1018,14 @@ async function sectionReload() {
     return undefined;
   }
   let attempted = 0;
+  let countersWaited = 0;
+  const isTokenCounter = (pid) => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').includes('count-tokens');
+    } catch {
+      return false;
+    }
+  };
   for (let i = 1; i <= CFG.reload.count && (i <= CFG.reload.min || !overBudget()); i++) {
     attempted++;
     const name = `hot${i}`;
@@ -1052,6 +1060,13 @@ async function sectionReload() {
     const d = await until(tool, false, t0);
     if (d) remove.push(d);
     else failures++;
+    // The broker counts a new tool's tokens in a child process (~0.5 s of CPU) 300 ms after its
+    // catalog went quiet: on 2 cores it would slow the floor's spawn below, or the next reload.
+    await sleep(400);
+    while (kids().some(isTokenCounter)) {
+      countersWaited++;
+      await sleep(50);
+    }
     // The floor: spawning the same upstream and doing the MCP handshake + tools/list directly.
     floor.push(await spawnHandshake(NODE, [ECHO, '--name', name]));
     await sleep(100);
@@ -1071,11 +1086,16 @@ async function sectionReload() {
     attempted,
     failures,
     truncated: attempted < CFG.reload.count,
+    /** 50 ms waits for the broker's token counter before a floor (it would compete for the CPU). */
+    tokenCounterWaits: countersWaited,
     add: {
       listed: pick(add, 'listedMs'),
       notified: pick(add, 'notifiedMs'),
       spawned: pick(add, 'spawnedMs'),
       notificationsPerReload: summarize(add.map((x) => x.notifications)).p50,
+      // Each reload against the floor measured right after it: the upstream's own start moves more
+      // between runs on a shared machine than the target's 25 ms.
+      overFloorPaired: failures === 0 ? summarize(add.map((x, i) => x.listedMs - floor[i])) : null,
     },
     remove: { listed: pick(remove, 'listedMs'), notified: pick(remove, 'notifiedMs') },
     floorSpawnHandshake: summarize(floor),
@@ -1084,7 +1104,7 @@ async function sectionReload() {
     raw: { add, remove, floor, floorNetns },
   };
   log(
-    `reload: add→listed p50 ${out.add.listed.p50?.toFixed(0)} ms (notified ${out.add.notified.p50?.toFixed(0)} ms), remove→gone p50 ${out.remove.listed.p50?.toFixed(0)} ms, direct spawn+handshake p50 ${out.floorSpawnHandshake.p50?.toFixed(0)} ms${out.floorSpawnHandshakeNetns ? `, under unshare --net ${out.floorSpawnHandshakeNetns.p50.toFixed(0)} ms` : ''}`,
+    `reload: add→listed p50 ${out.add.listed.p50?.toFixed(0)} ms (spawned ${out.add.spawned.p50?.toFixed(0)} ms, notified ${out.add.notified.p50?.toFixed(0)} ms${out.add.overFloorPaired ? `, listed − floor paired ${out.add.overFloorPaired.p50.toFixed(0)} ms` : ''}), remove→gone p50 ${out.remove.listed.p50?.toFixed(0)} ms, direct spawn+handshake p50 ${out.floorSpawnHandshake.p50?.toFixed(0)} ms${out.floorSpawnHandshakeNetns ? `, under unshare --net ${out.floorSpawnHandshakeNetns.p50.toFixed(0)} ms` : ''}`,
   );
   return out;
 }

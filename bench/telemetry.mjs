@@ -58,19 +58,21 @@ async function sectionTelemetry({ quick, overBudget }) {
       for (let i = 0; i < warmup; i++)
         await s.clients[0].callTool({ name: s.toolNames.echo, arguments: { text: 'hi' } });
     }
-    const acc = new Map(systems.map((s) => [s.key, { samples: [], cpuUs: 0, calls: 0 }]));
+    const acc = new Map(systems.map((s) => [s.key, { samples: [], cpuUs: 0, brokerUs: 0, calls: 0 }]));
     let done = 0;
     for (let r = 0; r < rounds && (r < 2 || !overBudget()); r++, done++) {
       for (const s of rotate(systems, r)) {
         const a = acc.get(s.key);
         const pids = s.serverPids();
         const before = cpuSnapshot(pids);
+        const brokerBefore = cpuSnapshot([s.mainPid]);
         for (let i = 0; i < block; i++) {
           const t = performance.now();
           await s.clients[0].callTool({ name: s.toolNames.echo, arguments: { text: 'hi' } });
           a.samples.push(performance.now() - t);
         }
         a.cpuUs += cpuDelta(before, pids);
+        a.brokerUs += cpuDelta(brokerBefore, [s.mainPid]);
         a.calls += block;
       }
     }
@@ -85,6 +87,9 @@ async function sectionTelemetry({ quick, overBudget }) {
         p99Us: us(st.p99),
         meanUs: us(st.mean),
         brokerCpuPerCallUs: a.cpuUs / a.calls,
+        // Of it, the broker process alone and its echo upstream (which parses the traceparent in _meta).
+        brokerAloneCpuPerCallUs: a.brokerUs / a.calls,
+        upstreamCpuPerCallUs: (a.cpuUs - a.brokerUs) / a.calls,
         readyMs: s.readyMs,
         // The broker process alone (its echo child is the same in both).
         idleRssMB: rss(s.mainPid) / (1024 * 1024),
@@ -96,6 +101,8 @@ async function sectionTelemetry({ quick, overBudget }) {
       p50: on.p50Us / off.p50Us,
       mean: on.meanUs / off.meanUs,
       cpu: on.brokerCpuPerCallUs / off.brokerCpuPerCallUs,
+      brokerAloneCpu: on.brokerAloneCpuPerCallUs / off.brokerAloneCpuPerCallUs,
+      upstreamCpu: on.upstreamCpuPerCallUs / off.upstreamCpuPerCallUs,
     };
     for (const s of systems) {
       const x = out.systems[s.key];
@@ -104,7 +111,7 @@ async function sectionTelemetry({ quick, overBudget }) {
       );
     }
     log(
-      `on/off: p50 ${out.ratio.p50.toFixed(3)}×  mean ${out.ratio.mean.toFixed(3)}×  broker CPU ${out.ratio.cpu.toFixed(3)}× (target ≤ 1.15×)`,
+      `on/off: p50 ${out.ratio.p50.toFixed(3)}×  mean ${out.ratio.mean.toFixed(3)}×  broker CPU ${out.ratio.cpu.toFixed(3)}× (target ≤ 1.15×; the broker process alone ${out.ratio.brokerAloneCpu.toFixed(3)}×, its upstream ${out.ratio.upstreamCpu.toFixed(3)}×)`,
     );
     return out;
   } finally {

@@ -147,6 +147,11 @@ await Promise.all([
     entryPoints: ['src/broker/telemetry/otelSdk.ts'],
     outfile: `dist/${TELEMETRY_SDK_FILE}`,
     format: 'cjs',
+    // The packages' CommonJS builds, as Node's own require() would load them, not their ESM builds
+    // (esbuild's default "module" condition): an ESM module required from CommonJS becomes an object
+    // of getters, and the SDK reads `api.trace`, `api.context`… through them on every span and
+    // record (a megamorphic getter seen at ~2% of a traced call's CPU; docs/performance.md, stop 41).
+    conditions: [],
   }),
   ...Object.entries(TOKENIZER_FILES).map(([module, file]) =>
     // A require() of the module, as the broker bundle's own require would have resolved it.

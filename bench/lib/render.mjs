@@ -191,7 +191,7 @@ export function verdicts(results) {
       'hot reload ≤ spawn floor + 25 ms p50 (YAML written → new tool listed)',
       rl.add.listed.p50 <= rl.floorSpawnHandshake.p50 + 25,
       `${msStr(rl.add.listed.p50, 0)} p50 over ${rl.add.listed.n} reloads (list_changed at ${msStr(rl.add.notified.p50, 0)})`,
-      `floor: spawning the Node upstream + handshake + tools/list directly takes ${msStr(rl.floorSpawnHandshake.p50, 0)} p50${rl.floorSpawnHandshakeNetns ? `, ${msStr(rl.floorSpawnHandshakeNetns.p50, 0)} under \`unshare --net\` as the broker runs it` : ''}${rl.add.spawned?.n ? `; the broker has spawned the upstream ${msStr(rl.add.spawned.p50, 0)} after the write (p50; ${WATCHER_QUIET_MS} ms of it is the registry watcher's quiet time)` : ''}`,
+      `floor: spawning the Node upstream + handshake + tools/list directly takes ${msStr(rl.floorSpawnHandshake.p50, 0)} p50${rl.floorSpawnHandshakeNetns ? `, ${msStr(rl.floorSpawnHandshakeNetns.p50, 0)} under \`unshare --net\` as the broker runs it` : ''}${rl.add.spawned?.n ? `; the broker has spawned the upstream ${msStr(rl.add.spawned.p50, 0)} after the write (p50; a rename into place is read without the registry watcher's ${WATCHER_QUIET_MS} ms quiet time on Linux)` : ''}${rl.add.overFloorPaired?.n ? `; listed − floor paired per reload ${msStr(rl.add.overFloorPaired.p50, 0)} p50` : ''}`,
     );
     add(
       'a deleted server gone ≤ 50 ms p50 (YAML deleted → tool gone)',

@@ -14,14 +14,16 @@
 
 import { EventEmitter } from 'node:events';
 import * as fs from 'node:fs';
+import { CompleteRenames } from './completeRenames';
 import { isDefinitionFileName, type RegistryLoader, type RegistrySnapshot } from './loader';
 import { childPath, sameEntryName } from './rootPaths';
 import { KIND_DIRS, KINDS } from './schema';
 
 export interface RegistryWatcherOptions {
   /**
-   * Quiet time after the last event before reloading. Default 15 ms: an editor's atomic save is
-   * one rename, and an in-place write of a small YAML file ends well within it.
+   * Quiet time after the last event before reloading. Default 15 ms: an in-place write of a small
+   * YAML file ends well within it. A file renamed into place whole is read without it
+   * (completeRenames.ts), on Linux.
    */
   debounceMs?: number;
   /** Safety rescan interval. Default 2000 ms; 0 disables it. */
@@ -54,6 +56,10 @@ export class RegistryWatcher extends EventEmitter<RegistryWatcherEvents> {
   private debounceTimer: NodeJS.Timeout | undefined;
   private firstPendingAt: number | undefined;
   private rescanTimer: NodeJS.Timeout | undefined;
+  /** The pending window's events, to read a whole-file rename without waiting for the quiet time. */
+  private readonly renames = new CompleteRenames();
+  /** Counts events: an early read checks only the window's last event (see early()). */
+  private eventCount = 0;
   private fingerprint = '';
   private last: RegistrySnapshot | undefined;
   private started = false;
@@ -123,7 +129,7 @@ export class RegistryWatcher extends EventEmitter<RegistryWatcherEvents> {
       }
       if (ino === undefined) continue;
       try {
-        const watcher = fs.watch(dir, { persistent: true }, (_event, filename) => this.onEvent(dir, filename));
+        const watcher = fs.watch(dir, { persistent: true }, (event, filename) => this.onEvent(dir, event, filename));
         // A watched directory that vanishes errors on some platforms; drop it and let the next
         // arm() (from the root's event or the rescan) decide what to watch.
         watcher.on('error', () => {
@@ -138,12 +144,20 @@ export class RegistryWatcher extends EventEmitter<RegistryWatcherEvents> {
     }
   }
 
-  private onEvent(dir: string, filename: string | Buffer | null): void {
+  private onEvent(dir: string, event: string, filename: string | Buffer | null): void {
     if (this.closed) return;
+    const name = filename === null ? null : String(filename);
+    if (dir !== this.root && this.debounceMs > 0 && this.renames.note(dir, event, name)) {
+      this.schedule();
+      this.early(++this.eventCount);
+      return;
+    }
+    // Anything else waits for the quiet time: what note() refused, and a kind directory itself changing.
+    if (dir !== this.root || name === null || isKindDirName(name)) this.renames.taint();
     if (dir === this.root) {
       // The root is usually the workspace folder, busy with unrelated files; only the kind
       // directories matter there. (No file name means the platform did not say: assume it does.)
-      if (filename !== null && !isKindDirName(String(filename))) return;
+      if (name !== null && !isKindDirName(name)) return;
       // A kind directory appeared or was replaced: arm right away so events for the files written
       // into it next are not lost.
       this.arm();
@@ -160,6 +174,20 @@ export class RegistryWatcher extends EventEmitter<RegistryWatcherEvents> {
     this.debounceTimer = setTimeout(() => this.reload(), wait);
   }
 
+  /**
+   * Reads a window of whole-file renames after the event loop's next poll (two turns of the check
+   * phase: the first is this poll's), by which any `change` queued before our stat has arrived.
+   * Only the window's last event reads: an earlier one's turn may come before the later file's poll.
+   */
+  private early(event: number): void {
+    setImmediate(() =>
+      setImmediate(() => {
+        if (this.closed || event !== this.eventCount || this.firstPendingAt === undefined) return;
+        if (this.renames.confirm()) this.reload();
+      }),
+    );
+  }
+
   private rescan(): void {
     if (this.closed) return;
     this.arm();
@@ -170,6 +198,7 @@ export class RegistryWatcher extends EventEmitter<RegistryWatcherEvents> {
     if (this.closed) return;
     this.firstPendingAt = undefined;
     clearTimeout(this.debounceTimer);
+    this.renames.reset();
     let snap: RegistrySnapshot;
     try {
       this.arm();

@@ -5,6 +5,7 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { RegistryLoader, type RegistrySnapshot } from '../../src/registry/loader';
+import { EVENTS_ARE_SYNCHRONOUS } from '../../src/registry/completeRenames';
 import { RegistryWatcher } from '../../src/registry/watcher';
 import { RegistryWriter } from '../../src/registry/writer';
 import { put, useRoot } from './helpers/tmp';
@@ -22,7 +23,7 @@ describe('registry watcher', function () {
   let watcher: RegistryWatcher | undefined;
   afterEach(() => watcher?.close());
 
-  function start(opts?: { rescanMs?: number }): RegistrySnapshot {
+  function start(opts?: { rescanMs?: number; debounceMs?: number }): RegistrySnapshot {
     watcher = new RegistryWatcher(new RegistryLoader(ctx.root), { debounceMs: 30, ...opts });
     return watcher.start();
   }
@@ -158,6 +159,51 @@ describe('registry watcher', function () {
     internals.watched.get(ctx.root)?.watcher.close();
     fs.writeFileSync(file, 'command: deno\n');
     await next;
+  });
+
+  describe('reading before the quiet time (completeRenames.ts)', () => {
+    before(function () {
+      // Only inotify queues a write's event before the write returns; elsewhere every change waits.
+      if (!EVENTS_ARE_SYNCHRONOUS) this.skip();
+    });
+
+    it('reads a file renamed into place whole at once, with a quiet time that never ends in this test', async () => {
+      const dir = path.join(ctx.root, 'mcp-servers.d');
+      fs.mkdirSync(dir, { recursive: true });
+      start({ debounceMs: 600_000, rescanMs: 0 });
+      const tmp = path.join(dir, '.r.yaml.tmp');
+      fs.writeFileSync(tmp, 'command: node\nenabled: false\n');
+      const next = nextSnapshot(watcher!, (s) => s.servers.has('r'), 'server r');
+      fs.renameSync(tmp, path.join(dir, 'r.yaml'));
+      assert.equal((await next).servers.get('r')?.enabled, false);
+    });
+
+    // The safety property the quiet time is for: a definition written in place is never read while
+    // its writer pauses, even when what was written so far parses (here: the server without its
+    // `enabled: false`). The quiet time is made long so only a wrongly early read could see the half.
+    for (const when of ['before the watcher looks', 'after the watcher looked at the empty file']) {
+      it(`never reads a definition written in place half-way (first half written ${when})`, async () => {
+        const dir = path.join(ctx.root, 'mcp-servers.d');
+        fs.mkdirSync(dir, { recursive: true });
+        start({ debounceMs: 1500, rescanMs: 0 });
+        const w = watcher!;
+        const seen: RegistrySnapshot[] = [];
+        w.on('snapshot', (s) => seen.push(s));
+        const complete = nextSnapshot(w, (s) => s.servers.has('h'), 'server h', 10_000);
+        const fd = fs.openSync(path.join(dir, 'h.yaml'), 'w');
+        if (when.startsWith('after')) await sleep(100);
+        fs.writeSync(fd, 'command: node\n');
+        await sleep(300); // the writer pauses with a file that parses
+        fs.writeSync(fd, 'enabled: false\n');
+        fs.closeSync(fd);
+        assert.equal((await complete).servers.get('h')?.enabled, false);
+        assert.deepEqual(
+          seen.filter((s) => s.servers.get('h')?.enabled === true),
+          [],
+          'a snapshot read the half-written file',
+        );
+      });
+    }
   });
 
   it('stops emitting after close()', async () => {
