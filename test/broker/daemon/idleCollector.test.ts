@@ -54,39 +54,13 @@ describe('IdleCollector', () => {
     assert.equal(none.collections, 0);
   });
 
-  it('asks V8 for a compacting "last resort" collection, the first time after a plain one (it flushes old bytecode)', () => {
+  it('asks V8 for the compacting "last resort" collection', () => {
     const calls: unknown[] = [];
-    const collect = lastResortCollection((options) => {
+    lastResortCollection((options) => {
       calls.push(options);
-    })!;
-    const lastResort = { type: 'major', execution: 'sync', flavor: 'last-resort' };
-    collect();
-    assert.deepEqual(calls, [undefined, lastResort], 'first idle collection: plain, then last resort');
-    collect();
-    collect();
-    assert.deepEqual(calls, [undefined, lastResort, lastResort, lastResort], 'later ones: last resort only');
+    })!();
+    assert.deepEqual(calls, [{ type: 'major', execution: 'sync', flavor: 'last-resort' }]);
     assert.equal(lastResortCollection(undefined), undefined);
-  });
-
-  // Compaction on every full collection would cost every collection V8 makes under load: the
-  // flag is on for the idle collection only, and turned off again when a collection throws.
-  it('turns --compact-on-every-full-gc on around the idle collections only, and off again on a throw', () => {
-    const steps: string[] = [];
-    const record = (flag: string): void => void steps.push(flag);
-    const gc = (options?: object): void => void steps.push(options ? 'last-resort' : 'plain');
-    const collect = lastResortCollection(gc, record)!;
-    collect();
-    assert.deepEqual(steps, ['--compact-on-every-full-gc', 'plain', 'last-resort', '--no-compact-on-every-full-gc']);
-    steps.length = 0;
-    collect();
-    assert.deepEqual(steps, ['last-resort'], 'the flag is not touched again');
-    steps.length = 0;
-    const failing = (options?: object): void => {
-      if (options) throw new Error('collection failed');
-      steps.push('plain');
-    };
-    assert.throws(() => lastResortCollection(failing, record)!(), /collection failed/);
-    assert.deepEqual(steps, ['--compact-on-every-full-gc', 'plain', '--no-compact-on-every-full-gc']);
   });
 });
 
