@@ -41,6 +41,19 @@ export function scaleVerdicts(S) {
         `(each page once: ${mb(lz.lazy.uniqueBytes)}; USS ${mb(lz.lazy.ussBytes)}), ` +
         `against ${mb(lz.eager?.rssBytes)} in ${lz.eager?.processes} processes eager`,
     });
+    // The same processes' memory with each physical page counted once (PSS when not root, which splits
+    // a shared page among its users): the RSS sum above counts the node binary's shared pages (~40 MB)
+    // once per process. Both rows stay, so the reader sees which figure meets the target.
+    const once = lz.lazy.uniqueBytes ?? lz.lazy.pssBytes;
+    if (once != null) {
+      out.push({
+        target: `${lz.servers} lazy servers, ${lz.used} used: memory in all, each page once, ≤ 200 MB`,
+        met: once <= 200 * 1024 * 1024,
+        measured: `${mb(once)} (${lz.lazy.uniqueBytes != null ? 'physical pages counted once' : 'PSS'}; PSS ${mb(lz.lazy.pssBytes)})`,
+        context:
+          'the row above sums each process RSS, which counts pages the processes share (the node binary, its libraries) once per process',
+      });
+    }
   } else {
     out.push({ target: '50 lazy servers, 2 used: total RSS ≤ 200 MB', met: null, measured: 'scale-lazy not run' });
   }
