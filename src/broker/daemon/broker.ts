@@ -87,6 +87,8 @@ export class Broker extends EventEmitter<BrokerEventMap> implements ControlledBr
   /** The rules and limits of the approved policies (policies.d/) on every tool call. */
   readonly guardrails: Guardrails;
   snapshot!: RegistrySnapshot;
+  /** The last snapshot whose servers have been reconciled: what waitForSnapshot answers from. */
+  private applied?: RegistrySnapshot;
   private governance?: Governance;
   private readonly watcher: RegistryWatcher;
   private readonly servedUpstreams = new WeakMap<Upstream, UpstreamServer>();
@@ -227,6 +229,8 @@ export class Broker extends EventEmitter<BrokerEventMap> implements ControlledBr
     this.emit('snapshot', snap);
     await this.supervisor.reconcile(snap.servers);
     this.refreshCatalog();
+    // Reconciles queue in order; an older one ending after a newer snapshot was read is not the state.
+    if (this.snapshot === snap) this.applied = snap;
     this.emit('applied', snap);
   }
 
@@ -267,7 +271,9 @@ export class Broker extends EventEmitter<BrokerEventMap> implements ControlledBr
 
   /** Resolves once the live snapshot satisfies `check` (a write through the registry landed). */
   waitForSnapshot(check: (snap: RegistrySnapshot) => boolean, timeoutMs = 10_000): Promise<void> {
-    if (this.snapshot && check(this.snapshot)) return Promise.resolve();
+    // The last snapshot applied, not the last read: a reload in progress (the servers still being
+    // stopped or started) must not answer an operation that waits for its own write to take effect.
+    if (this.applied && check(this.applied)) return Promise.resolve();
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.off('applied', onSnap);
