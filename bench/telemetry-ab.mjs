@@ -5,10 +5,10 @@
 //
 //   node bench/telemetry-ab.mjs --build main=/tmp/main-dist/broker.js --build now=dist/broker.js [--rounds 20 --block 200]
 //   [--env now-on=OTEL_BSP_SCHEDULE_DELAY:500] (extra environment of one broker; its key is <build>-on or <build>-off)
-import http from 'node:http';
 import { Broker, BROKER_JS } from './lib/systems.mjs';
 import { preciseCpuUs, tree } from './lib/proc.mjs';
 import { rotate, summarize } from './lib/stats.mjs';
+import { otlpSink, startOnEcho, telemetryOnEnv } from './telemetry.mjs';
 
 const opt = { builds: [], rounds: 20, block: 200, warmup: 3000, copies: 1, env: {}, flags: {} };
 const argv = process.argv.slice(2);
@@ -38,12 +38,7 @@ const cpuUs = (pids) => pids.reduce((sum, pid) => sum + (preciseCpuUs(pid) ?? 0)
 
 const log = (...a) => process.stderr.write(`${a.join(' ')}\n`);
 
-const server = http.createServer((req, res) => {
-  req.resume();
-  req.on('end', () => res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end());
-});
-await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-const sinkUrl = `http://127.0.0.1:${server.address().port}`;
+const sink = await otlpSink();
 
 // Each (build, on/off) runs as `copies` brokers: brokers of one build differ by up to ~20% in CPU
 // per call from one process to the next (JIT decisions, placement), which a single pair cannot tell
@@ -53,7 +48,7 @@ for (let c = 0; c < opt.copies; c++) {
   for (const b of opt.builds) {
     for (const mode of ['off', 'on']) {
       const config = `${b.label}-${mode}`;
-      const env = mode === 'on' ? { OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl, OTEL_METRIC_EXPORT_INTERVAL: '5000' } : {};
+      const env = mode === 'on' ? telemetryOnEnv(sink.url) : {};
       const s = new Broker({
         key: `${config}#${c}`,
         label: config,
@@ -67,12 +62,7 @@ for (let c = 0; c < opt.copies; c++) {
   }
 }
 try {
-  for (const s of systems) {
-    await s.start();
-    await s.waitForTools({ names: ['echo__echo'] });
-    const [client] = await s.pool(1);
-    await s.resolveTools(client, ['echo']);
-  }
+  await startOnEcho(systems);
   const call = (s) => s.clients[0].callTool({ name: s.toolNames.echo, arguments: { text: 'hi' } });
   for (const s of systems) for (let i = 0; i < opt.warmup; i++) await call(s);
   // With --node-flags <config>=--trace-gc: the collector's pauses while the blocks ran, per call.
@@ -153,5 +143,5 @@ try {
   process.stdout.write(`${JSON.stringify({ figures: fig, ratios: out })}\n`);
 } finally {
   for (const s of systems) await s.stop().catch(() => undefined);
-  server.close();
+  await sink.close();
 }

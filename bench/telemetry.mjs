@@ -14,8 +14,21 @@ export const TELEMETRY_BUDGET_S = { full: { telemetry: 90 }, quick: { telemetry:
 const log = (...a) => process.stderr.write(`[bench telemetry] ${a.join(' ')}\n`);
 const us = (ms) => ms * 1000;
 
+/** What turns telemetry on for a broker: export to `url`, metrics every 5 s (the SDK's 60 s would miss the run). */
+export const telemetryOnEnv = (url) => ({ OTEL_EXPORTER_OTLP_ENDPOINT: url, OTEL_METRIC_EXPORT_INTERVAL: '5000' });
+
+/** Starts each broker on the echo upstream with one client whose echo tool name is resolved. */
+export async function startOnEcho(systems) {
+  for (const s of systems) {
+    await s.start();
+    await s.waitForTools({ names: ['echo__echo'] });
+    const [client] = await s.pool(1);
+    await s.resolveTools(client, ['echo']);
+  }
+}
+
 /** An OTLP/HTTP endpoint that reads every body and answers 200: the exporter's cost, not a collector's. */
-async function sink() {
+export async function otlpSink() {
   let bodies = 0;
   const server = http.createServer((req, res) => {
     req.resume();
@@ -38,22 +51,17 @@ async function sectionTelemetry({ quick, overBudget }) {
   const { warmup, block, rounds } = quick
     ? { warmup: 200, block: 50, rounds: 8 }
     : { warmup: 3000, block: 100, rounds: 30 };
-  const collector = await sink();
+  const collector = await otlpSink();
   const systems = [
     new Broker({ key: 'telemetry-off', label: 'telemetry off' }),
     new Broker({
       key: 'telemetry-on',
       label: 'telemetry on (OTLP export)',
-      env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_METRIC_EXPORT_INTERVAL: '5000' },
+      env: telemetryOnEnv(collector.url),
     }),
   ];
   try {
-    for (const s of systems) {
-      await s.start();
-      await s.waitForTools({ names: ['echo__echo'] });
-      const [client] = await s.pool(1);
-      await s.resolveTools(client, ['echo']);
-    }
+    await startOnEcho(systems);
     for (const s of systems) {
       for (let i = 0; i < warmup; i++)
         await s.clients[0].callTool({ name: s.toolNames.echo, arguments: { text: 'hi' } });
