@@ -6,15 +6,10 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   ROOT_CONTEXT,
   SpanKind,
-  SpanStatusCode,
   defaultTextMapGetter,
-  defaultTextMapSetter,
   trace,
   type Attributes,
-  type Context,
   type Histogram,
-  type Span,
-  type Tracer,
 } from '@opentelemetry/api';
 import { W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPMetricExporter as OtlpGrpcMetrics } from '@opentelemetry/exporter-metrics-otlp-grpc';
@@ -33,7 +28,7 @@ import {
   PeriodicExportingMetricReader,
   type IMetricReader,
 } from '@opentelemetry/sdk-metrics';
-import { BasicTracerProvider, BatchSpanProcessor, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import type { JsonObject } from '../shared/mcpTypes';
 import { BROKER_VERSION } from '../shared/version';
 import { LiveNumbersRecorder, type LiveNumbers, type ServerNumbers } from './liveNumbers';
@@ -43,11 +38,10 @@ import type { BrokerGauges, ServedRequest, SpanAbout, Telemetry, TraceParent, Up
 import { observeGauges } from './gauges';
 import { AttributeSets, metricAttributes, type AttributeSet } from './attributeSets';
 import { installAttributeHash } from './attributeHash';
+import { SpanRecorder, injectTraceContext, remoteParent, type RecordedSpan, type SpanParent } from './spanRecorder';
 
 /** The MCP conventions' recommended buckets for operation durations, in seconds. */
 const DURATION_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
-/** Spans waiting for export, at most; past it new ones are dropped and counted (otel.sdk.processor.span.processed). */
-const SPAN_QUEUE = 2048;
 
 /** A reader the broker collects from on demand: GET /metrics. */
 class PullReader extends MetricReader {
@@ -129,11 +123,11 @@ function isThenable<T>(value: T): value is T & PromiseLike<Awaited<T>> {
 }
 
 class OtelTelemetry implements Telemetry {
-  private readonly context = new AsyncLocalStorage<Context>();
+  /** The span of the request running now: the parent of the spans it causes, the trace id of its log lines. */
+  private readonly context = new AsyncLocalStorage<SpanParent>();
   private readonly propagator = new W3CTraceContextPropagator();
-  private readonly tracerProvider: BasicTracerProvider;
   private readonly meterProvider: MeterProvider;
-  private readonly tracer: Tracer;
+  private readonly spans: SpanRecorder;
   /** What GET /metrics collects from: the exporting reader when it can serve both (see metricReaders). */
   private readonly pull: MetricReader;
   private readonly serverDuration: Histogram;
@@ -151,18 +145,15 @@ class OtelTelemetry implements Telemetry {
     const readers = metricReaders(settings);
     this.pull = readers.pull;
     this.meterProvider = new MeterProvider({ resource, readers: readers.all });
-    const spanProcessors: SpanProcessor[] = [];
-    if (settings.traces) {
-      spanProcessors.push(
-        new BatchSpanProcessor(traceExporter(settings.traces), {
-          maxQueueSize: SPAN_QUEUE,
-          // The processor's own metrics count the spans it dropped on a full queue.
+    // The library's batch queue and exporter: 2048 spans at most (past it new ones are dropped and
+    // counted in its otel.sdk.processor.span.processed), batches of 512 every 5 s, one export in
+    // flight; the OTEL_BSP_* variables change those (the processor reads them).
+    const processor = settings.traces
+      ? new BatchSpanProcessor(traceExporter(settings.traces), {
           selfObsMeterProvider: this.meterProvider,
-        } as ConstructorParameters<typeof BatchSpanProcessor>[1]),
-      );
-    }
-    this.tracerProvider = new BasicTracerProvider({ resource, spanProcessors });
-    this.tracer = this.tracerProvider.getTracer('mcp-switchboard', BROKER_VERSION);
+        } as ConstructorParameters<typeof BatchSpanProcessor>[1])
+      : undefined;
+    this.spans = new SpanRecorder(resource, 'mcp-switchboard', BROKER_VERSION, processor);
     const meter = this.meterProvider.getMeter('mcp-switchboard', BROKER_VERSION);
     const advice = { explicitBucketBoundaries: DURATION_BUCKETS };
     this.serverDuration = meter.createHistogram('mcp.server.operation.duration', {
@@ -184,23 +175,26 @@ class OtelTelemetry implements Telemetry {
     });
   }
 
+  /** The caller's trace context from its _meta, when it sent one. */
+  private callerParent(meta: JsonObject | undefined): SpanParent | undefined {
+    if (meta === undefined || (meta.traceparent === undefined && meta.tracestate === undefined)) return undefined;
+    return remoteParent(trace.getSpanContext(this.propagator.extract(ROOT_CONTEXT, meta, defaultTextMapGetter)));
+  }
+
   serve<T>(request: ServedRequest, run: () => T): T {
-    const parent = request.meta
-      ? this.propagator.extract(ROOT_CONTEXT, request.meta, defaultTextMapGetter)
-      : ROOT_CONTEXT;
+    const parent = this.callerParent(request.meta);
     const set = this.attributeSets.served(request.method, request.target, request.client, request.endpointServer);
-    const span = this.tracer.startSpan(set.name, { kind: SpanKind.SERVER, attributes: set.attributes }, parent);
+    const span = this.spans.start(set.name, SpanKind.SERVER, set.attributes, parent);
     // Per call, so on the span only: neither a metric's attribute nor a cached set's.
     if (request.sessionId) span.setAttribute('mcp.session.id', request.sessionId);
     if (request.method === 'resources/read' && request.target !== undefined)
       span.setAttribute('mcp.resource.uri', request.target);
-    const started = performance.now();
     const finish = (outcome: { error?: unknown; result?: unknown }): void => {
-      this.finish(span, this.serverDuration, set, started, outcome);
+      this.finish(span, this.serverDuration, set, outcome);
     };
     let result: T;
     try {
-      result = this.context.run(trace.setSpan(parent, span), run);
+      result = this.context.run(span, run);
     } catch (error) {
       finish({ error });
       throw error;
@@ -226,61 +220,51 @@ class OtelTelemetry implements Telemetry {
     params: JsonObject,
     run: (params: JsonObject) => Promise<JsonObject>,
   ): Promise<JsonObject> {
-    const parent = this.context.getStore() ?? ROOT_CONTEXT;
+    const parent = this.context.getStore();
     const target =
       typeof params.name === 'string' ? params.name : typeof params.uri === 'string' ? params.uri : undefined;
     const set = this.attributeSets.upstream(request.method, target, request.server, request.protocol, request.trust);
-    const span = this.tracer.startSpan(set.name, { kind: SpanKind.CLIENT, attributes: set.attributes }, parent);
+    const span = this.spans.start(set.name, SpanKind.CLIENT, set.attributes, parent);
     if (request.method === 'resources/read' && target !== undefined) span.setAttribute('mcp.resource.uri', target);
-    const ctx = trace.setSpan(parent, span);
     // The upstream hears this span as its parent, in _meta as the conventions say; the caller's own
     // traceparent (the parent of the broker's SERVER span) is replaced, not passed through.
     const meta = withoutTraceContext(params._meta as JsonObject | undefined);
-    this.propagator.inject(ctx, meta, defaultTextMapSetter);
-    const started = performance.now();
+    injectTraceContext(span.spanContext(), meta);
     try {
-      const result = await this.context.run(ctx, () => run({ ...params, _meta: meta }));
-      const failed = this.finish(span, this.clientDuration, set, started, { result });
-      this.live.record(request.server, performance.now() - started, failed);
+      const result = await this.context.run(span, () => run({ ...params, _meta: meta }));
+      const failed = this.finish(span, this.clientDuration, set, { result });
+      this.live.record(request.server, span.endedAt - span.startedAt, failed);
       return result;
     } catch (error) {
-      this.finish(span, this.clientDuration, set, started, { error });
-      this.live.record(request.server, performance.now() - started, true);
+      this.finish(span, this.clientDuration, set, { error });
+      this.live.record(request.server, span.endedAt - span.startedAt, true);
       throw error;
     }
   }
 
   /** Ends a span and records its duration; true when the request failed (an error or a tool error). */
   private finish(
-    span: Span,
+    span: RecordedSpan,
     histogram: Histogram,
     set: AttributeSet,
-    started: number,
     outcome: { error?: unknown; result?: unknown },
   ): boolean {
-    const seconds = (performance.now() - started) / 1000;
     let type: string | undefined;
     if (outcome.error !== undefined) type = errorType(outcome.error);
     else if ((outcome.result as { isError?: unknown } | undefined)?.isError === true) type = 'tool_error';
-    if (type !== undefined) {
-      span.setAttribute('error.type', type);
-      // The status says that it failed, never the message: messages can echo arguments.
-      span.setStatus({ code: SpanStatusCode.ERROR });
-    }
-    histogram.record(seconds, metricAttributes(set, type));
-    span.end();
+    if (type !== undefined) span.failed(type);
+    const ended = span.end();
+    histogram.record((ended - span.startedAt) / 1000, metricAttributes(set, type));
     return type !== undefined;
   }
 
   waitedForStart(server: string, started: Promise<void>): Promise<void> {
-    const parent = this.context.getStore() ?? ROOT_CONTEXT;
     const attributes: Attributes = { 'switchboard.server': server };
-    const span = this.tracer.startSpan(`start ${server}`, { kind: SpanKind.INTERNAL, attributes }, parent);
+    const span = this.spans.start(`start ${server}`, SpanKind.INTERNAL, attributes, this.context.getStore());
     return started.then(
-      () => span.end(),
+      () => void span.end(),
       (error: unknown) => {
-        span.setAttribute('error.type', errorType(error));
-        span.setStatus({ code: SpanStatusCode.ERROR });
+        span.failed(errorType(error));
         span.end();
         throw error;
       },
@@ -293,21 +277,16 @@ class OtelTelemetry implements Telemetry {
 
   async span<T>(about: SpanAbout, run: (note: (attributes: Record<string, string>) => void) => Promise<T>): Promise<T> {
     const parent =
-      about.parent === null
-        ? ROOT_CONTEXT
-        : ((about.parent as Context | undefined) ?? this.context.getStore() ?? ROOT_CONTEXT);
+      about.parent === null ? undefined : ((about.parent as SpanParent | undefined) ?? this.context.getStore());
     const kind = { internal: SpanKind.INTERNAL, server: SpanKind.SERVER, client: SpanKind.CLIENT }[about.kind];
-    const span = this.tracer.startSpan(about.name, { kind, attributes: about.attributes }, parent);
+    // A copy: the caller's object is its own, and spans keep their attributes until exported.
+    const span = this.spans.start(about.name, kind, { ...about.attributes }, parent);
     try {
-      const result = await this.context.run(trace.setSpan(parent, span), () =>
-        run((attributes) => span.setAttributes(attributes)),
-      );
+      const result = await this.context.run(span, () => run((attributes) => span.setAttributes(attributes)));
       span.end();
       return result;
     } catch (error) {
-      span.setAttribute('error.type', errorType(error));
-      // The status says that it failed, never the message: messages can echo arguments.
-      span.setStatus({ code: SpanStatusCode.ERROR });
+      span.failed(errorType(error));
       span.end();
       throw error;
     }
@@ -324,9 +303,7 @@ class OtelTelemetry implements Telemetry {
   }
 
   traceId(): string | undefined {
-    const ctx = this.context.getStore();
-    const span = ctx && trace.getSpan(ctx);
-    return span?.spanContext().traceId;
+    return this.context.getStore()?.spanContext().traceId;
   }
 
   observe(gauges: () => BrokerGauges): void {
@@ -347,7 +324,7 @@ class OtelTelemetry implements Telemetry {
   }
 
   async shutdown(): Promise<void> {
-    await Promise.allSettled([this.tracerProvider.shutdown(), this.meterProvider.shutdown()]);
+    await Promise.allSettled([this.spans.shutdown(), this.meterProvider.shutdown()]);
   }
 }
 
