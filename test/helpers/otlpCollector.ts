@@ -74,6 +74,12 @@ export interface CollectedSpan {
   attributes: Attributes;
   statusCode: number;
   serviceName: string;
+  /** The rest of what a span carries, for comparing two recorders' output field by field. */
+  traceState: string;
+  flags: number;
+  startTimeUnixNano: string;
+  endTimeUnixNano: string;
+  scope: { name: string; version: string };
 }
 
 export interface CollectedPoint {
@@ -209,6 +215,7 @@ export class OtlpCollector {
     for (const rs of (request.resourceSpans as Any[] | undefined) ?? []) {
       const serviceName = String(attributes((rs.resource as Any | undefined)?.attributes)['service.name'] ?? '');
       for (const ss of (rs.scopeSpans as Any[] | undefined) ?? []) {
+        const scope = (ss.scope as Any | undefined) ?? {};
         for (const s of (ss.spans as Any[] | undefined) ?? []) {
           this.spans.push({
             traceId: hex(s.traceId),
@@ -219,6 +226,11 @@ export class OtlpCollector {
             attributes: attributes(s.attributes),
             statusCode: num((s.status as Any | undefined)?.code ?? 0),
             serviceName,
+            traceState: String(s.traceState ?? ''),
+            flags: num(s.flags ?? 0),
+            startTimeUnixNano: String(s.startTimeUnixNano ?? ''),
+            endTimeUnixNano: String(s.endTimeUnixNano ?? ''),
+            scope: { name: String(scope.name ?? ''), version: String(scope.version ?? '') },
           });
         }
       }
