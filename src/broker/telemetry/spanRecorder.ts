@@ -9,7 +9,7 @@
 import { randomFillSync } from 'node:crypto';
 import {
   ROOT_CONTEXT,
-  SpanKind,
+  type SpanKind,
   SpanStatusCode,
   TraceFlags,
   trace,
