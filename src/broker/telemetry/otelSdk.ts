@@ -189,27 +189,24 @@ class OtelTelemetry implements Telemetry {
     if (request.sessionId) span.setAttribute('mcp.session.id', request.sessionId);
     if (request.method === 'resources/read' && request.target !== undefined)
       span.setAttribute('mcp.resource.uri', request.target);
-    const finish = (outcome: { error?: unknown; result?: unknown }): void => {
-      this.finish(span, this.serverDuration, set, outcome);
-    };
     let result: T;
     try {
       result = this.context.run(span, run);
     } catch (error) {
-      finish({ error });
+      this.finish(span, this.serverDuration, set, error, undefined);
       throw error;
     }
     if (!isThenable(result)) {
-      finish({ result });
+      this.finish(span, this.serverDuration, set, undefined, result);
       return result;
     }
     return Promise.resolve(result).then(
       (value) => {
-        finish({ result: value });
+        this.finish(span, this.serverDuration, set, undefined, value);
         return value;
       },
       (error: unknown) => {
-        finish({ error });
+        this.finish(span, this.serverDuration, set, error, undefined);
         throw error;
       },
     ) as T;
@@ -232,11 +229,11 @@ class OtelTelemetry implements Telemetry {
     injectTraceContext(span.spanContext(), meta);
     try {
       const result = await this.context.run(span, () => run({ ...params, _meta: meta }));
-      const failed = this.finish(span, this.clientDuration, set, { result });
+      const failed = this.finish(span, this.clientDuration, set, undefined, result);
       this.live.record(request.server, span.endedAt - span.startedAt, failed);
       return result;
     } catch (error) {
-      this.finish(span, this.clientDuration, set, { error });
+      this.finish(span, this.clientDuration, set, error, undefined);
       this.live.record(request.server, span.endedAt - span.startedAt, true);
       throw error;
     }
@@ -247,11 +244,12 @@ class OtelTelemetry implements Telemetry {
     span: RecordedSpan,
     histogram: Histogram,
     set: AttributeSet,
-    outcome: { error?: unknown; result?: unknown },
+    error: unknown,
+    result: unknown,
   ): boolean {
     let type: string | undefined;
-    if (outcome.error !== undefined) type = errorType(outcome.error);
-    else if ((outcome.result as { isError?: unknown } | undefined)?.isError === true) type = 'tool_error';
+    if (error !== undefined) type = errorType(error);
+    else if ((result as { isError?: unknown } | undefined)?.isError === true) type = 'tool_error';
     if (type !== undefined) span.failed(type);
     const ended = span.end();
     histogram.record((ended - span.startedAt) / 1000, metricAttributes(set, type));

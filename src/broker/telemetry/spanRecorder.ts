@@ -19,6 +19,7 @@ import {
   type Link,
   type SpanContext,
   type SpanStatus,
+  type TraceState,
 } from '@opentelemetry/api';
 import type { Resource } from '@opentelemetry/resources';
 import {
@@ -77,13 +78,12 @@ function hrTime(now: number): HrTime {
   return [seconds, nanos];
 }
 
-/** One span: what the exporters read, with the attributes and times put together only at export. */
-export class RecordedSpan implements ReadableSpan, SpanParent {
-  readonly events = NO_EVENTS;
-  readonly links = NO_LINKS;
-  readonly droppedAttributesCount = 0;
-  readonly droppedEventsCount = 0;
-  readonly droppedLinksCount = 0;
+/**
+ * One span: what the exporters read, with the attributes and times put together only at export.
+ * It is its own SpanContext, and what every span has alike (no events, no links, nothing dropped)
+ * is on the prototype: spans wait in the export queue, so each field is kept until the export.
+ */
+export class RecordedSpan implements ReadableSpan, SpanParent, SpanContext {
   status = UNSET;
   /** performance.now() at the span's start and end (end: -1 while it runs). */
   readonly startedAt: number;
@@ -95,7 +95,10 @@ export class RecordedSpan implements ReadableSpan, SpanParent {
     private readonly recorder: SpanRecorder,
     readonly name: string,
     readonly kind: SpanKind,
-    private readonly context: SpanContext,
+    readonly traceId: string,
+    readonly spanId: string,
+    readonly traceFlags: number,
+    readonly traceState: TraceState | undefined,
     readonly parentSpanContext: SpanContext | undefined,
     /** Shared (frozen) by every span of this kind of request: never mutated. */
     private readonly base: Attributes,
@@ -104,7 +107,27 @@ export class RecordedSpan implements ReadableSpan, SpanParent {
   }
 
   spanContext(): SpanContext {
-    return this.context;
+    return this;
+  }
+
+  get events(): TimedEvent[] {
+    return NO_EVENTS;
+  }
+
+  get links(): Link[] {
+    return NO_LINKS;
+  }
+
+  get droppedAttributesCount(): number {
+    return 0;
+  }
+
+  get droppedEventsCount(): number {
+    return 0;
+  }
+
+  get droppedLinksCount(): number {
+    return 0;
   }
 
   get attributes(): Attributes {
@@ -210,13 +233,18 @@ export class SpanRecorder {
       const decision = this.sampler.shouldSample(context, traceId, name, kind, attributes, []).decision;
       traceFlags = decision === SamplingDecision.RECORD_AND_SAMPLED ? TraceFlags.SAMPLED : TraceFlags.NONE;
     }
-    const context: SpanContext = {
+    const spanId = this.ids.hex(8);
+    return new RecordedSpan(
+      this,
+      name,
+      kind,
       traceId,
-      spanId: this.ids.hex(8),
+      spanId,
       traceFlags,
-      traceState: parentContext?.traceState,
-    };
-    return new RecordedSpan(this, name, kind, context, parentContext, attributes);
+      parentContext?.traceState,
+      parentContext,
+      attributes,
+    );
   }
 
   /** Exports what is queued. */
