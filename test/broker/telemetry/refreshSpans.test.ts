@@ -88,7 +88,8 @@ describe('telemetry: a sign-in refresh is a span of the call that needed it', fu
       const spans = await waitFor(
         () => {
           const inTrace = collector.spans.filter((s) => s.traceId === traceId);
-          return inTrace.some((s) => s.kind === CLIENT) ? inTrace : undefined;
+          // The call's own CLIENT span: the refresh (CLIENT too) ends first and can go in an export of its own.
+          return inTrace.some((s) => s.kind === CLIENT && s.name.startsWith('tools/call')) ? inTrace : undefined;
         },
         'the spans of the call',
         20_000,
