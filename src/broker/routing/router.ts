@@ -17,6 +17,8 @@ import {
 import type { CacheHints, ListKey } from '../connection/connection';
 import type { RequestExtra, Router, SessionContext } from './requestContext';
 import { reviewCommand, toolQuarantined } from '../trust/pins';
+import { promptQuarantined } from '../trust/promptPins';
+import { getPinnedPrompt } from './pinnedPrompts';
 import { appOnlyTool, type CallOrigin } from '../catalog/apps/appCalls';
 import { isUiUri } from '../catalog/apps/appMeta';
 import { contentsDigest, pageHeld, parsedResult, judgedRead, withAggregatedContents } from '../catalog/apps/appPages';
@@ -305,11 +307,25 @@ export class BrokerRouter implements Router {
     args: Record<string, string>,
     extra: RequestExtra,
   ): Promise<JsonObject> {
-    const route =
-      this.scopeOf(ctx).resolvePrompt(name) ??
-      this.fail(new McpFailure(ErrorCodes.InvalidParams, `Unknown prompt '${name}'.`));
+    const scope = this.scopeOf(ctx);
+    const route = scope.resolvePrompt(name) ?? this.fail(this.promptNotListed(name, scope.server));
     const server = this.target(route.server);
-    return this.forward(server, (target) => target.getPrompt(route.name, args, this.call(ctx, extra)));
+    return this.forward(server, (target) =>
+      getPinnedPrompt(
+        this.deps.catalog,
+        () => this.deps.settleCatalog(),
+        target,
+        route.name,
+        () => target.getPrompt(route.name, args, this.call(ctx, extra)),
+      ),
+    );
+  }
+
+  /** Why a prompt name does not resolve: held back by the pins (trust/promptPins.ts), or unknown. */
+  private promptNotListed(name: string, server?: string): McpFailure {
+    const held = this.deps.catalog.heldPrompt(name, server);
+    if (held) return promptQuarantined(held.server, held.name, reviewCommand(held.server));
+    return new McpFailure(ErrorCodes.InvalidParams, `Unknown prompt '${name}'.`);
   }
 
   listResources(ctx: SessionContext): Resource[] {
