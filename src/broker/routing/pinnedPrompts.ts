@@ -35,3 +35,10 @@ export async function getPinnedPrompt(
   }
   return result;
 }
+
+/** Why a prompt name does not resolve on the aggregated endpoint: held back by the pins, or unknown. */
+export function promptNotListed(catalog: Catalog, name: string, server?: string): McpFailure {
+  const held = catalog.heldPrompt(name, server);
+  if (held) return promptQuarantined(held.server, held.name, reviewCommand(held.server));
+  return new McpFailure(ErrorCodes.InvalidParams, `Unknown prompt '${name}'.`);
+}

@@ -17,8 +17,7 @@ import {
 import type { CacheHints, ListKey } from '../connection/connection';
 import type { RequestExtra, Router, SessionContext } from './requestContext';
 import { reviewCommand, toolQuarantined } from '../trust/pins';
-import { promptQuarantined } from '../trust/promptPins';
-import { getPinnedPrompt } from './pinnedPrompts';
+import { getPinnedPrompt, promptNotListed } from './pinnedPrompts';
 import { appOnlyTool, type CallOrigin } from '../catalog/apps/appCalls';
 import { isUiUri } from '../catalog/apps/appMeta';
 import { contentsDigest, pageHeld, parsedResult, judgedRead, withAggregatedContents } from '../catalog/apps/appPages';
@@ -308,7 +307,7 @@ export class BrokerRouter implements Router {
     extra: RequestExtra,
   ): Promise<JsonObject> {
     const scope = this.scopeOf(ctx);
-    const route = scope.resolvePrompt(name) ?? this.fail(this.promptNotListed(name, scope.server));
+    const route = scope.resolvePrompt(name) ?? this.fail(promptNotListed(this.deps.catalog, name, scope.server));
     const server = this.target(route.server);
     return this.forward(server, (target) =>
       getPinnedPrompt(
@@ -319,13 +318,6 @@ export class BrokerRouter implements Router {
         () => target.getPrompt(route.name, args, this.call(ctx, extra)),
       ),
     );
-  }
-
-  /** Why a prompt name does not resolve: held back by the pins (trust/promptPins.ts), or unknown. */
-  private promptNotListed(name: string, server?: string): McpFailure {
-    const held = this.deps.catalog.heldPrompt(name, server);
-    if (held) return promptQuarantined(held.server, held.name, reviewCommand(held.server));
-    return new McpFailure(ErrorCodes.InvalidParams, `Unknown prompt '${name}'.`);
   }
 
   listResources(ctx: SessionContext): Resource[] {
@@ -411,6 +403,9 @@ export class BrokerRouter implements Router {
     }
     const server = owner === undefined ? undefined : this.deps.servedServer(owner);
     if (!server) return noCompletions();
+    // A prompt the pins hold back offers no completions either (its arguments are part of what changed).
+    const prompt = ref?.type === 'ref/prompt' ? (forwarded.ref as { name?: string }).name : undefined;
+    if (prompt !== undefined && this.deps.catalog.holds(server, prompt, 'prompts')) return noCompletions();
     return server.complete(forwarded, this.call(ctx, extra));
   }
 
