@@ -25,7 +25,8 @@ export async function getPinnedPrompt(
   if (!listed) throw new McpFailure(ErrorCodes.InvalidParams, `Unknown prompt '${name}' on server '${server.name}'.`);
   const result = await get();
   const said = parsedResult(result).description;
-  if (said !== undefined && said !== listed.description) {
+  // No description (absent or null, as some SDKs write it) gives the model no text of its own.
+  if (said !== undefined && said !== null && said !== listed.description) {
     throw new McpFailure(
       ErrorCodes.Forbidden,
       `Prompt '${name}' of server '${server.name}' answered with a description that is not the one it lists ` +
