@@ -61,6 +61,15 @@ if [ "${SWITCHBOARD_WINDOWS_NO_BUILD:-}" != 1 ]; then
 fi
 
 mkdir -p .test-tmp
+# The two .vsix files test/windows/package.test.ts runs, packed from this build (npm is not run under
+# Wine) and unpacked as VS Code installs them, outside this checkout: no node_modules of it in reach.
+VSIX_DIR="$(mktemp -d /tmp/switchboard-vsix.XXXXXX)"
+say "packing and unpacking the universal and the Windows .vsix into $VSIX_DIR"
+for target in universal win32-x64; do
+  if [ "$target" = universal ]; then flags=(); else flags=(--target "$target"); fi
+  node scripts/package.mjs --no-build "${flags[@]}" --out "$VSIX_DIR/$target.vsix" >/dev/null
+  python3 -m zipfile -e "$VSIX_DIR/$target.vsix" "$VSIX_DIR/$target"
+done
 export WINEPREFIX="$ROOT/.test-tmp/wine-prefix"
 export WINEDEBUG=-all
 export WINEDLLOVERRIDES='mscoree,mshtml=' # no Mono or Gecko installer prompt in a fresh prefix
@@ -75,8 +84,9 @@ wineserver -w
 
 win() { winepath -w "$1" 2>/dev/null; }
 # `command: node` in a registry resolves inside Wine through its own PATH, which WINEPATH extends.
-export WINEPATH
+export WINEPATH SWITCHBOARD_TEST_VSIX_DIR
 WINEPATH="$(win "$NODE_DIR/bin")"
+SWITCHBOARD_TEST_VSIX_DIR="$(win "$VSIX_DIR")"
 # Forward slashes: NODE_OPTIONS reads a backslash inside quotes as an escape.
 export NODE_OPTIONS="--require \"$(win "$ROOT/scripts/wine-keepalive.cjs" | tr '\\' /)\""
 unset SWITCHBOARD_HOME
@@ -95,6 +105,7 @@ status=$?
 set -e
 sleep 1
 kill "$TAIL" 2>/dev/null || true
+rm -rf "$VSIX_DIR"
 wineserver -k >/dev/null 2>&1 || true
 say "mocha on Windows exited with $status after $(($(date +%s) - started)) s"
 exit "$status"

@@ -51,6 +51,20 @@ describe('extension package (vsce ls)', function () {
     for (const file of needed) assert.ok(packed.includes(file), `${file} is packed (packed: ${packed.join(', ')})`);
   });
 
+  it('holds every file the build writes to dist/ but its source maps', () => {
+    // The App preview's webview (dist/webview/appHost.js) was once built and left out of the package.
+    const built = (fs.readdirSync(path.join(ROOT, 'dist'), { recursive: true }) as string[])
+      .map((f) => f.split(path.sep).join('/'))
+      .filter((f) => !f.startsWith('node_modules/') && fs.statSync(path.join(ROOT, 'dist', f)).isFile())
+      .filter((f) => !f.endsWith('.map'))
+      .map((f) => `dist/${f}`);
+    assert.ok(built.includes('dist/webview/appHost.js') && built.includes('dist/broker.js'), built.join(', '));
+    assert.deepEqual(
+      built.filter((f) => !packed.includes(f)),
+      [],
+    );
+  });
+
   it('leaves out sources, tests, tools, source maps and dependencies', () => {
     const stray = packed.filter((f) =>
       /^(src|test|out|bench|scripts|webview|workspace|docs|node_modules|\.tools|\.github|\.ci)\/|\.map$|\.ts$|\.vsix$/.test(

@@ -84,6 +84,8 @@ export interface StartBrokerOptions {
    * play the operator who accepted them. false tests the path where the operator has not.
    */
   acceptWorkspaceTrust?: boolean;
+  /** The broker bundle to run (default: this checkout's dist/broker.js), e.g. one unpacked from a .vsix. */
+  script?: string;
 }
 
 export async function startBrokerProcess(opts: StartBrokerOptions): Promise<BrokerProcess> {
@@ -91,7 +93,7 @@ export async function startBrokerProcess(opts: StartBrokerOptions): Promise<Brok
   const accept = (opts.acceptWorkspaceTrust ?? true) ? ['--accept-workspace-trust'] : [];
   const proc = spawn(
     process.execPath,
-    [BROKER_JS, 'serve', '--root', opts.root, '--port', '0', '--json', ...accept, ...(opts.args ?? [])],
+    [opts.script ?? BROKER_JS, 'serve', '--root', opts.root, '--port', '0', '--json', ...accept, ...(opts.args ?? [])],
     {
       env: { ...process.env, SWITCHBOARD_HOME: home, ...opts.env },
       stdio: ['ignore', 'pipe', 'pipe'],
