@@ -69,14 +69,16 @@ export const TOOLS_CHANGED_ICON: IconSpec = { id: 'warning', color: 'list.warnin
 /** A server node's icon: its state, or the warning while tools are held back after a change. */
 
 /**
- * "2 tools quarantined" / "instructions changed" / "tools changed" while a server's tools or
- * instructions differ from their pins, else undefined.
+ * "2 tools quarantined" / "1 prompt quarantined" / "instructions changed" / "tools changed" while a
+ * server's tools, prompts or instructions differ from their pins, else undefined.
  */
 export function toolChangeLabel(s: ServerStatus): string | undefined {
   if (s.pins?.status !== 'changed') return undefined;
   const n = s.pins.quarantined.length;
+  const p = s.pins.quarantinedPrompts?.length ?? 0;
   const parts = [
     ...(n ? [`${plural(n, 'tool')} quarantined`] : []),
+    ...(p ? [`${plural(p, 'prompt')} quarantined`] : []),
     ...(s.pins.instructionsChanged ? ['instructions changed'] : []),
   ];
   return parts.length ? parts.join(', ') : 'tools changed';
@@ -278,8 +280,9 @@ export function serverTooltip(s: ServerStatus): string {
     out.push('', `$(shield) ${escapeMarkdown(why.charAt(0).toUpperCase() + why.slice(1))}.`);
   }
   if (s.pins?.status === 'changed') {
-    const held = s.pins.quarantined.length ? `Held back: ${s.pins.quarantined.join(', ')}. ` : '';
-    const what = 'Its tools differ from the ones pinned at approval.';
+    const names = [...s.pins.quarantined, ...(s.pins.quarantinedPrompts ?? []).map((p) => `prompt ${p}`)];
+    const held = names.length ? `Held back: ${names.join(', ')}. ` : '';
+    const what = 'Its tools or prompts differ from the ones pinned at approval.';
     out.push('', `$(warning) ${what} ${escapeMarkdown(held)}Review Tool Changes…`);
   }
   if (s.scan) {

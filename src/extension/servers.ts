@@ -131,7 +131,7 @@ export class ServersProvider implements vscode.TreeDataProvider<ServerNode> {
     }
     const held = toolChangeLabel(s);
     if (held) {
-      info('toolChanges', `Tools changed: ${held}`, TOOLS_CHANGED_ICON, 'Review Tool Changes… shows the diff');
+      info('toolChanges', `Changed since pinned: ${held}`, TOOLS_CHANGED_ICON, 'Review Tool Changes… shows the diff');
     }
     const flagged = scanLabel(s);
     if (flagged) {

@@ -103,9 +103,10 @@ export interface ServerView {
 interface BuiltServer {
   view: ServerView;
   signatures: Record<ListKind, string>;
-  /** The tool list the gate judged at this build, and what it held back of it. */
+  /** The tool and prompt lists the gate judged at this build, and what it held back of them. */
   gated: readonly Tool[];
-  held: ReadonlySet<string>;
+  gatedPrompts: readonly Prompt[];
+  held: HeldBack;
 }
 
 /** Content signatures of lists, kept per list object: an unchanged list costs nothing. */
@@ -130,11 +131,16 @@ const EMPTY_VIEW: ServerView = Object.freeze({
   resourceTemplates: [],
   exposedTool: () => undefined,
 });
-/** The tools of a server to hold back from its list now (pins.ts: quarantined after a change). */
-export type ToolGate = (server: string, tools: readonly Tool[]) => ReadonlySet<string>;
+/** What the gate holds back of a server's lists: tool names and prompt names. */
+export interface HeldBack {
+  tools: ReadonlySet<string>;
+  prompts: ReadonlySet<string>;
+}
+/** The tools and prompts of a server to hold back from its lists now (pins.ts: quarantined after a change). */
+export type ToolGate = (server: string, tools: readonly Tool[], prompts: readonly Prompt[]) => HeldBack;
 /** The instructions of a server to serve, given what it says now (pins.ts: undefined when held back). */
 export type InstructionsGate = (server: string, instructions: string | undefined) => string | undefined;
-const NOTHING_HELD: ReadonlySet<string> = new Set();
+const NOTHING_HELD: HeldBack = Object.freeze({ tools: new Set<string>(), prompts: new Set<string>() });
 
 const NO_SIGNATURES: Record<ListKind, string> = {
   tools: signature([]),
@@ -158,6 +164,8 @@ export class Catalog {
   private instructionsGate?: InstructionsGate;
   /** Tools held back by the gate, by the name they would be listed under: a call gets told why. */
   private heldRoutes = new Map<string, Route>();
+  /** Prompts held back by the gate, the same way. */
+  private heldPromptRoutes = new Map<string, Route>();
 
   /** Installs the hook that holds back an upstream's tools (the control plane's pins). */
   setToolGate(gate: ToolGate, instructions?: InstructionsGate): void {
@@ -170,12 +178,15 @@ export class Catalog {
    * against the last build, which may predate the list a lazy start or list_changed just brought:
    * the router asks this again after the server is up, before the call goes on.
    */
-  holds(source: ListedServer, name: string): boolean {
+  holds(source: ListedServer, name: string, kind: 'tools' | 'prompts' = 'tools'): boolean {
     if (source.kind !== 'upstream' || !this.gate) return false;
     const built = this.servers.get(source.name);
     const input = gateInput(source);
-    const held = built && built.gated === input ? built.held : this.gate(source.name, input);
-    return held.has(name);
+    const held =
+      built && built.gated === input && built.gatedPrompts === source.prompts
+        ? built.held
+        : this.gate(source.name, input, source.prompts);
+    return held[kind].has(name);
   }
 
   /** The instructions an upstream's clients are given: what it says, unless the gate holds them back. */
@@ -199,6 +210,7 @@ export class Catalog {
     const templateRoutes: { server: string; pattern: RegExp }[] = [];
     const servers = new Map<string, BuiltServer>();
     const heldRoutes = new Map<string, Route>();
+    const heldPromptRoutes = new Map<string, Route>();
 
     for (const source of served) {
       const server = source.name;
@@ -206,7 +218,8 @@ export class Catalog {
       const own: Tool[] = [];
       const exposedOf = new Map<string, string>();
       const input = gateInput(source);
-      const held = (source.kind === 'upstream' && this.gate?.(server, input)) || NOTHING_HELD;
+      const gated = (source.kind === 'upstream' && this.gate?.(server, input, source.prompts)) || NOTHING_HELD;
+      const held = gated.tools;
       for (const tool of source.tools) {
         if (!filterByGlobs(tool.name, source.toolFilter?.allow, source.toolFilter?.deny)) continue;
         const exposed = namespacedName(server, tool.name);
@@ -223,9 +236,15 @@ export class Catalog {
         toolRoutes.set(exposed, { server, name: tool.name, exposed, ...(appOnly ? { appOnly } : {}) });
         if (!appOnly) tools.push({ ...withAggregatedPage(server, tool), name: exposed });
       }
+      const ownPrompts: Prompt[] = [];
       for (const prompt of source.prompts) {
         const exposed = namespacedName(server, prompt.name);
+        if (gated.prompts.has(prompt.name)) {
+          heldPromptRoutes.set(exposed, { server, name: prompt.name, exposed });
+          continue;
+        }
         if (promptRoutes.has(exposed)) continue;
+        ownPrompts.push(prompt);
         promptRoutes.set(exposed, { server, name: prompt.name, exposed });
         prompts.push({ ...prompt, name: exposed });
       }
@@ -244,7 +263,7 @@ export class Catalog {
       const view: ServerView = {
         // The server's own list objects where nothing was filtered out (the endpoint caches by them).
         tools: own.length === source.tools.length ? (source.tools as Tool[]) : own,
-        prompts: source.prompts as Prompt[],
+        prompts: ownPrompts.length === source.prompts.length ? (source.prompts as Prompt[]) : ownPrompts,
         resources: source.resources as Resource[],
         resourceTemplates: source.resourceTemplates as ResourceTemplate[],
         exposedTool: (name) => exposedOf.get(name),
@@ -252,13 +271,17 @@ export class Catalog {
       servers.set(server, {
         view,
         gated: input,
-        held,
+        gatedPrompts: source.prompts,
+        held: gated,
         signatures: {
           // The unfiltered list and the filter: a filtered list is a new array on every rebuild.
           tools: own.length
             ? `${signature(source.tools)}\0${JSON.stringify(source.toolFilter ?? {})}\0${[...held].join('\0')}`
             : NO_SIGNATURES.tools,
-          prompts: signature(view.prompts),
+          // What is held back changes what clients see as much as the list does.
+          prompts: source.prompts.length
+            ? `${signature(source.prompts)}\0${[...gated.prompts].join('\0')}`
+            : NO_SIGNATURES.prompts,
           resources: signature(view.resources, view.resourceTemplates),
         },
       });
@@ -267,6 +290,7 @@ export class Catalog {
     const changes = this.compare(servers);
     this.servers = servers;
     this.heldRoutes = heldRoutes;
+    this.heldPromptRoutes = heldPromptRoutes;
     // An unchanged kind keeps its list objects, so what the endpoint serialized for them stays valid.
     if (changes.tools.length) {
       this.tools = tools;
@@ -318,6 +342,11 @@ export class Catalog {
 
   resolvePrompt(name: string): Route | undefined {
     return this.promptRoutes.get(name);
+  }
+
+  /** A prompt the gate holds back, by its namespaced name, or by its own name on `server`'s endpoint. */
+  heldPrompt(name: string, server?: string): Route | undefined {
+    return this.heldPromptRoutes.get(server === undefined ? name : namespacedName(server, name));
   }
 
   listResources(): Resource[] {

@@ -1,5 +1,5 @@
 // What `switchboard lock` and `verify` share: every enabled server of a registry started once, as
-// the broker would launch it, and the digests of the tools it lists (and of its MCP App pages).
+// the broker would launch it, and the digests of the tools it lists (and of its MCP App pages) and of its prompts.
 import * as path from 'node:path';
 import { RegistryLoader } from '../../registry/loader';
 import type { ServerDef } from '../../registry/schema';
@@ -7,8 +7,9 @@ import { printError } from './command';
 import { probeServer } from '../supervision/probe';
 import { digestsOf, type ToolDigests } from '../trust/toolDigest';
 import { gateInput } from '../catalog/catalog';
+import { promptDigestsOf } from '../trust/promptPins';
 
-export type ListedTools = { ok: true; digests: ToolDigests } | { ok: false; error: string };
+export type ListedTools = { ok: true; digests: ToolDigests; promptDigests: ToolDigests } | { ok: false; error: string };
 
 /** Starts each enabled server of the registry once, as the broker would, and digests its tools. */
 export async function listEveryServer(
@@ -24,7 +25,11 @@ export async function listEveryServer(
     if (!def.enabled) continue;
     const probe = await probeServer(def, root);
     const tools: ListedTools = probe.ok
-      ? { ok: true, digests: digestsOf(gateInput({ tools: probe.tools, appPages: probe.appPages })) }
+      ? {
+          ok: true,
+          digests: digestsOf(gateInput({ tools: probe.tools, appPages: probe.appPages })),
+          promptDigests: promptDigestsOf(probe.prompts).digests,
+        }
       : { ok: false, error: probe.error ?? 'failed' };
     listed.set(def.name, tools);
   }

@@ -69,7 +69,7 @@ export interface ServerStatus {
   inputs?: InputStatus[];
   /** Present when the state is needs-sign-in: the wider scope the server asked for, if it did. */
   signIn?: { scope?: string };
-  /** The tool pins: whether the tools match what was approved, and which are held back until reviewed. */
+  /** The tool and prompt pins: whether they match what was approved, and which are held back until reviewed. */
   pins?: PinState;
   /** Its MCP Apps: each ui:// page, the tools that open it, what it declares (absent: none). */
   apps?: AppSummary[];
@@ -223,7 +223,8 @@ export interface ControlResults {
   approve_server: ServerStatus & { approved: string };
   revoke_approval: ServerStatus;
   tool_changes: ToolChanges;
-  accept_tool_changes: ServerStatus & { accepted: number };
+  /** `accepted`: the tools now pinned; `acceptedPrompts`: the prompts. */
+  accept_tool_changes: ServerStatus & { accepted: number; acceptedPrompts: number };
   upsert_client: Written;
   remove_client: Removed;
   client_connection: ClientConnection;

@@ -312,9 +312,15 @@ export class ControlOperations {
     if (caller.operator || !this.pins) return result;
     // What the pins hold back from the running server is held back from an agent's probe too: a
     // fresh process lists the changed definitions as much as the running one.
-    const held = this.pins.heldOf(parsed.data.name, result.tools);
-    if (!held.size) return result;
-    return { ...result, tools: result.tools.filter((t) => !held.has(t.name)), heldBack: [...held].sort() };
+    const held = this.pins.heldOf(parsed.data.name, result.tools, result.prompts);
+    if (!held.tools.size && !held.prompts.size) return result;
+    return {
+      ...result,
+      tools: result.tools.filter((t) => !held.tools.has(t.name)),
+      prompts: result.prompts.filter((p) => !held.prompts.has(p.name)),
+      heldBack: [...held.tools].sort(),
+      ...(held.prompts.size ? { heldBackPrompts: [...held.prompts].sort() } : {}),
+    };
   }
 
   /**
@@ -452,14 +458,14 @@ export class ControlOperations {
     return this.ctx.telemetryExport;
   }
 
-  /** What differs between a running server's tools and its pins (the diff the operator reviews). */
+  /** What differs between a running server's tools and prompts and its pins (the diff the operator reviews). */
   toolChanges(name: string): ToolChanges {
     this.def(name);
     return this.requirePins().changes(name, this.broker.upstream(name)?.state === 'running');
   }
 
   /** Accepts the tools a server lists now as its pin, if `hash` is the toolsHash of the reviewed diff. */
-  acceptToolChanges(name: string, hash: string): ServerStatus & { accepted: number } {
+  acceptToolChanges(name: string, hash: string): ServerStatus & { accepted: number; acceptedPrompts: number } {
     this.def(name);
     const pins = this.requirePins();
     let record;
@@ -469,9 +475,15 @@ export class ControlOperations {
       if (err instanceof PinMismatch) throw new McpFailure(ErrorCodes.InvalidParams, err.message);
       throw err;
     }
-    this.broker.audit.write({ event: 'accept-tool-changes', server: name, tools: record.tools });
+    this.broker.audit.write({
+      event: 'accept-tool-changes',
+      server: name,
+      tools: record.tools,
+      ...(record.prompts ? { prompts: record.prompts.hash } : {}),
+    });
     this.broker.rebuildCatalog();
-    return { ...this.serverStatus(name), accepted: Object.keys(record.definitions).length };
+    const acceptedPrompts = Object.keys(record.prompts?.definitions ?? {}).length;
+    return { ...this.serverStatus(name), accepted: Object.keys(record.definitions).length, acceptedPrompts };
   }
 
   private requirePins(): Pins {

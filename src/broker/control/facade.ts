@@ -176,16 +176,18 @@ function definitions(): RegisteredTool[] {
     tool_changes: {
       scope: 'operator',
       description:
-        "Operator only: how a running server's tools differ from the ones pinned at approval (or in " +
-        'mcp-servers.lock): per tool, the pinned and the current definition. Quarantined tools are not ' +
-        'listed to clients until the operator accepts them with accept_tool_changes.',
+        "Operator only: how a running server's tools and prompts differ from the ones pinned at approval (or " +
+        'in mcp-servers.lock): per tool (changes) and per prompt (prompts), the pinned and the current ' +
+        'definition. Quarantined tools and prompts are not listed to clients until the operator accepts them ' +
+        'with accept_tool_changes.',
       run: (ops, p) => ops.toolChanges(p.name),
     },
     accept_tool_changes: {
       scope: 'operator',
       description:
-        "Operator only: accept the tools a server lists now as its new pin. 'hash' is the toolsHash of the " +
-        'tool_changes result that was reviewed; if the tools changed since, nothing is accepted.',
+        "Operator only: accept the tools and prompts a server lists now as its new pin. 'hash' is the " +
+        'toolsHash of the tool_changes result that was reviewed; if the tools or prompts changed since, ' +
+        'nothing is accepted.',
       run: (ops, p) => ops.acceptToolChanges(p.name, p.hash),
     },
     upsert_client: {

@@ -17,6 +17,7 @@ import {
 import type { CacheHints, ListKey } from '../connection/connection';
 import type { RequestExtra, Router, SessionContext } from './requestContext';
 import { reviewCommand, toolQuarantined } from '../trust/pins';
+import { getPinnedPrompt, promptNotListed } from './pinnedPrompts';
 import { appOnlyTool, type CallOrigin } from '../catalog/apps/appCalls';
 import { isUiUri } from '../catalog/apps/appMeta';
 import { contentsDigest, pageHeld, parsedResult, judgedRead, withAggregatedContents } from '../catalog/apps/appPages';
@@ -305,11 +306,18 @@ export class BrokerRouter implements Router {
     args: Record<string, string>,
     extra: RequestExtra,
   ): Promise<JsonObject> {
-    const route =
-      this.scopeOf(ctx).resolvePrompt(name) ??
-      this.fail(new McpFailure(ErrorCodes.InvalidParams, `Unknown prompt '${name}'.`));
+    const scope = this.scopeOf(ctx);
+    const route = scope.resolvePrompt(name) ?? this.fail(promptNotListed(this.deps.catalog, name, scope.server));
     const server = this.target(route.server);
-    return this.forward(server, (target) => target.getPrompt(route.name, args, this.call(ctx, extra)));
+    return this.forward(server, (target) =>
+      getPinnedPrompt(
+        this.deps.catalog,
+        () => this.deps.settleCatalog(),
+        target,
+        route.name,
+        () => target.getPrompt(route.name, args, this.call(ctx, extra)),
+      ),
+    );
   }
 
   listResources(ctx: SessionContext): Resource[] {
@@ -395,6 +403,9 @@ export class BrokerRouter implements Router {
     }
     const server = owner === undefined ? undefined : this.deps.servedServer(owner);
     if (!server) return noCompletions();
+    // A prompt the pins hold back offers no completions either (its arguments are part of what changed).
+    const prompt = ref?.type === 'ref/prompt' ? (forwarded.ref as { name?: string }).name : undefined;
+    if (prompt !== undefined && this.deps.catalog.holds(server, prompt, 'prompts')) return noCompletions();
     return server.complete(forwarded, this.call(ctx, extra));
   }
 

@@ -21,6 +21,8 @@ export interface ProbeResult {
   appPages?: Tool[];
   /** Tools left out because the pins hold them back (only in a probe run for a client, not the operator). */
   heldBack?: string[];
+  /** Prompts left out because the pins hold them back (the same). */
+  heldBackPrompts?: string[];
   prompts: Prompt[];
   resources: Resource[];
   resourceTemplates: ResourceTemplate[];

@@ -1,6 +1,8 @@
 // `mcp-servers.lock`: the registry's tool pins in a file a team commits. One entry per server: a
 // hash of its definition (without env or header values), the hash of its tool set and one digest per
-// tool. It pins; it never approves: the broker only holds back tools that differ from it.
+// tool, and the same for its prompts. It pins; it never approves: the broker only holds back tools
+// and prompts that differ from it. An entry written before prompts were locked has no prompt fields:
+// it then binds tools only, and the operator's pin takes the first prompt list seen.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ServerDef } from '../../registry/schema';
@@ -17,6 +19,9 @@ export interface LockEntry {
   /** toolSetHash of `toolDigests`. */
   tools: string;
   toolDigests: ToolDigests;
+  /** promptSetHash of `promptDigests` (absent in an entry from before prompts were locked). */
+  prompts?: string;
+  promptDigests?: ToolDigests;
 }
 
 export type LockedServers = Record<string, LockEntry>;
@@ -39,18 +44,40 @@ export function lockDefinitionHash(def: ServerDef, root: string): string {
   return `sha256:${hashMaterial(material)}`;
 }
 
-export function lockEntry(def: ServerDef, root: string, toolDigests: ToolDigests): LockEntry {
+function sortedDigests(digests: ToolDigests): ToolDigests {
   const sorted: ToolDigests = {};
-  for (const name of Object.keys(toolDigests).sort()) sorted[name] = toolDigests[name];
-  return { definition: lockDefinitionHash(def, root), tools: toolSetHash(sorted), toolDigests: sorted };
+  for (const name of Object.keys(digests).sort()) sorted[name] = digests[name];
+  return sorted;
 }
+
+export function lockEntry(
+  def: ServerDef,
+  root: string,
+  toolDigests: ToolDigests,
+  promptDigests?: ToolDigests,
+): LockEntry {
+  const sorted = sortedDigests(toolDigests);
+  const prompts = promptDigests && sortedDigests(promptDigests);
+  return {
+    definition: lockDefinitionHash(def, root),
+    tools: toolSetHash(sorted),
+    toolDigests: sorted,
+    ...(prompts ? { prompts: toolSetHash(prompts), promptDigests: prompts } : {}),
+  };
+}
+
+const isDigests = (value: unknown): value is ToolDigests =>
+  !!value &&
+  typeof value === 'object' &&
+  !Array.isArray(value) &&
+  Object.values(value).every((d) => typeof d === 'string');
 
 function isEntry(value: unknown): value is LockEntry {
   const e = value as LockEntry | undefined;
   if (!e || typeof e !== 'object' || typeof e.definition !== 'string' || typeof e.tools !== 'string') return false;
-  const digests = e.toolDigests as unknown;
-  if (!digests || typeof digests !== 'object' || Array.isArray(digests)) return false;
-  return Object.values(digests).every((d) => typeof d === 'string');
+  if (!isDigests(e.toolDigests)) return false;
+  if (e.prompts === undefined && e.promptDigests === undefined) return true;
+  return typeof e.prompts === 'string' && isDigests(e.promptDigests);
 }
 
 export function parseLockfile(text: string): LockfileRead {
@@ -88,7 +115,8 @@ export function lockfileText(servers: LockedServers): string {
   for (const name of Object.keys(servers).sort()) ordered[name] = servers[name];
   const doc = {
     lockfileVersion: LOCKFILE_VERSION,
-    comment: 'Tool pins of this registry, written by `switchboard lock`; check them with `switchboard verify`.',
+    comment:
+      'Tool and prompt pins of this registry, written by `switchboard lock`; check them with `switchboard verify`.',
     servers: ordered,
   };
   return `${JSON.stringify(doc, null, 2)}\n`;

@@ -1,9 +1,18 @@
 // The operator's tool pins, kept per user next to the approvals (outside the workspace, mode 0600):
-// per server of a registry root, the tool definitions and instructions it was approved (or accepted) with.
+// per server of a registry root, the tool definitions, instructions and prompts it was approved (or accepted) with.
 import * as fs from 'node:fs';
 import { rootId } from '../shared/userState';
 import { writePrivateFile } from '../shared/privateFiles';
 import type { PinnedTool } from './toolDigest';
+
+/** A server's prompts as pinned: per name its digest and definition (promptPins.ts). */
+export interface PromptPin {
+  /** promptSetHash of the pinned prompts. */
+  hash: string;
+  definitions: Record<string, { digest: string; definition: PinnedTool }>;
+  /** The lockfile entry's prompt hash this pin was taken or accepted against, if there was one. */
+  lockPrompts?: string;
+}
 
 /** How a pin came to be: the first tool list after approval, the lockfile's, or the operator's review. */
 export type PinSource = 'first-use' | 'lockfile' | 'accepted';
@@ -22,6 +31,11 @@ export interface PinRecord {
    * none. Absent in a pin taken before instructions were pinned: the next live start fills it in.
    */
   instructions?: { digest: string; text: string | null };
+  /**
+   * The server's prompts (their text is model-visible, as a tool description is). Absent in a pin
+   * taken before prompts were pinned: the next prompt list seen fills it in (trust on first use).
+   */
+  prompts?: PromptPin;
 }
 
 /** How long a pin waits to be written: past the list_changed and tools/list of the start that took it. */

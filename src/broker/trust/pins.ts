@@ -1,13 +1,25 @@
-// Rug-pull defence: the tools of a running server are held to the pins taken when it was approved
-// (or to the committed lockfile). A tool whose definition differs from a pin, or that is new, is
-// quarantined (not listed, not callable) until the operator reviews the diff and accepts it. A tool
-// name listed twice is held back whatever the pins say; changed instructions are not served.
+// Rug-pull defence: the tools and prompts of a running server are held to the pins taken when it was
+// approved (or to the committed lockfile). A tool or prompt whose definition differs from a pin, or
+// that is new, is quarantined (not listed, not callable) until the operator reviews the diff and
+// accepts it. A name listed twice is held back whatever the pins say; changed instructions are not
+// served. Prompts are judged in promptPins.ts, in the same evaluation and the same accept hash.
 import * as fs from 'node:fs';
 import type { ServerDef } from '../../registry/schema';
 import { lockfilePath, readLockfile, type LockEntry, type LockfileRead } from './lockfile';
-import { ErrorCodes, McpFailure, type Tool } from '../shared/mcpTypes';
+import { ErrorCodes, McpFailure, type Prompt, type Tool } from '../shared/mcpTypes';
+import {
+  PinMismatch,
+  reviewCommand,
+  type HeldBack,
+  type InstructionsChange,
+  type LiveServer,
+  type PinState,
+  type ToolChange,
+  type ToolChanges,
+} from './pinState';
+import { judgePrompts, promptChanges, promptDigestsOf, promptPin, promptSetHash } from './promptPins';
 import type { PinRecord, PinSource, PinStore } from './pinStore';
-import { flaggedTools, scanText, scanTool, type ScanFinding } from './toolScanner';
+import { flaggedTools, scanText, scanTool } from './toolScanner';
 import {
   duplicateNames,
   digestsOf,
@@ -18,89 +30,16 @@ import {
   type ToolDigests,
 } from './toolDigest';
 
-export type PinStatus = 'pinned' | 'unpinned' | 'changed';
-
-/** A server's pins as the state shows them. */
-export interface PinState {
-  status: PinStatus;
-  /** Tools held back: not listed to any client and refused when called. */
-  quarantined: string[];
-  /** Pinned tools the server no longer lists. */
-  removed: string[];
-  /** Tool names the server lists more than once: held back until it lists each name once. */
-  duplicated?: string[];
-  /** Whether the instructions it gives now differ from the pinned ones (then they are not served). */
-  instructionsChanged?: boolean;
-  /** The hash of the tool set the server lists now: `accept_tool_changes` must send it back. */
-  toolsHash?: string;
-  source?: PinSource;
-  /** Whether mcp-servers.lock holds a pin for this server. */
-  locked: boolean;
-  /** Why mcp-servers.lock was not used (it is then as if absent). */
-  lockfileProblem?: string;
-}
-
-export interface ToolChange {
-  tool: string;
-  /** `duplicated`: listed more than once, every definition in `duplicates`; never accepted. */
-  change: 'changed' | 'added' | 'removed' | 'duplicated';
-  /** The pinned definition; absent when only its digest is known (a pin from mcp-servers.lock). */
-  before?: PinnedTool;
-  after?: PinnedTool;
-  /** Which pins the tool differs from. */
-  differsFrom: ('approval' | 'lockfile')[];
-  duplicates?: PinnedTool[];
-  /** What the scanner found in the definition as it is now (toolScanner.ts). */
-  findings?: ScanFinding[];
-}
-
-/** The server's instructions: pinned (null: it gave none; absent: only its digest is known) and now. */
-export interface InstructionsChange {
-  before?: string | null;
-  after: string | null;
-  /** What the scanner found in them as they are now. */
-  findings?: ScanFinding[];
-}
-
-export interface ToolChanges {
-  server: string;
-  status: PinStatus;
-  policy: NonNullable<ServerDef['onToolChange']>;
-  /** Send this to accept_tool_changes: it names exactly the tool set (and instructions) shown here. */
-  toolsHash: string;
-  changes: ToolChange[];
-  /** Present when the instructions differ from the pinned ones. */
-  instructions?: InstructionsChange;
-}
-
-/** The command that reviews a server's tool changes, as every message about a quarantine names it. */
-export function reviewCommand(server: string): string {
-  return `run 'Switchboard: Review Tool Changes' or \`switchboard review ${server}\``;
-}
-
-/** The error a call to a quarantined tool gets. */
-export function toolQuarantined(server: string, tool: string): McpFailure {
-  return new McpFailure(
-    ErrorCodes.Forbidden,
-    `Tool '${tool}' of server '${server}' is quarantined: its definition is not the one pinned when the server ` +
-      `was approved (it changed, it is new, or the server lists the name more than once). The operator must ` +
-      `review the change: ${reviewCommand(server)}.`,
-  );
-}
-
-export class PinMismatch extends Error {}
-
-/** What the catalog's gate knows of a running server besides its tools; undefined while its lists are cached. */
-export interface LiveServer {
-  instructions?: string;
-}
+// The state and review types live in pinState.ts; importers keep importing them from here.
+export * from './pinState';
 
 interface Evaluation {
   tools: readonly Tool[];
+  prompts: readonly Prompt[];
   stamp: string;
   /** The instructions the tools were listed with (undefined: not running, so not known). */
   live?: LiveServer;
-  held: ReadonlySet<string>;
+  held: HeldBack;
   state: PinState;
   /** The operator's pin and the lockfile entry the tools were held to. */
   pin?: PinRecord;
@@ -109,8 +48,18 @@ interface Evaluation {
 
 const instructionsDigest = (text: string | undefined): string => sha256(`instructions\n${text ?? ''}`);
 
-/** A pin of `tools` (a name listed twice is left out: it is never pinned) and of the live instructions. */
-function pinRecord(tools: readonly Tool[], source: PinSource, lockTools?: string, live?: LiveServer): PinRecord {
+/** The lockfile hashes a pin is taken against (the operator's pin then binds in their place). */
+type LockHashes = Pick<LockEntry, 'tools' | 'prompts'> | undefined;
+
+/** A pin of `tools` and `prompts` (a name listed twice is left out: it is never pinned) and of the live instructions. */
+function pinRecord(
+  tools: readonly Tool[],
+  source: PinSource,
+  lock: LockHashes,
+  live: LiveServer | undefined,
+  prompts: readonly Prompt[],
+): PinRecord {
+  const lockTools = lock?.tools;
   const digests = digestsOf(tools);
   const repeated = duplicateNames(tools);
   const definitions: PinRecord['definitions'] = {};
@@ -125,6 +74,7 @@ function pinRecord(tools: readonly Tool[], source: PinSource, lockTools?: string
     pinnedAt: new Date().toISOString(),
     source,
     ...(lockTools ? { lockTools } : {}),
+    prompts: promptPin(prompts, lock?.prompts),
     ...(live
       ? { instructions: { digest: instructionsDigest(live.instructions), text: live.instructions ?? null } }
       : {}),
@@ -132,18 +82,20 @@ function pinRecord(tools: readonly Tool[], source: PinSource, lockTools?: string
 }
 
 /**
- * The hash the operator's review names: the tool set, and the instructions when they are known, so
- * an accept cannot take instructions that changed after the review along with the tools.
+ * The hash the operator's review names: the tool set, the prompt set, and the instructions when they
+ * are known, so an accept cannot take prompts or instructions that changed after the review.
  */
-function reviewHash(tools: readonly Tool[], live?: LiveServer): string {
+function reviewHash(tools: readonly Tool[], live: LiveServer | undefined, prompts: readonly Prompt[]): string {
   const hash = toolSetHash(digestsOf(tools));
-  return live ? sha256(`${hash}\n${instructionsDigest(live.instructions)}`) : hash;
+  const promptHash = promptSetHash(promptDigestsOf(prompts).digests);
+  return sha256(`${hash}\n${live ? instructionsDigest(live.instructions) : ''}\nprompts ${promptHash}`);
 }
 
 const pinDigests = (pin: PinRecord): ToolDigests =>
   Object.fromEntries(Object.entries(pin.definitions).map(([name, d]) => [name, d.digest]));
 
 const NONE: ReadonlySet<string> = new Set();
+const NO_PROMPTS: readonly Prompt[] = [];
 
 export class Pins {
   private readonly latest = new Map<string, Evaluation>();
@@ -181,10 +133,10 @@ export class Pins {
   }
 
   /**
-   * The catalog's hook: the tools of `server` to hold back from its current list. The first list
-   * of a server never pinned becomes its pin (trust on first use), unless the lockfile pins it.
+   * The catalog's hook: the tools and prompts of `server` to hold back from its current lists. The
+   * first lists of a server never pinned become its pin (trust on first use), unless the lockfile pins it.
    */
-  gate(server: string, tools: readonly Tool[], live?: LiveServer): ReadonlySet<string> {
+  gate(server: string, tools: readonly Tool[], live?: LiveServer, prompts: readonly Prompt[] = NO_PROMPTS): HeldBack {
     const def = this.defOf(server);
     const lock = this.lockEntry(server);
     const stamp = `${this.store.generation}\0${this.lock.stamp}\0${def?.onToolChange}`;
@@ -192,12 +144,13 @@ export class Pins {
     if (
       cached &&
       cached.tools === tools &&
+      cached.prompts === prompts &&
       cached.stamp === stamp &&
       cached.live?.instructions === live?.instructions &&
       (cached.live === undefined) === (live === undefined)
     )
       return cached.held;
-    const evaluation = this.evaluate(server, tools, def, lock, live);
+    const evaluation = this.evaluate(server, tools, prompts, def, lock, live);
     this.latest.set(server, evaluation);
     return evaluation.held;
   }
@@ -207,7 +160,7 @@ export class Pins {
    * what a probe run for a client other than the operator may not show it (probe_server lists a
    * fresh process's tools, which a rug pull changed as much as the running one's).
    */
-  heldOf(server: string, tools: readonly Tool[]): ReadonlySet<string> {
+  heldOf(server: string, tools: readonly Tool[], prompts: readonly Prompt[] = NO_PROMPTS): HeldBack {
     const pin = this.store.get(server);
     const lock = this.lockEntry(server);
     const digests = digestsOf(tools);
@@ -218,8 +171,10 @@ export class Pins {
     const held = Object.keys(digests).filter(
       (name) => repeated.has(name) || constraints.some((c) => c[name] !== digests[name]),
     );
-    if (held.length && this.defOf(server)?.onToolChange === 'quarantine-server') return new Set(Object.keys(digests));
-    return new Set(held);
+    const heldPrompts = judgePrompts(prompts, pin?.prompts, lock).held;
+    if ((held.length || heldPrompts.length) && this.defOf(server)?.onToolChange === 'quarantine-server')
+      return { tools: new Set(Object.keys(digests)), prompts: new Set(prompts.map((p) => p.name)) };
+    return { tools: new Set(held), prompts: new Set(heldPrompts) };
   }
 
   /**
@@ -234,6 +189,7 @@ export class Pins {
   private evaluate(
     server: string,
     tools: readonly Tool[],
+    prompts: readonly Prompt[],
     def: ServerDef | undefined,
     lock?: LockEntry,
     live?: LiveServer,
@@ -245,17 +201,30 @@ export class Pins {
       // holdFlaggedTools: a tool the scanner flags is left out of the first pin, so it waits for review as a new one.
       const flagged = !lock && def?.holdFlaggedTools ? flaggedTools(tools) : NONE;
       const pinned = flagged.size ? tools.filter((t) => !flagged.has(t.name)) : tools;
-      pin = this.store.put(server, pinRecord(pinned, lock ? 'lockfile' : 'first-use', lock?.tools, live));
-      this.log(`pinned the ${pinned.length} tools of '${server}' (${lock ? 'as mcp-servers.lock says' : 'first use'})`);
+      const promptsFit = !lock?.promptDigests || lock.prompts === promptSetHash(promptDigestsOf(prompts).digests);
+      // Prompts that differ from the lockfile are not pinned: the lockfile's digests hold them back.
+      const record = pinRecord(pinned, lock ? 'lockfile' : 'first-use', lock, live, promptsFit ? prompts : NO_PROMPTS);
+      if (!promptsFit) delete record.prompts;
+      pin = this.store.put(server, record);
+      const what = `${pinned.length} tools and ${Object.keys(record.prompts?.definitions ?? {}).length} prompts`;
+      this.log(`pinned the ${what} of '${server}' (${lock ? 'as mcp-servers.lock says' : 'first use'})`);
       if (flagged.size)
         this.log(
           `held back ${flagged.size} flagged tool(s) of '${server}' (${[...flagged].join(', ')}): ${reviewCommand(server)}`,
         );
     } else if (pin && live && !pin.instructions) {
       // A pin from before instructions were pinned: the instructions of its first live start join it.
-      pin = this.store.put(server, { ...pin, instructions: pinRecord([], pin.source, undefined, live).instructions });
+      const { instructions } = pinRecord([], pin.source, undefined, live, NO_PROMPTS);
+      pin = this.store.put(server, { ...pin, instructions });
       this.log(`pinned the instructions of '${server}' (its tools were pinned before instructions were)`);
     }
+    const promptHash = promptSetHash(promptDigestsOf(prompts).digests);
+    if (pin && !pin.prompts && (!lock?.promptDigests || lock.prompts === promptHash)) {
+      // A pin from before prompts were pinned: the first prompt list seen joins it (trust on first use).
+      pin = this.store.put(server, { ...pin, prompts: promptPin(prompts, lock?.prompts) });
+      this.log(`pinned the ${prompts.length} prompts of '${server}' (its tools were pinned before prompts were)`);
+    }
+    const promptVerdict = judgePrompts(prompts, pin?.prompts, lock);
     const instructionsChanged =
       live !== undefined &&
       pin?.instructions !== undefined &&
@@ -269,17 +238,28 @@ export class Pins {
       (name) => repeated.has(name) || constraints.some((c) => c[name] !== digests[name]),
     );
     const removed = [...new Set(constraints.flatMap((c) => Object.keys(c)))].filter((n) => !(n in digests)).sort();
-    const changed = held.length > 0 || removed.length > 0 || instructionsChanged;
-    if (changed && def?.onToolChange === 'quarantine-server') held = Object.keys(digests);
+    const changed = held.length > 0 || removed.length > 0 || instructionsChanged || promptVerdict.changed;
+    let heldPrompts = promptVerdict.held;
+    if (changed && def?.onToolChange === 'quarantine-server') {
+      held = Object.keys(digests);
+      heldPrompts = [...new Set(prompts.map((p) => p.name))].sort();
+    }
     const stamp = `${this.store.generation}\0${this.lock.stamp}\0${def?.onToolChange}`;
     const read = this.lock.read;
     const state: PinState = {
-      status: constraints.length === 0 && !repeated.size ? 'unpinned' : changed ? 'changed' : 'pinned',
+      status:
+        constraints.length === 0 && !repeated.size && !promptVerdict.bound && !promptVerdict.unfit.size
+          ? 'unpinned'
+          : changed
+            ? 'changed'
+            : 'pinned',
       quarantined: held.sort(),
       removed,
       ...(repeated.size ? { duplicated: [...repeated].sort() } : {}),
       ...(instructionsChanged ? { instructionsChanged } : {}),
-      toolsHash: reviewHash(tools, live),
+      ...(heldPrompts.length ? { quarantinedPrompts: heldPrompts } : {}),
+      ...(promptVerdict.removed.length ? { removedPrompts: promptVerdict.removed } : {}),
+      toolsHash: reviewHash(tools, live, prompts),
       source: pin?.source,
       locked: lock !== undefined,
       ...(read.state === 'invalid' ? { lockfileProblem: read.error } : {}),
@@ -288,10 +268,18 @@ export class Pins {
     if (changed && !before?.quarantined.length && held.length) {
       this.log(`quarantined ${held.length} tool(s) of '${server}' (${held.join(', ')}): ${reviewCommand(server)}`);
     }
+    if (heldPrompts.length && !before?.quarantinedPrompts?.length) {
+      const names = heldPrompts.join(', ');
+      this.log(`quarantined ${heldPrompts.length} prompt(s) of '${server}' (${names}): ${reviewCommand(server)}`);
+    }
     if (instructionsChanged && !before?.instructionsChanged) {
       this.log(`held back the changed instructions of '${server}': ${reviewCommand(server)}`);
     }
-    return { tools, stamp, live, held: held.length ? new Set(held) : NONE, state, pin, lock };
+    const heldBack = {
+      tools: held.length ? new Set(held) : NONE,
+      prompts: heldPrompts.length ? new Set(heldPrompts) : NONE,
+    };
+    return { tools, prompts, stamp, live, held: heldBack, state, pin, lock };
   }
 
   /** A server's pins for the state; `running`: whether its tool list is live (else only the stored pin counts). */
@@ -330,7 +318,7 @@ export class Pins {
         `'${server}' is not running, so its tools cannot be compared with the pins; start it and review again.`,
       );
     }
-    const { tools, pin, lock, state, live } = this.live(server);
+    const { tools, prompts, pin, lock, state, live } = this.live(server);
     const digests = digestsOf(tools);
     const repeated = duplicateNames(tools);
     const pinned = pin ? pinDigests(pin) : undefined;
@@ -380,14 +368,16 @@ export class Pins {
       policy,
       toolsHash: state.toolsHash ?? toolSetHash(digests),
       changes,
+      prompts: promptChanges(prompts, pin?.prompts, lock, (digest) => this.knownDefinition(digest, 'prompts')),
       ...(instructions ? { instructions } : {}),
     };
   }
 
   /** The definition behind a digest, if any pin of this root still has it (a lockfile holds digests only). */
-  private knownDefinition(digest: string): PinnedTool | undefined {
+  private knownDefinition(digest: string, kind: 'tools' | 'prompts' = 'tools'): PinnedTool | undefined {
     for (const record of this.store.all()) {
-      for (const d of Object.values(record.definitions)) if (d.digest === digest) return d.definition;
+      const definitions = kind === 'tools' ? record.definitions : (record.prompts?.definitions ?? {});
+      for (const d of Object.values(definitions)) if (d.digest === digest) return d.definition;
     }
     return undefined;
   }
@@ -401,21 +391,21 @@ export class Pins {
       const message = `'${server}' is not running; start it and review its tools again.`;
       throw new McpFailure(ErrorCodes.InvalidParams, message);
     }
-    const { tools, lock, live } = this.live(server);
-    if (reviewHash(tools, live) !== toolsHash) {
+    const { tools, prompts, lock, live } = this.live(server);
+    if (reviewHash(tools, live, prompts) !== toolsHash) {
       throw new PinMismatch(
-        `Not accepted: the tools of '${server}' changed again after they were shown to you. ` +
+        `Not accepted: the tools or prompts of '${server}' changed again after they were shown to you. ` +
           `Review them again (${reviewCommand(server)}) and accept what they are now.`,
       );
     }
     // Without live instructions (cannot happen while it runs) the pinned ones stay as they were.
     const instructions = live ? {} : { instructions: this.store.get(server)?.instructions };
-    const record = this.store.put(server, { ...pinRecord(tools, 'accepted', lock?.tools, live), ...instructions });
+    const record = this.store.put(server, { ...pinRecord(tools, 'accepted', lock, live, prompts), ...instructions });
     const repeated = duplicateNames(tools);
     const left = repeated.size
       ? ` (${[...repeated].join(', ')} listed more than once: not pinned, still held back)`
       : '';
-    this.log(`the operator accepted the tools of '${server}' as its new pin${left}`);
+    this.log(`the operator accepted the tools and prompts of '${server}' as its new pin${left}`);
     return record;
   }
 }

@@ -1,5 +1,5 @@
-// "Switchboard: Review Tool Changes": the tools a server lists now against the ones pinned at its
-// approval, side by side in a diff editor (two virtual documents), then one modal to accept them.
+// "Switchboard: Review Tool Changes": the tools and prompts a server lists now against the ones pinned
+// at its approval, side by side in a diff editor (two virtual documents), then one modal to accept them.
 import * as vscode from 'vscode';
 import type { ResultOf } from '../../broker/control/controlApi';
 import { resolveServer, withProgress, type Cmd, type NoPrompt } from './shared';
@@ -36,7 +36,8 @@ const UNKNOWN_INSTRUCTIONS = '(only their digest is known)';
 
 /**
  * One side of the diff: every changed tool by name, its definition or why there is none (every
- * definition of a name listed twice), and the instructions when they changed.
+ * definition of a name listed twice), every changed prompt as `prompt <name>` the same way, and the
+ * instructions when they changed.
  */
 function side(diff: ToolChanges, which: 'before' | 'after'): string {
   const tools: Record<string, unknown> = {};
@@ -49,6 +50,14 @@ function side(diff: ToolChanges, which: 'before' | 'after'): string {
     if (def) tools[c.tool] = def;
     else if (which === 'before') tools[c.tool] = c.change === 'added' ? '(not pinned: a new tool)' : UNKNOWN;
     else tools[c.tool] = '(removed: the server no longer lists it)';
+  }
+  for (const c of diff.prompts ?? []) {
+    const key = `prompt ${c.prompt}`;
+    const def = which === 'after' && c.change === 'duplicated' ? c.duplicates : c[which];
+    if (def) tools[key] = def;
+    else if (which === 'before')
+      tools[key] = c.change === 'removed' || c.change === 'changed' ? UNKNOWN : '(not pinned: a new prompt)';
+    else tools[key] = '(removed: the server no longer lists it)';
   }
   return `${JSON.stringify(tools, null, 2)}\n`;
 }
@@ -66,34 +75,50 @@ function describe(diff: ToolChanges): string {
     );
     return `• ${c.tool}: ${what} (differs from ${from})${flagged.join('')}`;
   });
+  for (const c of diff.prompts ?? []) {
+    if (c.change === 'duplicated' || c.change === 'oversized') {
+      const why = c.change === 'duplicated' ? 'listed more than once' : 'too large to pin';
+      lines.push(`• prompt ${c.prompt}: ${why}; held back (accepting cannot take it)`);
+      continue;
+    }
+    const what = c.change === 'added' ? 'new' : c.change === 'removed' ? 'removed' : 'changed';
+    const from = c.differsFrom.map((d) => (d === 'approval' ? 'your pin' : 'mcp-servers.lock')).join(' and ');
+    const flagged = (c.findings ?? []).map(
+      (f) => `\n    ⚠ ${f.severity}: ${SIGN_LABELS[f.sign]} (${f.where}: "${f.excerpt}")`,
+    );
+    lines.push(`• prompt ${c.prompt}: ${what} (differs from ${from})${flagged.join('')}`);
+  }
   const held =
     diff.policy === 'quarantine-server'
-      ? 'Policy quarantine-server: every tool of the server is held back until you accept.'
-      : 'Changed and new tools are held back until you accept; the others keep working.';
+      ? 'Policy quarantine-server: every tool and prompt of the server is held back until you accept.'
+      : 'Changed and new tools and prompts are held back until you accept; the others keep working.';
   if (diff.instructions) {
     const flagged = (diff.instructions.findings ?? []).map(
       (f) => `\n    ⚠ ${f.severity}: ${SIGN_LABELS[f.sign]} ("${f.excerpt}")`,
     );
     lines.push(`• the instructions: changed; not given to clients until you accept${flagged.join('')}`);
   }
-  return `${lines.join('\n')}\n\n${held}\nAccepting pins the tools (and instructions) exactly as the diff shows them now.`;
+  return `${lines.join('\n')}\n\n${held}\nAccepting pins the tools and prompts (and instructions) exactly as the diff shows them now.`;
 }
 
 export const reviewToolChanges: Cmd = (ctx) => async (arg?: unknown, opts?: NoPrompt) => {
   const ref = await resolveServer(
     ctx,
     arg,
-    'Review the tool changes of which server?',
+    'Review the tool and prompt changes of which server?',
     (s) => s.pins?.status === 'changed',
   );
   if (!ref) return;
   const name = ref.name;
-  const diff = await withProgress(`Switchboard: comparing the tools of '${name}'`, () =>
+  const diff = await withProgress(`Switchboard: comparing the tools and prompts of '${name}'`, () =>
     ref.entry.conn.call('tool_changes', { name }),
   );
   if (!diff) return;
-  if (!diff.changes.length && !diff.instructions) {
-    void vscode.window.showInformationMessage(`The tools of '${name}' match their pins: nothing to review.`);
+  const prompts = diff.prompts ?? [];
+  if (!diff.changes.length && !prompts.length && !diff.instructions) {
+    void vscode.window.showInformationMessage(
+      `The tools and prompts of '${name}' match their pins: nothing to review.`,
+    );
     return diff;
   }
   // A fresh pair of URIs per review: an open diff of an earlier review keeps what it showed.
@@ -102,12 +127,15 @@ export const reviewToolChanges: Cmd = (ctx) => async (arg?: unknown, opts?: NoPr
   const current = vscode.Uri.parse(`${TOOL_DIFF_SCHEME}:/${id}/current-tools.json`);
   documents.set(pinned, side(diff, 'before'));
   documents.set(current, side(diff, 'after'));
-  await vscode.commands.executeCommand('vscode.diff', pinned, current, `Tools of '${name}': pinned ↔ now`, {
+  const title = prompts.length ? `Tools and prompts of '${name}'` : `Tools of '${name}'`;
+  await vscode.commands.executeCommand('vscode.diff', pinned, current, `${title}: pinned ↔ now`, {
     preview: false,
   });
   const n = diff.changes.length;
+  const p = prompts.length;
   const what = [
     ...(n ? [`${n} tool${n === 1 ? '' : 's'}`] : []),
+    ...(p ? [`${p} prompt${p === 1 ? '' : 's'}`] : []),
     ...(diff.instructions ? ['the instructions'] : []),
   ].join(' and ');
   if (!opts?.skipConfirmation) {
@@ -119,13 +147,14 @@ export const reviewToolChanges: Cmd = (ctx) => async (arg?: unknown, opts?: NoPr
     );
     if (pick !== action) return;
   }
-  // The hash of the tool set the diff showed: the broker refuses if the server changed them since.
-  const result = await withProgress(`Switchboard: accepting the tools of '${name}'`, () =>
+  // The hash of the tools and prompts the diff showed: the broker refuses if the server changed them since.
+  const result = await withProgress(`Switchboard: accepting the tools and prompts of '${name}'`, () =>
     ref.entry.conn.call('accept_tool_changes', { name, hash: diff.toolsHash }),
   );
   if (result) {
-    ctx.output.info(`Accepted the tool changes of '${name}': pinned to its ${result.accepted} tools as they are now.`);
-    vscode.window.setStatusBarMessage(`$(check) '${name}': tool changes accepted`, 4000);
+    const pinnedTo = `${result.accepted} tools and ${result.acceptedPrompts ?? 0} prompts`;
+    ctx.output.info(`Accepted the tool and prompt changes of '${name}': pinned to its ${pinnedTo} as they are now.`);
+    vscode.window.setStatusBarMessage(`$(check) '${name}': tool and prompt changes accepted`, 4000);
   }
   return result;
 };

@@ -1,14 +1,11 @@
 // Tool pinning end to end (rug-pull defence): a real broker, the rugpull fixture changing its tool
 // definitions after approval, real SDK clients, and the real `switchboard lock` / `verify` processes.
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
-  BROKER_JS,
   connect,
-  fixture,
   removeTempDirs,
   startBrokerProcess,
   tempDir,
@@ -18,17 +15,12 @@ import {
   type BrokerProcess,
   facade,
 } from '../../helpers/broker';
+import { cli, rugpullServer } from './pinHelpers';
 
 type Json = Record<string, any>;
 
 async function toolNames(client: Client): Promise<string[]> {
   return (await client.listTools()).tools.map((t) => t.name);
-}
-
-/** A stdio server running the rugpull fixture; `more` adds YAML lines (trust, policy). */
-function rugpullServer(name: string, more: string, extra: string[] = []): string {
-  const args = [fixture('rugpull.mjs'), ...extra].map((a) => JSON.stringify(a)).join(', ');
-  return `name: ${name}\ncommand: ${JSON.stringify(process.execPath)}\nargs: [${args}]\n${more}`;
 }
 
 /** The JSON-RPC error of a call that must be refused. */
@@ -40,20 +32,6 @@ async function refusal(client: Client, name: string): Promise<{ code: number; me
     if (err instanceof assert.AssertionError) throw err;
     return err as { code: number; message: string };
   }
-}
-
-function cli(args: string[], home: string): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      [BROKER_JS, ...args],
-      { env: { ...process.env, SWITCHBOARD_HOME: home }, timeout: 60_000 },
-      (err, stdout, stderr) => {
-        const code = err ? (typeof err.code === 'number' ? err.code : -1) : 0;
-        resolve({ code, stdout, stderr });
-      },
-    );
-  });
 }
 
 describe('tool pins and quarantine', function () {
@@ -226,7 +204,7 @@ describe('tool pins and quarantine', function () {
     assert.match(shown.stdout, /read_notes: changed, differs from your pin/);
     const diffLines = /- {3}"description": "Read the notes\.",\n.*\+ {3}"description": "Read the notes\. Before/;
     assert.match(shown.stdout, diffLines);
-    assert.match(shown.stdout, /Not accepted; the changed tools stay quarantined/);
+    assert.match(shown.stdout, /Not accepted; the changed tools and prompts stay quarantined/);
     assert.ok(!(await toolNames(writer)).includes('notes__read_notes'), 'showing accepts nothing');
     const accepted = await cli(['review', 'notes', '--root', root, '--yes'], broker.home);
     assert.equal(accepted.code, 0, accepted.stdout + accepted.stderr);
@@ -308,7 +286,7 @@ describe('tool pins across restarts and the lockfile', function () {
 
     const ok = await cli(['verify', '--root', root], home);
     assert.equal(ok.code, 0, ok.stdout + ok.stderr);
-    assert.match(ok.stdout, /ok\s+notes\s+3 tools match/);
+    assert.match(ok.stdout, /ok\s+notes\s+3 tools and 2 prompts match/);
 
     fs.writeFileSync(variantFile, 'description');
     const bad = await cli(['verify', '--root', root], home);

@@ -1,5 +1,6 @@
-// Tool pins in the editor: a server that changes a tool description after it was accepted shows
-// the warning in the Servers view; Review Tool Changes opens a diff editor and accepting lists it again.
+// Tool and prompt pins in the editor: a server that changes a tool description (or a prompt) after
+// it was accepted shows the warning in the Servers view; Review Tool Changes opens a diff editor
+// and accepting lists it again.
 import * as assert from 'assert';
 import * as fs from 'fs';
 import * as path from 'path';
@@ -88,5 +89,41 @@ describe('tool pins (Review Tool Changes)', function () {
       },
       'read_notes to be listed again',
     );
+  });
+
+  it('shows a changed prompt beside the tools in the same review, and accepting takes it', async () => {
+    const a = await api();
+    const entry = await connectedEntry(a);
+    await entry.conn.request('tools/call', { name: 'rugpull__rug_pull', arguments: { variant: 'prompt-description' } });
+    const changed = await waitFor(
+      a,
+      () => {
+        const s = entry.server('rugpull');
+        return s?.pins?.quarantinedPrompts?.length ? s : undefined;
+      },
+      'the prompt change to be noticed',
+    );
+    assert.deepStrictEqual(changed.pins?.quarantinedPrompts, ['summarize_notes']);
+    const node = (a.servers.getChildren() as ServerNode[]).find(
+      (n) => n.kind === 'server' && n.status.name === 'rugpull',
+    )!;
+    assert.strictEqual(iconId(a.servers.getTreeItem(node)), 'warning');
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    const result = await vscode.commands.executeCommand<{ acceptedPrompts: number } | undefined>(
+      'switchboard.reviewToolChanges',
+      'rugpull',
+      { skipConfirmation: true },
+    );
+    const diffTab = vscode.window.tabGroups.all
+      .flatMap((g) => g.tabs)
+      .find((t) => t.input instanceof vscode.TabInputTextDiff && t.input.original.scheme === 'switchboard-tools');
+    assert.ok(diffTab, 'a diff editor is open');
+    const input = diffTab.input as vscode.TabInputTextDiff;
+    const before = (await vscode.workspace.openTextDocument(input.original)).getText();
+    const now = (await vscode.workspace.openTextDocument(input.modified)).getText();
+    assert.match(before, /"prompt summarize_notes"[\s\S]*"description": "Summarize the notes\."/);
+    assert.match(now, /id_rsa/);
+    assert.strictEqual(result?.acceptedPrompts, 2);
+    await waitFor(a, () => entry.server('rugpull')?.pins?.status === 'pinned', 'the prompt accepted');
   });
 });

@@ -1,9 +1,11 @@
-// `switchboard review <server>`: the operator reviews, tool by tool, how a running server's tools
-// differ from their pins (a line diff of each definition), and accepts exactly the set shown.
+// `switchboard review <server>`: the operator reviews, tool by tool and prompt by prompt, how a
+// running server's tools and prompts differ from their pins (a line diff of each definition), and
+// accepts exactly the set shown.
 import * as readline from 'node:readline';
 import { type Command, print, rootOption, rootOf, withOperator } from '../command';
 import { LOCKFILE_NAME } from '../../trust/lockfile';
 import type { ToolChange } from '../../trust/pins';
+import type { PromptChange } from '../../trust/promptPins';
 import type { PinnedTool } from '../../trust/toolDigest';
 
 /** The lines of a server's instructions as the diff shows them (none: one line saying so). */
@@ -48,6 +50,15 @@ function describeToolChange(c: ToolChange): string {
   return `${c.tool}: ${what}, differs from ${against}${unknown}`;
 }
 
+function describePromptChange(c: PromptChange): string {
+  if (c.change === 'duplicated') {
+    const n = c.duplicates?.length ?? 2;
+    return `prompt ${c.prompt}: listed ${n} times, held back until the server lists it once (accepting cannot take it)`;
+  }
+  if (c.change === 'oversized') return `prompt ${c.prompt}: too large to pin, held back (accepting cannot take it)`;
+  return `prompt ${describeToolChange({ ...c, tool: c.prompt, change: c.change })}`;
+}
+
 async function ask(question: string): Promise<boolean> {
   const rl = readline.createInterface({ input: process.stdin, output: process.stdout });
   const answer = await new Promise<string>((resolve) => rl.question(question, resolve));
@@ -56,14 +67,15 @@ async function ask(question: string): Promise<boolean> {
 }
 
 export const reviewCommand: Command = {
-  summary: "show how a server's tools differ from their pins, and accept them (operator)",
+  summary: "show how a server's tools and prompts differ from their pins, and accept them (operator)",
   usage: `switchboard review <server> [--root <dir>] [--yes]
 
-Shows, tool by tool, how the tools a running server lists now differ from the ones pinned when
-it was approved (or from ${LOCKFILE_NAME}), and its instructions if they changed. Changed and new
-tools are quarantined (not listed, calls refused) and changed instructions are not given to
-clients until you accept them. Accepting pins exactly what is shown: if the server changes again
-in between, nothing is accepted. A tool name the server lists twice is never accepted.
+Shows, tool by tool and prompt by prompt, how the tools and prompts a running server lists now
+differ from the ones pinned when it was approved (or from ${LOCKFILE_NAME}), and its instructions
+if they changed. Changed and new tools and prompts are quarantined (not listed, calls and
+prompts/get refused) and changed instructions are not given to clients until you accept them.
+Accepting pins exactly what is shown: if the server changes again in between, nothing is
+accepted. A name the server lists twice (or a prompt too large to pin) is never accepted.
 
   --yes  accept without asking (otherwise asks on a terminal, and only shows elsewhere)`,
   options: { ...rootOption, yes: { type: 'boolean', short: 'y' } },
@@ -72,13 +84,19 @@ in between, nothing is accepted. A tool name the server lists twice is never acc
     if (!name) throw new Error('name the server to review: switchboard review <server>');
     return withOperator(rootOf(values), async (client) => {
       const diff = await client.call('tool_changes', { name });
-      if (!diff.changes.length && !diff.instructions) {
-        print(`The tools of '${name}' match their pins: nothing to review.\n`);
+      const prompts = diff.prompts ?? [];
+      if (!diff.changes.length && !prompts.length && !diff.instructions) {
+        print(`The tools and prompts of '${name}' match their pins: nothing to review.\n`);
         return 0;
       }
-      print(`Tool changes of '${name}' (policy ${diff.policy}):\n`);
+      print(`Tool and prompt changes of '${name}' (policy ${diff.policy}):\n`);
       for (const change of diff.changes) {
         print(`\n  ${describeToolChange(change)}\n`);
+        const after = change.change === 'duplicated' ? change.duplicates : change.after;
+        for (const line of lineDiff(definitionLines(change.before), definitionLines(after))) print(`    ${line}\n`);
+      }
+      for (const change of prompts) {
+        print(`\n  ${describePromptChange(change)}\n`);
         const after = change.change === 'duplicated' ? change.duplicates : change.after;
         for (const line of lineDiff(definitionLines(change.before), definitionLines(after))) print(`    ${line}\n`);
       }
@@ -89,20 +107,31 @@ in between, nothing is accepted. A tool name the server lists twice is never acc
         for (const line of lineDiff(was, instructionLines(after))) print(`    ${line}\n`);
       }
       const n = diff.changes.length;
+      const p = prompts.length;
       const what = [
         ...(n ? [`${n} tool${n === 1 ? '' : 's'}`] : []),
+        ...(p ? [`${p} prompt${p === 1 ? '' : 's'}`] : []),
         ...(diff.instructions ? ['the instructions'] : []),
       ].join(' and ');
       const question = `\nAccept changes to ${what} of '${name}'? [y/N] `;
       const accept = values.yes === true || (process.stdin.isTTY === true && (await ask(question)));
       if (!accept) {
-        print(`\nNot accepted; the changed tools stay quarantined. Accept with: switchboard review ${name} --yes\n`);
+        const held = 'the changed tools and prompts stay quarantined';
+        print(`\nNot accepted; ${held}. Accept with: switchboard review ${name} --yes\n`);
         return 0;
       }
       const status = await client.call('accept_tool_changes', { name, hash: diff.toolsHash });
-      print(`Accepted: '${name}' is pinned to its ${status.accepted} tools as they are now.\n`);
-      const held = diff.changes.filter((c) => c.change === 'duplicated').map((c) => c.tool);
+      const promptCount = status.acceptedPrompts ?? 0;
+      print(
+        `Accepted: '${name}' is pinned to its ${status.accepted} tools and ${promptCount} prompts as they are now.\n`,
+      );
+      const held = [
+        ...diff.changes.filter((c) => c.change === 'duplicated').map((c) => c.tool),
+        ...prompts.filter((c) => c.change === 'duplicated').map((c) => `prompt ${c.prompt}`),
+      ];
       if (held.length) print(`Still held back, listed more than once by the server: ${held.join(', ')}.\n`);
+      const big = prompts.filter((c) => c.change === 'oversized').map((c) => c.prompt);
+      if (big.length) print(`Still held back, too large to pin: prompt ${big.join(', ')}.\n`);
       return 0;
     });
   },

@@ -1,9 +1,10 @@
-// `switchboard verify`: starts every enabled server once and checks its tools against
+// `switchboard verify`: starts every enabled server once and checks its tools and prompts against
 // mcp-servers.lock; the exit code is for CI.
 import type { ServerDef } from '../../../registry/schema';
 import { type Command, print, printError, rootOption, rootOf } from '../command';
 import { lockDefinitionHash, readLockfile, LOCKFILE_NAME, type LockedServers } from '../../trust/lockfile';
 import { listEveryServer, type ListedTools } from '../probeEvery';
+import type { ToolDigests } from '../../trust/toolDigest';
 
 /** One server's verdict against the lockfile. */
 function verdict(
@@ -19,28 +20,38 @@ function verdict(
   if (!entry) return ['MISSING', `not in ${LOCKFILE_NAME}`];
   const problems: string[] = [];
   if (entry.definition !== lockDefinitionHash(def, root)) problems.push('its definition changed');
-  const names = new Set([...Object.keys(entry.toolDigests), ...Object.keys(tools.digests)]);
-  for (const tool of [...names].sort()) {
-    const was = entry.toolDigests[tool];
-    const now = tools.digests[tool];
-    if (was === now) continue;
-    problems.push(`tool '${tool}' ${was === undefined ? 'is new' : now === undefined ? 'was removed' : 'changed'}`);
+  problems.push(...differences('tool', entry.toolDigests, tools.digests));
+  // An entry written before prompts were locked has none to compare: `switchboard lock` adds them.
+  if (entry.promptDigests) problems.push(...differences('prompt', entry.promptDigests, tools.promptDigests));
+  const t = Object.keys(tools.digests).length;
+  const p = Object.keys(tools.promptDigests).length;
+  const matched = entry.promptDigests ? `${t} tools and ${p} prompts match` : `${t} tools match (prompts not locked)`;
+  return problems.length ? ['MISMATCH', problems.join('; ')] : ['ok', matched];
+}
+
+/** What differs between locked digests and the ones listed now, one phrase per name. */
+function differences(kind: string, locked: ToolDigests, now: ToolDigests): string[] {
+  const out: string[] = [];
+  for (const name of [...new Set([...Object.keys(locked), ...Object.keys(now)])].sort()) {
+    const was = locked[name];
+    const is = now[name];
+    if (was !== is)
+      out.push(`${kind} '${name}' ${was === undefined ? 'is new' : is === undefined ? 'was removed' : 'changed'}`);
   }
-  return problems.length
-    ? ['MISMATCH', problems.join('; ')]
-    : ['ok', `${Object.keys(tools.digests).length} tools match`];
+  return out;
 }
 
 export const verifyCommand: Command = {
-  summary: `start every enabled server once and check its tools against ${LOCKFILE_NAME} (for CI)`,
+  summary: `start every enabled server once and check its tools and prompts against ${LOCKFILE_NAME} (for CI)`,
   usage: `switchboard verify [--root <dir>]
 
-Starts each enabled server of the registry (as \`lock\` does), lists its tools and compares the
-definition hash and every tool digest with ${LOCKFILE_NAME}. Prints one line per server.
+Starts each enabled server of the registry (as \`lock\` does), lists its tools and prompts and
+compares the definition hash and every tool and prompt digest with ${LOCKFILE_NAME}. Prints one
+line per server.
 
 Exit codes:
   0  every enabled server matches its entry
-  1  a mismatch: a changed, new or removed tool, a changed definition, a server missing from
+  1  a mismatch: a changed, new or removed tool or prompt, a changed definition, a server missing from
      the lockfile or one that could not be started, or an entry for a server that is gone
   2  no readable ${LOCKFILE_NAME} (run \`switchboard lock\` and commit it), or bad arguments`,
   options: rootOption,
