@@ -127,10 +127,14 @@ const common = {
   charset: 'ascii',
 };
 const minify = process.argv.includes('--minify');
+// Node bundles are never minified beyond whitespace, for the package (--minify) too: the broker
+// minified in full settled at 69.2 MB idle against 64.0 MB (5 alternated rounds of bench/memory.mjs),
+// its malloc heap 9.8 instead of 3.7-4.8 MB (docs/performance.md, "Memory, stop 42"). --minify
+// minifies the webviews only.
 const node = {
   ...common,
   plugins: [englishOnlyZod, jsoncParserEsm, telemetryApart, escapeNonAsciiInDependencies],
-  ...(minify ? { minify } : { minifyWhitespace: true }),
+  minifyWhitespace: true,
 };
 mkdirSync('dist', { recursive: true });
 

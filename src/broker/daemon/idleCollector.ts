@@ -29,10 +29,47 @@ export function exposeGc(): void {
 
 /**
  * The "last resort" flavour compacts and releases pages: a regular major collection left ~34 MB
- * (it frees objects but keeps half-empty pages), this one ~18 MB, below the size at start.
+ * after a burst (it frees objects but keeps half-empty pages), this one ~18 MB.
+ *
+ * The first idle collection after start does more (docs/performance.md, "Memory, stop 41" and "stop 42"): a plain
+ * `gc()` before it flushes the bytecode of functions not run lately, the start-up's mostly (reading
+ * the registry, starting servers, learning catalogs), and what only that code held: ~3.4 MB of the
+ * idle heap. A collection asked for with options never flushes, even under --stress-flush-code,
+ * which is why the idle heap settled at 14 or 17.5 MB at random (whether one of V8's own collections
+ * had flushed before). Both with --compact-on-every-full-gc, for these two collections only: what
+ * the flush frees is spread thinly over many pages that V8's own choice leaves in place (old space
+ * 11.6 MB used in 15.0 committed without the flag, 12.2 with it; the plain one must compact).
+ * Once only: done after every burst, the next burst ran ~15% more CPU per call than without
+ * (bench/compare.mjs, brokers idle between blocks), the code it uses being compiled and optimized
+ * again; start-up code is flushed once and for all.
+ * Code space is left where it is (--no-compact-code-space for these collections, docs/performance.md
+ * "Memory, stop 42"): the old space's pages are what the flush thins out, and stop 41's version,
+ * which compacted code space too, was measured at ~7% more CPU per call afterwards (optimized code
+ * moved was the suspect); without it, three interleaved runs showed no cost.
  */
-export function lastResortCollection(gc = (globalThis as { gc?: GcFunction }).gc): Collect | undefined {
-  return gc && (() => gc({ type: 'major', execution: 'sync', flavor: 'last-resort' }));
+const FLUSH_FLAGS = ['--compact-on-every-full-gc', '--no-compact-code-space'];
+/** V8's defaults again. */
+const FLAGS_AFTER = ['--no-compact-on-every-full-gc', '--compact-code-space'];
+
+export function lastResortCollection(
+  gc = (globalThis as { gc?: GcFunction }).gc,
+  setV8Flag: (flag: string) => void = v8.setFlagsFromString,
+): Collect | undefined {
+  if (!gc) return undefined;
+  const lastResort = (): void => gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
+  let startUpFlushed = false;
+  return () => {
+    if (startUpFlushed) return lastResort();
+    startUpFlushed = true;
+    for (const flag of FLUSH_FLAGS) setV8Flag(flag);
+    try {
+      gc();
+      lastResort();
+    } finally {
+      // On for these collections only: on every full collection under load it would cost CPU.
+      for (const flag of FLAGS_AFTER) setV8Flag(flag);
+    }
+  };
 }
 
 /** The timers it arms: Node's by default; tests pass a clock they advance themselves. */
