@@ -6,7 +6,7 @@
 //   node bench/telemetry-ab.mjs --build main=/tmp/main-dist/broker.js --build now=dist/broker.js [--rounds 20 --block 200]
 //   [--env now-on=OTEL_BSP_SCHEDULE_DELAY:500] (extra environment of one broker; its key is <build>-on or <build>-off)
 import { Broker, BROKER_JS } from './lib/systems.mjs';
-import { preciseCpuUs, tree } from './lib/proc.mjs';
+import { preciseCpuSince, preciseCpuUs, preciseReadings, tree } from './lib/proc.mjs';
 import { rotate, summarize } from './lib/stats.mjs';
 import { otlpSink, startOnEcho, telemetryOnEnv } from './telemetry.mjs';
 
@@ -35,21 +35,6 @@ if (opt.builds.length === 0) opt.builds.push({ label: 'now', js: BROKER_JS });
 
 /** CPU µs of these processes, all their threads (schedstat, ns; /proc/<pid>/stat counts 10 ms ticks). */
 const cpuUs = (pids) => pids.reduce((sum, pid) => sum + (preciseCpuUs(pid) ?? 0), 0);
-
-/**
- * CPU µs each of these processes spent since `before` (pid → reading), counting only processes
- * readable both times: a short-lived child (the token counter) that left the tree between the two
- * readings used to count as 0 at the end and made a short block's figure negative.
- */
-const cpuSince = (before) => {
-  let sum = 0;
-  for (const [pid, was] of before) {
-    const now = preciseCpuUs(pid);
-    if (was !== undefined && now !== undefined) sum += now - was;
-  }
-  return sum;
-};
-const readings = (pids) => new Map(pids.map((pid) => [pid, preciseCpuUs(pid) ?? undefined]));
 
 const log = (...a) => process.stderr.write(`${a.join(' ')}\n`);
 
@@ -102,14 +87,14 @@ try {
       const all = tree(s.mainPid);
       const kids = all.filter((p) => p !== s.mainPid);
       const b0 = cpuUs([s.mainPid]);
-      const k0 = readings(kids);
+      const k0 = preciseReadings(kids);
       for (let i = 0; i < opt.block; i++) {
         const t = performance.now();
         await call(s);
         a.lat.push(performance.now() - t);
       }
       a.broker.push((cpuUs([s.mainPid]) - b0) / opt.block);
-      a.echo.push(cpuSince(k0) / opt.block);
+      a.echo.push(preciseCpuSince(k0) / opt.block);
       gc.get(s.key).on = false;
     }
   }

@@ -199,6 +199,25 @@ export function preciseCpuUs(pid) {
   return ns / 1000;
 }
 
+/** Precise CPU readings (`preciseCpuUs`) of these processes: pid → µs, or undefined where unreadable. */
+export function preciseReadings(pids) {
+  return new Map(pids.map((pid) => [pid, preciseCpuUs(pid)]));
+}
+
+/**
+ * CPU µs the processes of `before` (preciseReadings) spent since, counting only those readable at
+ * both ends: a short-lived child (the token counter) that left the tree in between would otherwise
+ * count as 0 at the end and make a short block's figure negative.
+ */
+export function preciseCpuSince(before) {
+  let sum = 0;
+  for (const [pid, was] of before) {
+    const now = preciseCpuUs(pid);
+    if (was !== undefined && now !== undefined) sum += now - was;
+  }
+  return sum;
+}
+
 export function cpuSnapshot(pids) {
   const m = new Map();
   for (const p of pids) {

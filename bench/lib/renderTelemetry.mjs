@@ -9,20 +9,29 @@ export function renderTelemetry(S) {
   const off = t.systems['telemetry-off'];
   const on = t.systems['telemetry-on'];
   const L = ['## Telemetry off and on', ''];
+  const copies = t.copies ?? 1;
   L.push(
-    `Two brokers on the same echo upstream, one with telemetry off (the default) and one exporting spans and ` +
+    (copies > 1
+      ? `Brokers on the echo upstream, ${copies} with telemetry off (the default) and ${copies} exporting spans and `
+      : 'Two brokers on the same echo upstream, one with telemetry off (the default) and one exporting spans and ') +
       `metrics over OTLP/HTTP to a loopback endpoint that reads and drops each body (${t.exportedBodies} bodies ` +
       `received), called in interleaved blocks by the SDK client: ${t.callsPerSystem.toLocaleString('en-US')} ` +
-      `calls each. CPU per call is the broker's and its echo upstream's together (the upstream parses the ` +
-      `trace context the broker passes on), then the broker process alone. Target: on ≤ 1.15× off.`,
+      `calls per configuration. CPU per call is the broker's and its echo upstream's together (the upstream parses the ` +
+      `trace context the broker passes on), then the broker process alone` +
+      (copies > 1
+        ? `, each the mean of the ${copies} brokers of that configuration (one broker's figure can stand 20–30% ` +
+          `from another's of the same build; each one's is in the last column), read from schedstat`
+        : '') +
+      `. Target: on ≤ 1.15× off.`,
     '',
-    '| broker | p50 | p99 | CPU / call, broker + upstream | the broker alone | ready after spawn | idle RSS |',
-    '| :-- | --: | --: | --: | --: | --: | --: |',
+    '| broker | p50 | p99 | CPU / call, broker + upstream | the broker alone | each broker alone | ready after spawn | idle RSS |',
+    '| :-- | --: | --: | --: | --: | --: | --: | --: |',
   );
   for (const s of [off, on])
     L.push(
       `| ${s.label} | ${us(s.p50Us)} | ${us(s.p99Us)} | ${us(s.brokerCpuPerCallUs)} | ` +
         `${s.brokerAloneCpuPerCallUs === undefined ? '—' : us(s.brokerAloneCpuPerCallUs)} | ` +
+        `${s.brokerAloneByCopyUs ? s.brokerAloneByCopyUs.map((v) => Math.round(v)).join(', ') + ' µs' : '—'} | ` +
         `${Math.round(s.readyMs)} ms | ${s.idleRssMB.toFixed(1)} MB |`,
     );
   L.push(
