@@ -118,9 +118,20 @@ describe('The first idle collection in V8', function () {
     };
   };
 
-  it('flushes the bytecode of functions that ran once; the last-resort collection alone keeps it', () => {
+  // Node 20's V8 (the broker's runtime): the last-resort collection keeps that bytecode and ours drops
+  // most of it. Node 24's V8 (the extension host's) treats both collections alike: each drops the same
+  // ~20% and keeps the rest (733 -> 594 KB either way), so there the flush changes nothing, and the test
+  // holds it to that: no more bytecode left than the last-resort collection leaves, but the ~1 KB of
+  // the idle collection's own code, which ran in that process only.
+  const keepsBytecode = Number(process.versions.node.split('.')[0]) < 22;
+  it('flushes the bytecode of functions that ran once where the last-resort collection alone keeps it', () => {
     const idle = bytecodeAfter('idle');
     const lastResort = bytecodeAfter('last-resort');
+    assert.ok(
+      idle.after <= lastResort.after + 4096,
+      `no more bytecode left than the last-resort collection leaves: ${idle.after} against ${lastResort.after} bytes`,
+    );
+    if (!keepsBytecode) return;
     assert.ok(
       lastResort.after > lastResort.before * 0.9,
       `control: a collection asked for with options keeps the bytecode (${lastResort.before} -> ${lastResort.after} bytes)`,
