@@ -10,6 +10,12 @@ export function renderTelemetry(S) {
   const on = t.systems['telemetry-on'];
   const L = ['## Telemetry off and on', ''];
   const copies = t.copies ?? 1;
+  if (t.measuredApart)
+    L.push(
+      `Measured apart from the rest of this run, on the same clone and machine, at ${t.measuredApart}: ` +
+        `${t.measuredApartWhy}`,
+      '',
+    );
   L.push(
     (copies > 1
       ? `Brokers on the echo upstream, ${copies} with telemetry off (the default) and ${copies} exporting spans and `
