@@ -93,8 +93,11 @@ describe('prompt pins and quarantine', function () {
     const names = await promptNames(writer);
     assert.ok(names.includes('notes__summarize_notes') && names.includes('notes__plan_day'), names.join(', '));
     assert.equal(await served(writer, 'notes__summarize_notes'), 'summarize_notes: Summarize the notes.');
-    const pins = JSON.parse(fs.readFileSync(path.join(broker.home, 'tool-pins.json'), 'utf8')).pins;
-    const record = Object.entries(pins).find(([key]) => key.endsWith('/notes'))![1] as Json;
+    // The pin state changes before the pin store's write lands on disk: wait for the file.
+    const record = await waitFor(() => {
+      const pins = JSON.parse(fs.readFileSync(path.join(broker.home, 'tool-pins.json'), 'utf8')).pins as Json;
+      return Object.entries(pins).find(([key]) => key.endsWith('/notes'))?.[1] as Json | undefined;
+    }, 'the pins of notes written to tool-pins.json');
     assert.deepEqual(Object.keys(record.prompts.definitions).sort(), ['plan_day', 'summarize_notes']);
   });
 
