@@ -12,7 +12,7 @@ export function renderTelemetry(S) {
   const copies = t.copies ?? 1;
   if (t.measuredApart)
     L.push(
-      `Measured apart from the rest of this run, on the same clone and machine, at ${t.measuredApart}: ` +
+      `Measured apart from the rest of this run, on the same machine and code, at ${t.measuredApart}: ` +
         `${t.measuredApartWhy}`,
       '',
     );
