@@ -18,6 +18,7 @@ import type { CacheHints, ListKey } from '../connection/connection';
 import type { RequestExtra, Router, SessionContext } from './requestContext';
 import { reviewCommand, toolQuarantined } from '../trust/pins';
 import { getPinnedPrompt, promptNotListed } from './pinnedPrompts';
+import { completesHeldTemplate, readPinnedResource, resourceNotListed } from './pinnedResources';
 import { appOnlyTool, type CallOrigin } from '../catalog/apps/appCalls';
 import { isUiUri } from '../catalog/apps/appMeta';
 import { contentsDigest, pageHeld, parsedResult, judgedRead, withAggregatedContents } from '../catalog/apps/appPages';
@@ -337,7 +338,15 @@ export class BrokerRouter implements Router {
     const server = this.target(owner);
     const own = scope.upstreamUri(uri);
     if (isUiUri(own) && server.kind === 'upstream') return this.readAppPage(ctx, scope, server, own, extra);
-    return this.forward(server, (target) => target.readResource(own, this.call(ctx, extra)));
+    return this.forward(server, (target) =>
+      readPinnedResource(
+        this.deps.catalog,
+        () => this.deps.settleCatalog(),
+        target,
+        own,
+        () => target.readResource(own, this.call(ctx, extra)),
+      ),
+    );
   }
 
   /**
@@ -406,6 +415,7 @@ export class BrokerRouter implements Router {
     // A prompt the pins hold back offers no completions either (its arguments are part of what changed).
     const prompt = ref?.type === 'ref/prompt' ? (forwarded.ref as { name?: string }).name : undefined;
     if (prompt !== undefined && this.deps.catalog.holds(server, prompt, 'prompts')) return noCompletions();
+    if (completesHeldTemplate(this.deps.catalog, server, ref)) return noCompletions();
     return server.complete(forwarded, this.call(ctx, extra));
   }
 
@@ -484,7 +494,7 @@ export class BrokerRouter implements Router {
 
   private resourceOwner(ctx: SessionContext, uri: string): string {
     const owner = this.scopeOf(ctx).resolveResource(uri);
-    if (owner === undefined) throw new McpFailure(-32002, `Resource not found: no server offers ${uri}`);
+    if (owner === undefined) throw resourceNotListed(this.deps.catalog, uri);
     return owner;
   }
 

@@ -4,13 +4,14 @@ import * as fs from 'node:fs';
 import { rootId } from '../shared/userState';
 import { writePrivateFile } from '../shared/privateFiles';
 import type { PinnedTool } from './toolDigest';
+import type { ResourcePin, TemplatePin } from './resourcePins';
 
 /** A server's prompts as pinned: per name its digest and definition (promptPins.ts). */
 export interface PromptPin {
   /** promptSetHash of the pinned prompts. */
   hash: string;
   definitions: Record<string, { digest: string; definition: PinnedTool }>;
-  /** The lockfile entry's prompt hash this pin was taken or accepted against, if there was one. */
+  /** The lockfile entry's hash this pin was taken or accepted against (of its prompts; of its templates in a template pin). */
   lockPrompts?: string;
 }
 
@@ -36,6 +37,10 @@ export interface PinRecord {
    * taken before prompts were pinned: the next prompt list seen fills it in (trust on first use).
    */
   prompts?: PromptPin;
+  /** Its resource templates by uriTemplate (resourcePins.ts); absent in a pin from before: taken on first sight. */
+  resourceTemplates?: TemplatePin;
+  /** The metadata of its resources per URI (the set is not pinned: resourcePins.ts); absent likewise. */
+  resources?: ResourcePin;
 }
 
 /** How long a pin waits to be written: past the list_changed and tools/list of the start that took it. */
