@@ -138,7 +138,7 @@ resource URI is otherwise listed and recorded as it is first seen.
       const question = `\nAccept changes to ${what} of '${name}'? [y/N] `;
       const accept = values.yes === true || (process.stdin.isTTY === true && (await ask(question)));
       if (!accept) {
-        const held = 'the changed tools, prompts and resources stay quarantined';
+        const held = `the changed tools${lists.length ? ', prompts and resources' : ' and prompts'} stay quarantined`;
         print(`\nNot accepted; ${held}. Accept with: switchboard review ${name} --yes\n`);
         return 0;
       }

@@ -28,7 +28,7 @@ function verdict(
   const t = Object.keys(tools.digests).length;
   const p = Object.keys(tools.promptDigests).length;
   const r = Object.keys(tools.templateDigests).length;
-  const templates = entry.templateDigests ? `, ${r} resource templates` : '';
+  const templates = entry.templateDigests && r ? `, ${r} resource templates` : '';
   const matched = entry.promptDigests
     ? `${t} tools${templates} and ${p} prompts match`
     : `${t} tools match (prompts not locked)`;
