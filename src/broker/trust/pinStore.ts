@@ -4,7 +4,6 @@ import * as fs from 'node:fs';
 import { rootId } from '../shared/userState';
 import { writePrivateFile } from '../shared/privateFiles';
 import type { PinnedTool } from './toolDigest';
-import type { ResourcePin, TemplatePin } from './resourcePins';
 
 /** A server's prompts as pinned: per name its digest and definition (promptPins.ts). */
 export interface PromptPin {
@@ -13,6 +12,14 @@ export interface PromptPin {
   definitions: Record<string, { digest: string; definition: PinnedTool }>;
   /** The lockfile entry's hash this pin was taken or accepted against (of its prompts; of its templates in a template pin). */
   lockPrompts?: string;
+}
+
+/** The pin of a server's resource templates has the prompts' shape: per uriTemplate, its digest and definition. */
+export type TemplatePin = PromptPin;
+
+/** A server's resources as pinned: per URI its digest and metadata, at most MAX_PINNED_RESOURCES (resourcePins.ts). */
+export interface ResourcePin {
+  definitions: Record<string, { digest: string; definition: PinnedTool }>;
 }
 
 /** How a pin came to be: the first tool list after approval, the lockfile's, or the operator's review. */

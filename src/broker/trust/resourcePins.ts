@@ -10,7 +10,7 @@
 // pins.ts judges these in the same evaluation as tools and prompts, under the same accept hash.
 import { ErrorCodes, McpFailure, type Resource, type ResourceTemplate } from '../shared/mcpTypes';
 import type { LockEntry } from './lockfile';
-import type { PromptPin } from './pinStore';
+import type { ResourcePin, TemplatePin } from './pinStore';
 import { scanText, type ScanFinding } from './toolScanner';
 import { canonicalJson, sha256, toolSetHash, type PinnedTool, type ToolDigests } from './toolDigest';
 
@@ -27,13 +27,7 @@ export const MAX_RESOURCE_DEFINITION = 32 * 1024;
  */
 export const MAX_PINNED_RESOURCES = 500;
 
-/** The pin of a server's templates has the prompts' shape: per uriTemplate, its digest and definition. */
-export type TemplatePin = PromptPin;
-
-/** A server's resources as pinned: per URI its digest and metadata, at most MAX_PINNED_RESOURCES. */
-export interface ResourcePin {
-  definitions: Record<string, { digest: string; definition: PinnedTool }>;
-}
+export type { ResourcePin, TemplatePin } from './pinStore';
 
 /** Why an entry is held back whatever the pins say. */
 export type Unfit = 'duplicated' | 'oversized';
