@@ -89,8 +89,4 @@ export function everything(tools: readonly Tool[], prompts: readonly Prompt[], l
     resources: new Set(Object.keys(resourceDigestsOf(lists.resources).digests)),
   };
 }
-
-/** Whether templates may be pinned on first sight: the lockfile does not lock them, or they match it. */
-export const templatesFit = (templates: readonly ResourceTemplate[], lock: LockEntry | undefined): boolean =>
-  !lock?.templateDigests || lock.resourceTemplates === toolSetHash(templateDigestsOf(templates).digests);
 export const NO_PROMPTS: readonly Prompt[] = [];

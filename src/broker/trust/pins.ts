@@ -29,15 +29,14 @@ import {
   pinDigests,
   pinRecord,
   reviewHash,
-  templatesFit,
   type ResourceLists,
 } from './pinRecord';
 import {
   judgeResources,
+  resourcesOnFirstSight,
+  templatesFit,
   resourceChanges,
-  resourcePin,
   templateChanges,
-  templatePin,
   type ResourceJudgement,
 } from './resourcePins';
 import { flaggedTools, scanText, scanTool } from './toolScanner';
@@ -221,9 +220,14 @@ export class Pins {
       pin = this.store.put(server, { ...pin, prompts: promptPin(prompts, lock?.prompts) });
       this.log(`pinned the ${prompts.length} prompts of '${server}' (its tools were pinned before prompts were)`);
     }
-    if (pin) pin = this.resourcesOnFirstSight(server, pin, lists, lock, def);
-    const promptVerdict = judgePrompts(prompts, pin?.prompts, lock);
     const strict = def?.pins?.resources === 'strict';
+    const seen = pin && resourcesOnFirstSight(pin, lists, lock, strict);
+    if (seen) {
+      pin = this.store.put(server, seen.record);
+      if (seen.templates !== undefined)
+        this.log(`pinned the ${seen.templates} resource templates of '${server}' (pinned before templates were)`);
+    }
+    const promptVerdict = judgePrompts(prompts, pin?.prompts, lock);
     const resourcePins = { templates: pin?.resourceTemplates, resources: pin?.resources };
     const verdict = judgeResources(lists.templates, lists.resources, resourcePins, lock, strict);
     const instructionsChanged =
@@ -301,31 +305,6 @@ export class Pins {
       resources: heldResources.length ? new Set(heldResources) : NONE,
     };
     return { tools, prompts, lists, verdict, stamp, live, held: heldBack, state, pin, lock };
-  }
-
-  /**
-   * Trust on first sight for resources: a pin from before templates were pinned takes the templates
-   * listed now; a URI never seen has its metadata recorded (unless strict holds it back).
-   */
-  private resourcesOnFirstSight(
-    server: string,
-    pin: PinRecord,
-    lists: ResourceLists,
-    lock: LockEntry | undefined,
-    def: ServerDef | undefined,
-  ): PinRecord {
-    let next = pin;
-    if (!pin.resourceTemplates && templatesFit(lists.templates, lock)) {
-      next = { ...next, resourceTemplates: templatePin(lists.templates, lock?.resourceTemplates) };
-      const n = Object.keys(next.resourceTemplates!.definitions).length;
-      this.log(`pinned the ${n} resource templates of '${server}' (its tools were pinned before templates were)`);
-    }
-    const strict = def?.pins?.resources === 'strict';
-    const { fresh } = judgeResources([], lists.resources, { resources: pin.resources }, undefined, strict);
-    if (!pin.resources || fresh.length) {
-      next = { ...next, resources: resourcePin(lists.resources, pin.resources, pin.resources && new Set(fresh)) };
-    }
-    return next === pin ? pin : this.store.put(server, next);
   }
 
   /** A server's pins for the state; `running`: whether its tool list is live (else only the stored pin counts). */

@@ -10,7 +10,7 @@
 // pins.ts judges these in the same evaluation as tools and prompts, under the same accept hash.
 import { ErrorCodes, McpFailure, type Resource, type ResourceTemplate } from '../shared/mcpTypes';
 import type { LockEntry } from './lockfile';
-import type { ResourcePin, TemplatePin } from './pinStore';
+import type { PinRecord, ResourcePin, TemplatePin } from './pinStore';
 import { scanText, type ScanFinding } from './toolScanner';
 import { canonicalJson, sha256, toolSetHash, type PinnedTool, type ToolDigests } from './toolDigest';
 
@@ -167,6 +167,35 @@ const lockBinds = (
   pin: TemplatePin | undefined,
 ): lock is LockEntry & Required<Pick<LockEntry, 'templateDigests'>> =>
   lock?.templateDigests !== undefined && lock.resourceTemplates !== pin?.lockPrompts;
+
+/** Whether templates may be pinned on first sight: the lockfile does not lock them, or they match it. */
+export const templatesFit = (templates: readonly ResourceTemplate[], lock: LockEntry | undefined): boolean =>
+  !lock?.templateDigests || lock.resourceTemplates === toolSetHash(templateDigestsOf(templates).digests);
+
+/**
+ * Trust on first sight for resources: a pin from before templates were pinned takes the templates
+ * listed now (`templates`: how many); a URI never seen has its metadata recorded (unless strict holds
+ * it back). Undefined when the pin stays as it is.
+ */
+export function resourcesOnFirstSight(
+  pin: PinRecord,
+  lists: { resources: readonly Resource[]; templates: readonly ResourceTemplate[] },
+  lock: LockEntry | undefined,
+  strict: boolean,
+): { record: PinRecord; templates?: number } | undefined {
+  let record = pin;
+  let templates: number | undefined;
+  if (!pin.resourceTemplates && templatesFit(lists.templates, lock)) {
+    const taken = templatePin(lists.templates, lock?.resourceTemplates);
+    record = { ...record, resourceTemplates: taken };
+    templates = Object.keys(taken.definitions).length;
+  }
+  const { fresh } = judgeResources([], lists.resources, { resources: pin.resources }, undefined, strict);
+  if (!pin.resources || fresh.length) {
+    record = { ...record, resources: resourcePin(lists.resources, pin.resources, pin.resources && new Set(fresh)) };
+  }
+  return record === pin ? undefined : { record, ...(templates !== undefined ? { templates } : {}) };
+}
 
 /** How the resource lists stand against their pins. */
 export interface ResourceJudgement {
