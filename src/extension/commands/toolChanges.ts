@@ -65,7 +65,8 @@ function side(diff: ToolChanges, which: 'before' | 'after'): string {
     const key = `${kind} ${c.uri}`;
     const def = c[which];
     if (def) tools[key] = def;
-    else if (which === 'before') tools[key] = c.change === 'added' ? `(not pinned: a new ${kind})` : UNKNOWN;
+    else if (which === 'before')
+      tools[key] = c.change === 'changed' || c.change === 'removed' ? UNKNOWN : `(not pinned: a new ${kind})`;
     else tools[key] = '(removed: the server no longer lists it)';
   }
   return `${JSON.stringify(tools, null, 2)}\n`;

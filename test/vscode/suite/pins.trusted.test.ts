@@ -137,9 +137,10 @@ describe('tool pins (Review Tool Changes)', function () {
       a,
       () => {
         const s = entry.server('rugpull');
-        return s?.state === 'running' && s.pins?.status === 'pinned' && s.resourceCount > 0 ? s : undefined;
+        // The fresh process lists the original prompt again, not the one accepted last: that is held back.
+        return s?.state === 'running' && s.resourceCount > 0 && !s.pins?.quarantinedResources ? s : undefined;
       },
-      'rugpull to run with resources, pinned',
+      'rugpull to run with resources, their pins taken',
       45_000,
     );
     await entry.conn.request('tools/call', { name: 'rugpull__rug_pull', arguments: { variant: 'resources-pull' } });
@@ -147,7 +148,10 @@ describe('tool pins (Review Tool Changes)', function () {
       a,
       () => {
         const s = entry.server('rugpull');
-        return s?.pins?.quarantinedResourceTemplates?.length ? s : undefined;
+        // Templates and resources are listed apart after the list_changed: wait for both.
+        return s?.pins?.quarantinedResourceTemplates?.length && s.pins.quarantinedResources?.length === 2
+          ? s
+          : undefined;
       },
       'the template change to be noticed',
     );
@@ -169,8 +173,10 @@ describe('tool pins (Review Tool Changes)', function () {
     const input = diffTab.input as vscode.TabInputTextDiff;
     const before = (await vscode.workspace.openTextDocument(input.original)).getText();
     const now = (await vscode.workspace.openTextDocument(input.modified)).getText();
-    assert.match(before, /"resource template notes:\/\/day\/\{date\}"[\s\S]*"description": "The notes of a day\."/);
-    assert.match(before, /"resource notes:\/\/notes\/today"/);
+    // The pin had no templates (the server listed none before): all three are new to it.
+    assert.match(before, /"resource template notes:\/\/day\/\{date\}": "\(not pinned: a new resource template\)"/);
+    assert.match(before, /"resource notes:\/\/notes\/today"[\s\S]*"description": "Today's notes\."/);
+    assert.match(before, /"resource notes:\/\/notes\/big": "\(not pinned: a new resource\)"/);
     assert.match(now, /id_rsa/);
     assert.ok(result, 'the changes were accepted');
     await waitFor(
