@@ -2,7 +2,6 @@
 // requires it; the build bundles it apart as dist/telemetry-sdk.js). Spans and metrics follow the
 // OpenTelemetry semantic conventions for MCP; arguments, results, error messages and tokens are
 // never put on a span or a metric (a test searches everything exported for canaries).
-import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   ROOT_CONTEXT,
   SpanKind,
@@ -124,13 +123,12 @@ function isThenable<T>(value: T): value is T & PromiseLike<Awaited<T>> {
 
 class OtelTelemetry implements Telemetry {
   /**
-   * The span of a rare operation running now (a server→client request, a sign-in refresh, a sandbox
-   * launch: span()), through its awaits. Never run() on the per-call path: in Node 20 an
-   * AsyncLocalStorage's first run() turns on promise hooks for the whole process (~10–20 µs per call
-   * in the broker, docs/performance.md). A call's span travels explicitly instead (RequestExtra.trace).
+   * The span whose synchronous part is running now (serve's, upstream's and span()'s run, until
+   * their first await). No AsyncLocalStorage: in Node 20 an AsyncLocalStorage's first run() turns on
+   * promise hooks for the whole process (~10–20 µs per call in the broker, docs/performance.md), and
+   * one launch span at start-up would do it. A call's span travels explicitly instead
+   * (RequestExtra.trace, CallOptions.trace).
    */
-  private readonly context = new AsyncLocalStorage<SpanParent>();
-  /** The span whose synchronous part is running now (serve's and upstream's run, until their first await). */
   private current: SpanParent | undefined;
   private readonly propagator = new W3CTraceContextPropagator();
   private readonly meterProvider: MeterProvider;
@@ -267,9 +265,9 @@ class OtelTelemetry implements Telemetry {
     return type !== undefined;
   }
 
-  /** The parent of a span started now: the synchronous part of a call, else a rare operation's span. */
+  /** The parent of a span started now: the span whose synchronous part is running, if any. */
   private running(): SpanParent | undefined {
-    return this.current ?? this.context.getStore();
+    return this.current;
   }
 
   /** Runs the synchronous part of `run` with `span` as the one running now. */
@@ -307,10 +305,7 @@ class OtelTelemetry implements Telemetry {
     // A copy: the caller's object is its own, and spans keep their attributes until exported.
     const span = this.spans.start(about.name, kind, { ...about.attributes }, parent);
     try {
-      // A rare operation (not per call): its span is the parent of what it awaits, log lines included.
-      const result = await this.context.run(span, () =>
-        this.runAs(span, () => run((attributes) => span.setAttributes(attributes))),
-      );
+      const result = await this.runAs(span, () => run((attributes) => span.setAttributes(attributes)));
       span.end();
       return result;
     } catch (error) {
@@ -324,7 +319,7 @@ class OtelTelemetry implements Telemetry {
     const outer = this.current;
     this.current = undefined;
     try {
-      return this.context.exit(fn);
+      return fn();
     } finally {
       this.current = outer;
     }

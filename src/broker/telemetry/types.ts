@@ -75,8 +75,8 @@ export interface Telemetry {
   /** A request waits for its server to start (a lazy start, or a start in progress): an INTERNAL span. */
   waitedForStart(server: string, started: Promise<void>, parent?: TraceParent): Promise<void>;
   /**
-   * The span running now, as the parent of a span started later elsewhere: a call's in the synchronous
-   * part of its run, a rare operation's (span()) through its awaits; undefined outside one.
+   * The span running now, as the parent of a span started later elsewhere: the one whose synchronous
+   * part is running (serve's, upstream's or span()'s run, until its first await); undefined outside one.
    */
   currentTrace(): TraceParent | undefined;
   /**
