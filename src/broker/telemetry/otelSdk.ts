@@ -236,8 +236,19 @@ class OtelTelemetry implements Telemetry {
     // traceparent (the parent of the broker's SERVER span) is replaced, not passed through.
     const meta = withoutTraceContext(params._meta as JsonObject | undefined);
     injectTraceContext(span.spanContext(), meta);
+    // The span is the one running until run's first await; written out, not runAs: no closure per call.
+    const outer = this.current;
+    this.current = span;
+    let sending: Promise<JsonObject>;
     try {
-      const result = await this.runAs(span, () => run({ ...params, _meta: meta }, span as unknown as TraceParent));
+      sending = run({ ...params, _meta: meta }, span as unknown as TraceParent);
+    } catch (error) {
+      sending = Promise.reject(error);
+    } finally {
+      this.current = outer;
+    }
+    try {
+      const result = await sending;
       const failed = this.finish(span, this.clientDuration, set, undefined, result);
       this.live.record(request.server, span.endedAt - span.startedAt, failed);
       return result;
