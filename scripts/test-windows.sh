@@ -61,7 +61,7 @@ if [ "${SWITCHBOARD_WINDOWS_NO_BUILD:-}" != 1 ]; then
 fi
 
 mkdir -p .test-tmp
-# The two .vsix files test/windows/package.test.ts runs, packed from this build (npm is not run under
+# The two .vsix files test/windows/windowsPackage.test.ts runs, packed from this build (npm is not run under
 # Wine) and unpacked as VS Code installs them, outside this checkout: no node_modules of it in reach.
 VSIX_DIR="$(mktemp -d /tmp/switchboard-vsix.XXXXXX)"
 say "packing and unpacking the universal and the Windows .vsix into $VSIX_DIR"
