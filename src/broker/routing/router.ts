@@ -199,7 +199,7 @@ export class BrokerRouter implements Router {
         () => extra.signal,
       );
       release = guard instanceof Promise ? await guard : guard;
-      const starting = server.ensureStarted?.();
+      const starting = server.ensureStarted?.(extra.trace);
       if (starting) await starting;
       // The name was resolved against the last catalog build; a lazy start (or a list_changed) may
       // have brought a list since whose tool is held back: judged again now, before the call goes on.
@@ -217,13 +217,13 @@ export class BrokerRouter implements Router {
       release?.();
       // A tool that answered with an error result ran, but did not do what was asked: say so.
       if (result.isError === true) entry.isError = true;
-      this.record(entry, started);
+      this.record(entry, started, undefined, extra);
       // Guardrails: a result over the client's limit becomes its head, a note and a link to the rest.
       if (task || server.kind !== 'upstream') return result;
       return this.oversized.fit(resultsKey(ctx), this.deps.access.resultLimit(ctx.identity), result);
     } catch (err) {
       release?.();
-      this.record(entry, started, err);
+      this.record(entry, started, err, extra);
       throw err;
     }
   }
@@ -527,7 +527,7 @@ export class BrokerRouter implements Router {
    * Audits a call: `entry` is that call's own, made with its client and operator first, and is
    * completed in place (the per-call path: a copy with spreads took V8's slow path on every call).
    */
-  private record(entry: JsonObject, started: number, error?: unknown): void {
+  private record(entry: JsonObject, started: number, error?: unknown, extra?: RequestExtra): void {
     entry.ms = Math.round((performance.now() - started) * 100) / 100;
     entry.outcome = error ? 'error' : 'ok';
     if (error) {
@@ -535,7 +535,7 @@ export class BrokerRouter implements Router {
       const code = (error as { code?: unknown }).code;
       if (typeof code === 'number') entry.code = code;
     }
-    const trace = traceIdEntry().traceId;
+    const trace = traceIdEntry(extra?.trace).traceId;
     if (trace) entry.traceId = trace;
     this.deps.audit(entry);
   }

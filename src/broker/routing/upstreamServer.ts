@@ -13,6 +13,7 @@ import type { CacheHints, CallLog, CallOptions, ListKey } from '../connection/co
 import type { Redactor } from '../trust/redact';
 import { redactParams, redactResult } from '../trust/resultRedaction';
 import type { Upstream } from '../supervision/upstream';
+import type { TraceParent } from '../telemetry/telemetry';
 import type { RequestExtra } from './requestContext';
 import { noCompletions, type ServedCall, type ServedServer, type TaskEvents } from './servedServer';
 import { declaresToolTasks, routableTools } from './taskRoutes';
@@ -35,11 +36,11 @@ function progressOptions(extra: RequestExtra, upstream: Upstream, forward?: bool
         ? (p: Parameters<typeof send>[0]) => send(redactParams(p, secrets))
         : send;
   // The caller: requests the upstream sends while handling this may be for it (serverRequestDispatch.ts).
-  const { caller, passThrough, cancel } = extra;
+  const { caller, passThrough, cancel, trace } = extra;
   const log = extra.log && secrets ? redactedLog(extra.log, secrets) : extra.log;
   // The cancellation as it came: a CallCancel is passed without making its AbortSignal (callCancel.ts).
-  if (cancel) return { cancel, onprogress, caller, log, passThrough, forward };
-  return { signal: extra.signal, onprogress, caller, log, passThrough, forward };
+  if (cancel) return { cancel, onprogress, caller, log, passThrough, forward, trace };
+  return { signal: extra.signal, onprogress, caller, log, passThrough, forward, trace };
 }
 
 function redactedLog(log: CallLog, secrets: Redactor): CallLog {
@@ -119,8 +120,8 @@ export class UpstreamServer implements ServedServer {
     return this.upstream.unavailable();
   }
 
-  ensureStarted(): Promise<void> | undefined {
-    return this.upstream.ensureStarted();
+  ensureStarted(trace?: TraceParent): Promise<void> | undefined {
+    return this.upstream.ensureStarted(trace);
   }
 
   callTool(name: string, args: JsonObject, meta: JsonObject | undefined, call: ServedCall): Promise<JsonObject> {

@@ -267,7 +267,8 @@ export function remoteParent(context: SpanContext | undefined): SpanParent | und
  * writes it (traceparent version 00; tracestate when the trace has one), without a Context per call.
  */
 export function injectTraceContext(context: SpanContext, meta: Record<string, unknown>): void {
-  const flags = (context.traceFlags & 0xff).toString(16).padStart(2, '0');
+  // Sampled (01) is nearly every span: no number-to-hex string per call for it.
+  const flags = context.traceFlags === 1 ? '01' : (context.traceFlags & 0xff).toString(16).padStart(2, '0');
   meta.traceparent = `00-${context.traceId}-${context.spanId}-${flags}`;
   const state = context.traceState?.serialize();
   if (state) meta.tracestate = state;
