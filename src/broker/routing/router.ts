@@ -26,6 +26,7 @@ import { AggregatedScope, ServerScope, type SessionScope } from './sessionScope'
 import { TaskRoutes, type TaskCaller } from './taskRoutes';
 import { OversizedResults } from './oversizedResults';
 import { traceIdEntry } from '../telemetry/telemetry';
+import { noteCallFailed, noteResultCut } from './callNotes';
 
 const AGGREGATED_INSTRUCTIONS =
   'MCP Switchboard: tools, prompts and resources of every server in this workspace, named <server>__<name>. ' +
@@ -220,10 +221,13 @@ export class BrokerRouter implements Router {
       this.record(entry, started, undefined, extra);
       // Guardrails: a result over the client's limit becomes its head, a note and a link to the rest.
       if (task || server.kind !== 'upstream') return result;
-      return this.oversized.fit(resultsKey(ctx), this.deps.access.resultLimit(ctx.identity), result);
+      const fitted = this.oversized.fit(resultsKey(ctx), this.deps.access.resultLimit(ctx.identity), result);
+      if (fitted !== result) noteResultCut(server, route.name, ctx.identity.client, extra);
+      return fitted;
     } catch (err) {
       release?.();
       this.record(entry, started, err, extra);
+      if (server.kind === 'upstream') noteCallFailed(server, route.name, err, extra);
       throw err;
     }
   }

@@ -42,6 +42,8 @@ export interface ServedServer extends ListedServer {
   readonly toolFilter?: { allow?: readonly string[]; deny?: readonly string[] };
   readonly instructions?: string;
   unavailable(): McpFailure;
+  /** Writes a line about one of its calls in its own log (callNotes.ts); the broker's facade has none. */
+  note?(line: string): void;
   /** Brings a lazy or starting server up before a request goes on; undefined when it is up (or absent). */
   ensureStarted?(trace?: TraceParent): Promise<void> | undefined;
   callTool(name: string, args: JsonObject, meta: JsonObject | undefined, call: ServedCall): Promise<JsonObject>;
