@@ -90,6 +90,10 @@ export class RecordedSpan implements ReadableSpan, SpanParent, SpanContext {
   endedAt = -1;
   /** Per-span attributes set after the start (session id, resource URI, error.type, who answered). */
   private extra: Attributes | undefined;
+  /** What the exporter reads, made on its first read of an ended span (it reads each twice). */
+  private exported: Attributes | undefined;
+  private startHr: HrTime | undefined;
+  private endHr: HrTime | undefined;
 
   constructor(
     private readonly recorder: SpanRecorder,
@@ -131,15 +135,20 @@ export class RecordedSpan implements ReadableSpan, SpanParent, SpanContext {
   }
 
   get attributes(): Attributes {
-    return this.extra ? { ...this.base, ...this.extra } : this.base;
+    if (!this.extra) return this.base;
+    // The OTLP encoder reads a span twice (its size, then its bytes): one merge, kept once ended.
+    if (this.endedAt < 0) return { ...this.base, ...this.extra };
+    return (this.exported ??= { ...this.base, ...this.extra });
   }
 
   get startTime(): HrTime {
-    return hrTime(this.startedAt);
+    if (this.endedAt < 0) return hrTime(this.startedAt);
+    return (this.startHr ??= hrTime(this.startedAt));
   }
 
   get endTime(): HrTime {
-    return hrTime(this.endedAt < 0 ? this.startedAt : this.endedAt);
+    if (this.endedAt < 0) return hrTime(this.startedAt);
+    return (this.endHr ??= hrTime(this.endedAt));
   }
 
   get duration(): HrTime {
@@ -161,10 +170,12 @@ export class RecordedSpan implements ReadableSpan, SpanParent, SpanContext {
 
   setAttribute(key: string, value: AttributeValue): void {
     (this.extra ??= {})[key] = value;
+    this.exported = undefined;
   }
 
   setAttributes(attributes: Attributes): void {
     this.extra = this.extra ? Object.assign(this.extra, attributes) : { ...attributes };
+    this.exported = undefined;
   }
 
   /** The status says that it failed, never the message: messages can echo arguments. */
