@@ -25,7 +25,7 @@ import { noCompletions, noSuchServer, type ServedCall, type ServedServer } from 
 import { AggregatedScope, ServerScope, type SessionScope } from './sessionScope';
 import { TaskRoutes, type TaskCaller } from './taskRoutes';
 import { OversizedResults } from './oversizedResults';
-import { traceIdEntry } from '../telemetry/telemetry';
+import { traceIdOf } from '../telemetry/telemetry';
 import { noteCallFailed, noteResultCut } from './callNotes';
 
 const AGGREGATED_INSTRUCTIONS =
@@ -539,7 +539,7 @@ export class BrokerRouter implements Router {
       const code = (error as { code?: unknown }).code;
       if (typeof code === 'number') entry.code = code;
     }
-    const trace = traceIdEntry(extra?.trace).traceId;
+    const trace = traceIdOf(extra?.trace);
     if (trace) entry.traceId = trace;
     this.deps.audit(entry);
   }

@@ -15,7 +15,12 @@ export interface AttributeSet {
   readonly attributes: Attributes;
   /** The metric's attributes of a failure, per error.type, made on first use. */
   readonly failed: Map<string, Attributes>;
+  /** The span's attributes with mcp.session.id, per session, made on the session's first request. */
+  readonly sessions: Map<string, Attributes>;
 }
+
+/** Sessions whose span attributes one set keeps at most; past it that set's start over. */
+const MAX_SESSIONS_PER_SET = 32;
 
 /** The name a request acts on, for the span's name and gen_ai.tool.name / gen_ai.prompt.name. */
 function targetAttributes(method: string, target: string | undefined): Attributes {
@@ -106,6 +111,7 @@ export class AttributeSets {
       name: named !== undefined ? `${method} ${named}` : method,
       attributes: Object.freeze(attributes),
       failed: new Map(),
+      sessions: new Map(),
     };
     leaf.set(key, set);
     this.count++;
@@ -126,4 +132,20 @@ export function metricAttributes(set: AttributeSet, errorType: string | undefine
   let failed = set.failed.get(errorType);
   if (!failed) set.failed.set(errorType, (failed = Object.freeze({ ...set.attributes, 'error.type': errorType })));
   return failed;
+}
+
+/**
+ * A served request's span attributes: its set's with its session's mcp.session.id, one frozen object
+ * per session and kind of request, shared by the session's spans. Not per call: a span then carries
+ * no object of its own for it, and the exporter reads a shared object instead of a merge (the session
+ * id is on spans only, never on a metric: its cardinality).
+ */
+export function sessionAttributes(set: AttributeSet, sessionId: string): Attributes {
+  let attributes = set.sessions.get(sessionId);
+  if (attributes === undefined) {
+    if (set.sessions.size >= MAX_SESSIONS_PER_SET) set.sessions.clear();
+    attributes = Object.freeze({ ...set.attributes, 'mcp.session.id': sessionId });
+    set.sessions.set(sessionId, attributes);
+  }
+  return attributes;
 }

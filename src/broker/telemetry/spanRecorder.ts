@@ -43,6 +43,8 @@ const NO_EVENTS: TimedEvent[] = Object.freeze([]) as unknown as TimedEvent[];
 const NO_LINKS: Link[] = Object.freeze([]) as unknown as Link[];
 const UNSET: SpanStatus = Object.freeze({ code: SpanStatusCode.UNSET });
 const FAILED: SpanStatus = Object.freeze({ code: SpanStatusCode.ERROR });
+/** Read once: an imported binding of the bundled API is a getter on every read (stop 44). */
+const SAMPLED = TraceFlags.SAMPLED;
 
 /** Random bytes drawn 4 KB at a time: one randomFillSync per ~170 spans instead of one per id. */
 class IdPool {
@@ -238,11 +240,11 @@ export class SpanRecorder {
   start(name: string, kind: SpanKind, attributes: Attributes, parent: SpanParent | undefined): RecordedSpan {
     const parentContext = parent?.spanContext();
     const traceId = parentContext ? parentContext.traceId : this.ids.hex(16);
-    let traceFlags = parentContext ? parentContext.traceFlags & TraceFlags.SAMPLED : TraceFlags.SAMPLED;
+    let traceFlags = parentContext ? parentContext.traceFlags & SAMPLED : SAMPLED;
     if (this.sampler) {
       const context = parentContext ? trace.setSpanContext(ROOT_CONTEXT, parentContext) : ROOT_CONTEXT;
       const decision = this.sampler.shouldSample(context, traceId, name, kind, attributes, []).decision;
-      traceFlags = decision === SamplingDecision.RECORD_AND_SAMPLED ? TraceFlags.SAMPLED : TraceFlags.NONE;
+      traceFlags = decision === SamplingDecision.RECORD_AND_SAMPLED ? SAMPLED : TraceFlags.NONE;
     }
     const spanId = this.ids.hex(8);
     return new RecordedSpan(

@@ -57,3 +57,8 @@ export function traceIdEntry(trace?: TraceParent): { traceId?: string } {
   const id = activeTelemetry?.traceId(trace);
   return id ? { traceId: id } : {};
 }
+
+/** The trace id of the request (`trace`, else the one running now) when telemetry is on: no object made. */
+export function traceIdOf(trace?: TraceParent): string | undefined {
+  return activeTelemetry?.traceId(trace);
+}
