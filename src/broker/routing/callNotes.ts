@@ -22,8 +22,8 @@ function cancelledBy(extra: RequestExtra): boolean {
 }
 
 /**
- * The line for a call that failed, or undefined for a refusal that is the broker's own (a profile,
- * a guardrail, a quarantine: audited, and no event of the server's).
+ * The line for a call that failed, or undefined for a refusal: the broker's own (a profile, a
+ * guardrail, a quarantine: audited, and no event of the server's) or a server's that is not running.
  */
 function failureLine(tool: string, error: unknown, extra: RequestExtra): string | undefined {
   if (cancelledBy(extra)) return `call of '${tool}' cancelled by its caller`;
@@ -33,6 +33,10 @@ function failureLine(tool: string, error: unknown, extra: RequestExtra): string 
   if (code === ErrorCodes.Forbidden || code === ErrorCodes.RateLimited || code === ErrorCodes.InvalidParams) {
     return undefined;
   }
+  // A server that is not running refuses the call before it is sent (restarting, failed, held):
+  // its own log says why already, and a line per refused call would push that out of the ring
+  // (500 lines). Only "stopped while handling this call" (supervision/upstream.ts) happened to a call.
+  if (code === ErrorCodes.UpstreamUnavailable && !message.includes('while handling this call')) return undefined;
   return `call of '${tool}' failed: ${message}`;
 }
 
