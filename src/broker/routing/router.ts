@@ -1,8 +1,8 @@
 // Routes every MCP request of a session: where its names resolve (the session's scope), what the
 // caller may see and call (the access policy), which served server answers, and what is audited.
-// One concern over 450 lines: it is the Router contract, one method per MCP request; each feature on
-// the call path (guardrails, result limits, app pages, telemetry, tasks) is a single call into its own
-// module here, so the order of checks on a call stays readable in one place.
+// Prompts, resources and completions go on to contentRoutes.ts; the tool call stays here, where each
+// feature on its path (guardrails, result limits, app calls, telemetry, tasks) is a single call into
+// its own module, so the order of checks on a call stays readable in one place.
 import { FACADE_NAMESPACE, type Catalog, type Route } from '../catalog/catalog';
 import type { AccessPolicy, ToolProfile, ToolScope } from './accessPolicy';
 import {
@@ -16,13 +16,10 @@ import {
 } from '../shared/mcpTypes';
 import type { CacheHints, ListKey } from '../connection/connection';
 import type { RequestExtra, Router, SessionContext } from './requestContext';
-import { reviewCommand, toolQuarantined } from '../trust/pins';
-import { getPinnedPrompt, promptNotListed } from './pinnedPrompts';
-import { completesHeldTemplate, readPinnedResource, resourceNotListed } from './pinnedResources';
 import { appOnlyTool, type CallOrigin } from '../catalog/apps/appCalls';
-import { isUiUri } from '../catalog/apps/appMeta';
-import { contentsDigest, pageHeld, parsedResult, judgedRead, withAggregatedContents } from '../catalog/apps/appPages';
-import { noCompletions, noSuchServer, type ServedCall, type ServedServer } from './servedServer';
+import { toolQuarantined } from '../trust/pins';
+import { noSuchServer, servedCall, type ServedServer } from './servedServer';
+import { ContentRoutes } from './contentRoutes';
 import { AggregatedScope, ServerScope, type SessionScope } from './sessionScope';
 import { TaskRoutes, type TaskCaller } from './taskRoutes';
 import { OversizedResults } from './oversizedResults';
@@ -87,8 +84,10 @@ export class BrokerRouter implements Router {
   private readonly profiled = new WeakMap<Tool[], WeakMap<ToolProfile, Tool[]>>();
   private readonly tasks: TaskRoutes;
   private readonly oversized = new OversizedResults();
+  private readonly content: ContentRoutes;
 
   constructor(private readonly deps: RouterDeps) {
+    this.content = new ContentRoutes(deps, (ctx) => this.scopeOf(ctx));
     this.tasks = new TaskRoutes({
       servedServer: (name) => deps.servedServer(name),
       audit: (entry) => deps.audit(entry),
@@ -211,7 +210,7 @@ export class BrokerRouter implements Router {
       }
       let result: JsonObject;
       if (!task) {
-        result = await server.callTool(route.name, args, meta, this.call(ctx, extra, origin));
+        result = await server.callTool(route.name, args, meta, servedCall(ctx, extra, origin));
         if (server.kind === 'control' && route.name === FIND_TOOLS) this.addFound(ctx, scope, result);
       } else {
         result = await this.callAsTask(ctx, server, route, name, args, meta, extra, task, entry);
@@ -258,12 +257,12 @@ export class BrokerRouter implements Router {
       );
     }
     const origin = entry.origin as CallOrigin | undefined;
-    const result = await server.callTool(route.name, args, meta, { ...this.call(ctx, extra), origin, task });
+    const result = await server.callTool(route.name, args, meta, { ...servedCall(ctx, extra), origin, task });
     return this.tasks.created(this.taskCaller(ctx), server, route.name, result, entry);
   }
 
   taskRequest(ctx: SessionContext, method: string, params: JsonObject, extra: RequestExtra): Promise<JsonObject> {
-    return this.tasks.request(this.taskCaller(ctx), method, params, this.call(ctx, extra));
+    return this.tasks.request(this.taskCaller(ctx), method, params, servedCall(ctx, extra));
   }
 
   sessionOpened(ctx: SessionContext, notify: (method: string, params: JsonObject) => void): void {
@@ -301,96 +300,32 @@ export class BrokerRouter implements Router {
   }
 
   listPrompts(ctx: SessionContext): Prompt[] {
-    this.deps.settleCatalog();
-    return this.scopeOf(ctx).prompts();
+    return this.content.listPrompts(ctx);
   }
 
-  async getPrompt(
-    ctx: SessionContext,
-    name: string,
-    args: Record<string, string>,
-    extra: RequestExtra,
-  ): Promise<JsonObject> {
-    const scope = this.scopeOf(ctx);
-    const route = scope.resolvePrompt(name) ?? this.fail(promptNotListed(this.deps.catalog, name, scope.server));
-    const server = this.target(route.server);
-    return this.forward(server, (target) =>
-      getPinnedPrompt(
-        this.deps.catalog,
-        () => this.deps.settleCatalog(),
-        target,
-        route.name,
-        () => target.getPrompt(route.name, args, this.call(ctx, extra)),
-      ),
-    );
+  getPrompt(ctx: SessionContext, name: string, args: Record<string, string>, extra: RequestExtra): Promise<JsonObject> {
+    return this.content.getPrompt(ctx, name, args, extra);
   }
 
   listResources(ctx: SessionContext): Resource[] {
-    this.deps.settleCatalog();
-    return this.scopeOf(ctx).resources();
+    return this.content.listResources(ctx);
   }
 
   listResourceTemplates(ctx: SessionContext): ResourceTemplate[] {
-    this.deps.settleCatalog();
-    return this.scopeOf(ctx).resourceTemplates();
+    return this.content.listResourceTemplates(ctx);
   }
 
   async readResource(ctx: SessionContext, uri: string, extra: RequestExtra): Promise<JsonObject> {
     if (this.oversized.owns(uri)) return this.oversized.read(resultsKey(ctx), uri);
-    const scope = this.scopeOf(ctx);
-    const owner = this.resourceOwner(ctx, uri);
-    const server = this.target(owner);
-    const own = scope.upstreamUri(uri);
-    if (isUiUri(own) && server.kind === 'upstream') return this.readAppPage(ctx, scope, server, own, extra);
-    return this.forward(server, (target) =>
-      readPinnedResource(
-        this.deps.catalog,
-        () => this.deps.settleCatalog(),
-        target,
-        own,
-        () => target.readResource(own, this.call(ctx, extra)),
-      ),
-    );
+    return this.content.readResource(ctx, uri, extra);
   }
 
-  /**
-   * An MCP App's page: served only as pinned (the pins judged it when the server listed it, and
-   * this read must bring the same bytes), under the endpoint's URI; the session's app calls then go
-   * to this server (catalog/apps/appCalls.ts).
-   */
-  private async readAppPage(
-    ctx: SessionContext,
-    scope: SessionScope,
-    server: ServedServer,
-    uri: string,
-    extra: RequestExtra,
-  ): Promise<JsonObject> {
-    const target = await this.started(server);
-    this.deps.settleCatalog();
-    const review = reviewCommand(server.name);
-    if (this.deps.catalog.holds(server, uri)) throw pageHeld(server.name, uri, review, 'held');
-    const entry = server.appPages?.find((page) => page.name === uri);
-    if (!entry) throw pageHeld(server.name, uri, review, 'unknown');
-    const result = parsedResult(await target.readResource(uri, this.call(ctx, extra)));
-    if (judgedRead(entry) !== contentsDigest(result)) {
-      server.refreshAppPages?.();
-      throw pageHeld(server.name, uri, review, 'changed');
-    }
-    if (!(scope instanceof AggregatedScope)) return result;
-    scope.apps.opened(server.name);
-    return withAggregatedContents(server.name, result);
+  subscribe(ctx: SessionContext, uri: string): Promise<void> {
+    return this.content.subscribe(ctx, uri);
   }
 
-  async subscribe(ctx: SessionContext, uri: string): Promise<void> {
-    const own = this.scopeOf(ctx).upstreamUri(uri);
-    await (await this.started(this.target(this.resourceOwner(ctx, uri)))).subscribe(own);
-  }
-
-  async unsubscribe(ctx: SessionContext, uri: string): Promise<void> {
-    const scope = this.scopeOf(ctx);
-    const owner = scope.resolveResource(uri);
-    const server = owner === undefined ? undefined : this.deps.servedServer(owner);
-    await server?.unsubscribe(scope.upstreamUri(uri));
+  unsubscribe(ctx: SessionContext, uri: string): Promise<void> {
+    return this.content.unsubscribe(ctx, uri);
   }
 
   /** The route of an app's unprefixed call on the aggregated endpoint, when the session opened its server's page. */
@@ -402,25 +337,8 @@ export class BrokerRouter implements Router {
     return { server, name, exposed, appOnly: this.deps.catalog.resolveTool(exposed)?.appOnly };
   }
 
-  async complete(ctx: SessionContext, params: JsonObject, extra: RequestExtra): Promise<JsonObject> {
-    const scope = this.scopeOf(ctx);
-    const ref = params.ref as { type?: string; name?: string; uri?: string } | undefined;
-    let owner = scope.server;
-    const forwarded: JsonObject = { ...params };
-    if (ref?.type === 'ref/prompt' && ref.name) {
-      const route = scope.resolvePrompt(ref.name);
-      owner = route?.server;
-      if (route) forwarded.ref = { ...ref, name: route.name };
-    } else if (ref?.type === 'ref/resource' && ref.uri) {
-      owner = scope.resolveResource(ref.uri);
-    }
-    const server = owner === undefined ? undefined : this.deps.servedServer(owner);
-    if (!server) return noCompletions();
-    // A prompt the pins hold back offers no completions either (its arguments are part of what changed).
-    const prompt = ref?.type === 'ref/prompt' ? (forwarded.ref as { name?: string }).name : undefined;
-    if (prompt !== undefined && this.deps.catalog.holds(server, prompt, 'prompts')) return noCompletions();
-    if (completesHeldTemplate(this.deps.catalog, server, ref)) return noCompletions();
-    return server.complete(forwarded, this.call(ctx, extra));
+  complete(ctx: SessionContext, params: JsonObject, extra: RequestExtra): Promise<JsonObject> {
+    return this.content.complete(ctx, params, extra);
   }
 
   /** The session's scope, resolved on its first request and kept for its lifetime. */
@@ -496,12 +414,6 @@ export class BrokerRouter implements Router {
     return scope.unknownTool(name);
   }
 
-  private resourceOwner(ctx: SessionContext, uri: string): string {
-    const owner = this.scopeOf(ctx).resolveResource(uri);
-    if (owner === undefined) throw resourceNotListed(this.deps.catalog, uri);
-    return owner;
-  }
-
   private target(name: string): ServedServer {
     const server = this.deps.servedServer(name);
     if (!server) throw noSuchServer(name);
@@ -510,31 +422,6 @@ export class BrokerRouter implements Router {
 
   private taskCaller(ctx: SessionContext): TaskCaller {
     return { session: ctx.sessionId, client: ctx.identity.client, endpointServer: ctx.server };
-  }
-
-  /** The "ensure started" hook: a lazy server starts, a starting one is waited for, before a request goes on. */
-  private started(server: ServedServer): ServedServer | Promise<ServedServer> {
-    const starting = server.ensureStarted?.();
-    return starting ? starting.then(() => server) : server;
-  }
-
-  /** `origin`: `app` for an MCP App page's call (catalog/apps/appCalls.ts), what per-call hooks read. */
-  private call(ctx: SessionContext, extra: RequestExtra, origin?: CallOrigin): ServedCall {
-    return origin ? { identity: ctx.identity, extra, origin } : { identity: ctx.identity, extra };
-  }
-
-  private fail(error: McpFailure): never {
-    throw error;
-  }
-
-  /**
-   * How a prompt, resource read or completion reaches a served server (started first if lazy).
-   * These are not audited: the console re-reads the state resource on every change and completions
-   * come per keystroke. Tool calls are audited (who, what, how long, outcome; never arguments) in
-   * callTool, the per-call path.
-   */
-  private async forward(server: ServedServer, run: (target: ServedServer) => Promise<JsonObject>): Promise<JsonObject> {
-    return run(await this.started(server));
   }
 
   /**

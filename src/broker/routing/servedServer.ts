@@ -12,7 +12,7 @@ import {
 import type { ListedServer } from '../catalog/catalog';
 import type { TraceParent } from '../telemetry/telemetry';
 import type { CacheHints, ListKey } from '../connection/connection';
-import type { Identity, RequestExtra } from './requestContext';
+import type { Identity, RequestExtra, SessionContext } from './requestContext';
 import type { CallOrigin } from '../catalog/apps/appCalls';
 
 /** Who asked, and the request's cancellation and progress. */
@@ -82,4 +82,15 @@ export function noCompletions(): JsonObject {
 /** The error for a server name nothing serves (a per-server session whose server was removed). */
 export function noSuchServer(name: string): McpFailure {
   return new McpFailure(ErrorCodes.InvalidParams, `No server named '${name}' in this registry.`);
+}
+
+/** The "ensure started" hook: a lazy server starts, a starting one is waited for, before a request goes on. */
+export function whenStarted(server: ServedServer): ServedServer | Promise<ServedServer> {
+  const starting = server.ensureStarted?.();
+  return starting ? starting.then(() => server) : server;
+}
+
+/** A request's call as a served server takes it; `origin` `app` for an MCP App page's call (what per-call hooks read). */
+export function servedCall(ctx: SessionContext, extra: RequestExtra, origin?: CallOrigin): ServedCall {
+  return origin ? { identity: ctx.identity, extra, origin } : { identity: ctx.identity, extra };
 }
