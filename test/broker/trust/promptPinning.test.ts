@@ -15,7 +15,7 @@ import {
   writeRegistry,
   type BrokerProcess,
 } from '../../helpers/broker';
-import { cli, rugpullServer } from './pinHelpers';
+import { cli, pinsWhen, pinWorkspace, rugPull, rugpullServer } from './pinHelpers';
 
 type Json = Record<string, any>;
 
@@ -48,38 +48,20 @@ describe('prompt pins and quarantine', function () {
   let operator: Client;
   let writer: Client;
 
-  async function rugPull(server: string, variant: string): Promise<void> {
-    await operator.callTool({ name: `${server}__rug_pull`, arguments: { variant } });
-  }
-
-  /** The pin state of `server` once `ready` holds. */
-  async function pinsWhen(server: string, ready: (pins: Json) => boolean, what: string): Promise<Json> {
-    return waitFor(async () => {
-      const s = await facade(operator, 'server_status', { name: server });
-      return ready(s.pins) ? s.pins : undefined;
-    }, what);
-  }
-
   async function acceptAsShown(server: string): Promise<Json> {
     const diff = await facade(operator, 'tool_changes', { name: server });
     return facade(operator, 'accept_tool_changes', { name: server, hash: diff.toolsHash });
   }
 
   before(async () => {
-    root = tempDir('sb-prompt-pins-');
-    writeRegistry(root, {
-      'mcp-servers.d/notes.yaml': rugpullServer('notes', 'trust: community\n'),
-      'mcp-servers.d/strict.yaml': rugpullServer('strict', 'trust: trusted\nonToolChange: quarantine-server\n'),
-      'clients.d/writer.yaml': 'name: writer\nmcp_allow: [read, write]\n',
-    });
-    broker = await startBrokerProcess({ root });
-    operator = await connect(broker.url, broker.token);
-    const conn = await facade(operator, 'client_connection', { name: 'writer' });
-    writer = await connect(broker.url, fs.readFileSync(conn.tokenFile, 'utf8').trim(), 'writer');
-    const before = await facade(operator, 'server_status', { name: 'notes' });
-    await facade(operator, 'approve_server', { name: 'notes', hash: before.approvalHash });
-    await pinsWhen('notes', (p) => p.status === 'pinned', 'notes pinned');
-    await pinsWhen('strict', (p) => p.status === 'pinned', 'strict pinned');
+    ({ root, broker, operator, writer } = await pinWorkspace(
+      'sb-prompt-pins-',
+      {
+        notes: rugpullServer('notes', 'trust: community\n'),
+        strict: rugpullServer('strict', 'trust: trusted\nonToolChange: quarantine-server\n'),
+      },
+      ['notes'],
+    ));
   });
 
   after(async () => {
@@ -102,7 +84,7 @@ describe('prompt pins and quarantine', function () {
   });
 
   it('quarantines a prompt whose description changed: not listed, prompts/get refused naming the review', async () => {
-    await rugPull('notes', 'prompt-description');
+    await rugPull(operator, 'notes', 'prompt-description');
     await waitFor(async () => !(await promptNames(writer)).includes('notes__summarize_notes'), 'prompt held back');
     const err = await refusal(writer, 'notes__summarize_notes');
     assert.equal(err.code, -32003);
@@ -113,7 +95,7 @@ describe('prompt pins and quarantine', function () {
     assert.ok((await promptNames(writer)).includes('notes__plan_day'));
     assert.equal(await served(writer, 'notes__plan_day'), 'plan_day: Plan the day from the notes.');
     assert.ok((await writer.listTools()).tools.some((t) => t.name === 'notes__read_notes'));
-    const pins = await pinsWhen('notes', (p) => p.status === 'changed', 'notes changed');
+    const pins = await pinsWhen(operator, 'notes', (p) => p.status === 'changed', 'notes changed');
     assert.deepEqual(pins.quarantinedPrompts, ['summarize_notes']);
     assert.deepEqual(pins.quarantined, []);
   });
@@ -173,12 +155,12 @@ describe('prompt pins and quarantine', function () {
   });
 
   it('the accept hash covers the prompts: a prompt that changed after the review is not accepted', async () => {
-    await rugPull('notes', 'original');
-    const first = await pinsWhen('notes', (p) => p.status === 'changed', 'back to the first description');
+    await rugPull(operator, 'notes', 'original');
+    const first = await pinsWhen(operator, 'notes', (p) => p.status === 'changed', 'back to the first description');
     const reviewed = await facade(operator, 'tool_changes', { name: 'notes' });
     assert.equal(reviewed.toolsHash, first.toolsHash);
-    await rugPull('notes', 'prompt-argument');
-    await pinsWhen('notes', (p) => p.toolsHash !== reviewed.toolsHash, 'the argument noticed');
+    await rugPull(operator, 'notes', 'prompt-argument');
+    await pinsWhen(operator, 'notes', (p) => p.toolsHash !== reviewed.toolsHash, 'the argument noticed');
     const stale = await operator.callTool({
       name: 'switchboard__accept_tool_changes',
       arguments: { name: 'notes', hash: reviewed.toolsHash },
@@ -197,8 +179,13 @@ describe('prompt pins and quarantine', function () {
   });
 
   it('quarantines a new prompt until accepted', async () => {
-    await rugPull('notes', 'new-prompt');
-    const pins = await pinsWhen('notes', (p) => p.quarantinedPrompts?.includes('export_notes'), 'new prompt held');
+    await rugPull(operator, 'notes', 'new-prompt');
+    const pins = await pinsWhen(
+      operator,
+      'notes',
+      (p) => p.quarantinedPrompts?.includes('export_notes'),
+      'new prompt held',
+    );
     // summarize_notes lost the argument accepted last: held back too.
     assert.deepEqual(pins.quarantinedPrompts, ['export_notes', 'summarize_notes']);
     assert.ok(!(await promptNames(writer)).includes('notes__export_notes'));
@@ -221,21 +208,21 @@ describe('prompt pins and quarantine', function () {
   });
 
   it('holds back a prompt name listed twice, and accepting cannot take it', async () => {
-    await rugPull('notes', 'duplicate-prompt');
+    await rugPull(operator, 'notes', 'duplicate-prompt');
     await waitFor(async () => !(await promptNames(writer)).includes('notes__summarize_notes'), 'duplicate held');
     const diff = await facade(operator, 'tool_changes', { name: 'notes' });
     const dup = diff.prompts.find((c: Json) => c.prompt === 'summarize_notes');
     assert.equal(dup.change, 'duplicated');
     assert.equal(dup.duplicates.length, 2);
     await facade(operator, 'accept_tool_changes', { name: 'notes', hash: diff.toolsHash });
-    const pins = await pinsWhen('notes', (p) => !p.removedPrompts, 'accepted');
+    const pins = await pinsWhen(operator, 'notes', (p) => !p.removedPrompts, 'accepted');
     assert.deepEqual(pins.quarantinedPrompts, ['summarize_notes']);
     assert.match((await refusal(writer, 'notes__summarize_notes')).message, /quarantined/);
     assert.equal(await served(writer, 'notes__plan_day'), 'plan_day: Plan the day from the notes.');
   });
 
   it('holds back a prompt too large to pin, and accepting cannot take it', async () => {
-    await rugPull('notes', 'huge-prompt');
+    await rugPull(operator, 'notes', 'huge-prompt');
     await waitFor(async () => !(await promptNames(writer)).includes('notes__plan_day'), 'huge prompt held');
     const diff = await facade(operator, 'tool_changes', { name: 'notes' });
     const big = diff.prompts.find((c: Json) => c.prompt === 'plan_day');
@@ -249,7 +236,7 @@ describe('prompt pins and quarantine', function () {
   });
 
   it('does not pass on a prompts/get answer whose description is not the listed, pinned one', async () => {
-    await rugPull('notes', 'original');
+    await rugPull(operator, 'notes', 'original');
     const diff = await waitFor(async () => {
       const d = await facade(operator, 'tool_changes', { name: 'notes' });
       return d.prompts.some((c: Json) => c.prompt === 'plan_day' && c.change === 'added') ? d : undefined;
@@ -258,19 +245,19 @@ describe('prompt pins and quarantine', function () {
     await waitFor(async () => (await promptNames(writer)).includes('notes__plan_day'), 'plan_day accepted');
     assert.equal(await served(writer, 'notes__summarize_notes'), 'summarize_notes: Summarize the notes.');
     // The list stays as pinned (no list_changed); only the answer to prompts/get differs.
-    await rugPull('notes', 'get-differs');
+    await rugPull(operator, 'notes', 'get-differs');
     const err = await refusal(writer, 'notes__summarize_notes');
     assert.equal(err.code, -32003);
     assert.match(err.message, /answered with a description that is not the one it lists/);
     assert.equal(await served(writer, 'notes__plan_day'), 'plan_day: Plan the day from the notes.');
-    await rugPull('notes', 'original');
+    await rugPull(operator, 'notes', 'original');
   });
 
   it('quarantine-server holds back every tool and prompt of the server on a prompt change', async () => {
     assert.ok((await promptNames(writer)).includes('strict__plan_day'));
-    await rugPull('strict', 'prompt-description');
+    await rugPull(operator, 'strict', 'prompt-description');
     await waitFor(async () => !(await promptNames(writer)).some((n) => n.startsWith('strict__')), 'strict held');
-    const pins = await pinsWhen('strict', (p) => p.status === 'changed', 'strict changed');
+    const pins = await pinsWhen(operator, 'strict', (p) => p.status === 'changed', 'strict changed');
     assert.deepEqual(pins.quarantinedPrompts, ['plan_day', 'summarize_notes']);
     assert.deepEqual(pins.quarantined, ['read_notes', 'rug_pull', 'write_notes']);
     assert.match((await refusal(writer, 'strict__plan_day')).message, /'plan_day' of server 'strict' is quarantined/);

@@ -16,7 +16,7 @@ import {
   writeRegistry,
   type BrokerProcess,
 } from '../../helpers/broker';
-import { cli, rugpullServer } from './pinHelpers';
+import { cli, pinsWhen, pinWorkspace, rugPull, rugpullServer } from './pinHelpers';
 
 type Json = Record<string, any>;
 
@@ -55,36 +55,19 @@ describe('resource template and resource pins', function () {
   let operator: Client;
   let writer: Client;
 
-  async function rugPull(server: string, variant: string): Promise<void> {
-    await operator.callTool({ name: `${server}__rug_pull`, arguments: { variant } });
-  }
-
-  async function pinsWhen(server: string, ready: (pins: Json) => boolean, what: string): Promise<Json> {
-    return waitFor(async () => {
-      const s = await facade(operator, 'server_status', { name: server });
-      return ready(s.pins) ? s.pins : undefined;
-    }, what);
-  }
-
   before(async () => {
-    root = tempDir('sb-resource-pins-');
-    writeRegistry(root, {
-      'mcp-servers.d/notes.yaml': rugpullServer('notes', 'trust: community\n', ['--resources']),
-      'mcp-servers.d/fixed.yaml': rugpullServer('fixed', 'trust: trusted\npins:\n  resources: strict\n', [
-        '--resources',
-        '--scheme',
-        'fixed',
-      ]),
-      'clients.d/writer.yaml': 'name: writer\nmcp_allow: [read, write]\n',
-    });
-    broker = await startBrokerProcess({ root });
-    operator = await connect(broker.url, broker.token);
-    const conn = await facade(operator, 'client_connection', { name: 'writer' });
-    writer = await connect(broker.url, fs.readFileSync(conn.tokenFile, 'utf8').trim(), 'writer');
-    const before = await facade(operator, 'server_status', { name: 'notes' });
-    await facade(operator, 'approve_server', { name: 'notes', hash: before.approvalHash });
-    await pinsWhen('notes', (p) => p.status === 'pinned', 'notes pinned');
-    await pinsWhen('fixed', (p) => p.status === 'pinned', 'fixed pinned');
+    ({ root, broker, operator, writer } = await pinWorkspace(
+      'sb-resource-pins-',
+      {
+        notes: rugpullServer('notes', 'trust: community\n', ['--resources']),
+        fixed: rugpullServer('fixed', 'trust: trusted\npins:\n  resources: strict\n', [
+          '--resources',
+          '--scheme',
+          'fixed',
+        ]),
+      },
+      ['notes'],
+    ));
   });
 
   after(async () => {
@@ -116,8 +99,13 @@ describe('resource template and resource pins', function () {
   });
 
   it('holds back a changed template and changed resource metadata; a new file is listed', async () => {
-    await rugPull('notes', 'resources-pull');
-    const pins = await pinsWhen('notes', (p) => p.quarantinedResourceTemplates?.length, 'notes templates held');
+    await rugPull(operator, 'notes', 'resources-pull');
+    const pins = await pinsWhen(
+      operator,
+      'notes',
+      (p) => p.quarantinedResourceTemplates?.length,
+      'notes templates held',
+    );
     assert.deepEqual(pins.quarantinedResourceTemplates, ['notes://day/{date}', 'notes://tag/{tag}']);
     assert.deepEqual(pins.quarantinedResources, ['notes://notes/big', 'notes://notes/today']);
     assert.deepEqual(pins.quarantined, []);
@@ -156,8 +144,8 @@ describe('resource template and resource pins', function () {
   });
 
   it('pins.resources: strict holds back a new resource URI too', async () => {
-    await rugPull('fixed', 'resources-pull');
-    const pins = await pinsWhen('fixed', (p) => p.quarantinedResources?.length, 'fixed resources held');
+    await rugPull(operator, 'fixed', 'resources-pull');
+    const pins = await pinsWhen(operator, 'fixed', (p) => p.quarantinedResources?.length, 'fixed resources held');
     assert.deepEqual(pins.quarantinedResources, ['fixed://notes/big', 'fixed://notes/today', 'fixed://notes/tomorrow']);
     const resources = await uris(writer);
     assert.ok(!resources.includes('fixed://notes/tomorrow'), resources.join(', '));
@@ -215,12 +203,17 @@ describe('resource template and resource pins', function () {
   });
 
   it('the accept hash covers the templates: one that changed after the review is not accepted', async () => {
-    await rugPull('notes', 'original');
-    const first = await pinsWhen('notes', (p) => p.quarantinedResourceTemplates?.length, 'back to the original');
+    await rugPull(operator, 'notes', 'original');
+    const first = await pinsWhen(
+      operator,
+      'notes',
+      (p) => p.quarantinedResourceTemplates?.length,
+      'back to the original',
+    );
     const reviewed = await facade(operator, 'tool_changes', { name: 'notes' });
     assert.equal(reviewed.toolsHash, first.toolsHash);
-    await rugPull('notes', 'resources-pull');
-    await pinsWhen('notes', (p) => p.toolsHash !== reviewed.toolsHash, 'the change noticed');
+    await rugPull(operator, 'notes', 'resources-pull');
+    await pinsWhen(operator, 'notes', (p) => p.toolsHash !== reviewed.toolsHash, 'the change noticed');
     const stale = await operator.callTool({
       name: 'switchboard__accept_tool_changes',
       arguments: { name: 'notes', hash: reviewed.toolsHash },
