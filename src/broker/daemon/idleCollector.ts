@@ -28,28 +28,30 @@ export function exposeGc(): void {
 }
 
 /**
- * Every idle collection must be a full one: a burst's garbage sits in the old generation, which only
- * a major collection frees. Two ways to ask V8 for one, and the runtime decides which works:
+ * Every idle collection must be a full one: a burst's garbage that reached the old generation stays
+ * there until a major collection. What to ask V8 for depends on the runtime:
  *
  * - `gc({ type: 'major', execution: 'sync', flavor: 'last-resort' })`: in Node 22/24 a full
- *   collection that compacts and releases pages (a regular major collection left ~34 MB after a
- *   burst, this one ~18 MB). In Node 20.20 (V8 11.3, the broker's runtime) V8's gc extension runs a
- *   *scavenge* for any options object: the old generation's garbage stays (docs/performance.md,
- *   "Memory after bursts, stop 44"). Stops 41-42 read this as a compacting collection; on Node 20
- *   it never was one.
- * - a plain `gc()`: a full collection in every version, and in Node 20 it also flushes the bytecode
- *   of functions not run lately (start-up code mostly: ~3.4 MB of the idle heap, "Memory, stop 41"
- *   and "stop 42"). It must compact: what it frees is spread thinly over many pages that V8's own
- *   choice leaves in place (old space 11.6 MB used in 15.0 committed without
- *   --compact-on-every-full-gc, 12.2 with it), so that flag is on around it, and only around it (on
- *   every collection under load it would cost CPU). Code space stays where it is
- *   (--no-compact-code-space, "Memory, stop 42": stop 41's version, which moved optimized code,
- *   was measured at ~7% more CPU per call afterwards).
+ *   collection that also shrinks the heap (`Mark-Compact (reduce)` in --trace-gc). In Node 20.20
+ *   (V8 11.3, the broker's runtime) V8's gc extension runs a *scavenge* for any options object with
+ *   `execution: 'sync'`: the old generation's garbage stays. Stops 40-42 took it for a compacting
+ *   collection; on Node 20 it never was one (docs/performance.md, "Memory after bursts, stop 44").
+ * - a plain `gc()`: a full collection in every version, which in Node 20 also flushes the bytecode
+ *   of every function not running (what only that code held goes with it: ~3.4 MB of the idle heap
+ *   after start-up, "Memory, stop 41" and "stop 42"). It must compact: what it frees is spread
+ *   thinly over many pages that V8's own choice leaves in place (old space 11.6 MB used in 15.0
+ *   committed without --compact-on-every-full-gc, 12.2 with it), so that flag is on around it, and
+ *   only around it (on every collection under load it would cost CPU). Code space stays where it
+ *   is (--no-compact-code-space, "Memory, stop 42"). Once after start: after every burst it flushes
+ *   the call path's code too, and the next burst ran ~10% more CPU per call recompiling it.
+ * - `gc({ type: 'major', execution: 'async' })`: in Node 20 a full collection (run as a task, right
+ *   after this returns) that flushes nothing: the later collections there, which gave back the same
+ *   V8 heap as the plain one after bursts at no measured CPU cost ("stop 44").
  *
- * The first idle collection runs both (the plain one for the flush), and watches the last-resort
- * one with V8's GC profiler: whether it ran a mark-compact is the fact that decides the later
- * collections, rather than a version number. If it did (Node 22/24), they are last-resort ones; if
- * it was a scavenge (Node 20), they are the plain one with the same flags around it.
+ * The first idle collection runs the plain one and then the last-resort one, watched by V8's GC
+ * profiler: whether that ran a mark-compact is the fact, observed rather than read off a version
+ * number, that decides the later collections. If it did (Node 22/24) they are last-resort ones; if
+ * it was a scavenge (Node 20) they are asynchronous major ones.
  */
 const FLUSH_FLAGS = ['--compact-on-every-full-gc', '--no-compact-code-space'];
 /** V8's defaults again. */
@@ -86,14 +88,14 @@ export function lastResortCollection(
       for (const flag of FLAGS_AFTER) setV8Flag(flag);
     }
   };
-  const plain = (): void => withFlushFlags(() => gc());
+  const asyncMajor = (): void => gc({ type: 'major', execution: 'async' });
   /** Decided by the first collection; until then (or when it threw) the first one runs again. */
   let later: Collect | undefined;
   return () => {
     if (later) return later();
     withFlushFlags(() => {
       gc();
-      later = probe(lastResort) ? lastResort : plain;
+      later = probe(lastResort) ? lastResort : asyncMajor;
     });
   };
 }
