@@ -76,9 +76,11 @@ export function toolChangeLabel(s: ServerStatus): string | undefined {
   if (s.pins?.status !== 'changed') return undefined;
   const n = s.pins.quarantined.length;
   const p = s.pins.quarantinedPrompts?.length ?? 0;
+  const r = (s.pins.quarantinedResourceTemplates?.length ?? 0) + (s.pins.quarantinedResources?.length ?? 0);
   const parts = [
     ...(n ? [`${plural(n, 'tool')} quarantined`] : []),
     ...(p ? [`${plural(p, 'prompt')} quarantined`] : []),
+    ...(r ? [`${plural(r, 'resource')} quarantined`] : []),
     ...(s.pins.instructionsChanged ? ['instructions changed'] : []),
   ];
   return parts.length ? parts.join(', ') : 'tools changed';
@@ -280,9 +282,14 @@ export function serverTooltip(s: ServerStatus): string {
     out.push('', `$(shield) ${escapeMarkdown(why.charAt(0).toUpperCase() + why.slice(1))}.`);
   }
   if (s.pins?.status === 'changed') {
-    const names = [...s.pins.quarantined, ...(s.pins.quarantinedPrompts ?? []).map((p) => `prompt ${p}`)];
+    const names = [
+      ...s.pins.quarantined,
+      ...(s.pins.quarantinedPrompts ?? []).map((p) => `prompt ${p}`),
+      ...(s.pins.quarantinedResourceTemplates ?? []).map((t) => `resource template ${t}`),
+      ...(s.pins.quarantinedResources ?? []).map((r) => `resource ${r}`),
+    ];
     const held = names.length ? `Held back: ${names.join(', ')}. ` : '';
-    const what = 'Its tools or prompts differ from the ones pinned at approval.';
+    const what = 'Its tools, prompts or resources differ from the ones pinned at approval.';
     out.push('', `$(warning) ${what} ${escapeMarkdown(held)}Review Tool Changes…`);
   }
   if (s.scan) {

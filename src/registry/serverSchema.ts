@@ -291,6 +291,21 @@ export const ServerDefSchema = z
           'Hold back tools whose names or descriptions the scanner flags (instructions to the model, hidden text, ' +
           "requests for credentials) like changed tools, until the operator reviews them. Part of the operator's approval.",
       }),
+    pins: z
+      .object({
+        resources: z
+          .enum(['first-use', 'strict'])
+          .optional()
+          .meta({
+            description:
+              'first-use (the default): a resource URI never seen is listed and its name and description recorded; ' +
+              'only a recorded URI whose metadata changed is held back. strict: a new URI is held back too, until ' +
+              "the operator reviews it (for a server whose resources are a fixed set). Part of the operator's approval.",
+          }),
+      })
+      .strict()
+      .optional()
+      .meta({ description: 'How the rug-pull pins treat what the server lists beyond its tools and prompts.' }),
     enabled: z.boolean().default(true).meta({ description: 'Set to false to keep the definition without running it.' }),
     lifecycle: z
       .enum(['eager', 'lazy'])

@@ -103,9 +103,11 @@ export interface ServerView {
 interface BuiltServer {
   view: ServerView;
   signatures: Record<ListKind, string>;
-  /** The tool and prompt lists the gate judged at this build, and what it held back of them. */
+  /** The lists the gate judged at this build, and what it held back of them. */
   gated: readonly Tool[];
   gatedPrompts: readonly Prompt[];
+  gatedResources: readonly Resource[];
+  gatedTemplates: readonly ResourceTemplate[];
   held: HeldBack;
 }
 
@@ -131,16 +133,34 @@ const EMPTY_VIEW: ServerView = Object.freeze({
   resourceTemplates: [],
   exposedTool: () => undefined,
 });
-/** What the gate holds back of a server's lists: tool names and prompt names. */
+/** What the gate holds back of a server's lists: tool and prompt names, uriTemplates, resource URIs. */
 export interface HeldBack {
   tools: ReadonlySet<string>;
   prompts: ReadonlySet<string>;
+  resourceTemplates: ReadonlySet<string>;
+  resources: ReadonlySet<string>;
 }
-/** The tools and prompts of a server to hold back from its lists now (pins.ts: quarantined after a change). */
-export type ToolGate = (server: string, tools: readonly Tool[], prompts: readonly Prompt[]) => HeldBack;
+/** What of a server's lists to hold back now (pins.ts: quarantined after a change). */
+export type ToolGate = (
+  server: string,
+  tools: readonly Tool[],
+  prompts: readonly Prompt[],
+  resources: readonly Resource[],
+  templates: readonly ResourceTemplate[],
+) => HeldBack;
+/** Why a resource read is refused: the server, and the held-back template that alone matched it (if that is why). */
+export interface HeldResource {
+  server: string;
+  template?: string;
+}
 /** The instructions of a server to serve, given what it says now (pins.ts: undefined when held back). */
 export type InstructionsGate = (server: string, instructions: string | undefined) => string | undefined;
-const NOTHING_HELD: HeldBack = Object.freeze({ tools: new Set<string>(), prompts: new Set<string>() });
+const NOTHING_HELD: HeldBack = Object.freeze({
+  tools: new Set<string>(),
+  prompts: new Set<string>(),
+  resourceTemplates: new Set<string>(),
+  resources: new Set<string>(),
+});
 
 const NO_SIGNATURES: Record<ListKind, string> = {
   tools: signature([]),
@@ -166,6 +186,9 @@ export class Catalog {
   private heldRoutes = new Map<string, Route>();
   /** Prompts held back by the gate, the same way. */
   private heldPromptRoutes = new Map<string, Route>();
+  /** Resources and templates held back, for the aggregated endpoint's reads of them (no owner resolves). */
+  private heldResourceRoutes = new Map<string, HeldResource>();
+  private heldTemplateRoutes: { server: string; uriTemplate: string; pattern: RegExp }[] = [];
 
   /** Installs the hook that holds back an upstream's tools (the control plane's pins). */
   setToolGate(gate: ToolGate, instructions?: InstructionsGate): void {
@@ -178,15 +201,41 @@ export class Catalog {
    * against the last build, which may predate the list a lazy start or list_changed just brought:
    * the router asks this again after the server is up, before the call goes on.
    */
-  holds(source: ListedServer, name: string, kind: 'tools' | 'prompts' = 'tools'): boolean {
-    if (source.kind !== 'upstream' || !this.gate) return false;
+  holds(source: ListedServer, name: string, kind: keyof HeldBack = 'tools'): boolean {
+    return this.heldOf(source)?.[kind].has(name) ?? false;
+  }
+
+  private heldOf(source: ListedServer): HeldBack | undefined {
+    if (source.kind !== 'upstream' || !this.gate) return undefined;
     const built = this.servers.get(source.name);
     const input = gateInput(source);
-    const held =
-      built && built.gated === input && built.gatedPrompts === source.prompts
-        ? built.held
-        : this.gate(source.name, input, source.prompts);
-    return held[kind].has(name);
+    const current =
+      built &&
+      built.gated === input &&
+      built.gatedPrompts === source.prompts &&
+      built.gatedResources === source.resources &&
+      built.gatedTemplates === source.resourceTemplates;
+    if (current) return built.held;
+    return this.gate(source.name, input, source.prompts, source.resources, source.resourceTemplates);
+  }
+
+  /**
+   * Why a read of `uri` from `source` is refused, if it is: the URI is a held-back resource, or no
+   * listed resource has it and only held-back templates match it. Judged against the lists as they
+   * are now (as holds()), so a read right after a list_changed is not judged by the last build.
+   */
+  heldResource(source: ListedServer, uri: string): HeldResource | undefined {
+    const held = this.heldOf(source);
+    if (!held || (!held.resources.size && !held.resourceTemplates.size)) return undefined;
+    if (held.resources.has(uri)) return { server: source.name };
+    if (source.resources.some((r) => r.uri === uri)) return undefined;
+    let heldMatch: string | undefined;
+    for (const t of source.resourceTemplates) {
+      if (!templateMatcher(t.uriTemplate).test(uri)) continue;
+      if (!held.resourceTemplates.has(t.uriTemplate)) return undefined;
+      heldMatch ??= t.uriTemplate;
+    }
+    return heldMatch === undefined ? undefined : { server: source.name, template: heldMatch };
   }
 
   /** The instructions an upstream's clients are given: what it says, unless the gate holds them back. */
@@ -211,6 +260,8 @@ export class Catalog {
     const servers = new Map<string, BuiltServer>();
     const heldRoutes = new Map<string, Route>();
     const heldPromptRoutes = new Map<string, Route>();
+    const heldResourceRoutes = new Map<string, HeldResource>();
+    const heldTemplateRoutes: { server: string; uriTemplate: string; pattern: RegExp }[] = [];
 
     for (const source of served) {
       const server = source.name;
@@ -218,7 +269,10 @@ export class Catalog {
       const own: Tool[] = [];
       const exposedOf = new Map<string, string>();
       const input = gateInput(source);
-      const gated = (source.kind === 'upstream' && this.gate?.(server, input, source.prompts)) || NOTHING_HELD;
+      const gated =
+        (source.kind === 'upstream' &&
+          this.gate?.(server, input, source.prompts, source.resources, source.resourceTemplates)) ||
+        NOTHING_HELD;
       const held = gated.tools;
       for (const tool of source.tools) {
         if (!filterByGlobs(tool.name, source.toolFilter?.allow, source.toolFilter?.deny)) continue;
@@ -248,7 +302,13 @@ export class Catalog {
         promptRoutes.set(exposed, { server, name: prompt.name, exposed });
         prompts.push({ ...prompt, name: exposed });
       }
+      const ownResources: Resource[] = [];
       for (const resource of source.resources) {
+        if (gated.resources.has(resource.uri)) {
+          heldResourceRoutes.set(resource.uri, { server });
+          continue;
+        }
+        ownResources.push(resource);
         // URIs stay as the upstream wrote them (clients resolve them); the name carries the server.
         // An app's ui:// page is the exception: ui://<server>/… so two servers' pages never collide.
         const uri = aggregatedUiUri(server, resource.uri);
@@ -256,7 +316,14 @@ export class Catalog {
         resourceRoutes.set(uri, server);
         resources.push({ ...resource, uri, name: namespacedName(server, resource.name) });
       }
+      const ownTemplates: ResourceTemplate[] = [];
       for (const template of source.resourceTemplates) {
+        if (gated.resourceTemplates.has(template.uriTemplate)) {
+          const { uriTemplate } = template;
+          heldTemplateRoutes.push({ server, uriTemplate, pattern: templateMatcher(uriTemplate) });
+          continue;
+        }
+        ownTemplates.push(template);
         templates.push({ ...template, name: namespacedName(server, template.name) });
         templateRoutes.push({ server, pattern: templateMatcher(template.uriTemplate) });
       }
@@ -264,14 +331,19 @@ export class Catalog {
         // The server's own list objects where nothing was filtered out (the endpoint caches by them).
         tools: own.length === source.tools.length ? (source.tools as Tool[]) : own,
         prompts: ownPrompts.length === source.prompts.length ? (source.prompts as Prompt[]) : ownPrompts,
-        resources: source.resources as Resource[],
-        resourceTemplates: source.resourceTemplates as ResourceTemplate[],
+        resources: ownResources.length === source.resources.length ? (source.resources as Resource[]) : ownResources,
+        resourceTemplates:
+          ownTemplates.length === source.resourceTemplates.length
+            ? (source.resourceTemplates as ResourceTemplate[])
+            : ownTemplates,
         exposedTool: (name) => exposedOf.get(name),
       };
       servers.set(server, {
         view,
         gated: input,
         gatedPrompts: source.prompts,
+        gatedResources: source.resources,
+        gatedTemplates: source.resourceTemplates,
         held: gated,
         signatures: {
           // The unfiltered list and the filter: a filtered list is a new array on every rebuild.
@@ -291,6 +363,8 @@ export class Catalog {
     this.servers = servers;
     this.heldRoutes = heldRoutes;
     this.heldPromptRoutes = heldPromptRoutes;
+    this.heldResourceRoutes = heldResourceRoutes;
+    this.heldTemplateRoutes = heldTemplateRoutes;
     // An unchanged kind keeps its list objects, so what the endpoint serialized for them stays valid.
     if (changes.tools.length) {
       this.tools = tools;
@@ -355,6 +429,14 @@ export class Catalog {
 
   listResourceTemplates(): ResourceTemplate[] {
     return this.templates;
+  }
+
+  /** Why no server resolves `uri` on the aggregated endpoint, if the gate holds back what would have. */
+  heldResourceRoute(uri: string): HeldResource | undefined {
+    const held = this.heldResourceRoutes.get(uri);
+    if (held) return held;
+    const template = this.heldTemplateRoutes.find((t) => t.pattern.test(uri));
+    return template && { server: template.server, template: template.uriTemplate };
   }
 
   /** The server that owns a URI: a listed resource first, else the first template that matches. */

@@ -1,5 +1,6 @@
 // What `switchboard lock` and `verify` share: every enabled server of a registry started once, as
-// the broker would launch it, and the digests of the tools it lists (and of its MCP App pages) and of its prompts.
+// the broker would launch it, and the digests of the tools it lists (and of its MCP App pages), of its
+// prompts and of its resource templates.
 import * as path from 'node:path';
 import { RegistryLoader } from '../../registry/loader';
 import type { ServerDef } from '../../registry/schema';
@@ -8,8 +9,11 @@ import { probeServer } from '../supervision/probe';
 import { digestsOf, type ToolDigests } from '../trust/toolDigest';
 import { gateInput } from '../catalog/catalog';
 import { promptDigestsOf } from '../trust/promptPins';
+import { templateDigestsOf } from '../trust/resourcePins';
 
-export type ListedTools = { ok: true; digests: ToolDigests; promptDigests: ToolDigests } | { ok: false; error: string };
+export type ListedTools =
+  | { ok: true; digests: ToolDigests; promptDigests: ToolDigests; templateDigests: ToolDigests }
+  | { ok: false; error: string };
 
 /** Starts each enabled server of the registry once, as the broker would, and digests its tools. */
 export async function listEveryServer(
@@ -29,6 +33,7 @@ export async function listEveryServer(
           ok: true,
           digests: digestsOf(gateInput({ tools: probe.tools, appPages: probe.appPages })),
           promptDigests: promptDigestsOf(probe.prompts).digests,
+          templateDigests: templateDigestsOf(probe.resourceTemplates).digests,
         }
       : { ok: false, error: probe.error ?? 'failed' };
     listed.set(def.name, tools);

@@ -232,7 +232,7 @@ export class ChildStdioTransport implements Transport {
         cancel,
         signal,
         caller: opts.caller,
-        trace: telemetry()?.currentTrace(),
+        trace: opts.trace ?? telemetry()?.currentTrace(),
         timer: new CallTimer(opts.timeoutMs, () => {
           this.endCall(id, call);
           this.cancelUpstream(id, 'timed out');

@@ -3,6 +3,7 @@
 import type { ServerOAuth } from './auth/serverOAuth';
 import type { CallCancel } from '../shared/callCancel';
 import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from '../shared/mcpTypes';
+import type { TraceParent } from '../telemetry/telemetry';
 import type { ServerRequestCaller, ServerRequestHandler } from './serverRequests';
 
 export interface StdioLaunch {
@@ -74,6 +75,11 @@ export interface CallOptions {
   forward?: boolean;
   /** Whose call this is: requests the server sends while it is in flight may be for that caller. */
   caller?: ServerRequestCaller;
+  /**
+   * While telemetry is on: the call's span (the request served, then its CLIENT span), the parent of
+   * a server→client request read from a pipe while the call is in flight.
+   */
+  trace?: TraceParent;
   /** The caller's own log messages (a 2026-07-28 caller that set io.modelcontextprotocol/logLevel). */
   log?: CallLog;
   /**

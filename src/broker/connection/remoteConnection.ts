@@ -134,23 +134,26 @@ export class RemoteConnection extends SdkSession implements UpstreamConnection {
     // Timing out aborts the request: the SDK then tells the server it is cancelled.
     const timedOut = new AbortController();
     const timer = new CallTimer(opts.timeoutMs, () => timedOut.abort(new Error('Request timed out')));
-    const entry = { caller: opts.caller, timer, trace: telemetry()?.currentTrace() };
+    const entry = { caller: opts.caller, timer, trace: opts.trace ?? telemetry()?.currentTrace() };
     this.inFlight.add(entry);
     const signal = opts.signal ? AbortSignal.any([opts.signal, timedOut.signal]) : timedOut.signal;
     const onprogress = opts.onprogress;
     try {
       // In the caller's context: the SDK reads this call's response stream in it (serverRequests.ts).
-      return (await withRelatedCaller(opts.caller, () =>
-        this.client.request({ method, params } as never, AnyResult, {
-          signal,
-          timeout: NO_SDK_TIMEOUT,
-          onprogress: onprogress
-            ? (progress) => {
-                timer.refresh();
-                onprogress(progress);
-              }
-            : undefined,
-        }),
+      return (await withRelatedCaller(
+        opts.caller,
+        () =>
+          this.client.request({ method, params } as never, AnyResult, {
+            signal,
+            timeout: NO_SDK_TIMEOUT,
+            onprogress: onprogress
+              ? (progress) => {
+                  timer.refresh();
+                  onprogress(progress);
+                }
+              : undefined,
+          }),
+        entry.trace,
       )) as JsonObject;
     } catch (err) {
       if (timedOut.signal.aborted && !opts.signal?.aborted) throw new ConnectionError('timeout', 'Request timed out');

@@ -63,14 +63,21 @@ export function oneCallerPerSession(callers: Iterable<ServerRequestCaller | unde
 }
 
 /**
- * The caller of the request being sent in this async context. A Streamable HTTP upstream answers a
- * POST on its own SSE stream, and the SDK reads that stream in the context of the request that
- * opened it: a server→client request read from it is known to belong to that call.
+ * The caller (and, while telemetry is on, the CLIENT span) of the request being sent in this async
+ * context. A Streamable HTTP upstream answers a POST on its own SSE stream, and the SDK reads that
+ * stream in the context of the request that opened it: a server→client request read from it is known
+ * to belong to that call, and so is a sign-in refresh the request needed. Only remote upstreams' calls
+ * run in one (telemetry carries a call's span explicitly, with no AsyncLocalStorage of its own).
  */
-const relatedCaller = new AsyncLocalStorage<ServerRequestCaller>();
+const relatedCall = new AsyncLocalStorage<{ caller?: ServerRequestCaller; trace?: TraceParent }>();
 
-export function withRelatedCaller<T>(caller: ServerRequestCaller | undefined, run: () => T): T {
-  return caller ? relatedCaller.run(caller, run) : run();
+export function withRelatedCaller<T>(caller: ServerRequestCaller | undefined, run: () => T, trace?: TraceParent): T {
+  return caller || trace ? relatedCall.run({ caller, trace }, run) : run();
+}
+
+/** The CLIENT span of the remote request being sent in this async context (a sign-in refresh's parent). */
+export function relatedTrace(): TraceParent | undefined {
+  return relatedCall.getStore()?.trace;
 }
 
 /** A connection's calls in flight, as the routing of server→client requests needs them. */
@@ -97,13 +104,15 @@ export function routeServerRequests(
     if (!SERVER_REQUEST_METHODS.has(request.method) || !answer) {
       throw new McpFailure(ErrorCodes.MethodNotFound, `Method not found: ${request.method.slice(0, 100)}`);
     }
-    const related = relatedCaller.getStore();
+    const related = relatedCall.getStore()?.caller;
     const params = (request.params ?? {}) as JsonObject;
     const asked: ServerRequest = { method: request.method, params, signal: extra.signal };
     const callers = related ? [related] : calls.callers();
-    // Read on its call's stream, the request runs in that call's trace already; from a pipe, the
-    // one session's call in flight is its parent (none when several sessions could be).
-    if (!related && telemetry()) asked.trace = (callers.length === 1 && calls.traceOf?.(callers[0])) || null;
+    // Read on its call's stream, the request's parent is that call's span; from a pipe, the one
+    // session's call in flight is its parent (none when several sessions could be).
+    if (telemetry()) {
+      asked.trace = related ? relatedTrace() : (callers.length === 1 && calls.traceOf?.(callers[0])) || null;
+    }
     const release = calls.hold(callers);
     try {
       return (await answer(asked, callers)) as never;

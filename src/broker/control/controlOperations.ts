@@ -312,12 +312,15 @@ export class ControlOperations {
     if (caller.operator || !this.pins) return result;
     // What the pins hold back from the running server is held back from an agent's probe too: a
     // fresh process lists the changed definitions as much as the running one.
-    const held = this.pins.heldOf(parsed.data.name, result.tools, result.prompts);
-    if (!held.tools.size && !held.prompts.size) return result;
+    const lists = { resources: result.resources, templates: result.resourceTemplates };
+    const held = this.pins.heldOf(parsed.data.name, result.tools, result.prompts, lists);
+    if (!held.tools.size && !held.prompts.size && !held.resources.size && !held.resourceTemplates.size) return result;
     return {
       ...result,
       tools: result.tools.filter((t) => !held.tools.has(t.name)),
       prompts: result.prompts.filter((p) => !held.prompts.has(p.name)),
+      resources: result.resources.filter((r) => !held.resources.has(r.uri)),
+      resourceTemplates: result.resourceTemplates.filter((t) => !held.resourceTemplates.has(t.uriTemplate)),
       heldBack: [...held.tools].sort(),
       ...(held.prompts.size ? { heldBackPrompts: [...held.prompts].sort() } : {}),
     };

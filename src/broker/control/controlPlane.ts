@@ -63,12 +63,12 @@ export class ControlPlane implements Governance {
       broker.root,
     ));
     this.pins = new Pins(pinStore, broker.root, (name) => broker.snapshot?.servers.get(name), broker.opts.log);
-    // A running server's instructions are pinned with its tools and prompts (the first live start gives them).
+    // A running server's instructions are pinned with its tools, prompts and resources (the first live start gives them).
     broker.catalog.setToolGate(
-      (server, tools, prompts) => {
+      (server, tools, prompts, resources, templates) => {
         const upstream = broker.upstream(server);
         const live = upstream?.state === 'running' ? { instructions: upstream.instructions } : undefined;
-        return this.pins.gate(server, tools, live, prompts);
+        return this.pins.gate(server, tools, live, prompts, { resources, templates });
       },
       (server, instructions) => this.pins.instructions(server, instructions),
     );

@@ -76,6 +76,7 @@ interface PendingPost {
  */
 class DirectExtra implements RequestExtra {
   caller?: RequestExtra['caller'];
+  trace?: RequestExtra['trace'];
   constructor(
     readonly cancel: CallCancel,
     readonly progressToken: string | number | undefined,

@@ -335,6 +335,7 @@ export class StatelessEndpoint {
  */
 class StatelessExtra implements RequestExtra {
   caller?: RequestExtra['caller'];
+  trace?: RequestExtra['trace'];
   log?: RequestExtra['log'];
   passThrough?: RequestExtra['passThrough'];
   constructor(

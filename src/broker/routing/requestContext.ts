@@ -4,6 +4,7 @@
 import type { CacheHints, CallLog, InputPassThrough, ListKey } from '../connection/connection';
 import type { ServerRequestCaller } from '../connection/serverRequests';
 import type { CallCancel } from '../shared/callCancel';
+import type { TraceParent } from '../telemetry/telemetry';
 import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from '../shared/mcpTypes';
 
 export interface Identity {
@@ -37,6 +38,11 @@ export interface RequestExtra {
   passThrough?: InputPassThrough;
   /** The request's params._meta: telemetry reads its trace context (traceparent, tracestate) from it. */
   meta?: JsonObject;
+  /**
+   * While telemetry is on: the request's SERVER span (set by telemetry/tracedRouter.ts), passed down
+   * explicitly as the parent of its upstream request and the trace id of its audit entry.
+   */
+  trace?: TraceParent;
 }
 
 /** What the endpoint serves; BrokerRouter (router.ts) implements it over the catalog and served servers. */

@@ -18,6 +18,7 @@ import type { CacheHints, ListKey } from '../connection/connection';
 import type { RequestExtra, Router, SessionContext } from './requestContext';
 import { reviewCommand, toolQuarantined } from '../trust/pins';
 import { getPinnedPrompt, promptNotListed } from './pinnedPrompts';
+import { completesHeldTemplate, readPinnedResource, resourceNotListed } from './pinnedResources';
 import { appOnlyTool, type CallOrigin } from '../catalog/apps/appCalls';
 import { isUiUri } from '../catalog/apps/appMeta';
 import { contentsDigest, pageHeld, parsedResult, judgedRead, withAggregatedContents } from '../catalog/apps/appPages';
@@ -25,7 +26,8 @@ import { noCompletions, noSuchServer, type ServedCall, type ServedServer } from 
 import { AggregatedScope, ServerScope, type SessionScope } from './sessionScope';
 import { TaskRoutes, type TaskCaller } from './taskRoutes';
 import { OversizedResults } from './oversizedResults';
-import { traceIdEntry } from '../telemetry/telemetry';
+import { traceIdOf } from '../telemetry/telemetry';
+import { noteCallFailed, noteResultCut } from './callNotes';
 
 const AGGREGATED_INSTRUCTIONS =
   'MCP Switchboard: tools, prompts and resources of every server in this workspace, named <server>__<name>. ' +
@@ -199,7 +201,7 @@ export class BrokerRouter implements Router {
         () => extra.signal,
       );
       release = guard instanceof Promise ? await guard : guard;
-      const starting = server.ensureStarted?.();
+      const starting = server.ensureStarted?.(extra.trace);
       if (starting) await starting;
       // The name was resolved against the last catalog build; a lazy start (or a list_changed) may
       // have brought a list since whose tool is held back: judged again now, before the call goes on.
@@ -217,13 +219,16 @@ export class BrokerRouter implements Router {
       release?.();
       // A tool that answered with an error result ran, but did not do what was asked: say so.
       if (result.isError === true) entry.isError = true;
-      this.record(entry, started);
+      this.record(entry, started, undefined, extra);
       // Guardrails: a result over the client's limit becomes its head, a note and a link to the rest.
       if (task || server.kind !== 'upstream') return result;
-      return this.oversized.fit(resultsKey(ctx), this.deps.access.resultLimit(ctx.identity), result);
+      const fitted = this.oversized.fit(resultsKey(ctx), this.deps.access.resultLimit(ctx.identity), result);
+      if (fitted !== result) noteResultCut(server, route.name, ctx.identity.client, extra);
+      return fitted;
     } catch (err) {
       release?.();
-      this.record(entry, started, err);
+      this.record(entry, started, err, extra);
+      if (server.kind === 'upstream') noteCallFailed(server, route.name, err, extra);
       throw err;
     }
   }
@@ -337,7 +342,15 @@ export class BrokerRouter implements Router {
     const server = this.target(owner);
     const own = scope.upstreamUri(uri);
     if (isUiUri(own) && server.kind === 'upstream') return this.readAppPage(ctx, scope, server, own, extra);
-    return this.forward(server, (target) => target.readResource(own, this.call(ctx, extra)));
+    return this.forward(server, (target) =>
+      readPinnedResource(
+        this.deps.catalog,
+        () => this.deps.settleCatalog(),
+        target,
+        own,
+        () => target.readResource(own, this.call(ctx, extra)),
+      ),
+    );
   }
 
   /**
@@ -406,6 +419,7 @@ export class BrokerRouter implements Router {
     // A prompt the pins hold back offers no completions either (its arguments are part of what changed).
     const prompt = ref?.type === 'ref/prompt' ? (forwarded.ref as { name?: string }).name : undefined;
     if (prompt !== undefined && this.deps.catalog.holds(server, prompt, 'prompts')) return noCompletions();
+    if (completesHeldTemplate(this.deps.catalog, server, ref)) return noCompletions();
     return server.complete(forwarded, this.call(ctx, extra));
   }
 
@@ -484,7 +498,7 @@ export class BrokerRouter implements Router {
 
   private resourceOwner(ctx: SessionContext, uri: string): string {
     const owner = this.scopeOf(ctx).resolveResource(uri);
-    if (owner === undefined) throw new McpFailure(-32002, `Resource not found: no server offers ${uri}`);
+    if (owner === undefined) throw resourceNotListed(this.deps.catalog, uri);
     return owner;
   }
 
@@ -527,7 +541,7 @@ export class BrokerRouter implements Router {
    * Audits a call: `entry` is that call's own, made with its client and operator first, and is
    * completed in place (the per-call path: a copy with spreads took V8's slow path on every call).
    */
-  private record(entry: JsonObject, started: number, error?: unknown): void {
+  private record(entry: JsonObject, started: number, error?: unknown, extra?: RequestExtra): void {
     entry.ms = Math.round((performance.now() - started) * 100) / 100;
     entry.outcome = error ? 'error' : 'ok';
     if (error) {
@@ -535,7 +549,7 @@ export class BrokerRouter implements Router {
       const code = (error as { code?: unknown }).code;
       if (typeof code === 'number') entry.code = code;
     }
-    const trace = traceIdEntry().traceId;
+    const trace = traceIdOf(extra?.trace);
     if (trace) entry.traceId = trace;
     this.deps.audit(entry);
   }

@@ -10,6 +10,7 @@ import {
   type Tool,
 } from '../shared/mcpTypes';
 import type { ListedServer } from '../catalog/catalog';
+import type { TraceParent } from '../telemetry/telemetry';
 import type { CacheHints, ListKey } from '../connection/connection';
 import type { Identity, RequestExtra } from './requestContext';
 import type { CallOrigin } from '../catalog/apps/appCalls';
@@ -41,8 +42,10 @@ export interface ServedServer extends ListedServer {
   readonly toolFilter?: { allow?: readonly string[]; deny?: readonly string[] };
   readonly instructions?: string;
   unavailable(): McpFailure;
+  /** Writes a line about one of its calls in its own log (callNotes.ts); the broker's facade has none. */
+  note?(line: string): void;
   /** Brings a lazy or starting server up before a request goes on; undefined when it is up (or absent). */
-  ensureStarted?(): Promise<void> | undefined;
+  ensureStarted?(trace?: TraceParent): Promise<void> | undefined;
   callTool(name: string, args: JsonObject, meta: JsonObject | undefined, call: ServedCall): Promise<JsonObject>;
   getPrompt(name: string, args: Record<string, string>, call: ServedCall): Promise<JsonObject>;
   readResource(uri: string, call: ServedCall): Promise<JsonObject>;

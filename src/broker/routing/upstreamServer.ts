@@ -13,6 +13,7 @@ import type { CacheHints, CallLog, CallOptions, ListKey } from '../connection/co
 import type { Redactor } from '../trust/redact';
 import { redactParams, redactResult } from '../trust/resultRedaction';
 import type { Upstream } from '../supervision/upstream';
+import { withTraceId, type TraceParent } from '../telemetry/telemetry';
 import type { RequestExtra } from './requestContext';
 import { noCompletions, type ServedCall, type ServedServer, type TaskEvents } from './servedServer';
 import { declaresToolTasks, routableTools } from './taskRoutes';
@@ -35,11 +36,11 @@ function progressOptions(extra: RequestExtra, upstream: Upstream, forward?: bool
         ? (p: Parameters<typeof send>[0]) => send(redactParams(p, secrets))
         : send;
   // The caller: requests the upstream sends while handling this may be for it (serverRequestDispatch.ts).
-  const { caller, passThrough, cancel } = extra;
+  const { caller, passThrough, cancel, trace } = extra;
   const log = extra.log && secrets ? redactedLog(extra.log, secrets) : extra.log;
   // The cancellation as it came: a CallCancel is passed without making its AbortSignal (callCancel.ts).
-  if (cancel) return { cancel, onprogress, caller, log, passThrough, forward };
-  return { signal: extra.signal, onprogress, caller, log, passThrough, forward };
+  if (cancel) return { cancel, onprogress, caller, log, passThrough, forward, trace };
+  return { signal: extra.signal, onprogress, caller, log, passThrough, forward, trace };
 }
 
 function redactedLog(log: CallLog, secrets: Redactor): CallLog {
@@ -119,8 +120,12 @@ export class UpstreamServer implements ServedServer {
     return this.upstream.unavailable();
   }
 
-  ensureStarted(): Promise<void> | undefined {
-    return this.upstream.ensureStarted();
+  note(line: string): void {
+    this.upstream.logs.push(line);
+  }
+
+  ensureStarted(trace?: TraceParent): Promise<void> | undefined {
+    return this.upstream.ensureStarted(trace);
   }
 
   callTool(name: string, args: JsonObject, meta: JsonObject | undefined, call: ServedCall): Promise<JsonObject> {
@@ -131,19 +136,26 @@ export class UpstreamServer implements ServedServer {
     this.refuseStaleState(call.extra);
     // A CreateTaskResult is read (its task id is mapped), so it must not come back as raw bytes.
     const answer = this.upstream.request('tools/call', params, progressOptions(call.extra, this.upstream, !call.task));
-    return this.redacted(answer);
+    return this.redacted(answer, call.extra.trace);
   }
 
-  /** What the upstream answers, its secret values replaced (guardrails: resultRedaction.ts); as it is without any. */
-  private redacted(answer: Promise<JsonObject>): Promise<JsonObject> {
+  /**
+   * What the upstream answers, its secret values replaced (guardrails: resultRedaction.ts); as it is
+   * without any. The line saying so is written after the answer came: it is given the request's trace.
+   */
+  private redacted(answer: Promise<JsonObject>, trace: TraceParent | undefined): Promise<JsonObject> {
     const secrets = this.upstream.resultRedactor;
     if (!secrets) return answer;
-    const note = (n: number) => this.upstream.logs.push(`redacted its secret values from ${n} string(s) of a result`);
+    const note = (n: number) =>
+      this.upstream.logs.push(withTraceId(`redacted its secret values from ${n} string(s) of a result`, trace));
     return answer.then((result) => redactResult(result, secrets, note));
   }
 
   taskRequest(method: string, params: JsonObject, call: ServedCall): Promise<JsonObject> {
-    return this.redacted(this.upstream.request(method, params, progressOptions(call.extra, this.upstream)));
+    return this.redacted(
+      this.upstream.request(method, params, progressOptions(call.extra, this.upstream)),
+      call.extra.trace,
+    );
   }
 
   onTaskEvents(events: TaskEvents): void {
@@ -159,13 +171,14 @@ export class UpstreamServer implements ServedServer {
   getPrompt(name: string, args: Record<string, string>, call: ServedCall): Promise<JsonObject> {
     this.refuseStaleState(call.extra);
     const options = progressOptions(call.extra, this.upstream);
-    return this.redacted(this.upstream.request('prompts/get', { name, arguments: args }, options));
+    return this.redacted(this.upstream.request('prompts/get', { name, arguments: args }, options), call.extra.trace);
   }
 
   readResource(uri: string, call: ServedCall): Promise<JsonObject> {
     this.refuseStaleState(call.extra);
     return this.redacted(
       this.upstream.request('resources/read', { uri }, progressOptions(call.extra, this.upstream, true)),
+      call.extra.trace,
     );
   }
 

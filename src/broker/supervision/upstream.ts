@@ -77,8 +77,8 @@ const HOUR_MS = 3_600_000;
  * slow path on every call. `satisfies` makes a new CallOptions field a compile error here until copied.
  */
 function withTimeout(opts: Omit<CallOptions, 'timeoutMs'>, timeoutMs: number): CallOptions {
-  const { signal, cancel, onprogress, forward, caller, log, passThrough } = opts;
-  return { signal, cancel, onprogress, forward, caller, log, passThrough, timeoutMs } satisfies Record<
+  const { signal, cancel, onprogress, forward, caller, log, passThrough, trace } = opts;
+  return { signal, cancel, onprogress, forward, caller, log, passThrough, trace, timeoutMs } satisfies Record<
     keyof CallOptions,
     unknown
   >;
@@ -253,13 +253,13 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
    * Brings the server up for a request: an idle lazy server is started, and a start in progress
    * is waited for (bounded by its startup timeout). Anything else is left for request() to explain.
    */
-  ensureStarted(): Promise<void> | undefined {
+  ensureStarted(trace?: TraceParent): Promise<void> | undefined {
     const traced = telemetry();
     if (this.state === 'idle') {
       this.demanded = true;
       // The server outlives the request that woke it: its process is not part of that request's
       // trace; only its launch is (a span, child of the request).
-      this.launchCause = traced?.currentTrace();
+      this.launchCause = trace ?? traced?.currentTrace();
       if (traced) traced.untraced(() => this.start());
       else this.start();
     }
@@ -273,7 +273,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
         `Server '${this.name}' could not be started for this request (${this.redactText(err.message)}).`,
       );
     });
-    return traced ? traced.waitedForStart(this.name, started) : started;
+    return traced ? traced.waitedForStart(this.name, started, trace) : started;
   }
 
   /** Puts the upstream in a state where it must not run (disabled, awaiting approval, blocked). */
@@ -614,8 +614,13 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
   request(method: string, params: JsonObject, opts: Omit<CallOptions, 'timeoutMs'>): Promise<JsonObject> {
     const traced = telemetry();
     if (!traced) return this.forward(method, params, opts);
-    const about = { server: this.name, method, protocol: this.protocol, trust: this.def.trust };
-    return traced.upstream(about, params, (sent) => this.forward(method, sent, opts));
+    const about = { server: this.name, method, protocol: this.protocol, trust: this.def.trust, parent: opts.trace };
+    return traced.upstream(about, params, (sent, span) => {
+      // The CLIENT span is the parent of server→client requests read while the call is in flight.
+      // opts is this call's own (upstreamServer.ts makes it per call): set in place, no copy.
+      opts.trace = span;
+      return this.forward(method, sent, opts);
+    });
   }
 
   private forward(method: string, params: JsonObject, opts: Omit<CallOptions, 'timeoutMs'>): Promise<JsonObject> {

@@ -15,7 +15,12 @@ export interface AttributeSet {
   readonly attributes: Attributes;
   /** The metric's attributes of a failure, per error.type, made on first use. */
   readonly failed: Map<string, Attributes>;
+  /** The span's attributes with mcp.session.id, per session, made on the session's first request. */
+  readonly sessions: Map<string, Attributes>;
 }
+
+/** Sessions whose span attributes one set keeps at most; past it that set's start over. */
+const MAX_SESSIONS_PER_SET = 32;
 
 /** The name a request acts on, for the span's name and gen_ai.tool.name / gen_ai.prompt.name. */
 function targetAttributes(method: string, target: string | undefined): Attributes {
@@ -30,25 +35,33 @@ function orNone(value: string | undefined): string {
   return value === undefined ? '\u0001' : value;
 }
 
+/** One level of the sets' lookup: a key part to the next level, the last level's to its set. */
+type Level = Map<string, Level | AttributeSet>;
+
 /**
  * The attribute sets seen so far. `target` is the tool or prompt name, or the resource URI: a URI
- * names the span's mcp.resource.uri (set per call) but neither its name nor the cached set.
+ * names the span's mcp.resource.uri (set per call) but neither its name nor the cached set. Found
+ * through one Map per key part, not one Map keyed by the parts joined: joining made a ~80-character
+ * string per request (~350 bytes to allocate and a hash to compute, twice per call; stop 44).
  */
 export class AttributeSets {
-  private readonly sets = new Map<string, AttributeSet>();
+  private servedSets: Level = new Map();
+  private upstreamSets: Level = new Map();
+  private count = 0;
 
   /** Sets kept now (at most MAX_SETS). */
   get size(): number {
-    return this.sets.size;
+    return this.count;
   }
 
   /** A request the broker serves: method, target, client and (per-server endpoint) server. */
   served(method: string, target: string | undefined, client: string, endpointServer: string | undefined): AttributeSet {
     const named = method === 'resources/read' ? undefined : target;
-    const key = `s\u0000${method}\u0000${orNone(named)}\u0000${client}\u0000${orNone(endpointServer)}`;
+    const leaf = level(level(level(this.servedSets, method), orNone(named)), client);
+    const key = orNone(endpointServer);
     return (
-      this.sets.get(key) ??
-      this.remember(key, method, named, {
+      (leaf.get(key) as AttributeSet | undefined) ??
+      this.remember(leaf, key, method, named, {
         'mcp.method.name': method,
         ...targetAttributes(method, named),
         'switchboard.client': client,
@@ -66,10 +79,11 @@ export class AttributeSets {
     trust: string | undefined,
   ): AttributeSet {
     const named = method === 'resources/read' ? undefined : target;
-    const key = `u\u0000${method}\u0000${orNone(named)}\u0000${server}\u0000${protocol ?? ''}\u0000${trust ?? ''}`;
+    const leaf = level(level(level(level(this.upstreamSets, method), orNone(named)), server), protocol ?? '');
+    const key = trust ?? '';
     return (
-      this.sets.get(key) ??
-      this.remember(key, method, named, {
+      (leaf.get(key) as AttributeSet | undefined) ??
+      this.remember(leaf, key, method, named, {
         'mcp.method.name': method,
         ...targetAttributes(method, named),
         'switchboard.server': server,
@@ -79,16 +93,37 @@ export class AttributeSets {
     );
   }
 
-  private remember(key: string, method: string, named: string | undefined, attributes: Attributes): AttributeSet {
-    if (this.sets.size >= MAX_SETS) this.sets.clear();
+  private remember(
+    leaf: Level,
+    key: string,
+    method: string,
+    named: string | undefined,
+    attributes: Attributes,
+  ): AttributeSet {
+    // Past the bound the lookup starts over (this set still goes in the level it was looked up in,
+    // which is no longer reachable: used for this request only).
+    if (this.count >= MAX_SETS) {
+      this.servedSets = new Map();
+      this.upstreamSets = new Map();
+      this.count = 0;
+    }
     const set: AttributeSet = {
       name: named !== undefined ? `${method} ${named}` : method,
       attributes: Object.freeze(attributes),
       failed: new Map(),
+      sessions: new Map(),
     };
-    this.sets.set(key, set);
+    leaf.set(key, set);
+    this.count++;
     return set;
   }
+}
+
+/** The next level under `part`, made on first use. */
+function level(from: Level, part: string): Level {
+  let next = from.get(part) as Level | undefined;
+  if (next === undefined) from.set(part, (next = new Map()));
+  return next;
 }
 
 /** The metric's attributes of one request: its set's, with error.type when it failed. */
@@ -97,4 +132,20 @@ export function metricAttributes(set: AttributeSet, errorType: string | undefine
   let failed = set.failed.get(errorType);
   if (!failed) set.failed.set(errorType, (failed = Object.freeze({ ...set.attributes, 'error.type': errorType })));
   return failed;
+}
+
+/**
+ * A served request's span attributes: its set's with its session's mcp.session.id, one frozen object
+ * per session and kind of request, shared by the session's spans. Not per call: a span then carries
+ * no object of its own for it, and the exporter reads a shared object instead of a merge (the session
+ * id is on spans only, never on a metric: its cardinality).
+ */
+export function sessionAttributes(set: AttributeSet, sessionId: string): Attributes {
+  let attributes = set.sessions.get(sessionId);
+  if (attributes === undefined) {
+    if (set.sessions.size >= MAX_SESSIONS_PER_SET) set.sessions.clear();
+    attributes = Object.freeze({ ...set.attributes, 'mcp.session.id': sessionId });
+    set.sessions.set(sessionId, attributes);
+  }
+  return attributes;
 }

@@ -2,7 +2,6 @@
 // requires it; the build bundles it apart as dist/telemetry-sdk.js). Spans and metrics follow the
 // OpenTelemetry semantic conventions for MCP; arguments, results, error messages and tokens are
 // never put on a span or a metric (a test searches everything exported for canaries).
-import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   ROOT_CONTEXT,
   SpanKind,
@@ -36,9 +35,14 @@ import { prometheusText } from './prometheusText';
 import type { OtlpTarget, TelemetrySettings } from './settings';
 import type { BrokerGauges, ServedRequest, SpanAbout, Telemetry, TraceParent, UpstreamRequest } from './types';
 import { observeGauges } from './gauges';
-import { AttributeSets, metricAttributes, type AttributeSet } from './attributeSets';
+import { AttributeSets, metricAttributes, sessionAttributes, type AttributeSet } from './attributeSets';
 import { installAttributeHash } from './attributeHash';
 import { SpanRecorder, injectTraceContext, remoteParent, type RecordedSpan, type SpanParent } from './spanRecorder';
+
+// The span kinds read once: an imported binding of the bundled API is a getter (two, with the API's
+// own) on every read, seen in the per-call CPU profile (stop 44).
+const SERVER = SpanKind.SERVER;
+const CLIENT = SpanKind.CLIENT;
 
 /** The MCP conventions' recommended buckets for operation durations, in seconds. */
 const DURATION_BUCKETS = [0.01, 0.02, 0.05, 0.1, 0.2, 0.5, 1, 2, 5, 10, 30, 60, 120, 300];
@@ -123,8 +127,14 @@ function isThenable<T>(value: T): value is T & PromiseLike<Awaited<T>> {
 }
 
 class OtelTelemetry implements Telemetry {
-  /** The span of the request running now: the parent of the spans it causes, the trace id of its log lines. */
-  private readonly context = new AsyncLocalStorage<SpanParent>();
+  /**
+   * The span whose synchronous part is running now (serve's, upstream's and span()'s run, until
+   * their first await). No AsyncLocalStorage: in Node 20 an AsyncLocalStorage's first run() turns on
+   * promise hooks for the whole process (~10–20 µs per call in the broker, docs/performance.md), and
+   * one launch span at start-up would do it. A call's span travels explicitly instead
+   * (RequestExtra.trace, CallOptions.trace).
+   */
+  private current: SpanParent | undefined;
   private readonly propagator = new W3CTraceContextPropagator();
   private readonly meterProvider: MeterProvider;
   private readonly spans: SpanRecorder;
@@ -181,26 +191,32 @@ class OtelTelemetry implements Telemetry {
     return remoteParent(trace.getSpanContext(this.propagator.extract(ROOT_CONTEXT, meta, defaultTextMapGetter)));
   }
 
-  serve<T>(request: ServedRequest, run: () => T): T {
+  serve<T>(request: ServedRequest, run: (trace: TraceParent) => T): T {
     const parent = this.callerParent(request.meta);
     const set = this.attributeSets.served(request.method, request.target, request.client, request.endpointServer);
-    const span = this.spans.start(set.name, SpanKind.SERVER, set.attributes, parent);
-    // Per call, so on the span only: neither a metric's attribute nor a cached set's.
-    if (request.sessionId) span.setAttribute('mcp.session.id', request.sessionId);
+    // The session id is on the span only, never a metric's attribute (sessionAttributes: one per session).
+    const attributes = request.sessionId ? sessionAttributes(set, request.sessionId) : set.attributes;
+    const span = this.spans.start(set.name, SERVER, attributes, parent);
     if (request.method === 'resources/read' && request.target !== undefined)
       span.setAttribute('mcp.resource.uri', request.target);
     let result: T;
+    const outer = this.current;
+    this.current = span;
     try {
-      result = this.context.run(span, run);
+      result = run(span as unknown as TraceParent);
     } catch (error) {
       this.finish(span, this.serverDuration, set, error, undefined);
       throw error;
+    } finally {
+      this.current = outer;
     }
     if (!isThenable(result)) {
       this.finish(span, this.serverDuration, set, undefined, result);
       return result;
     }
-    return Promise.resolve(result).then(
+    // A native promise (the router's async methods) is followed directly: no promise of our own around it.
+    const settled = result instanceof Promise ? (result as Promise<unknown>) : Promise.resolve(result);
+    return settled.then(
       (value) => {
         this.finish(span, this.serverDuration, set, undefined, value);
         return value;
@@ -215,20 +231,31 @@ class OtelTelemetry implements Telemetry {
   async upstream(
     request: UpstreamRequest,
     params: JsonObject,
-    run: (params: JsonObject) => Promise<JsonObject>,
+    run: (params: JsonObject, trace: TraceParent) => Promise<JsonObject>,
   ): Promise<JsonObject> {
-    const parent = this.context.getStore();
+    const parent = (request.parent as SpanParent | undefined) ?? this.running();
     const target =
       typeof params.name === 'string' ? params.name : typeof params.uri === 'string' ? params.uri : undefined;
     const set = this.attributeSets.upstream(request.method, target, request.server, request.protocol, request.trust);
-    const span = this.spans.start(set.name, SpanKind.CLIENT, set.attributes, parent);
+    const span = this.spans.start(set.name, CLIENT, set.attributes, parent);
     if (request.method === 'resources/read' && target !== undefined) span.setAttribute('mcp.resource.uri', target);
     // The upstream hears this span as its parent, in _meta as the conventions say; the caller's own
     // traceparent (the parent of the broker's SERVER span) is replaced, not passed through.
     const meta = withoutTraceContext(params._meta as JsonObject | undefined);
     injectTraceContext(span.spanContext(), meta);
+    // The span is the one running until run's first await; written out, not runAs: no closure per call.
+    const outer = this.current;
+    this.current = span;
+    let sending: Promise<JsonObject>;
     try {
-      const result = await this.context.run(span, () => run({ ...params, _meta: meta }));
+      sending = run({ ...params, _meta: meta }, span as unknown as TraceParent);
+    } catch (error) {
+      sending = Promise.reject(error);
+    } finally {
+      this.current = outer;
+    }
+    try {
+      const result = await sending;
       const failed = this.finish(span, this.clientDuration, set, undefined, result);
       this.live.record(request.server, span.endedAt - span.startedAt, failed);
       return result;
@@ -256,9 +283,26 @@ class OtelTelemetry implements Telemetry {
     return type !== undefined;
   }
 
-  waitedForStart(server: string, started: Promise<void>): Promise<void> {
+  /** The parent of a span started now: the span whose synchronous part is running, if any. */
+  private running(): SpanParent | undefined {
+    return this.current;
+  }
+
+  /** Runs the synchronous part of `run` with `span` as the one running now. */
+  private runAs<T>(span: SpanParent, run: () => T): T {
+    const outer = this.current;
+    this.current = span;
+    try {
+      return run();
+    } finally {
+      this.current = outer;
+    }
+  }
+
+  waitedForStart(server: string, started: Promise<void>, parent?: TraceParent): Promise<void> {
     const attributes: Attributes = { 'switchboard.server': server };
-    const span = this.spans.start(`start ${server}`, SpanKind.INTERNAL, attributes, this.context.getStore());
+    const cause = (parent as SpanParent | undefined) ?? this.running();
+    const span = this.spans.start(`start ${server}`, SpanKind.INTERNAL, attributes, cause);
     return started.then(
       () => void span.end(),
       (error: unknown) => {
@@ -270,17 +314,16 @@ class OtelTelemetry implements Telemetry {
   }
 
   currentTrace(): TraceParent | undefined {
-    return this.context.getStore() as TraceParent | undefined;
+    return this.running() as TraceParent | undefined;
   }
 
   async span<T>(about: SpanAbout, run: (note: (attributes: Record<string, string>) => void) => Promise<T>): Promise<T> {
-    const parent =
-      about.parent === null ? undefined : ((about.parent as SpanParent | undefined) ?? this.context.getStore());
+    const parent = about.parent === null ? undefined : ((about.parent as SpanParent | undefined) ?? this.running());
     const kind = { internal: SpanKind.INTERNAL, server: SpanKind.SERVER, client: SpanKind.CLIENT }[about.kind];
     // A copy: the caller's object is its own, and spans keep their attributes until exported.
     const span = this.spans.start(about.name, kind, { ...about.attributes }, parent);
     try {
-      const result = await this.context.run(span, () => run((attributes) => span.setAttributes(attributes)));
+      const result = await this.runAs(span, () => run((attributes) => span.setAttributes(attributes)));
       span.end();
       return result;
     } catch (error) {
@@ -291,7 +334,13 @@ class OtelTelemetry implements Telemetry {
   }
 
   untraced<T>(fn: () => T): T {
-    return this.context.exit(fn);
+    const outer = this.current;
+    this.current = undefined;
+    try {
+      return fn();
+    } finally {
+      this.current = outer;
+    }
   }
 
   sessionEnded(session: { client: string; endpointServer?: string }, seconds: number): void {
@@ -300,8 +349,8 @@ class OtelTelemetry implements Telemetry {
     this.sessionDuration.record(seconds, attributes);
   }
 
-  traceId(): string | undefined {
-    return this.context.getStore()?.spanContext().traceId;
+  traceId(trace?: TraceParent): string | undefined {
+    return ((trace as SpanParent | undefined) ?? this.running())?.spanContext().traceId;
   }
 
   observe(gauges: () => BrokerGauges): void {

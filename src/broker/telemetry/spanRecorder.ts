@@ -43,6 +43,8 @@ const NO_EVENTS: TimedEvent[] = Object.freeze([]) as unknown as TimedEvent[];
 const NO_LINKS: Link[] = Object.freeze([]) as unknown as Link[];
 const UNSET: SpanStatus = Object.freeze({ code: SpanStatusCode.UNSET });
 const FAILED: SpanStatus = Object.freeze({ code: SpanStatusCode.ERROR });
+/** Read once: an imported binding of the bundled API is a getter on every read (stop 44). */
+const SAMPLED = TraceFlags.SAMPLED;
 
 /** Random bytes drawn 4 KB at a time: one randomFillSync per ~170 spans instead of one per id. */
 class IdPool {
@@ -90,6 +92,10 @@ export class RecordedSpan implements ReadableSpan, SpanParent, SpanContext {
   endedAt = -1;
   /** Per-span attributes set after the start (session id, resource URI, error.type, who answered). */
   private extra: Attributes | undefined;
+  /** What the exporter reads, made on its first read of an ended span (it reads each twice). */
+  private exported: Attributes | undefined;
+  private startHr: HrTime | undefined;
+  private endHr: HrTime | undefined;
 
   constructor(
     private readonly recorder: SpanRecorder,
@@ -131,15 +137,20 @@ export class RecordedSpan implements ReadableSpan, SpanParent, SpanContext {
   }
 
   get attributes(): Attributes {
-    return this.extra ? { ...this.base, ...this.extra } : this.base;
+    if (!this.extra) return this.base;
+    // The OTLP encoder reads a span twice (its size, then its bytes): one merge, kept once ended.
+    if (this.endedAt < 0) return { ...this.base, ...this.extra };
+    return (this.exported ??= { ...this.base, ...this.extra });
   }
 
   get startTime(): HrTime {
-    return hrTime(this.startedAt);
+    if (this.endedAt < 0) return hrTime(this.startedAt);
+    return (this.startHr ??= hrTime(this.startedAt));
   }
 
   get endTime(): HrTime {
-    return hrTime(this.endedAt < 0 ? this.startedAt : this.endedAt);
+    if (this.endedAt < 0) return hrTime(this.startedAt);
+    return (this.endHr ??= hrTime(this.endedAt));
   }
 
   get duration(): HrTime {
@@ -161,10 +172,12 @@ export class RecordedSpan implements ReadableSpan, SpanParent, SpanContext {
 
   setAttribute(key: string, value: AttributeValue): void {
     (this.extra ??= {})[key] = value;
+    this.exported = undefined;
   }
 
   setAttributes(attributes: Attributes): void {
     this.extra = this.extra ? Object.assign(this.extra, attributes) : { ...attributes };
+    this.exported = undefined;
   }
 
   /** The status says that it failed, never the message: messages can echo arguments. */
@@ -227,11 +240,11 @@ export class SpanRecorder {
   start(name: string, kind: SpanKind, attributes: Attributes, parent: SpanParent | undefined): RecordedSpan {
     const parentContext = parent?.spanContext();
     const traceId = parentContext ? parentContext.traceId : this.ids.hex(16);
-    let traceFlags = parentContext ? parentContext.traceFlags & TraceFlags.SAMPLED : TraceFlags.SAMPLED;
+    let traceFlags = parentContext ? parentContext.traceFlags & SAMPLED : SAMPLED;
     if (this.sampler) {
       const context = parentContext ? trace.setSpanContext(ROOT_CONTEXT, parentContext) : ROOT_CONTEXT;
       const decision = this.sampler.shouldSample(context, traceId, name, kind, attributes, []).decision;
-      traceFlags = decision === SamplingDecision.RECORD_AND_SAMPLED ? TraceFlags.SAMPLED : TraceFlags.NONE;
+      traceFlags = decision === SamplingDecision.RECORD_AND_SAMPLED ? SAMPLED : TraceFlags.NONE;
     }
     const spanId = this.ids.hex(8);
     return new RecordedSpan(
@@ -267,7 +280,8 @@ export function remoteParent(context: SpanContext | undefined): SpanParent | und
  * writes it (traceparent version 00; tracestate when the trace has one), without a Context per call.
  */
 export function injectTraceContext(context: SpanContext, meta: Record<string, unknown>): void {
-  const flags = (context.traceFlags & 0xff).toString(16).padStart(2, '0');
+  // Sampled (01) is nearly every span: no number-to-hex string per call for it.
+  const flags = context.traceFlags === 1 ? '01' : (context.traceFlags & 0xff).toString(16).padStart(2, '0');
   meta.traceparent = `00-${context.traceId}-${context.spanId}-${flags}`;
   const state = context.traceState?.serialize();
   if (state) meta.tracestate = state;

@@ -3,7 +3,7 @@
 // SERVER spans: tracedRouter.ts takes its layer away while telemetry is off). The OpenTelemetry SDK lives in
 // otelSdk.ts, bundled apart (dist/telemetry-sdk.js) and loaded only when telemetry is turned on.
 import type { TelemetrySettings } from './settings';
-import type { Telemetry } from './types';
+import type { Telemetry, TraceParent } from './types';
 
 export type { BrokerGauges, ServedRequest, SpanAbout, Telemetry, TraceParent, UpstreamRequest } from './types';
 
@@ -43,14 +43,22 @@ export async function stopTelemetry(): Promise<void> {
   await running?.shutdown();
 }
 
-/** A log line with the trace id of the request it belongs to, when telemetry is on and there is one. */
-export function withTraceId(line: string): string {
-  const id = activeTelemetry?.traceId();
+/**
+ * A log line with the trace id of the request it belongs to, when telemetry is on and there is one:
+ * `trace` when the caller has it (RequestExtra.trace), else the span running now (currentTrace).
+ */
+export function withTraceId(line: string, trace?: TraceParent): string {
+  const id = activeTelemetry?.traceId(trace);
   return id ? `${line} (trace ${id})` : line;
 }
 
-/** `{ traceId }` of the request running now for its audit entry, when telemetry is on; else nothing. */
-export function traceIdEntry(): { traceId?: string } {
-  const id = activeTelemetry?.traceId();
+/** `{ traceId }` of the request (`trace`, else the one running now) for its audit entry, when telemetry is on. */
+export function traceIdEntry(trace?: TraceParent): { traceId?: string } {
+  const id = activeTelemetry?.traceId(trace);
   return id ? { traceId: id } : {};
+}
+
+/** The trace id of the request (`trace`, else the one running now) when telemetry is on: no object made. */
+export function traceIdOf(trace?: TraceParent): string | undefined {
+  return activeTelemetry?.traceId(trace);
 }

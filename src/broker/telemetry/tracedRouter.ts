@@ -4,7 +4,7 @@
 // layer is not there at all: its methods are taken off, and each call is the router's own (a CPU
 // profile showed the wrapper at ~2% of the broker's time with telemetry off).
 import type { JsonObject } from '../shared/mcpTypes';
-import { onTelemetryChange, telemetry, type ServedRequest } from './telemetry';
+import { onTelemetryChange, telemetry, type ServedRequest, type TraceParent } from './telemetry';
 
 interface Caller {
   sessionId: string;
@@ -45,7 +45,21 @@ const MCP_METHODS: Record<Method, string> = {
   listResourceTemplates: 'resources/templates/list',
 };
 
-function served(method: Method, args: unknown[]): ServedRequest {
+/** A request's RequestExtra (routing/requestContext.ts) as this layer reads and completes it. */
+interface Extra {
+  signal?: unknown;
+  meta?: JsonObject;
+  trace?: TraceParent;
+}
+
+/** The RequestExtra among a method's arguments: where its span is handed down. */
+function extraOf(method: Method, args: unknown[]): Extra | undefined {
+  const at = method === 'callTool' ? args[4] : method === 'getPrompt' ? args[3] : args[2];
+  if (typeof at === 'object' && at !== null && 'signal' in at) return at as Extra;
+  return args.find((a) => (a as Extra | null)?.signal !== undefined) as Extra | undefined;
+}
+
+function served(method: Method, args: unknown[], extra: Extra | undefined): ServedRequest {
   const ctx = args[0] as Caller;
   const request: ServedRequest = {
     method: MCP_METHODS[method],
@@ -57,9 +71,7 @@ function served(method: Method, args: unknown[]): ServedRequest {
   // tools/call names its _meta, a list has it second; the other methods carry it in their RequestExtra.
   if (method === 'callTool') request.meta = args[3] as JsonObject | undefined;
   else if (method.startsWith('list')) request.meta = args[1] as JsonObject | undefined;
-  else
-    request.meta = (args.find((a) => (a as { signal?: unknown } | null)?.signal !== undefined) as { meta?: JsonObject })
-      ?.meta;
+  else request.meta = extra?.meta;
   return request;
 }
 
@@ -80,7 +92,13 @@ export function tracedRouter<R extends TracedMethods>(router: R): R {
       // A list the endpoint serves is given its request's _meta (undefined or not); a lookup of the
       // broker's own (is this tool task-only?) is not, and is no request of anyone's.
       if (!running || (list && args.length < 2)) return inner.apply(this, args);
-      return running.serve(served(method, args), () => inner.apply(this, args));
+      const extra = list ? undefined : extraOf(method, args);
+      return running.serve(served(method, args, extra), (trace) => {
+        // The span goes down with the request (upstream's CLIENT span, the audit entry's trace id):
+        // no AsyncLocalStorage on the per-call path.
+        if (extra) extra.trace = trace;
+        return inner.apply(this, args);
+      });
     });
   }
   const put = (layer: Record<Method, unknown>, on: boolean): void => {

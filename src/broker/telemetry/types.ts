@@ -25,6 +25,8 @@ export interface UpstreamRequest {
   method: string;
   protocol?: string;
   trust?: string;
+  /** The request being served that sent it (RequestExtra.trace): the CLIENT span's parent. */
+  parent?: TraceParent;
 }
 
 /** Broker-wide numbers read when metrics are collected (gauges). */
@@ -55,20 +57,27 @@ export interface SpanAbout {
 
 export interface Telemetry {
   readonly settings: TelemetrySettings;
-  /** Runs one served request inside its SERVER span (sync or async); records its duration. */
-  serve<T>(request: ServedRequest, run: () => T): T;
+  /**
+   * Runs one served request inside its SERVER span (sync or async); records its duration. `run` gets
+   * the span as the parent to pass on (no AsyncLocalStorage on the per-call path: the span is only
+   * "running now" until run's first await).
+   */
+  serve<T>(request: ServedRequest, run: (trace: TraceParent) => T): T;
   /**
    * Runs one upstream request inside a CLIENT span, child of the request being served; `run` gets
-   * the params with the span's trace context in `_meta` (traceparent, tracestate).
+   * the params with the span's trace context in `_meta` (traceparent, tracestate), and the span.
    */
   upstream(
     request: UpstreamRequest,
     params: JsonObject,
-    run: (params: JsonObject) => Promise<JsonObject>,
+    run: (params: JsonObject, trace: TraceParent) => Promise<JsonObject>,
   ): Promise<JsonObject>;
   /** A request waits for its server to start (a lazy start, or a start in progress): an INTERNAL span. */
-  waitedForStart(server: string, started: Promise<void>): Promise<void>;
-  /** The request running now, as the parent of a span started later elsewhere; undefined outside one. */
+  waitedForStart(server: string, started: Promise<void>, parent?: TraceParent): Promise<void>;
+  /**
+   * The span running now, as the parent of a span started later elsewhere: the one whose synchronous
+   * part is running (serve's, upstream's or span()'s run, until its first await); undefined outside one.
+   */
   currentTrace(): TraceParent | undefined;
   /**
    * Runs `run` in a span of its own (an error ends it with error.type); `note` adds attributes that
@@ -79,8 +88,8 @@ export interface Telemetry {
   untraced<T>(fn: () => T): T;
   /** A session ended after `seconds` (mcp.server.session.duration). */
   sessionEnded(session: { client: string; endpointServer?: string }, seconds: number): void;
-  /** The trace id of the request running now (for log lines), if any. */
-  traceId(): string | undefined;
+  /** The trace id of `trace`, else of the span running now (currentTrace), for log lines; if any. */
+  traceId(trace?: TraceParent): string | undefined;
   /** Broker gauges are read from this when metrics are collected. */
   observe(gauges: () => BrokerGauges): void;
   /** Every metric in the Prometheus text format (GET /metrics). */

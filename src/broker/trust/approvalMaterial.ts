@@ -58,6 +58,8 @@ export interface ApprovalMaterial {
   redactResults: false | null;
   /** Guardrails: true when tools the scanner flags are held back (null: the default, shown with findings). */
   holdFlaggedTools: true | null;
+  /** Resource pins: 'strict' when new resource URIs are held back (null: the default, first use). */
+  pinResources: 'strict' | null;
 }
 
 export type ApprovalField = keyof ApprovalMaterial;
@@ -83,6 +85,7 @@ export const FIELD_LABELS: Record<ApprovalField, string> = {
   inputs: 'secret prompts (inputs)',
   redactResults: 'redaction of its results (redactResults)',
   holdFlaggedTools: 'holding of flagged tools (holdFlaggedTools)',
+  pinResources: 'resource pinning (pins.resources)',
 };
 
 /**
@@ -96,6 +99,7 @@ const OPTIONAL_FIELDS: ReadonlySet<ApprovalField> = new Set([
   'inputs',
   'redactResults',
   'holdFlaggedTools',
+  'pinResources',
 ]);
 
 /** A path as the registry root sees it: relative, '/'-separated, '.' for the root itself. */
@@ -154,6 +158,7 @@ export function normalizeForApproval(def: ServerDef, root: string, envFileConten
         : null,
     redactResults: def.redactResults === false ? false : null,
     holdFlaggedTools: def.holdFlaggedTools === true ? true : null,
+    pinResources: def.pins?.resources === 'strict' ? 'strict' : null,
   };
 }
 

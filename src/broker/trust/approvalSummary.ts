@@ -149,6 +149,8 @@ export function approvalLines(def: ServerDef, root: string, envFile: EnvFileDige
       warning: '⚠ agents can read the secret values this server is given',
     });
   if (def.holdFlaggedTools) lines.push({ label: 'Flagged tools', value: 'held back until you review them' });
+  if (def.pins?.resources === 'strict')
+    lines.push({ label: 'New resources', value: 'held back until you review them (pins.resources: strict)' });
   for (const [name, input] of Object.entries(def.inputs ?? {}).sort(([x], [y]) => (x < y ? -1 : 1))) {
     const shown = input.password ? {} : { warning: '⚠ what you type is shown, not hidden' };
     lines.push({ label: `Asks for ${name}`, value: input.description ?? '(no description)', ...shown });

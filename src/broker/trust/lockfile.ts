@@ -1,8 +1,10 @@
 // `mcp-servers.lock`: the registry's tool pins in a file a team commits. One entry per server: a
 // hash of its definition (without env or header values), the hash of its tool set and one digest per
-// tool, and the same for its prompts. It pins; it never approves: the broker only holds back tools
-// and prompts that differ from it. An entry written before prompts were locked has no prompt fields:
-// it then binds tools only, and the operator's pin takes the first prompt list seen.
+// tool, and the same for its prompts and its resource templates (by uriTemplate). Resources are not
+// locked: their set changes in ordinary use, and their metadata is pinned per user (resourcePins.ts).
+// It pins; it never approves: the broker only holds back what differs from it. An entry written
+// before prompts (or templates) were locked has no such fields: it then binds the rest only, and the
+// operator's pin takes the first list seen.
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { ServerDef } from '../../registry/schema';
@@ -22,6 +24,9 @@ export interface LockEntry {
   /** promptSetHash of `promptDigests` (absent in an entry from before prompts were locked). */
   prompts?: string;
   promptDigests?: ToolDigests;
+  /** toolSetHash of `templateDigests`, per uriTemplate (absent in an entry from before templates were locked). */
+  resourceTemplates?: string;
+  templateDigests?: ToolDigests;
 }
 
 export type LockedServers = Record<string, LockEntry>;
@@ -55,14 +60,17 @@ export function lockEntry(
   root: string,
   toolDigests: ToolDigests,
   promptDigests?: ToolDigests,
+  templateDigests?: ToolDigests,
 ): LockEntry {
   const sorted = sortedDigests(toolDigests);
   const prompts = promptDigests && sortedDigests(promptDigests);
+  const templates = templateDigests && sortedDigests(templateDigests);
   return {
     definition: lockDefinitionHash(def, root),
     tools: toolSetHash(sorted),
     toolDigests: sorted,
     ...(prompts ? { prompts: toolSetHash(prompts), promptDigests: prompts } : {}),
+    ...(templates ? { resourceTemplates: toolSetHash(templates), templateDigests: templates } : {}),
   };
 }
 
@@ -76,6 +84,10 @@ function isEntry(value: unknown): value is LockEntry {
   const e = value as LockEntry | undefined;
   if (!e || typeof e !== 'object' || typeof e.definition !== 'string' || typeof e.tools !== 'string') return false;
   if (!isDigests(e.toolDigests)) return false;
+  const templates =
+    (e.resourceTemplates === undefined && e.templateDigests === undefined) ||
+    (typeof e.resourceTemplates === 'string' && isDigests(e.templateDigests));
+  if (!templates) return false;
   if (e.prompts === undefined && e.promptDigests === undefined) return true;
   return typeof e.prompts === 'string' && isDigests(e.promptDigests);
 }

@@ -4,6 +4,7 @@ import type { ServerDef } from '../../registry/schema';
 import { ErrorCodes, McpFailure } from '../shared/mcpTypes';
 import type { PinSource } from './pinStore';
 import type { PromptChange } from './promptPins';
+import type { ResourceChange } from './resourcePins';
 import type { ScanFinding } from './toolScanner';
 import type { PinnedTool } from './toolDigest';
 
@@ -24,6 +25,12 @@ export interface PinState {
   quarantinedPrompts?: string[];
   /** Pinned prompts the server no longer lists. */
   removedPrompts?: string[];
+  /** Resource templates (by uriTemplate) held back: not listed, no completions, reads only they match refused. */
+  quarantinedResourceTemplates?: string[];
+  /** Pinned resource templates the server no longer lists. */
+  removedResourceTemplates?: string[];
+  /** Resources (by URI) whose pinned metadata changed (or new ones under `pins.resources: strict`): not listed, reads refused. */
+  quarantinedResources?: string[];
   /** The hash of the tool set the server lists now: `accept_tool_changes` must send it back. */
   toolsHash?: string;
   source?: PinSource;
@@ -64,6 +71,10 @@ export interface ToolChanges {
   changes: ToolChange[];
   /** How its prompts differ from their pins, prompt by prompt (empty: they match). */
   prompts: PromptChange[];
+  /** How its resource templates differ from their pins, by uriTemplate (empty: they match). */
+  resourceTemplates: ResourceChange[];
+  /** Its held-back resources, by URI: changed metadata, new under strict, listed twice, oversized. */
+  resources: ResourceChange[];
   /** Present when the instructions differ from the pinned ones. */
   instructions?: InstructionsChange;
 }
@@ -85,10 +96,12 @@ export function toolQuarantined(server: string, tool: string): McpFailure {
 
 export class PinMismatch extends Error {}
 
-/** What the gate holds back of a server's lists: tool names and prompt names. */
+/** What the gate holds back of a server's lists: tool and prompt names, uriTemplates and resource URIs. */
 export interface HeldBack {
   tools: ReadonlySet<string>;
   prompts: ReadonlySet<string>;
+  resourceTemplates: ReadonlySet<string>;
+  resources: ReadonlySet<string>;
 }
 
 /** What the catalog's gate knows of a running server besides its tools; undefined while its lists are cached. */

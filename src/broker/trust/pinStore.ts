@@ -10,8 +10,16 @@ export interface PromptPin {
   /** promptSetHash of the pinned prompts. */
   hash: string;
   definitions: Record<string, { digest: string; definition: PinnedTool }>;
-  /** The lockfile entry's prompt hash this pin was taken or accepted against, if there was one. */
+  /** The lockfile entry's hash this pin was taken or accepted against (of its prompts; of its templates in a template pin). */
   lockPrompts?: string;
+}
+
+/** The pin of a server's resource templates has the prompts' shape: per uriTemplate, its digest and definition. */
+export type TemplatePin = PromptPin;
+
+/** A server's resources as pinned: per URI its digest and metadata, at most MAX_PINNED_RESOURCES (resourcePins.ts). */
+export interface ResourcePin {
+  definitions: Record<string, { digest: string; definition: PinnedTool }>;
 }
 
 /** How a pin came to be: the first tool list after approval, the lockfile's, or the operator's review. */
@@ -36,6 +44,10 @@ export interface PinRecord {
    * taken before prompts were pinned: the next prompt list seen fills it in (trust on first use).
    */
   prompts?: PromptPin;
+  /** Its resource templates by uriTemplate (resourcePins.ts); absent in a pin from before: taken on first sight. */
+  resourceTemplates?: TemplatePin;
+  /** The metadata of its resources per URI (the set is not pinned: resourcePins.ts); absent likewise. */
+  resources?: ResourcePin;
 }
 
 /** How long a pin waits to be written: past the list_changed and tools/list of the start that took it. */

@@ -2,7 +2,8 @@
 // approved (or to the committed lockfile). A tool or prompt whose definition differs from a pin, or
 // that is new, is quarantined (not listed, not callable) until the operator reviews the diff and
 // accepts it. A name listed twice is held back whatever the pins say; changed instructions are not
-// served. Prompts are judged in promptPins.ts, in the same evaluation and the same accept hash.
+// served. Prompts are judged in promptPins.ts, resource templates and resource metadata in
+// resourcePins.ts, in the same evaluation and the same accept hash.
 import * as fs from 'node:fs';
 import type { ServerDef } from '../../registry/schema';
 import { lockfilePath, readLockfile, type LockEntry, type LockfileRead } from './lockfile';
@@ -18,13 +19,31 @@ import {
   type ToolChanges,
 } from './pinState';
 import { judgePrompts, promptChanges, promptDigestsOf, promptPin, promptSetHash } from './promptPins';
-import type { PinRecord, PinSource, PinStore } from './pinStore';
+import type { PinRecord, PinStore } from './pinStore';
+import {
+  everything,
+  instructionsDigest,
+  NO_PROMPTS,
+  NO_RESOURCES,
+  NONE,
+  pinDigests,
+  pinRecord,
+  reviewHash,
+  type ResourceLists,
+} from './pinRecord';
+import {
+  judgeResources,
+  resourcesOnFirstSight,
+  templatesFit,
+  resourceChanges,
+  templateChanges,
+  type ResourceJudgement,
+} from './resourcePins';
 import { flaggedTools, scanText, scanTool } from './toolScanner';
 import {
   duplicateNames,
   digestsOf,
   pinnedDefinition,
-  sha256,
   toolSetHash,
   type PinnedTool,
   type ToolDigests,
@@ -32,10 +51,14 @@ import {
 
 // The state and review types live in pinState.ts; importers keep importing them from here.
 export * from './pinState';
+export type { ResourceLists } from './pinRecord';
 
 interface Evaluation {
   tools: readonly Tool[];
   prompts: readonly Prompt[];
+  lists: ResourceLists;
+  /** How the resource lists stood (the review shows its held-back resources). */
+  verdict: ResourceJudgement;
   stamp: string;
   /** The instructions the tools were listed with (undefined: not running, so not known). */
   live?: LiveServer;
@@ -45,57 +68,6 @@ interface Evaluation {
   pin?: PinRecord;
   lock?: LockEntry;
 }
-
-const instructionsDigest = (text: string | undefined): string => sha256(`instructions\n${text ?? ''}`);
-
-/** The lockfile hashes a pin is taken against (the operator's pin then binds in their place). */
-type LockHashes = Pick<LockEntry, 'tools' | 'prompts'> | undefined;
-
-/** A pin of `tools` and `prompts` (a name listed twice is left out: it is never pinned) and of the live instructions. */
-function pinRecord(
-  tools: readonly Tool[],
-  source: PinSource,
-  lock: LockHashes,
-  live: LiveServer | undefined,
-  prompts: readonly Prompt[],
-): PinRecord {
-  const lockTools = lock?.tools;
-  const digests = digestsOf(tools);
-  const repeated = duplicateNames(tools);
-  const definitions: PinRecord['definitions'] = {};
-  for (const tool of tools) {
-    if (!repeated.has(tool.name))
-      definitions[tool.name] = { digest: digests[tool.name], definition: pinnedDefinition(tool) };
-  }
-  const pinnedDigests = Object.fromEntries(Object.entries(definitions).map(([n, d]) => [n, d.digest]));
-  return {
-    tools: toolSetHash(pinnedDigests),
-    definitions,
-    pinnedAt: new Date().toISOString(),
-    source,
-    ...(lockTools ? { lockTools } : {}),
-    prompts: promptPin(prompts, lock?.prompts),
-    ...(live
-      ? { instructions: { digest: instructionsDigest(live.instructions), text: live.instructions ?? null } }
-      : {}),
-  };
-}
-
-/**
- * The hash the operator's review names: the tool set, the prompt set, and the instructions when they
- * are known, so an accept cannot take prompts or instructions that changed after the review.
- */
-function reviewHash(tools: readonly Tool[], live: LiveServer | undefined, prompts: readonly Prompt[]): string {
-  const hash = toolSetHash(digestsOf(tools));
-  const promptHash = promptSetHash(promptDigestsOf(prompts).digests);
-  return sha256(`${hash}\n${live ? instructionsDigest(live.instructions) : ''}\nprompts ${promptHash}`);
-}
-
-const pinDigests = (pin: PinRecord): ToolDigests =>
-  Object.fromEntries(Object.entries(pin.definitions).map(([name, d]) => [name, d.digest]));
-
-const NONE: ReadonlySet<string> = new Set();
-const NO_PROMPTS: readonly Prompt[] = [];
 
 export class Pins {
   private readonly latest = new Map<string, Evaluation>();
@@ -136,7 +108,13 @@ export class Pins {
    * The catalog's hook: the tools and prompts of `server` to hold back from its current lists. The
    * first lists of a server never pinned become its pin (trust on first use), unless the lockfile pins it.
    */
-  gate(server: string, tools: readonly Tool[], live?: LiveServer, prompts: readonly Prompt[] = NO_PROMPTS): HeldBack {
+  gate(
+    server: string,
+    tools: readonly Tool[],
+    live?: LiveServer,
+    prompts: readonly Prompt[] = NO_PROMPTS,
+    lists: ResourceLists = NO_RESOURCES,
+  ): HeldBack {
     const def = this.defOf(server);
     const lock = this.lockEntry(server);
     const stamp = `${this.store.generation}\0${this.lock.stamp}\0${def?.onToolChange}`;
@@ -145,12 +123,14 @@ export class Pins {
       cached &&
       cached.tools === tools &&
       cached.prompts === prompts &&
+      cached.lists.resources === lists.resources &&
+      cached.lists.templates === lists.templates &&
       cached.stamp === stamp &&
       cached.live?.instructions === live?.instructions &&
       (cached.live === undefined) === (live === undefined)
     )
       return cached.held;
-    const evaluation = this.evaluate(server, tools, prompts, def, lock, live);
+    const evaluation = this.evaluate(server, tools, prompts, lists, def, lock, live);
     this.latest.set(server, evaluation);
     return evaluation.held;
   }
@@ -160,7 +140,12 @@ export class Pins {
    * what a probe run for a client other than the operator may not show it (probe_server lists a
    * fresh process's tools, which a rug pull changed as much as the running one's).
    */
-  heldOf(server: string, tools: readonly Tool[], prompts: readonly Prompt[] = NO_PROMPTS): HeldBack {
+  heldOf(
+    server: string,
+    tools: readonly Tool[],
+    prompts: readonly Prompt[] = NO_PROMPTS,
+    lists: ResourceLists = NO_RESOURCES,
+  ): HeldBack {
     const pin = this.store.get(server);
     const lock = this.lockEntry(server);
     const digests = digestsOf(tools);
@@ -172,9 +157,17 @@ export class Pins {
       (name) => repeated.has(name) || constraints.some((c) => c[name] !== digests[name]),
     );
     const heldPrompts = judgePrompts(prompts, pin?.prompts, lock).held;
-    if ((held.length || heldPrompts.length) && this.defOf(server)?.onToolChange === 'quarantine-server')
-      return { tools: new Set(Object.keys(digests)), prompts: new Set(prompts.map((p) => p.name)) };
-    return { tools: new Set(held), prompts: new Set(heldPrompts) };
+    const def = this.defOf(server);
+    const pinned = { templates: pin?.resourceTemplates, resources: pin?.resources };
+    const verdict = judgeResources(lists.templates, lists.resources, pinned, lock, def?.pins?.resources === 'strict');
+    const any = held.length || heldPrompts.length || verdict.heldTemplates.length || verdict.heldResources.length;
+    if (any && def?.onToolChange === 'quarantine-server') return everything(tools, prompts, lists);
+    return {
+      tools: new Set(held),
+      prompts: new Set(heldPrompts),
+      resourceTemplates: new Set(verdict.heldTemplates),
+      resources: new Set(verdict.heldResources),
+    };
   }
 
   /**
@@ -190,6 +183,7 @@ export class Pins {
     server: string,
     tools: readonly Tool[],
     prompts: readonly Prompt[],
+    lists: ResourceLists,
     def: ServerDef | undefined,
     lock?: LockEntry,
     live?: LiveServer,
@@ -203,8 +197,10 @@ export class Pins {
       const pinned = flagged.size ? tools.filter((t) => !flagged.has(t.name)) : tools;
       const promptsFit = !lock?.promptDigests || lock.prompts === promptSetHash(promptDigestsOf(prompts).digests);
       // Prompts that differ from the lockfile are not pinned: the lockfile's digests hold them back.
-      const record = pinRecord(pinned, lock ? 'lockfile' : 'first-use', lock, live, promptsFit ? prompts : NO_PROMPTS);
+      const fitting = promptsFit ? prompts : NO_PROMPTS;
+      const record = pinRecord(pinned, lock ? 'lockfile' : 'first-use', lock, live, fitting, lists);
       if (!promptsFit) delete record.prompts;
+      if (!templatesFit(lists.templates, lock)) delete record.resourceTemplates;
       pin = this.store.put(server, record);
       const what = `${pinned.length} tools and ${Object.keys(record.prompts?.definitions ?? {}).length} prompts`;
       this.log(`pinned the ${what} of '${server}' (${lock ? 'as mcp-servers.lock says' : 'first use'})`);
@@ -214,7 +210,7 @@ export class Pins {
         );
     } else if (pin && live && !pin.instructions) {
       // A pin from before instructions were pinned: the instructions of its first live start join it.
-      const { instructions } = pinRecord([], pin.source, undefined, live, NO_PROMPTS);
+      const { instructions } = pinRecord([], pin.source, undefined, live, NO_PROMPTS, NO_RESOURCES);
       pin = this.store.put(server, { ...pin, instructions });
       this.log(`pinned the instructions of '${server}' (its tools were pinned before instructions were)`);
     }
@@ -224,7 +220,16 @@ export class Pins {
       pin = this.store.put(server, { ...pin, prompts: promptPin(prompts, lock?.prompts) });
       this.log(`pinned the ${prompts.length} prompts of '${server}' (its tools were pinned before prompts were)`);
     }
+    const strict = def?.pins?.resources === 'strict';
+    const seen = pin && resourcesOnFirstSight(pin, lists, lock, strict);
+    if (seen) {
+      pin = this.store.put(server, seen.record);
+      if (seen.templates !== undefined)
+        this.log(`pinned the ${seen.templates} resource templates of '${server}' (pinned before templates were)`);
+    }
     const promptVerdict = judgePrompts(prompts, pin?.prompts, lock);
+    const resourcePins = { templates: pin?.resourceTemplates, resources: pin?.resources };
+    const verdict = judgeResources(lists.templates, lists.resources, resourcePins, lock, strict);
     const instructionsChanged =
       live !== undefined &&
       pin?.instructions !== undefined &&
@@ -238,17 +243,27 @@ export class Pins {
       (name) => repeated.has(name) || constraints.some((c) => c[name] !== digests[name]),
     );
     const removed = [...new Set(constraints.flatMap((c) => Object.keys(c)))].filter((n) => !(n in digests)).sort();
-    const changed = held.length > 0 || removed.length > 0 || instructionsChanged || promptVerdict.changed;
+    const changed =
+      held.length > 0 || removed.length > 0 || instructionsChanged || promptVerdict.changed || verdict.changed;
     let heldPrompts = promptVerdict.held;
+    let { heldTemplates, heldResources } = verdict;
     if (changed && def?.onToolChange === 'quarantine-server') {
-      held = Object.keys(digests);
-      heldPrompts = [...new Set(prompts.map((p) => p.name))].sort();
+      const all = everything(tools, prompts, lists);
+      held = [...all.tools];
+      heldPrompts = [...all.prompts].sort();
+      heldTemplates = [...all.resourceTemplates].sort();
+      heldResources = [...all.resources].sort();
     }
     const stamp = `${this.store.generation}\0${this.lock.stamp}\0${def?.onToolChange}`;
     const read = this.lock.read;
     const state: PinState = {
       status:
-        constraints.length === 0 && !repeated.size && !promptVerdict.bound && !promptVerdict.unfit.size
+        constraints.length === 0 &&
+        !repeated.size &&
+        !promptVerdict.bound &&
+        !promptVerdict.unfit.size &&
+        !verdict.bound &&
+        !verdict.changed
           ? 'unpinned'
           : changed
             ? 'changed'
@@ -259,7 +274,10 @@ export class Pins {
       ...(instructionsChanged ? { instructionsChanged } : {}),
       ...(heldPrompts.length ? { quarantinedPrompts: heldPrompts } : {}),
       ...(promptVerdict.removed.length ? { removedPrompts: promptVerdict.removed } : {}),
-      toolsHash: reviewHash(tools, live, prompts),
+      ...(heldTemplates.length ? { quarantinedResourceTemplates: heldTemplates } : {}),
+      ...(verdict.removedTemplates.length ? { removedResourceTemplates: verdict.removedTemplates } : {}),
+      ...(heldResources.length ? { quarantinedResources: heldResources } : {}),
+      toolsHash: reviewHash(tools, live, prompts, lists, verdict.heldResources),
       source: pin?.source,
       locked: lock !== undefined,
       ...(read.state === 'invalid' ? { lockfileProblem: read.error } : {}),
@@ -272,14 +290,21 @@ export class Pins {
       const names = heldPrompts.join(', ');
       this.log(`quarantined ${heldPrompts.length} prompt(s) of '${server}' (${names}): ${reviewCommand(server)}`);
     }
+    const heldLists = heldTemplates.length + heldResources.length;
+    if (heldLists && !before?.quarantinedResourceTemplates?.length && !before?.quarantinedResources?.length) {
+      const what = `${heldTemplates.length} resource template(s) and ${heldResources.length} resource(s)`;
+      this.log(`quarantined ${what} of '${server}': ${reviewCommand(server)}`);
+    }
     if (instructionsChanged && !before?.instructionsChanged) {
       this.log(`held back the changed instructions of '${server}': ${reviewCommand(server)}`);
     }
     const heldBack = {
       tools: held.length ? new Set(held) : NONE,
       prompts: heldPrompts.length ? new Set(heldPrompts) : NONE,
+      resourceTemplates: heldTemplates.length ? new Set(heldTemplates) : NONE,
+      resources: heldResources.length ? new Set(heldResources) : NONE,
     };
-    return { tools, prompts, stamp, live, held: heldBack, state, pin, lock };
+    return { tools, prompts, lists, verdict, stamp, live, held: heldBack, state, pin, lock };
   }
 
   /** A server's pins for the state; `running`: whether its tool list is live (else only the stored pin counts). */
@@ -318,7 +343,7 @@ export class Pins {
         `'${server}' is not running, so its tools cannot be compared with the pins; start it and review again.`,
       );
     }
-    const { tools, prompts, pin, lock, state, live } = this.live(server);
+    const { tools, prompts, lists, verdict, pin, lock, state, live } = this.live(server);
     const digests = digestsOf(tools);
     const repeated = duplicateNames(tools);
     const pinned = pin ? pinDigests(pin) : undefined;
@@ -369,14 +394,21 @@ export class Pins {
       toolsHash: state.toolsHash ?? toolSetHash(digests),
       changes,
       prompts: promptChanges(prompts, pin?.prompts, lock, (digest) => this.knownDefinition(digest, 'prompts')),
+      resourceTemplates: templateChanges(lists.templates, pin?.resourceTemplates, lock, (digest) =>
+        this.knownDefinition(digest, 'resourceTemplates'),
+      ),
+      resources: resourceChanges(lists.resources, pin?.resources, verdict.heldResources),
       ...(instructions ? { instructions } : {}),
     };
   }
 
   /** The definition behind a digest, if any pin of this root still has it (a lockfile holds digests only). */
-  private knownDefinition(digest: string, kind: 'tools' | 'prompts' = 'tools'): PinnedTool | undefined {
+  private knownDefinition(
+    digest: string,
+    kind: 'tools' | 'prompts' | 'resourceTemplates' = 'tools',
+  ): PinnedTool | undefined {
     for (const record of this.store.all()) {
-      const definitions = kind === 'tools' ? record.definitions : (record.prompts?.definitions ?? {});
+      const definitions = kind === 'tools' ? record.definitions : (record[kind]?.definitions ?? {});
       for (const d of Object.values(definitions)) if (d.digest === digest) return d.definition;
     }
     return undefined;
@@ -391,21 +423,23 @@ export class Pins {
       const message = `'${server}' is not running; start it and review its tools again.`;
       throw new McpFailure(ErrorCodes.InvalidParams, message);
     }
-    const { tools, prompts, lock, live } = this.live(server);
-    if (reviewHash(tools, live, prompts) !== toolsHash) {
+    const { tools, prompts, lists, verdict, lock, live } = this.live(server);
+    if (reviewHash(tools, live, prompts, lists, verdict.heldResources) !== toolsHash) {
       throw new PinMismatch(
         `Not accepted: the tools or prompts of '${server}' changed again after they were shown to you. ` +
           `Review them again (${reviewCommand(server)}) and accept what they are now.`,
       );
     }
     // Without live instructions (cannot happen while it runs) the pinned ones stay as they were.
-    const instructions = live ? {} : { instructions: this.store.get(server)?.instructions };
-    const record = this.store.put(server, { ...pinRecord(tools, 'accepted', lock, live, prompts), ...instructions });
+    const old = this.store.get(server);
+    const instructions = live ? {} : { instructions: old?.instructions };
+    const accepted = pinRecord(tools, 'accepted', lock, live, prompts, lists, old);
+    const record = this.store.put(server, { ...accepted, ...instructions });
     const repeated = duplicateNames(tools);
     const left = repeated.size
       ? ` (${[...repeated].join(', ')} listed more than once: not pinned, still held back)`
       : '';
-    this.log(`the operator accepted the tools and prompts of '${server}' as its new pin${left}`);
+    this.log(`the operator accepted the tools, prompts and resources of '${server}' as its new pin${left}`);
     return record;
   }
 }

@@ -1,9 +1,11 @@
-// "Switchboard: Review Tool Changes": the tools and prompts a server lists now against the ones pinned
-// at its approval, side by side in a diff editor (two virtual documents), then one modal to accept them.
+// "Switchboard: Review Tool Changes": the tools, prompts, resource templates and held-back resources a
+// server lists now against the ones pinned at its approval, side by side in a diff editor (two virtual
+// documents), then one modal to accept them.
 import * as vscode from 'vscode';
 import type { ResultOf } from '../../broker/control/controlApi';
 import { resolveServer, withProgress, type Cmd, type NoPrompt } from './shared';
 import { SIGN_LABELS } from '../../broker/trust/toolScanner';
+import type { ResourceChange } from '../../broker/trust/resourcePins';
 
 export const TOOL_DIFF_SCHEME = 'switchboard-tools';
 
@@ -59,7 +61,23 @@ function side(diff: ToolChanges, which: 'before' | 'after'): string {
       tools[key] = c.change === 'removed' || c.change === 'changed' ? UNKNOWN : '(not pinned: a new prompt)';
     else tools[key] = '(removed: the server no longer lists it)';
   }
+  for (const [kind, c] of resourceLists(diff)) {
+    const key = `${kind} ${c.uri}`;
+    const def = c[which];
+    if (def) tools[key] = def;
+    else if (which === 'before')
+      tools[key] = c.change === 'changed' || c.change === 'removed' ? UNKNOWN : `(not pinned: a new ${kind})`;
+    else tools[key] = '(removed: the server no longer lists it)';
+  }
   return `${JSON.stringify(tools, null, 2)}\n`;
+}
+
+/** The review's resource templates and resources, each with what to call it. */
+function resourceLists(diff: ToolChanges): (readonly ['resource template' | 'resource', ResourceChange])[] {
+  return [
+    ...(diff.resourceTemplates ?? []).map((c) => ['resource template', c] as const),
+    ...(diff.resources ?? []).map((c) => ['resource', c] as const),
+  ];
 }
 
 function describe(diff: ToolChanges): string {
@@ -88,17 +106,30 @@ function describe(diff: ToolChanges): string {
     );
     lines.push(`• prompt ${c.prompt}: ${what} (differs from ${from})${flagged.join('')}`);
   }
+  for (const [kind, c] of resourceLists(diff)) {
+    if (c.change === 'duplicated' || c.change === 'oversized') {
+      const why = c.change === 'duplicated' ? 'listed more than once' : 'too large to pin';
+      lines.push(`• ${kind} ${c.uri}: ${why}; held back (accepting cannot take it)`);
+      continue;
+    }
+    const what = c.change === 'added' ? 'new' : c.change === 'removed' ? 'removed' : 'changed';
+    const flagged = (c.findings ?? []).map((f) => `\n    ⚠ ${f.severity}: ${SIGN_LABELS[f.sign]} ("${f.excerpt}")`);
+    lines.push(`• ${kind} ${c.uri}: ${what}${flagged.join('')}`);
+  }
   const held =
     diff.policy === 'quarantine-server'
-      ? 'Policy quarantine-server: every tool and prompt of the server is held back until you accept.'
-      : 'Changed and new tools and prompts are held back until you accept; the others keep working.';
+      ? 'Policy quarantine-server: every tool, prompt and resource of the server is held back until you accept.'
+      : 'Changed and new tools, prompts and templates (and resources whose description changed) are held back ' +
+        'until you accept; the others keep working.';
   if (diff.instructions) {
     const flagged = (diff.instructions.findings ?? []).map(
       (f) => `\n    ⚠ ${f.severity}: ${SIGN_LABELS[f.sign]} ("${f.excerpt}")`,
     );
     lines.push(`• the instructions: changed; not given to clients until you accept${flagged.join('')}`);
   }
-  return `${lines.join('\n')}\n\n${held}\nAccepting pins the tools and prompts (and instructions) exactly as the diff shows them now.`;
+  const accepting =
+    'Accepting pins the tools, prompts and resources (and instructions) exactly as the diff shows them now.';
+  return `${lines.join('\n')}\n\n${held}\n${accepting}`;
 }
 
 export const reviewToolChanges: Cmd = (ctx) => async (arg?: unknown, opts?: NoPrompt) => {
@@ -115,9 +146,10 @@ export const reviewToolChanges: Cmd = (ctx) => async (arg?: unknown, opts?: NoPr
   );
   if (!diff) return;
   const prompts = diff.prompts ?? [];
-  if (!diff.changes.length && !prompts.length && !diff.instructions) {
+  const lists = resourceLists(diff);
+  if (!diff.changes.length && !prompts.length && !lists.length && !diff.instructions) {
     void vscode.window.showInformationMessage(
-      `The tools and prompts of '${name}' match their pins: nothing to review.`,
+      `The tools, prompts and resources of '${name}' match their pins: nothing to review.`,
     );
     return diff;
   }
@@ -136,6 +168,7 @@ export const reviewToolChanges: Cmd = (ctx) => async (arg?: unknown, opts?: NoPr
   const what = [
     ...(n ? [`${n} tool${n === 1 ? '' : 's'}`] : []),
     ...(p ? [`${p} prompt${p === 1 ? '' : 's'}`] : []),
+    ...(lists.length ? [`${lists.length} resource${lists.length === 1 ? '' : 's'} or template(s)`] : []),
     ...(diff.instructions ? ['the instructions'] : []),
   ].join(' and ');
   if (!opts?.skipConfirmation) {

@@ -1,4 +1,4 @@
-// Tool and prompt pins in the editor: a server that changes a tool description (or a prompt) after
+// Tool, prompt and resource pins in the editor: a server that changes a tool description (or a prompt, a template) after
 // it was accepted shows the warning in the Servers view; Review Tool Changes opens a diff editor
 // and accepting lists it again.
 import * as assert from 'assert';
@@ -125,5 +125,67 @@ describe('tool pins (Review Tool Changes)', function () {
     assert.match(now, /id_rsa/);
     assert.strictEqual(result?.acceptedPrompts, 2);
     await waitFor(a, () => entry.server('rugpull')?.pins?.status === 'pinned', 'the prompt accepted');
+  });
+
+  it('shows a changed resource template and resource in the same review, and accepting takes them', async () => {
+    const a = await api();
+    const entry = await connectedEntry(a);
+    // The same server, now listing resources and templates (pinned on first sight).
+    const args = [RUGPULL, '--resources'].map((x) => JSON.stringify(x)).join(', ');
+    fs.writeFileSync(file!, `name: rugpull\ntrust: builtin\ncommand: ${JSON.stringify(NODE)}\nargs: [${args}]\n`);
+    await waitFor(
+      a,
+      () => {
+        const s = entry.server('rugpull');
+        // The fresh process lists the original prompt again, not the one accepted last: that is held back.
+        return s?.state === 'running' && s.resourceCount > 0 && !s.pins?.quarantinedResources ? s : undefined;
+      },
+      'rugpull to run with resources, their pins taken',
+      45_000,
+    );
+    await entry.conn.request('tools/call', { name: 'rugpull__rug_pull', arguments: { variant: 'resources-pull' } });
+    const changed = await waitFor(
+      a,
+      () => {
+        const s = entry.server('rugpull');
+        // Templates and resources are listed apart after the list_changed: wait for both.
+        return s?.pins?.quarantinedResourceTemplates?.length && s.pins.quarantinedResources?.length === 2
+          ? s
+          : undefined;
+      },
+      'the template change to be noticed',
+    );
+    assert.deepStrictEqual(changed.pins?.quarantinedResources, ['notes://notes/big', 'notes://notes/today']);
+    const node = (a.servers.getChildren() as ServerNode[]).find(
+      (n) => n.kind === 'server' && n.status.name === 'rugpull',
+    )!;
+    assert.match(String(a.servers.getTreeItem(node).description ?? ''), /resources quarantined/);
+    await vscode.commands.executeCommand('workbench.action.closeAllEditors');
+    const result = await vscode.commands.executeCommand<{ accepted: number } | undefined>(
+      'switchboard.reviewToolChanges',
+      'rugpull',
+      { skipConfirmation: true },
+    );
+    const diffTab = vscode.window.tabGroups.all
+      .flatMap((g) => g.tabs)
+      .find((t) => t.input instanceof vscode.TabInputTextDiff && t.input.original.scheme === 'switchboard-tools');
+    assert.ok(diffTab, 'a diff editor is open');
+    const input = diffTab.input as vscode.TabInputTextDiff;
+    const before = (await vscode.workspace.openTextDocument(input.original)).getText();
+    const now = (await vscode.workspace.openTextDocument(input.modified)).getText();
+    // The pin had no templates (the server listed none before): all three are new to it.
+    assert.match(before, /"resource template notes:\/\/day\/\{date\}": "\(not pinned: a new resource template\)"/);
+    assert.match(before, /"resource notes:\/\/notes\/today"[\s\S]*"description": "Today's notes\."/);
+    assert.match(before, /"resource notes:\/\/notes\/big": "\(not pinned: a new resource\)"/);
+    assert.match(now, /id_rsa/);
+    assert.ok(result, 'the changes were accepted');
+    await waitFor(
+      a,
+      () => {
+        const s = entry.server('rugpull');
+        return !s?.pins?.quarantinedResourceTemplates && s?.pins?.quarantinedResources?.length === 1;
+      },
+      'the template and today accepted (big stays held: too large to pin)',
+    );
   });
 });

@@ -6,6 +6,7 @@ import { type Command, print, rootOption, rootOf, withOperator } from '../comman
 import { LOCKFILE_NAME } from '../../trust/lockfile';
 import type { ToolChange } from '../../trust/pins';
 import type { PromptChange } from '../../trust/promptPins';
+import type { ResourceChange } from '../../trust/resourcePins';
 import type { PinnedTool } from '../../trust/toolDigest';
 
 /** The lines of a server's instructions as the diff shows them (none: one line saying so). */
@@ -59,6 +60,14 @@ function describePromptChange(c: PromptChange): string {
   return `prompt ${describeToolChange({ ...c, tool: c.prompt, change: c.change })}`;
 }
 
+/** A template (`kind` 'resource template', by uriTemplate) or a resource (by URI) in the review. */
+function describeResourceChange(kind: string, c: ResourceChange): string {
+  if (c.change === 'duplicated')
+    return `${kind} ${c.uri}: listed more than once, held back until the server lists it once (accepting cannot take it)`;
+  if (c.change === 'oversized') return `${kind} ${c.uri}: too large to pin, held back (accepting cannot take it)`;
+  return `${kind} ${describeToolChange({ ...c, tool: c.uri, change: c.change })}`;
+}
+
 async function ask(question: string): Promise<boolean> {
   const rl = readline.createInterface({ input: process.stdin, output: process.stdout });
   const answer = await new Promise<string>((resolve) => rl.question(question, resolve));
@@ -67,7 +76,7 @@ async function ask(question: string): Promise<boolean> {
 }
 
 export const reviewCommand: Command = {
-  summary: "show how a server's tools and prompts differ from their pins, and accept them (operator)",
+  summary: "show how a server's tools, prompts and resources differ from their pins, and accept them (operator)",
   usage: `switchboard review <server> [--root <dir>] [--yes]
 
 Shows, tool by tool and prompt by prompt, how the tools and prompts a running server lists now
@@ -76,6 +85,9 @@ if they changed. Changed and new tools and prompts are quarantined (not listed, 
 prompts/get refused) and changed instructions are not given to clients until you accept them.
 Accepting pins exactly what is shown: if the server changes again in between, nothing is
 accepted. A name the server lists twice (or a prompt too large to pin) is never accepted.
+Resource templates are reviewed like prompts (by uriTemplate); of its resources, only those whose
+pinned name or description changed (and new ones under pins.resources: strict) are shown: a new
+resource URI is otherwise listed and recorded as it is first seen.
 
   --yes  accept without asking (otherwise asks on a terminal, and only shows elsewhere)`,
   options: { ...rootOption, yes: { type: 'boolean', short: 'y' } },
@@ -85,8 +97,12 @@ accepted. A name the server lists twice (or a prompt too large to pin) is never 
     return withOperator(rootOf(values), async (client) => {
       const diff = await client.call('tool_changes', { name });
       const prompts = diff.prompts ?? [];
-      if (!diff.changes.length && !prompts.length && !diff.instructions) {
-        print(`The tools and prompts of '${name}' match their pins: nothing to review.\n`);
+      const lists = [
+        ...(diff.resourceTemplates ?? []).map((c) => ['resource template', c] as const),
+        ...(diff.resources ?? []).map((c) => ['resource', c] as const),
+      ];
+      if (!diff.changes.length && !prompts.length && !lists.length && !diff.instructions) {
+        print(`The tools, prompts and resources of '${name}' match their pins: nothing to review.\n`);
         return 0;
       }
       print(`Tool and prompt changes of '${name}' (policy ${diff.policy}):\n`);
@@ -100,6 +116,11 @@ accepted. A name the server lists twice (or a prompt too large to pin) is never 
         const after = change.change === 'duplicated' ? change.duplicates : change.after;
         for (const line of lineDiff(definitionLines(change.before), definitionLines(after))) print(`    ${line}\n`);
       }
+      for (const [kind, change] of lists) {
+        print(`\n  ${describeResourceChange(kind, change)}\n`);
+        for (const line of lineDiff(definitionLines(change.before), definitionLines(change.after)))
+          print(`    ${line}\n`);
+      }
       if (diff.instructions) {
         const { before, after } = diff.instructions;
         print(`\n  instructions: changed, not given to clients until accepted\n`);
@@ -111,12 +132,13 @@ accepted. A name the server lists twice (or a prompt too large to pin) is never 
       const what = [
         ...(n ? [`${n} tool${n === 1 ? '' : 's'}`] : []),
         ...(p ? [`${p} prompt${p === 1 ? '' : 's'}`] : []),
+        ...(lists.length ? [`${lists.length} resource${lists.length === 1 ? '' : 's'} or template(s)`] : []),
         ...(diff.instructions ? ['the instructions'] : []),
       ].join(' and ');
       const question = `\nAccept changes to ${what} of '${name}'? [y/N] `;
       const accept = values.yes === true || (process.stdin.isTTY === true && (await ask(question)));
       if (!accept) {
-        const held = 'the changed tools and prompts stay quarantined';
+        const held = `the changed tools${lists.length ? ', prompts and resources' : ' and prompts'} stay quarantined`;
         print(`\nNot accepted; ${held}. Accept with: switchboard review ${name} --yes\n`);
         return 0;
       }
@@ -130,8 +152,13 @@ accepted. A name the server lists twice (or a prompt too large to pin) is never 
         ...prompts.filter((c) => c.change === 'duplicated').map((c) => `prompt ${c.prompt}`),
       ];
       if (held.length) print(`Still held back, listed more than once by the server: ${held.join(', ')}.\n`);
-      const big = prompts.filter((c) => c.change === 'oversized').map((c) => c.prompt);
-      if (big.length) print(`Still held back, too large to pin: prompt ${big.join(', ')}.\n`);
+      const big = [
+        ...prompts.filter((c) => c.change === 'oversized').map((c) => `prompt ${c.prompt}`),
+        ...lists
+          .filter(([, c]) => c.change === 'oversized' || c.change === 'duplicated')
+          .map(([k, c]) => `${k} ${c.uri}`),
+      ];
+      if (big.length) print(`Still held back, too large to pin or listed twice: ${big.join(', ')}.\n`);
       return 0;
     });
   },

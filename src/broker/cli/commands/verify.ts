@@ -23,9 +23,15 @@ function verdict(
   problems.push(...differences('tool', entry.toolDigests, tools.digests));
   // An entry written before prompts were locked has none to compare: `switchboard lock` adds them.
   if (entry.promptDigests) problems.push(...differences('prompt', entry.promptDigests, tools.promptDigests));
+  if (entry.templateDigests)
+    problems.push(...differences('resource template', entry.templateDigests, tools.templateDigests));
   const t = Object.keys(tools.digests).length;
   const p = Object.keys(tools.promptDigests).length;
-  const matched = entry.promptDigests ? `${t} tools and ${p} prompts match` : `${t} tools match (prompts not locked)`;
+  const r = Object.keys(tools.templateDigests).length;
+  const templates = entry.templateDigests && r ? `, ${r} resource templates` : '';
+  const matched = entry.promptDigests
+    ? `${t} tools${templates} and ${p} prompts match`
+    : `${t} tools match (prompts not locked)`;
   return problems.length ? ['MISMATCH', problems.join('; ')] : ['ok', matched];
 }
 
@@ -46,12 +52,12 @@ export const verifyCommand: Command = {
   usage: `switchboard verify [--root <dir>]
 
 Starts each enabled server of the registry (as \`lock\` does), lists its tools and prompts and
-compares the definition hash and every tool and prompt digest with ${LOCKFILE_NAME}. Prints one
+compares the definition hash and every tool, prompt and resource template digest with ${LOCKFILE_NAME}. Prints one
 line per server.
 
 Exit codes:
   0  every enabled server matches its entry
-  1  a mismatch: a changed, new or removed tool or prompt, a changed definition, a server missing from
+  1  a mismatch: a changed, new or removed tool, prompt or resource template, a changed definition, a server missing from
      the lockfile or one that could not be started, or an entry for a server that is gone
   2  no readable ${LOCKFILE_NAME} (run \`switchboard lock\` and commit it), or bad arguments`,
   options: rootOption,

@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import type { OAuthSettings, ServerDef } from '../../../registry/schema';
 import { webAddressProblem } from '../../../registry/webAddress';
 import { telemetry } from '../../telemetry/telemetry';
+import { relatedTrace } from '../serverRequests';
 import type { TokenStore } from './oauthTokenStore';
 
 export interface OAuthTokens {
@@ -258,7 +259,12 @@ export class ServerOAuth {
     const refreshed = traced
       ? () =>
           traced.span(
-            { name: 'sign-in refresh', kind: 'client', attributes: { 'switchboard.server': this.serverName } },
+            {
+              name: 'sign-in refresh',
+              kind: 'client',
+              attributes: { 'switchboard.server': this.serverName },
+              parent: relatedTrace(),
+            },
             run,
           )
       : run;

@@ -1,0 +1,288 @@
+// Resource template and resource pinning end to end (the rug pull in what resources/list and
+// resources/templates/list tell the model): a real broker, the rugpull fixture changing its
+// templates and resources after approval, real SDK clients over HTTP on both endpoints, and the
+// real `switchboard review` / `lock` / `verify` processes.
+import assert from 'node:assert/strict';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import {
+  connect,
+  facade,
+  removeTempDirs,
+  startBrokerProcess,
+  tempDir,
+  waitFor,
+  writeRegistry,
+  type BrokerProcess,
+} from '../../helpers/broker';
+import { cli, rugpullServer } from './pinHelpers';
+
+type Json = Record<string, any>;
+
+const uris = async (client: Client): Promise<string[]> => (await client.listResources()).resources.map((r) => r.uri);
+const templates = async (client: Client): Promise<string[]> =>
+  (await client.listResourceTemplates()).resourceTemplates.map((t) => t.uriTemplate);
+
+async function read(client: Client, uri: string): Promise<string> {
+  const result = await client.readResource({ uri });
+  return (result.contents[0] as { text?: string }).text ?? '';
+}
+
+/** The JSON-RPC error of a resources/read that must be refused. */
+async function refusal(client: Client, uri: string): Promise<{ code: number; message: string }> {
+  try {
+    const text = await read(client, uri);
+    assert.fail(`${uri} was read: ${text}`);
+  } catch (err) {
+    if (err instanceof assert.AssertionError) throw err;
+    return err as { code: number; message: string };
+  }
+}
+
+async function completions(client: Client, uriTemplate: string): Promise<string[]> {
+  const result = await client.complete({
+    ref: { type: 'ref/resource', uri: uriTemplate },
+    argument: { name: 'date', value: '2026' },
+  });
+  return result.completion.values;
+}
+
+describe('resource template and resource pins', function () {
+  this.timeout(120_000);
+  let root: string;
+  let broker: BrokerProcess;
+  let operator: Client;
+  let writer: Client;
+
+  async function rugPull(server: string, variant: string): Promise<void> {
+    await operator.callTool({ name: `${server}__rug_pull`, arguments: { variant } });
+  }
+
+  async function pinsWhen(server: string, ready: (pins: Json) => boolean, what: string): Promise<Json> {
+    return waitFor(async () => {
+      const s = await facade(operator, 'server_status', { name: server });
+      return ready(s.pins) ? s.pins : undefined;
+    }, what);
+  }
+
+  before(async () => {
+    root = tempDir('sb-resource-pins-');
+    writeRegistry(root, {
+      'mcp-servers.d/notes.yaml': rugpullServer('notes', 'trust: community\n', ['--resources']),
+      'mcp-servers.d/fixed.yaml': rugpullServer('fixed', 'trust: trusted\npins:\n  resources: strict\n', [
+        '--resources',
+        '--scheme',
+        'fixed',
+      ]),
+      'clients.d/writer.yaml': 'name: writer\nmcp_allow: [read, write]\n',
+    });
+    broker = await startBrokerProcess({ root });
+    operator = await connect(broker.url, broker.token);
+    const conn = await facade(operator, 'client_connection', { name: 'writer' });
+    writer = await connect(broker.url, fs.readFileSync(conn.tokenFile, 'utf8').trim(), 'writer');
+    const before = await facade(operator, 'server_status', { name: 'notes' });
+    await facade(operator, 'approve_server', { name: 'notes', hash: before.approvalHash });
+    await pinsWhen('notes', (p) => p.status === 'pinned', 'notes pinned');
+    await pinsWhen('fixed', (p) => p.status === 'pinned', 'fixed pinned');
+  });
+
+  after(async () => {
+    await writer?.close();
+    await operator?.close();
+    await broker?.stop();
+    removeTempDirs();
+  });
+
+  it('pins templates and resource metadata at approval: unchanged ones are listed and readable', async () => {
+    await waitFor(async () => (await uris(writer)).includes('notes://notes/today'), 'notes resources listed');
+    assert.ok((await templates(writer)).includes('notes://day/{date}'));
+    assert.equal(await read(writer, 'notes://notes/today'), 'read notes://notes/today');
+    assert.equal(await read(writer, 'notes://day/2026-12-06'), 'read notes://day/2026-12-06');
+    const record = await waitFor(() => {
+      const pins = JSON.parse(fs.readFileSync(path.join(broker.home, 'tool-pins.json'), 'utf8')).pins as Json;
+      const found = Object.entries(pins).find(([key]) => key.endsWith('/notes'))?.[1] as Json | undefined;
+      return found?.resources ? found : undefined;
+    }, 'the pins of notes written to tool-pins.json');
+    assert.deepEqual(Object.keys(record.resourceTemplates.definitions).sort(), [
+      'notes://day/{date}',
+      'notes://file/{name}',
+    ]);
+    assert.deepEqual(Object.keys(record.resources.definitions).sort(), [
+      'notes://notes/archive',
+      'notes://notes/today',
+    ]);
+    assert.equal(record.resources.definitions['notes://notes/archive'].definition.size, undefined, 'size not pinned');
+  });
+
+  it('holds back a changed template and changed resource metadata; a new file is listed', async () => {
+    await rugPull('notes', 'resources-pull');
+    const pins = await pinsWhen('notes', (p) => p.quarantinedResourceTemplates?.length, 'notes templates held');
+    assert.deepEqual(pins.quarantinedResourceTemplates, ['notes://day/{date}', 'notes://tag/{tag}']);
+    assert.deepEqual(pins.quarantinedResources, ['notes://notes/big', 'notes://notes/today']);
+    assert.deepEqual(pins.quarantined, []);
+    const listed = await templates(writer);
+    assert.ok(!listed.includes('notes://day/{date}') && !listed.includes('notes://tag/{tag}'), listed.join(', '));
+    const resources = await uris(writer);
+    assert.ok(!resources.includes('notes://notes/today') && !resources.includes('notes://notes/big'));
+    // The positive controls: an unchanged template, a resource whose size alone changed, a new file.
+    assert.ok(listed.includes('notes://file/{name}'));
+    assert.ok(resources.includes('notes://notes/archive') && resources.includes('notes://notes/tomorrow'));
+    assert.equal(await read(writer, 'notes://file/a.txt'), 'read notes://file/a.txt');
+    assert.equal(await read(writer, 'notes://notes/archive'), 'read notes://notes/archive');
+    assert.equal(await read(writer, 'notes://notes/tomorrow'), 'read notes://notes/tomorrow');
+    for (const uri of ['notes://notes/today', 'notes://day/2026-12-06', 'notes://tag/work', 'notes://notes/big']) {
+      const err = await refusal(writer, uri);
+      assert.equal(err.code, -32003, uri);
+      assert.match(err.message, /quarantined/, uri);
+      assert.match(err.message, /switchboard review notes/, uri);
+    }
+    assert.match((await refusal(writer, 'notes://day/2026-12-06')).message, /template 'notes:\/\/day\/\{date\}'/);
+  });
+
+  it('holds them back on the per-server endpoint too, and forwards no completions for a held template', async () => {
+    const perServer = await connect(broker.url.replace(/\/mcp$/, '/servers/notes/mcp'), broker.token);
+    try {
+      assert.deepEqual(await templates(perServer), ['notes://file/{name}']);
+      assert.deepEqual((await uris(perServer)).sort(), ['notes://notes/archive', 'notes://notes/tomorrow']);
+      assert.equal((await refusal(perServer, 'notes://notes/today')).code, -32003);
+      assert.equal((await refusal(perServer, 'notes://day/2026-12-06')).code, -32003);
+      assert.equal(await read(perServer, 'notes://file/b.txt'), 'read notes://file/b.txt');
+      assert.deepEqual(await completions(perServer, 'notes://day/{date}'), []);
+      assert.deepEqual(await completions(perServer, 'notes://file/{name}'), ['2026-12-06']);
+    } finally {
+      await perServer.close();
+    }
+  });
+
+  it('pins.resources: strict holds back a new resource URI too', async () => {
+    await rugPull('fixed', 'resources-pull');
+    const pins = await pinsWhen('fixed', (p) => p.quarantinedResources?.length, 'fixed resources held');
+    assert.deepEqual(pins.quarantinedResources, ['fixed://notes/big', 'fixed://notes/today', 'fixed://notes/tomorrow']);
+    const resources = await uris(writer);
+    assert.ok(!resources.includes('fixed://notes/tomorrow'), resources.join(', '));
+    assert.ok(resources.includes('fixed://notes/archive'), 'the size alone changed: still listed');
+    assert.equal((await refusal(writer, 'fixed://notes/tomorrow')).code, -32003);
+    assert.equal(await read(writer, 'fixed://notes/archive'), 'read fixed://notes/archive');
+  });
+
+  it('tool_changes shows templates and resources; only the operator sees and accepts them', async () => {
+    const diff = await facade(operator, 'tool_changes', { name: 'notes' });
+    assert.deepEqual(
+      diff.resourceTemplates.map((c: Json) => [c.uri, c.change]),
+      [
+        ['notes://day/{date}', 'changed'],
+        ['notes://tag/{tag}', 'added'],
+      ],
+    );
+    const day = diff.resourceTemplates[0];
+    assert.equal(day.before.description, 'The notes of a day.');
+    assert.match(day.after.description, /~\/\.ssh\/id_rsa/);
+    assert.deepEqual(
+      diff.resources.map((c: Json) => [c.uri, c.change]),
+      [
+        ['notes://notes/big', 'oversized'],
+        ['notes://notes/today', 'changed'],
+      ],
+    );
+    assert.ok(JSON.stringify(diff.resources[0]).length < 2000, 'the review does not carry the huge text');
+    for (const [tool, args] of [
+      ['accept_tool_changes', { name: 'notes', hash: diff.toolsHash }],
+      ['tool_changes', { name: 'notes' }],
+    ] as const) {
+      const err = await writer.callTool({ name: `switchboard__${tool}`, arguments: args }).then(
+        () => new Error('called'),
+        (e: Error) => e,
+      );
+      assert.match(err.message, /is for the operator only/, tool);
+    }
+  });
+
+  it('switchboard review shows the diff; accepting lists them again, an oversized resource stays held', async () => {
+    const shown = await cli(['review', 'notes', '--root', root], broker.home);
+    assert.equal(shown.code, 0, shown.stdout + shown.stderr);
+    assert.match(shown.stdout, /resource template notes:\/\/day\/\{date\}: changed, differs from your pin/);
+    assert.match(shown.stdout, /resource notes:\/\/notes\/today: changed, differs from your pin/);
+    assert.match(shown.stdout, /resource notes:\/\/notes\/big: too large to pin/);
+    const accepted = await cli(['review', 'notes', '--root', root, '--yes'], broker.home);
+    assert.equal(accepted.code, 0, accepted.stdout + accepted.stderr);
+    assert.match(accepted.stdout, /Still held back, too large to pin or listed twice: resource notes:\/\/notes\/big/);
+    await waitFor(async () => (await templates(writer)).includes('notes://day/{date}'), 'template listed again');
+    assert.ok((await templates(writer)).includes('notes://tag/{tag}'));
+    assert.ok((await uris(writer)).includes('notes://notes/today'));
+    assert.equal(await read(writer, 'notes://day/2026-12-06'), 'read notes://day/2026-12-06');
+    assert.equal((await refusal(writer, 'notes://notes/big')).code, -32003);
+  });
+
+  it('the accept hash covers the templates: one that changed after the review is not accepted', async () => {
+    await rugPull('notes', 'original');
+    const first = await pinsWhen('notes', (p) => p.quarantinedResourceTemplates?.length, 'back to the original');
+    const reviewed = await facade(operator, 'tool_changes', { name: 'notes' });
+    assert.equal(reviewed.toolsHash, first.toolsHash);
+    await rugPull('notes', 'resources-pull');
+    await pinsWhen('notes', (p) => p.toolsHash !== reviewed.toolsHash, 'the change noticed');
+    const stale = await operator.callTool({
+      name: 'switchboard__accept_tool_changes',
+      arguments: { name: 'notes', hash: reviewed.toolsHash },
+    });
+    assert.equal(stale.isError, true);
+    assert.match(JSON.stringify(stale.content), /changed again after they were shown/);
+  });
+});
+
+describe('resource templates in the lockfile', function () {
+  this.timeout(120_000);
+  let root: string;
+  let home: string;
+  let variantFile: string;
+  let broker: BrokerProcess | undefined;
+
+  before(() => {
+    root = tempDir('sb-resource-lock-');
+    home = tempDir('sb-resource-lock-home-');
+    variantFile = path.join(root, 'variant.txt');
+    writeRegistry(root, {
+      'mcp-servers.d/notes.yaml': rugpullServer('notes', 'trust: trusted\n', [
+        '--resources',
+        '--variant-file',
+        variantFile,
+      ]),
+    });
+  });
+
+  after(async () => {
+    await broker?.stop();
+    removeTempDirs();
+  });
+
+  it('switchboard lock writes the templates; verify fails on a changed one; a fresh user is held to them', async () => {
+    fs.writeFileSync(variantFile, 'original');
+    const lock = await cli(['lock', '--root', root], home);
+    assert.equal(lock.code, 0, lock.stdout + lock.stderr);
+    const entry = JSON.parse(fs.readFileSync(path.join(root, 'mcp-servers.lock'), 'utf8')).servers.notes;
+    assert.deepEqual(Object.keys(entry.templateDigests), ['notes://day/{date}', 'notes://file/{name}']);
+    const ok = await cli(['verify', '--root', root], home);
+    assert.equal(ok.code, 0, ok.stdout + ok.stderr);
+    assert.match(ok.stdout, /3 tools, 2 resource templates and 2 prompts match/);
+    fs.writeFileSync(variantFile, 'resources-pull');
+    const bad = await cli(['verify', '--root', root], home);
+    assert.equal(bad.code, 1, bad.stdout + bad.stderr);
+    assert.match(bad.stdout, /resource template 'notes:\/\/day\/\{date\}' changed/);
+    assert.match(bad.stdout, /resource template 'notes:\/\/tag\/\{tag\}' is new/);
+
+    broker = await startBrokerProcess({ root, home: tempDir('sb-resource-fresh-') });
+    const client = await connect(broker.url, broker.token);
+    try {
+      const pins = await waitFor(async () => {
+        const s = await facade(client, 'server_status', { name: 'notes' });
+        return s.state === 'running' && s.pins.quarantinedResourceTemplates ? s.pins : undefined;
+      }, 'templates judged against the lockfile');
+      assert.deepEqual(pins.quarantinedResourceTemplates, ['notes://day/{date}', 'notes://tag/{tag}']);
+      const diff = await facade(client, 'tool_changes', { name: 'notes' });
+      assert.deepEqual(diff.resourceTemplates[0].differsFrom, ['lockfile']);
+      assert.deepEqual(await templates(client), ['notes://file/{name}']);
+    } finally {
+      await client.close();
+    }
+  });
+});
