@@ -28,75 +28,52 @@ export function exposeGc(): void {
 }
 
 /**
- * Every idle collection must be a full one: a burst's garbage that reached the old generation stays
- * there until a major collection. What to ask V8 for depends on the runtime:
+ * The "last resort" flavour compacts and releases pages, on Node 22 and later. On Node 20 (V8 11.3)
+ * a `gc()` given any options with `execution: 'sync'` runs a scavenge instead, so there the
+ * collection after a burst frees the young generation only. Kept so on purpose: a full collection
+ * at idle after bursts was measured (docs/performance.md, "Memory after bursts, stop 44"): a plain
+ * `gc()` cost the next burst ~13% CPU per call (it flushes the call path's bytecode), an async major
+ * collection cost no CPU and kept 1-3 MB less heap, but in 2 of 5 runs left the broker 22-37 MB
+ * higher in RSS (V8 sized its next heap generously after collecting at idle).
  *
- * - `gc({ type: 'major', execution: 'sync', flavor: 'last-resort' })`: in Node 22/24 a full
- *   collection that also shrinks the heap (`Mark-Compact (reduce)` in --trace-gc). In Node 20.20
- *   (V8 11.3, the broker's runtime) V8's gc extension runs a *scavenge* for any options object with
- *   `execution: 'sync'`: the old generation's garbage stays. Stops 40-42 took it for a compacting
- *   collection; on Node 20 it never was one (docs/performance.md, "Memory after bursts, stop 44").
- * - a plain `gc()`: a full collection in every version, which in Node 20 also flushes the bytecode
- *   of every function not running (what only that code held goes with it: ~3.4 MB of the idle heap
- *   after start-up, "Memory, stop 41" and "stop 42"). It must compact: what it frees is spread
- *   thinly over many pages that V8's own choice leaves in place (old space 11.6 MB used in 15.0
- *   committed without --compact-on-every-full-gc, 12.2 with it), so that flag is on around it, and
- *   only around it (on every collection under load it would cost CPU). Code space stays where it
- *   is (--no-compact-code-space, "Memory, stop 42"). Once after start: after every burst it flushes
- *   the call path's code too, and the next burst ran ~10% more CPU per call recompiling it.
- * - `gc({ type: 'major', execution: 'async' })`: in Node 20 a full collection (run as a task, right
- *   after this returns) that flushes nothing: the later collections there, which gave back the same
- *   V8 heap as the plain one after bursts at no measured CPU cost ("stop 44").
- *
- * The first idle collection runs the plain one and then the last-resort one, watched by V8's GC
- * profiler: whether that ran a mark-compact is the fact, observed rather than read off a version
- * number, that decides the later collections. If it did (Node 22/24) they are last-resort ones; if
- * it was a scavenge (Node 20) they are asynchronous major ones.
+ * The first idle collection after start does more (docs/performance.md, "Memory, stop 41" and "stop 42"): a plain
+ * `gc()` before it flushes the bytecode of functions not run lately, the start-up's mostly (reading
+ * the registry, starting servers, learning catalogs), and what only that code held: ~3.4 MB of the
+ * idle heap. A collection asked for with options never flushes, even under --stress-flush-code,
+ * which is why the idle heap settled at 14 or 17.5 MB at random (whether one of V8's own collections
+ * had flushed before). Both with --compact-on-every-full-gc, for these two collections only: what
+ * the flush frees is spread thinly over many pages that V8's own choice leaves in place (old space
+ * 11.6 MB used in 15.0 committed without the flag, 12.2 with it; the plain one must compact).
+ * Once only: done after every burst, the next burst ran ~15% more CPU per call than without
+ * (bench/compare.mjs, brokers idle between blocks), the code it uses being compiled and optimized
+ * again; start-up code is flushed once and for all.
+ * Code space is left where it is (--no-compact-code-space for these collections, docs/performance.md
+ * "Memory, stop 42"): the old space's pages are what the flush thins out, and stop 41's version,
+ * which compacted code space too, was measured at ~7% more CPU per call afterwards (optimized code
+ * moved was the suspect); without it, three interleaved runs showed no cost.
  */
 const FLUSH_FLAGS = ['--compact-on-every-full-gc', '--no-compact-code-space'];
 /** V8's defaults again. */
 const FLAGS_AFTER = ['--no-compact-on-every-full-gc', '--compact-code-space'];
 
-/** Runs `collection` and says whether V8 ran a full (mark-compact) collection for it. */
-export type FullCollectionProbe = (collection: () => void) => boolean;
-
-export const ranFullCollection: FullCollectionProbe = (collection) => {
-  const profiler = new v8.GCProfiler();
-  profiler.start();
-  try {
-    collection();
-  } catch (error) {
-    // A profiler left running would record every later collection.
-    profiler.stop();
-    throw error;
-  }
-  return profiler.stop().statistics.some((gc) => gc.gcType === 'MarkSweepCompact');
-};
-
 export function lastResortCollection(
   gc = (globalThis as { gc?: GcFunction }).gc,
   setV8Flag: (flag: string) => void = v8.setFlagsFromString,
-  probe: FullCollectionProbe = ranFullCollection,
 ): Collect | undefined {
   if (!gc) return undefined;
   const lastResort = (): void => gc({ type: 'major', execution: 'sync', flavor: 'last-resort' });
-  const withFlushFlags = (collection: () => void): void => {
+  let startUpFlushed = false;
+  return () => {
+    if (startUpFlushed) return lastResort();
+    startUpFlushed = true;
     for (const flag of FLUSH_FLAGS) setV8Flag(flag);
     try {
-      collection();
+      gc();
+      lastResort();
     } finally {
+      // On for these collections only: on every full collection under load it would cost CPU.
       for (const flag of FLAGS_AFTER) setV8Flag(flag);
     }
-  };
-  const asyncMajor = (): void => gc({ type: 'major', execution: 'async' });
-  /** Decided by the first collection; until then (or when it threw) the first one runs again. */
-  let later: Collect | undefined;
-  return () => {
-    if (later) return later();
-    withFlushFlags(() => {
-      gc();
-      later = probe(lastResort) ? lastResort : asyncMajor;
-    });
   };
 }
 

@@ -56,34 +56,18 @@ describe('IdleCollector', () => {
     assert.equal(none.collections, 0);
   });
 
-  // The probe stands for V8's GC profiler: did the last-resort collection run a mark-compact?
-  const fullCollection = (run: () => void): boolean => (run(), true);
-  const scavengeOnly = (run: () => void): boolean => (run(), false);
-  const lastResort = { type: 'major', execution: 'sync', flavor: 'last-resort' };
-
-  it('asks V8 for a "last resort" collection where that is a full one, the first time after a plain one (it flushes old bytecode)', () => {
+  it('asks V8 for a compacting "last resort" collection, the first time after a plain one (it flushes old bytecode)', () => {
     const calls: unknown[] = [];
-    const collect = lastResortCollection((options) => void calls.push(options), undefined, fullCollection)!;
+    const collect = lastResortCollection((options) => {
+      calls.push(options);
+    })!;
+    const lastResort = { type: 'major', execution: 'sync', flavor: 'last-resort' };
     collect();
     assert.deepEqual(calls, [undefined, lastResort], 'first idle collection: plain, then last resort');
     collect();
     collect();
     assert.deepEqual(calls, [undefined, lastResort, lastResort, lastResort], 'later ones: last resort only');
     assert.equal(lastResortCollection(undefined), undefined);
-  });
-
-  it('asks for an asynchronous major collection after the first where the "last resort" one was a scavenge (Node 20)', () => {
-    const calls: unknown[] = [];
-    const collect = lastResortCollection(
-      (options) => void calls.push(options),
-      () => undefined,
-      scavengeOnly,
-    )!;
-    collect();
-    collect();
-    collect();
-    const asyncMajor = { type: 'major', execution: 'async' };
-    assert.deepEqual(calls, [undefined, lastResort, asyncMajor, asyncMajor]);
   });
 
   // Compaction on every full collection would cost every collection V8 makes under load: the
@@ -95,30 +79,19 @@ describe('IdleCollector', () => {
   it('turns --compact-on-every-full-gc on (code space left alone) around the first idle collection only, and off again on a throw', () => {
     const steps: string[] = [];
     const record = (flag: string): void => void steps.push(flag);
-    const gc = (options?: { execution?: string }): void =>
-      void steps.push(options ? (options.execution === 'async' ? 'async' : 'last-resort') : 'plain');
-    const collect = lastResortCollection(gc, record, fullCollection)!;
+    const gc = (options?: object): void => void steps.push(options ? 'last-resort' : 'plain');
+    const collect = lastResortCollection(gc, record)!;
     collect();
     assert.deepEqual(steps, [...FLUSH_ON, 'plain', 'last-resort', ...FLUSH_OFF]);
     steps.length = 0;
     collect();
-    assert.deepEqual(
-      steps,
-      ['last-resort'],
-      'the flag is not touched again where the last resort is a full collection',
-    );
-    steps.length = 0;
-    const onNode20 = lastResortCollection(gc, record, scavengeOnly)!;
-    onNode20();
-    steps.length = 0;
-    onNode20();
-    assert.deepEqual(steps, ['async'], 'nor for the asynchronous one (Node 20)');
+    assert.deepEqual(steps, ['last-resort'], 'the flag is not touched again');
     steps.length = 0;
     const failing = (options?: object): void => {
       if (options) throw new Error('collection failed');
       steps.push('plain');
     };
-    assert.throws(() => lastResortCollection(failing, record, fullCollection)!(), /collection failed/);
+    assert.throws(() => lastResortCollection(failing, record)!(), /collection failed/);
     assert.deepEqual(steps, [...FLUSH_ON, 'plain', ...FLUSH_OFF]);
   });
 });
@@ -164,90 +137,6 @@ describe('The first idle collection in V8', function () {
       `control: a collection asked for with options keeps the bytecode (${lastResort.before} -> ${lastResort.after} bytes)`,
     );
     assert.ok(idle.after < idle.before / 2, `bytecode ${idle.before} -> ${idle.after} bytes`);
-  });
-});
-
-// Real V8 again: a burst's garbage that reached the old generation is freed by the idle collections
-// after the first one too. Node 20's V8 runs a scavenge for gc() with any options, the last-resort
-// ones included, so main's later collections left it all there (fails on main under Node 20).
-describe('The later idle collections in V8', function () {
-  this.timeout(90_000);
-  interface Burst {
-    garbage: number;
-    left: number;
-    kinds: string[];
-  }
-  const laterCollections = (): { control: Burst; bursts: Burst[] } => {
-    const script = `
-      const v8 = require('node:v8');
-      const { lastResortCollection } = require(${JSON.stringify(path.join(__dirname, '../../../src/broker/daemon/idleCollector.js'))});
-      const oldSpace = () => v8.getHeapSpaceStatistics().find((s) => s.space_name === 'old_space').space_used_size;
-      // ~15 MB of objects moved to the old generation by two minor collections (no major one), then dropped.
-      const burst = () => {
-        globalThis.kept = Array.from({ length: 100000 }, (_, i) => ({ i, s: 'call ' + i, a: [i] }));
-        gc({ type: 'minor' });
-        gc({ type: 'minor' });
-        const live = oldSpace();
-        globalThis.kept = null;
-        return live;
-      };
-      // The kinds of collection V8 ran for it. An asynchronous one runs as a task: after a burst, wait
-      // for the garbage to go (20 s at most: then the assertions below say what ran).
-      const collected = async (collection, wait = false) => {
-        const profiler = new v8.GCProfiler();
-        profiler.start();
-        const started = Date.now();
-        const before = oldSpace();
-        collection();
-        while (wait && oldSpace() > before / 2 && Date.now() - started < 20_000) await new Promise((r) => setTimeout(r, 10));
-        return profiler.stop().statistics.map((s) => s.gcType);
-      };
-      (async () => {
-      const collect = lastResortCollection();
-      await collected(collect); // the first idle collection, after start-up
-      const emptied = oldSpace();
-      // The control: a collection asked for with options, in this V8, leaves the garbage or frees it.
-      const controlLive = burst();
-      const controlKinds = await collected(() => gc({ type: 'major', execution: 'sync', flavor: 'last-resort' }));
-      const control = { garbage: controlLive - emptied, left: oldSpace() - emptied, kinds: controlKinds };
-      await collected(() => gc());
-      const bursts = [];
-      for (let i = 0; i < 2; i++) {
-        const before = oldSpace();
-        const live = burst();
-        const kinds = await collected(collect, true);
-        bursts.push({ garbage: live - before, left: oldSpace() - before, kinds });
-      }
-      process.stdout.write(JSON.stringify({ control, bursts }));
-      })();`;
-    // V8's own full collections off (incremental marking finishes one in a task, the memory reducer
-    // starts one when allocation stops): while the test waits, only the ones asked for may run.
-    const v8Own = ['--no-incremental-marking', '--no-memory-reducer'];
-    return JSON.parse(
-      execFileSync(process.execPath, ['--expose-gc', ...v8Own, '-e', script], { encoding: 'utf8' }),
-    ) as {
-      control: Burst;
-      bursts: Burst[];
-    };
-  };
-
-  it("the second and third collections are full ones and free the old generation's garbage", () => {
-    const { control, bursts } = laterCollections();
-    const MB = 1024 * 1024;
-    // Positive control: the burst put its garbage in old space, where a collection must be full to reach it.
-    assert.ok(control.garbage > 8 * MB, `the burst left ${control.garbage} bytes in old space`);
-    if (!control.kinds.includes('MarkSweepCompact')) {
-      assert.ok(
-        control.left > control.garbage / 2,
-        `a scavenge leaves it: ${control.left} of ${control.garbage} bytes`,
-      );
-    }
-    bursts.forEach(({ garbage, left, kinds }, i) => {
-      const which = i === 0 ? 'second' : 'third';
-      assert.ok(garbage > 8 * MB, `burst before the ${which} collection: ${garbage} bytes in old space`);
-      assert.ok(kinds.includes('MarkSweepCompact'), `the ${which} collection ran ${kinds.join(', ')}`);
-      assert.ok(left < garbage / 10, `the ${which} collection left ${left} of ${garbage} bytes`);
-    });
   });
 });
 
