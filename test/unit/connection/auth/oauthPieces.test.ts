@@ -84,12 +84,13 @@ describe('auth: what an approval binds', () => {
     const d = remote();
     const withAuth = digests(d);
     // The fields added after approvals were first recorded (auth, then who answers, the tool-change
-    // policy, the secret prompts, and the guardrails' switches) are empty while unset and take no part
-    // in the hash.
-    const { auth, clientFeatures, onToolChange, inputs, redactResults, holdFlaggedTools, ...rest } = withAuth;
+    // policy, the secret prompts, the guardrails' switches and strict resource pins) are empty while
+    // unset and take no part in the hash.
+    const { auth, clientFeatures, onToolChange, inputs, redactResults, holdFlaggedTools, pinResources, ...rest } =
+      withAuth;
     assert.deepEqual(
-      [auth, clientFeatures, onToolChange, inputs, redactResults, holdFlaggedTools],
-      ['', '', '', '', '', ''],
+      [auth, clientFeatures, onToolChange, inputs, redactResults, holdFlaggedTools, pinResources],
+      ['', '', '', '', '', '', ''],
     );
     const before = crypto
       .createHash('sha256')
