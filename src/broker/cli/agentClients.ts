@@ -276,10 +276,15 @@ export async function removeAgent(id: string, opts: AgentClientOptions): Promise
   }
   const declared = declaredClient(opts.root, client);
   if (declared?.description?.endsWith(ADDED_BY)) {
+    const tokens = new ClientTokens(runtimePaths(opts.root, opts.env ?? process.env).tokensDir);
+    // A running broker deletes a removed client's token itself, maybe before the revoke below:
+    // the report says what happened to the file, whoever deleted it.
+    const tokenFile = tokens.fileOf(client);
+    const hadToken = fs.existsSync(tokenFile);
     await new RegistryWriter(opts.root).remove('client', client);
     changes.push(`removed the client '${client}' (${KIND_DIRS.client}/${client}.yaml)`);
-    if (new ClientTokens(runtimePaths(opts.root, opts.env ?? process.env).tokensDir).revoke(client))
-      changes.push(`deleted the token of '${client}'`);
+    tokens.revoke(client);
+    if (hadToken && !fs.existsSync(tokenFile)) changes.push(`deleted the token of '${client}'`);
   }
   return { changes, file, client };
 }
