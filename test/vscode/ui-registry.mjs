@@ -94,11 +94,19 @@ try {
     await page.keyboard.press('F1');
     const box = quickInput.locator('input.input');
     await box.waitFor({ timeout: 10_000 });
-    await box.fill('>Switchboard: Add Server from Registry');
-    await quickInput
-      .locator('.monaco-list-row', { hasText: 'Switchboard: Add Server from Registry…' })
-      .first()
-      .waitFor({ timeout: 10_000 });
+    const row = quickInput.locator('.monaco-list-row', { hasText: 'Switchboard: Add Server from Registry…' }).first();
+    // The palette computes its rows after the text lands; once in CI it showed only "similar
+    // commands" for 10 s. Typed again (a fresh filter) before giving up.
+    for (let attempt = 1; ; attempt++) {
+      await box.fill('>Switchboard: Add Server from Registry');
+      try {
+        await row.waitFor({ timeout: 10_000 });
+        break;
+      } catch (err) {
+        if (attempt === 3) throw err;
+        await box.fill('>');
+      }
+    }
     await page.keyboard.press('Enter');
     await quickInput
       .locator('.quick-input-title', { hasText: 'Add Server from Registry' })
