@@ -1,6 +1,8 @@
 // The aggregated view of every served server: namespaced names, routes back to the owner, and
 // lists built once per change (a tools/list is served from memory, never by asking upstreams).
 // Rebuilding also decides what changed, per kind and per server, so list_changed goes out once.
+// Over 450 lines, as one concern: the four kinds (tools, prompts, resources, templates) are built,
+// held back by the pins and diffed in one pass, so a rebuild cannot see one kind newer than another.
 import * as crypto from 'node:crypto';
 import { filterByGlobs, NAMESPACE_SEPARATOR, RESERVED_NAME } from '../../registry/names';
 import type { Prompt, Resource, ResourceTemplate, Tool } from '../shared/mcpTypes';
