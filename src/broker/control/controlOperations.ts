@@ -44,6 +44,15 @@ import { compareOrdinal } from '../shared/ordinal';
 import { isUp } from '../supervision/upstreamStates';
 import { telemetry } from '../telemetry/telemetry';
 
+/** One server as the broker's gauges count it (ServerStatus's fields of the same names). */
+export interface ServerGauge {
+  name: string;
+  state: ServerStatus['state'];
+  restarts: number;
+  pendingServerRequests: number;
+  quarantinedTools: number;
+}
+
 export interface ControlContext {
   untrusted: boolean;
   url(): string;
@@ -103,6 +112,25 @@ export class ControlOperations {
 
   listServers(): ServerStatus[] {
     return [...this.snapshot.servers.keys()].sort().map((n) => this.serverStatus(n));
+  }
+
+  /**
+   * What the broker's gauges count of each server (daemon/brokerTelemetry.ts), read as
+   * server_status reads it but without the rest of the status: every metric collection read all of
+   * it, and describing a server scans its tools' text (~0.5% of a busy broker's CPU with metrics
+   * exported every 5 s; "Telemetry cost, stop 46" in docs/performance.md).
+   */
+  serverGauges(): ServerGauge[] {
+    return [...this.snapshot.servers.keys()].map((name) => {
+      const upstream = this.broker.upstream(name);
+      return {
+        name,
+        state: upstream?.state ?? 'stopped',
+        restarts: upstream?.restarts ?? 0,
+        pendingServerRequests: upstream?.serverRequests.pending ?? 0,
+        quarantinedTools: this.pins?.state(name, upstream?.state === 'running').quarantined.length ?? 0,
+      };
+    });
   }
 
   /**

@@ -142,7 +142,8 @@ function startWith(settings: TelemetrySettings, log: ((line: string) => void) | 
 /** The numbers the gauges show, read when metrics are collected (not on any request's path). */
 export function brokerGauges(broker: Broker, control: ControlPlane): () => BrokerGauges {
   return () => {
-    const servers = control.operations.listServers();
+    // Only what the gauges count: a server's whole status would scan its tools' text each collection.
+    const servers = control.operations.serverGauges();
     const upstreamStates: Record<string, number> = {};
     const restarts: Record<string, number> = {};
     let pendingClientRequests = 0;
@@ -150,8 +151,8 @@ export function brokerGauges(broker: Broker, control: ControlPlane): () => Broke
     for (const s of servers) {
       upstreamStates[s.state] = (upstreamStates[s.state] ?? 0) + 1;
       restarts[s.name] = s.restarts;
-      pendingClientRequests += s.pendingServerRequests ?? 0;
-      quarantinedTools += s.pins?.quarantined.length ?? 0;
+      pendingClientRequests += s.pendingServerRequests;
+      quarantinedTools += s.quarantinedTools;
     }
     const toolTokensPerClient: Record<string, number> = {};
     for (const c of control.operations.listClients()) {
