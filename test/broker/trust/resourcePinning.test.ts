@@ -143,6 +143,36 @@ describe('resource template and resource pins', function () {
     }
   });
 
+  it('refuses a subscription to a held resource on both endpoints; the server never hears of it', async () => {
+    const perServer = await connect(broker.url.replace(/\/mcp$/, '/servers/notes/mcp'), broker.token);
+    const subscribed = async (): Promise<string[]> => {
+      const logs = await facade(operator, 'tail_logs', { name: 'notes', lines: 500 });
+      return (logs.lines as { text: string }[]).flatMap((l) => /subscribed (\S+)/.exec(l.text)?.[1] ?? []);
+    };
+    try {
+      for (const client of [writer, perServer]) {
+        for (const uri of ['notes://notes/today', 'notes://notes/big']) {
+          const err = await client.subscribeResource({ uri }).then(
+            () => assert.fail(`the subscription to ${uri} was taken`),
+            (e: { code: number; message: string }) => e,
+          );
+          assert.equal(err.code, -32003, uri);
+          assert.match(err.message, /switchboard review notes/, uri);
+        }
+      }
+      // The positive control: a resource whose size alone changed is subscribed, and that reaches the server.
+      await perServer.subscribeResource({ uri: 'notes://notes/archive' });
+      await waitFor(
+        async () => (await subscribed()).includes('notes://notes/archive'),
+        'the archive subscription arrived',
+      );
+      await perServer.unsubscribeResource({ uri: 'notes://notes/archive' });
+      assert.deepEqual(await subscribed(), ['notes://notes/archive']);
+    } finally {
+      await perServer.close();
+    }
+  });
+
   it('pins.resources: strict holds back a new resource URI too', async () => {
     await rugPull(operator, 'fixed', 'resources-pull');
     const pins = await pinsWhen(operator, 'fixed', (p) => p.quarantinedResources?.length, 'fixed resources held');
