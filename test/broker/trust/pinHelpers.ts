@@ -41,6 +41,8 @@ export interface PinWorkspace {
   broker: BrokerProcess;
   operator: Client;
   writer: Client;
+  /** The writer's client token (for a client of the other SDK line). */
+  writerToken: string;
 }
 
 /**
@@ -60,14 +62,15 @@ export async function pinWorkspace(
   const broker = await startBrokerProcess({ root });
   const operator = await connect(broker.url, broker.token);
   const conn = await facade(operator, 'client_connection', { name: 'writer' });
-  const writer = await connect(broker.url, fs.readFileSync(conn.tokenFile, 'utf8').trim(), 'writer');
+  const writerToken = fs.readFileSync(conn.tokenFile, 'utf8').trim();
+  const writer = await connect(broker.url, writerToken, 'writer');
   for (const name of approve) {
     const before = await facade(operator, 'server_status', { name });
     await facade(operator, 'approve_server', { name, hash: before.approvalHash });
   }
   for (const name of Object.keys(servers))
     await pinsWhen(operator, name, (p) => p.status === 'pinned', `${name} pinned`);
-  return { root, broker, operator, writer };
+  return { root, broker, operator, writer, writerToken };
 }
 
 /** The pin state of `server` once `ready` holds. */
