@@ -97,9 +97,9 @@ const QUEUED_SPANS = 4096;
 /**
  * The batch processor's queue and batch sizes: each OTEL_BSP_* variable that is set is left to the
  * processor (it reads them itself); what is not set is ours, larger than the SDK's defaults. Why:
- * every export is an HTTP request whose own CPU (~0.4 ms in a loop, more in a busy broker) does
- * not depend on its size, and at batches of 512 spans it was a few µs of every call (batches of 64
- * cost +46 µs per call; "Telemetry cost, stop 46" in docs/performance.md). The 5 s schedule is the
+ * every export is an HTTP request whose own CPU (0.36–0.66 ms in a loop) does not depend on its
+ * size: at batches of 512 spans, one per 256 calls, that is 1.4–2.6 µs of every call, a quarter of it
+ * at 2048 ("Telemetry cost, stop 46" in docs/performance.md). The 5 s schedule is the
  * SDK's: a quiet broker's spans leave as soon as before. A batch is never larger than the queue.
  */
 export function batchLimits(env: NodeJS.ProcessEnv): { maxQueueSize?: number; maxExportBatchSize?: number } {
