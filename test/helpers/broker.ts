@@ -166,8 +166,12 @@ export function stopProcess(proc: ChildProcess, signal: NodeJS.Signals = 'SIGTER
   });
 }
 
-export async function connect(url: string, token: string, name = 'test-client'): Promise<Client> {
-  const client = new Client({ name, version: '1.0.0' }, { capabilities: {} });
+export function connect(url: string, token: string, name = 'test-client'): Promise<Client> {
+  return connectClient(new Client({ name, version: '1.0.0' }, { capabilities: {} }), url, token);
+}
+
+/** Connects `client` (made with the capabilities and handlers a test needs) over Streamable HTTP with `token`. */
+export async function connectClient<C extends Client>(client: C, url: string, token: string): Promise<C> {
   await client.connect(
     new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
   );
@@ -223,6 +227,24 @@ export async function facade(
   const result = await client.callTool({ name: `switchboard__${tool}`, arguments: args });
   if (result.isError) throw new Error(textOf(result));
   return result.structuredContent as Record<string, any>;
+}
+
+/** The token of the registered client `name`: client_connection writes it to a file the operator reads. */
+export async function clientToken(operator: Client, name: string): Promise<string> {
+  const conn = await facade(operator, 'client_connection', { name });
+  return fs.readFileSync(conn.tokenFile, 'utf8').trim();
+}
+
+/** Waits until list_servers shows `count` upstreams running; `what` names them for the timeout. */
+export async function waitForRunning(client: Client, count: number, what: string, timeoutMs = 40_000): Promise<void> {
+  await waitFor(
+    async () => {
+      const { servers } = await facade(client, 'list_servers');
+      return servers.filter((s: Record<string, any>) => s.state === 'running').length === count;
+    },
+    what,
+    timeoutMs,
+  );
 }
 
 /** A server's status through the facade (`switchboard__server_status`); the tool's error thrown. */

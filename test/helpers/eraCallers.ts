@@ -3,9 +3,8 @@
 // answering an upstream's elicitation so a test can see which caller was asked.
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
-import { waitFor } from './broker';
+import { connectClient, waitFor } from './broker';
 
 type Json = Record<string, unknown>;
 
@@ -42,8 +41,7 @@ export async function elicitingV1(
     return { action: 'accept', content: { answer: 'from v1' } };
   });
   beforeConnect(client);
-  await client.connect(new StreamableHTTPClientTransport(new URL(url), bearer(token)));
-  return client;
+  return connectClient(client, url, token);
 }
 
 /** The 2026-07-28 counterpart of elicitingV1 ('v2-caller'): answers 'from v2', notes `v2:<message>`. */

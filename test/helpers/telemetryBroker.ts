@@ -1,11 +1,10 @@
 // A broker exporting over OTLP to the loopback collector (otlpCollector.ts), started the way the
 // telemetry suites need it: a registry of fixtures, spans exported soon after each call (so a test
 // waits little), the operator connected, the agent's token at hand and the upstreams running.
-import * as fs from 'node:fs';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
+  clientToken,
   connect,
-  facade,
   removeTempDirs,
   startBrokerProcess,
   status,
@@ -48,11 +47,7 @@ export async function startTelemetryBroker(
     env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_BSP_SCHEDULE_DELAY: '50', ...opts.env },
   });
   const operator = await connect(broker.url, broker.token, 'operator');
-  let agentToken = '';
-  if ('clients.d/agent.yaml' in files) {
-    const conn = await facade(operator, 'client_connection', { name: 'agent' });
-    agentToken = fs.readFileSync(conn.tokenFile, 'utf8').trim();
-  }
+  const agentToken = 'clients.d/agent.yaml' in files ? await clientToken(operator, 'agent') : '';
   for (const name of opts.running ?? []) {
     await waitFor(async () => (await status(operator, name)).state === 'running', `${name} running`, 30_000);
   }

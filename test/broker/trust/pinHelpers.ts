@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   BROKER_JS,
+  clientToken,
   connect,
   facade,
   fixture,
@@ -60,8 +61,7 @@ export async function startPinWorkspace(prefix: string, servers: Record<string, 
   writeRegistry(root, files);
   const broker = await startBrokerProcess({ root });
   const operator = await connect(broker.url, broker.token);
-  const conn = await facade(operator, 'client_connection', { name: 'writer' });
-  const writer = await connect(broker.url, fs.readFileSync(conn.tokenFile, 'utf8').trim(), 'writer');
+  const writer = await connect(broker.url, await clientToken(operator, 'writer'), 'writer');
   return { root, broker, operator, writer };
 }
 
