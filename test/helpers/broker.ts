@@ -229,6 +229,28 @@ export async function facade(
   return result.structuredContent as Record<string, any>;
 }
 
+/** A broker on a registry of `files` (path → text) in a fresh temp workspace, and its operator connected. */
+export async function startOperatorBroker(
+  prefix: string,
+  files: Record<string, string>,
+  opts: Omit<StartBrokerOptions, 'root'> = {},
+): Promise<{ broker: BrokerProcess; operator: Client }> {
+  const root = tempDir(prefix);
+  writeRegistry(root, files);
+  const broker = await startBrokerProcess({ ...opts, root });
+  return { broker, operator: await connect(broker.url, broker.token, 'operator') };
+}
+
+/** Closes `clients`, stops `broker`, removes the temp dirs: an after hook (any part may be missing if a start failed). */
+export async function stopBroker(
+  broker: BrokerProcess | undefined,
+  clients: (Client | undefined)[] = [],
+): Promise<void> {
+  for (const client of clients) await client?.close();
+  await broker?.stop();
+  removeTempDirs();
+}
+
 /** The token of the registered client `name`: client_connection writes it to a file the operator reads. */
 export async function clientToken(operator: Client, name: string): Promise<string> {
   const conn = await facade(operator, 'client_connection', { name });

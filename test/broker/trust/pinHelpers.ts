@@ -13,7 +13,6 @@ import {
   connect,
   facade,
   fixture,
-  removeTempDirs,
   startBrokerProcess,
   tempDir,
   textOf,
@@ -100,14 +99,6 @@ export function pinsWhen(
 /** Makes the rugpull fixture of `server` switch to `variant` (its rug_pull tool). */
 export async function rugPull(operator: Client, server: string, variant: string): Promise<void> {
   await operator.callTool({ name: `${server}__rug_pull`, arguments: { variant } });
-}
-
-/** Closes what a pin workspace opened (any part of it may be missing if its start failed). */
-export async function closePinWorkspace(ws: Partial<PinWorkspace>): Promise<void> {
-  await ws.writer?.close();
-  await ws.operator?.close();
-  await ws.broker?.stop();
-  removeTempDirs();
 }
 
 /**

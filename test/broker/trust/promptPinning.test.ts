@@ -14,11 +14,11 @@ import {
   waitFor,
   writeRegistry,
   type BrokerProcess,
+  stopBroker,
 } from '../../helpers/broker';
 import {
   assertReviewIsOperatorOnly,
   cli,
-  closePinWorkspace,
   pinsWhen,
   pinWorkspace,
   refusalOf,
@@ -66,7 +66,7 @@ describe('prompt pins and quarantine', function () {
     ));
   });
 
-  after(() => closePinWorkspace({ writer, operator, broker }));
+  after(() => stopBroker(broker, [writer, operator]));
 
   it('pins the prompts with the tools at approval: unchanged prompts are listed and served', async () => {
     const names = await promptNames(writer);

@@ -13,11 +13,11 @@ import {
   tempDir,
   waitFor,
   type BrokerProcess,
+  stopBroker,
 } from '../../helpers/broker';
 import {
   assertReviewIsOperatorOnly,
   cli,
-  closePinWorkspace,
   lockWorkspace,
   pinsWhen,
   pinWorkspace,
@@ -71,7 +71,7 @@ describe('resource template and resource pins', function () {
     ));
   });
 
-  after(() => closePinWorkspace({ writer, operator, broker }));
+  after(() => stopBroker(broker, [writer, operator]));
 
   it('pins templates and resource metadata at approval: unchanged ones are listed and readable', async () => {
     await waitFor(async () => (await uris(writer)).includes('notes://notes/today'), 'notes resources listed');

@@ -13,11 +13,11 @@ import {
   waitFor,
   type BrokerProcess,
   facade,
+  stopBroker,
 } from '../../helpers/broker';
 import {
   assertReviewIsOperatorOnly,
   cli,
-  closePinWorkspace,
   lockWorkspace,
   rugpullServer,
   startPinWorkspace,
@@ -46,7 +46,7 @@ describe('tool pins and quarantine', function () {
     }));
   });
 
-  after(() => closePinWorkspace({ writer, operator, broker }));
+  after(() => stopBroker(broker, [writer, operator]));
 
   it('pins the tools of a community server at its approval (the first list after it)', async () => {
     const before = await facade(operator, 'server_status', { name: 'notes' });
