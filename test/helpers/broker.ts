@@ -257,12 +257,18 @@ export async function clientToken(operator: Client, name: string): Promise<strin
   return fs.readFileSync(conn.tokenFile, 'utf8').trim();
 }
 
-/** Waits until list_servers shows `count` upstreams running; `what` names them for the timeout. */
-export async function waitForRunning(client: Client, count: number, what: string, timeoutMs = 40_000): Promise<void> {
+/** Waits until list_servers shows `count` upstreams (or every one) running; `what` names them for the timeout. */
+export async function waitForRunning(
+  client: Client,
+  count: number | 'every',
+  what: string,
+  timeoutMs = 40_000,
+): Promise<void> {
   await waitFor(
     async () => {
-      const { servers } = await facade(client, 'list_servers');
-      return servers.filter((s: Record<string, any>) => s.state === 'running').length === count;
+      const servers = (await facade(client, 'list_servers')).servers as Record<string, any>[];
+      const running = servers.filter((s) => s.state === 'running').length;
+      return count === 'every' ? running === servers.length : running === count;
     },
     what,
     timeoutMs,
