@@ -8,7 +8,7 @@ import type { JsonObject, Prompt, Resource, ResourceTemplate } from '../shared/m
 import type { RequestExtra, SessionContext } from './requestContext';
 import { reviewCommand } from '../trust/pins';
 import { getPinnedPrompt, promptNotListed } from './pinnedPrompts';
-import { completesHeldTemplate, readPinnedResource, resourceNotListed } from './pinnedResources';
+import { completesHeldTemplate, readPinnedResource, refuseHeldResource, resourceNotListed } from './pinnedResources';
 import { isUiUri } from '../catalog/apps/appMeta';
 import { contentsDigest, pageHeld, parsedResult, judgedRead, withAggregatedContents } from '../catalog/apps/appPages';
 import { noCompletions, noSuchServer, servedCall, whenStarted, type ServedServer } from './servedServer';
@@ -107,7 +107,9 @@ export class ContentRoutes {
 
   async subscribe(ctx: SessionContext, uri: string): Promise<void> {
     const own = this.scopeOf(ctx).upstreamUri(uri);
-    await (await whenStarted(this.target(this.resourceOwner(ctx, uri)))).subscribe(own);
+    const target = await whenStarted(this.target(this.resourceOwner(ctx, uri)));
+    refuseHeldResource(this.deps.catalog, () => this.deps.settleCatalog(), target, own);
+    await target.subscribe(own);
   }
 
   async unsubscribe(ctx: SessionContext, uri: string): Promise<void> {

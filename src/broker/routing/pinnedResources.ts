@@ -1,4 +1,4 @@
-// resources/read and completions of an upstream's resources, held to their pins
+// resources/read, resources/subscribe and completions of an upstream's resources, held to their pins
 // (trust/resourcePins.ts): a resource whose pinned metadata changed is refused naming the review,
 // and so is a URI that no listed resource has and only held-back templates match; a held-back
 // template offers no completions (its description is part of what changed). A URI the server
@@ -9,6 +9,24 @@ import { reviewCommand } from '../trust/pins';
 import { resourceQuarantined } from '../trust/resourcePins';
 import type { ServedServer } from './servedServer';
 
+/**
+ * Throws the quarantine error when the pins hold `uri` (the server's own URI) back. A read and a
+ * subscribe are refused alike: a subscription to a held resource would only bring updates of
+ * something the session may not read.
+ */
+export function refuseHeldResource(
+  catalog: Catalog,
+  settleCatalog: () => void,
+  server: ServedServer,
+  uri: string,
+): void {
+  if (server.kind !== 'upstream') return;
+  // The URI was resolved against the last build; a list_changed may have brought a list since.
+  settleCatalog();
+  const held = catalog.heldResource(server, uri);
+  if (held) throw resourceQuarantined(server.name, uri, reviewCommand(server.name), held.template);
+}
+
 /** Reads `uri` (the server's own URI) unless the pins hold it back; `read` forwards it. */
 export function readPinnedResource(
   catalog: Catalog,
@@ -17,11 +35,7 @@ export function readPinnedResource(
   uri: string,
   read: () => Promise<JsonObject>,
 ): Promise<JsonObject> {
-  if (server.kind !== 'upstream') return read();
-  // The URI was resolved against the last build; a list_changed may have brought a list since.
-  settleCatalog();
-  const held = catalog.heldResource(server, uri);
-  if (held) throw resourceQuarantined(server.name, uri, reviewCommand(server.name), held.template);
+  refuseHeldResource(catalog, settleCatalog, server, uri);
   return read();
 }
 

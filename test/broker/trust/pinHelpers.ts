@@ -47,6 +47,8 @@ export interface PinWorkspace {
   broker: BrokerProcess;
   operator: Client;
   writer: Client;
+  /** The writer's client token (for a client of the other SDK line). */
+  writerToken: string;
 }
 
 /**
@@ -60,8 +62,9 @@ export async function startPinWorkspace(prefix: string, servers: Record<string, 
   writeRegistry(root, files);
   const broker = await startBrokerProcess({ root });
   const operator = await connect(broker.url, broker.token);
-  const writer = await connect(broker.url, await clientToken(operator, 'writer'), 'writer');
-  return { root, broker, operator, writer };
+  const writerToken = await clientToken(operator, 'writer');
+  const writer = await connect(broker.url, writerToken, 'writer');
+  return { root, broker, operator, writer, writerToken };
 }
 
 /**
@@ -73,14 +76,15 @@ export async function pinWorkspace(
   servers: Record<string, string>,
   approve: string[],
 ): Promise<PinWorkspace> {
-  const { root, broker, operator, writer } = await startPinWorkspace(prefix, servers);
+  const ws = await startPinWorkspace(prefix, servers);
+  const { operator } = ws;
   for (const name of approve) {
     const before = await facade(operator, 'server_status', { name });
     await facade(operator, 'approve_server', { name, hash: before.approvalHash });
   }
   for (const name of Object.keys(servers))
     await pinsWhen(operator, name, (p) => p.status === 'pinned', `${name} pinned`);
-  return { root, broker, operator, writer };
+  return ws;
 }
 
 /** The pin state of `server` once `ready` holds. */

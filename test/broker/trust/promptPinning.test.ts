@@ -274,20 +274,21 @@ describe('prompt pins in the lockfile, and pins from before prompts were pinned'
 
   after(() => removeTempDirs());
 
-  /** The pins of notes once the started broker has judged its lists, and the prompts it lists. */
   /**
-   * The pins of notes once `ready` holds for them (by default: judged at all), the prompts listed and
-   * the diff. The tools' list can be judged before the prompts' list has arrived.
+   * The pins of notes once the broker has judged its live lists and `ready` holds for them, the
+   * prompts listed and the diff. Until the catalog has judged a running server's lists, server_status
+   * reports its stored pin (or lockfile entry) as 'pinned' with no toolsHash: only a state with a
+   * toolsHash is a verdict on what the server lists now.
    */
   async function pinsOf(
     b: BrokerProcess,
-    ready: (pins: Json) => boolean = (p) => p.status !== 'unpinned',
+    ready: (pins: Json) => boolean = () => true,
   ): Promise<{ names: string[]; pins: Json; diff: Json }> {
     const client = await connect(b.url, b.token);
     try {
       const pins = await waitFor(async () => {
         const s = await facade(client, 'server_status', { name: 'notes' });
-        return s.state === 'running' && ready(s.pins) ? s.pins : undefined;
+        return s.state === 'running' && s.pins.toolsHash !== undefined && ready(s.pins) ? s.pins : undefined;
       }, 'pins evaluated');
       return { names: await promptNames(client), pins, diff: await facade(client, 'tool_changes', { name: 'notes' }) };
     } finally {
@@ -325,12 +326,57 @@ describe('prompt pins in the lockfile, and pins from before prompts were pinned'
     assert.equal((await cli(['lock', '--root', root], home)).code, 0);
     fs.writeFileSync(variantFile, 'prompt-description');
     broker = await startBrokerProcess({ root, home: tempDir('sb-prompt-fresh-') });
-    // Times out (fails) if the changed prompt is never held to the lockfile.
-    const { names, pins, diff } = await pinsOf(broker, (p) => p.status === 'changed');
+    // The first verdict on the live lists, not a later one: a fresh user is never 'pinned' to the changed prompt.
+    const { names, pins, diff } = await pinsOf(broker);
     assert.equal(pins.status, 'changed');
     assert.deepEqual(pins.quarantinedPrompts, ['summarize_notes']);
     assert.deepEqual(names, ['notes__plan_day']);
     assert.deepEqual(diff.prompts[0].differsFrom, ['lockfile']);
+  });
+
+  it('a lockfile-bound fresh user is never served the changed prompt, from the first list on', async () => {
+    fs.writeFileSync(variantFile, 'original');
+    assert.equal((await cli(['lock', '--root', root], home)).code, 0);
+    fs.writeFileSync(variantFile, 'prompt-description');
+    broker = await startBrokerProcess({ root, home: tempDir('sb-prompt-watch-') });
+    // Lists and gets from the moment the endpoint answers, while the server starts, until the verdict
+    // is in and for a few rounds after: every answer the agent side could have seen.
+    const client = await connect(broker.url, broker.token);
+    const listed: string[][] = [];
+    const gets: string[] = [];
+    let verdictRounds = 0;
+    try {
+      while (verdictRounds < 5) {
+        const [names, get, status] = await Promise.all([
+          promptNames(client),
+          served(client, 'notes__summarize_notes').then(
+            (text) => `served: ${text}`,
+            (err: Error) => `refused: ${err.message}`,
+          ),
+          facade(client, 'server_status', { name: 'notes' }),
+        ]);
+        listed.push(names);
+        gets.push(get);
+        if (status.pins.toolsHash !== undefined) verdictRounds++;
+        assert.ok(listed.length < 2000, 'the server was never judged');
+      }
+    } finally {
+      await client.close();
+    }
+    assert.ok(
+      listed.every((names) => !names.includes('notes__summarize_notes')),
+      'the changed prompt was listed',
+    );
+    assert.ok(
+      gets.every((g) => g.startsWith('refused')),
+      gets.find((g) => g.startsWith('served')),
+    );
+    // Positive control: the server's prompts were served (its unchanged one is listed), so the lists
+    // recorded are of the running server, from the first one the endpoint answered.
+    assert.ok(
+      listed.some((names) => names.includes('notes__plan_day')),
+      'plan_day was never listed',
+    );
   });
 
   it('a lockfile entry from before prompts were locked pins the first prompt list seen', async () => {

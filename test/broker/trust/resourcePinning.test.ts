@@ -4,6 +4,7 @@
 // real `switchboard review` / `lock` / `verify` processes.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
+import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   connect,
@@ -55,9 +56,10 @@ describe('resource template and resource pins', function () {
   let broker: BrokerProcess;
   let operator: Client;
   let writer: Client;
+  let writerToken: string;
 
   before(async () => {
-    ({ root, broker, operator, writer } = await pinWorkspace(
+    ({ root, broker, operator, writer, writerToken } = await pinWorkspace(
       'sb-resource-pins-',
       {
         notes: rugpullServer('notes', 'trust: community\n', ['--resources']),
@@ -130,6 +132,54 @@ describe('resource template and resource pins', function () {
       assert.equal(await read(perServer, 'notes://file/b.txt'), 'read notes://file/b.txt');
       assert.deepEqual(await completions(perServer, 'notes://day/{date}'), []);
       assert.deepEqual(await completions(perServer, 'notes://file/{name}'), ['2026-12-06']);
+    } finally {
+      await perServer.close();
+    }
+  });
+
+  it('refuses a subscription to a held resource on both endpoints; the server never hears of it', async () => {
+    const perServer = await connect(broker.url.replace(/\/mcp$/, '/servers/notes/mcp'), broker.token);
+    const subscribed = async (): Promise<string[]> => {
+      const logs = await facade(operator, 'tail_logs', { name: 'notes', lines: 500 });
+      return (logs.lines as { text: string }[]).flatMap((l) => /subscribed (\S+)/.exec(l.text)?.[1] ?? []);
+    };
+    try {
+      for (const client of [writer, perServer]) {
+        for (const uri of ['notes://notes/today', 'notes://notes/big']) {
+          const err = await client.subscribeResource({ uri }).then(
+            () => assert.fail(`the subscription to ${uri} was taken`),
+            (e: { code: number; message: string }) => e,
+          );
+          assert.equal(err.code, -32003, uri);
+          assert.match(err.message, /switchboard review notes/, uri);
+        }
+      }
+      // 2026-07-28 has no resources/subscribe: a listen stream asks, and the held URIs are left out of
+      // what the broker acknowledges (the size-only change, archive, is honoured).
+      const v2 = new ClientV2(
+        { name: 'v2-writer', version: '1.0.0' },
+        { versionNegotiation: { mode: { pin: '2026-07-28' } } },
+      );
+      await v2.connect(
+        new TransportV2(new URL(broker.url), { requestInit: { headers: { Authorization: `Bearer ${writerToken}` } } }),
+      );
+      try {
+        const listen = await v2.listen({
+          resourceSubscriptions: ['notes://notes/today', 'notes://notes/big', 'notes://notes/archive'],
+        });
+        assert.deepEqual(listen.honoredFilter.resourceSubscriptions, ['notes://notes/archive']);
+        await listen.close();
+      } finally {
+        await v2.close();
+      }
+      // The positive control: a resource whose size alone changed is subscribed, and that reaches the server.
+      await perServer.subscribeResource({ uri: 'notes://notes/archive' });
+      await waitFor(
+        async () => (await subscribed()).includes('notes://notes/archive'),
+        'the archive subscription arrived',
+      );
+      await perServer.unsubscribeResource({ uri: 'notes://notes/archive' });
+      assert.ok((await subscribed()).every((uri) => uri === 'notes://notes/archive'));
     } finally {
       await perServer.close();
     }
