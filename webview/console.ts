@@ -3,7 +3,7 @@
 // This entry wires the page's DOM events and the extension's messages to the modules that act on
 // them; esbuild bundles it (with the modules it imports) into dist/webview/console.js.
 import { extrasOf, formFromDefinition } from './form';
-import type { ConsoleState, InitMessage, ToWebview } from './protocol';
+import type { ConsoleState, ConsoleView, InitMessage, ToWebview } from './protocol';
 import { $ } from './dom';
 import { onEdit, probe, renderHeader, save, setBusy, showBanner, validate } from './actions';
 import { renderProbe } from './probeView';
@@ -27,8 +27,9 @@ import { closeGuardrails, guardrailsArrived, openGuardrails } from './guardrails
 import './console.css';
 
 // ------------------------------------------------------------------------------ tabs
-type View = 'server' | 'tool' | 'audit' | 'guardrails';
+type View = ConsoleView;
 function showView(view: View): void {
+  vscode.postMessage({ type: 'view', view });
   for (const v of ['server', 'tool', 'audit', 'guardrails'] as View[]) {
     $(`view-${v}`).hidden = v !== view;
     const tab = $(`tab-${v}`);
@@ -93,6 +94,8 @@ function applyState(restoredState: ConsoleState): void {
 }
 
 function init(msg: InitMessage): void {
+  // A definition loaded (Edit Server…, Add Server…) is shown, whichever tab was open.
+  showView('server');
   if (msg.restore) {
     setExistingNames(msg.existingNames);
     applyState({ ...msg.restore, trusted: msg.trusted });

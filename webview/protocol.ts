@@ -47,8 +47,13 @@ export type ToWebview =
   /** The Guardrails tab's reading: the server's rules and limits in force (with counts), the audit tail. */
   | { type: 'guardrails'; rules?: ServerGuardrail[]; tail?: AuditTail; error?: string };
 
+/** The console's tabs. */
+export type ConsoleView = 'server' | 'tool' | 'audit' | 'guardrails';
+
 export type FromWebview =
   | { type: 'ready' }
+  /** The tab shown now (the panel's title follows it). */
+  | { type: 'view'; view: ConsoleView }
   | { type: 'probe'; definition: Definition }
   | { type: 'save'; definition: Definition }
   | { type: 'openFile'; name: string }

@@ -8,9 +8,17 @@ import type { ServerStatus } from '../broker/control/controlApi';
 import type { JsonObject, Tool } from '../broker/shared/mcpTypes';
 import type { ProbeResult } from '../broker/supervision/probe';
 import { toMinimalObject } from '../registry/serialize';
-import type { ConsoleState, Definition, FromWebview, InitMessage, ToWebview } from '../../webview/protocol';
+import type {
+  ConsoleState,
+  ConsoleView,
+  Definition,
+  FromWebview,
+  InitMessage,
+  ToWebview,
+} from '../../webview/protocol';
 import type { Ctx, FolderEntry } from './ctx';
 import { liveNumbersText } from './liveNumbers';
+import { consoleTitle } from './presentation';
 
 export const CONSOLE_VIEW_TYPE = 'switchboard.console';
 const APPROVE_NOW = 'Approve now';
@@ -41,6 +49,9 @@ export class ConsolePanel {
   /** The definitions of the tools shown in Try a tool (one with an MCP App opens its preview when called). */
   private readonly tried = new Map<string, Tool>();
   private savedName?: string;
+  /** The tab shown and the tool last put in Try a tool: the panel's title names what is on screen. */
+  private view: ConsoleView = 'server';
+  private triedName?: string;
   private probeWaiters: ((r: ProbeResult | undefined) => void)[] = [];
   private early: ToWebview[] = [];
 
@@ -110,7 +121,7 @@ export class ConsolePanel {
     const newer = kept && (!state || (kept.savedAt ?? 0) > (state.savedAt ?? 0)) ? kept : undefined;
     const shown = newer ?? state;
     panel.savedName = shown?.savedName;
-    panel.title(shown?.savedName);
+    panel.title();
     if (newer) panel.load({ mode: newer.mode, resume: true });
   }
 
@@ -132,14 +143,15 @@ export class ConsolePanel {
       probeNow: opts.probeNow,
       restore: draft,
     };
-    this.title(this.savedName);
+    this.view = 'server';
+    this.title();
     if (this.ready) this.post(msg);
     else this.pending = msg;
     this.pushStatus();
   }
 
-  private title(name?: string): void {
-    this.panel.title = name ? `Switchboard: ${name}` : 'Switchboard: New Server';
+  private title(): void {
+    this.panel.title = consoleTitle(this.view, this.savedName, this.triedName);
   }
 
   /** Runs a probe in the console, as if Probe was pressed, and resolves with its result. */
@@ -157,11 +169,16 @@ export class ConsolePanel {
     const listed = await this.listTools();
     const tool = listed.find((t) => t.name === name);
     if (tool) this.tried.set(name, tool);
+    this.triedName = name;
+    this.view = 'tool';
+    this.title();
     this.post({ type: 'tryTool', tool: tool ?? { name, inputSchema: { type: 'object' } }, listed: !!tool });
   }
 
   /** Shows the Recent calls tab (optionally one client's). */
   showAudit(client?: string): void {
+    this.view = 'audit';
+    this.title();
     this.post({ type: 'showAudit', client });
   }
 
@@ -260,6 +277,10 @@ export class ConsolePanel {
         for (const msg of this.early.splice(0)) this.post(msg);
         this.pushStatus();
         return;
+      case 'view':
+        this.view = m.view;
+        this.title();
+        return;
       case 'callTool':
         await this.callTool(m.name, m.arguments);
         return;
@@ -327,7 +348,7 @@ export class ConsolePanel {
         () => this.entry.conn.call('upsert_server', { definition }),
       );
       this.savedName = written.name;
-      this.title(written.name);
+      this.title();
       const rel = path.relative(this.entry.folder.uri.fsPath, written.file).split(path.sep).join('/');
       this.post({ type: 'saved', name: written.name, file: rel, definition: toMinimalObject('server', definition) });
       this.pushStatus();

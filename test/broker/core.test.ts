@@ -47,6 +47,27 @@ async function pidOf(client: Client, tool: string): Promise<number> {
   return pid;
 }
 
+/** The headers of a raw HTTP session on the broker, opened with an initialize (to see the wire itself). */
+async function rawSession(broker: BrokerProcess): Promise<Record<string, string>> {
+  const headers: Record<string, string> = {
+    authorization: `Bearer ${broker.token}`,
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+  };
+  const init = await fetch(broker.url, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    }),
+  });
+  await init.text();
+  return { ...headers, 'mcp-session-id': init.headers.get('mcp-session-id')! };
+}
+
 describe('broker core', function () {
   this.timeout(60_000);
   let root: string;
@@ -151,23 +172,7 @@ describe('broker core', function () {
       assert.deepEqual(result.content, [{ type: 'text', text: 'x'.repeat(bytes) }], `${bytes} bytes`);
     }
     // On the wire: one JSON body whose id is the caller's own, after the result.
-    const headers: Record<string, string> = {
-      authorization: `Bearer ${broker.token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-    };
-    const init = await fetch(broker.url, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-      }),
-    });
-    await init.text();
-    headers['mcp-session-id'] = init.headers.get('mcp-session-id')!;
+    const headers = await rawSession(broker);
     const batch = [
       {
         jsonrpc: '2.0',
@@ -213,23 +218,7 @@ describe('broker core', function () {
 
   it("forwards progress notifications with the caller's own token", async () => {
     // On the wire: every progress event of the upstream, under the caller's token, then the result.
-    const headers: Record<string, string> = {
-      authorization: `Bearer ${broker.token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-    };
-    const init = await fetch(broker.url, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({
-        jsonrpc: '2.0',
-        id: 1,
-        method: 'initialize',
-        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
-      }),
-    });
-    await init.text();
-    headers['mcp-session-id'] = init.headers.get('mcp-session-id')!;
+    const headers = await rawSession(broker);
     const res = await fetch(broker.url, {
       method: 'POST',
       headers,

@@ -6,6 +6,7 @@ import type { BrokerState, ServerStatus } from '../../src/broker/control/control
 import { planDefinitions } from '../../src/extension/mcpPlan';
 import {
   approvalDetail,
+  consoleTitle,
   scanLabel,
   serverContextValue,
   serverDescription,
@@ -321,5 +322,14 @@ describe('extension: MCP provider plan', () => {
     assert.equal(toolScanLabel(s, 'echo'), 'hidden text, asks for credentials');
     assert.match(serverTooltip(s), /Scanner: 1 item flagged \(high\) in its descriptions/);
     assert.match(serverTooltip(s), /hidden text, high/);
+  });
+
+  it("the console's title names what its tab shows, not the Server tab's draft", () => {
+    assert.equal(consoleTitle('tool', undefined, 'echo__echo'), 'Switchboard: Try echo__echo');
+    assert.equal(consoleTitle('tool', 'echo', 'echo__echo'), 'Switchboard: Try echo__echo');
+    assert.equal(consoleTitle('audit', 'echo'), 'Switchboard: Recent calls');
+    assert.equal(consoleTitle('guardrails', 'echo'), 'Switchboard: echo guardrails');
+    assert.equal(consoleTitle('server', 'echo', 'echo__echo'), 'Switchboard: echo');
+    assert.equal(consoleTitle('server'), 'Switchboard: New Server');
   });
 });

@@ -10,7 +10,6 @@
 //   - the token counter: a hostile upstream's long runs are counted (the child's own deadline and
 //     watchdog are in security-r3-dos-counter.test.ts).
 import assert from 'node:assert/strict';
-import * as fs from 'node:fs';
 import * as http from 'node:http';
 import { Client as SdkClient, type Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -24,6 +23,7 @@ import {
   waitFor,
   writeRegistry,
   type BrokerProcess,
+  clientToken,
 } from '../helpers/broker';
 import { envelope as stateEnvelope, postStateless } from '../helpers/stateless';
 import type { Endpoint } from '../../src/broker/http/endpoint';
@@ -90,12 +90,6 @@ function openListen(port: number, token: string, id: string): Promise<ListenStre
   });
 }
 
-async function tokenOf(operator: Client, client: string): Promise<string> {
-  const conn = (await operator.callTool({ name: 'switchboard__client_connection', arguments: { name: client } }))
-    .structuredContent as Json;
-  return fs.readFileSync(conn.tokenFile as string, 'utf8').trim();
-}
-
 describe('faults: security round 3, denial of service (issue 28 items 10-13)', function () {
   this.timeout(300_000);
   let broker: BrokerProcess;
@@ -114,7 +108,7 @@ describe('faults: security round 3, denial of service (issue 28 items 10-13)', f
     });
     broker = await startBroker({ root });
     operator = await connect(broker.url, broker.token, 'operator');
-    reader = await tokenOf(operator, 'reader');
+    reader = await clientToken(operator, 'reader');
     await waitFor(
       async () =>
         (await Promise.all(['echo', 'asks', 'hostile'].map((s) => status(operator, s)))).every(
@@ -191,7 +185,7 @@ describe('faults: security round 3, denial of service (issue 28 items 10-13)', f
         open.push(over);
         assert.equal(over.status, 429, JSON.stringify(over.first));
         assert.match(over.first.error.message, /client 'reader' has 64 open subscriptions\/listen streams, the limit/);
-        const other = await openListen(broker.port, await tokenOf(operator, 'other'), 'other');
+        const other = await openListen(broker.port, await clientToken(operator, 'other'), 'other');
         open.push(other);
         assert.equal(other.status, 200, 'another client is not affected');
         open[0].close();
@@ -224,7 +218,7 @@ describe('faults: security round 3, denial of service (issue 28 items 10-13)', f
       const parked = abandoned.message.result as Json;
       assert.equal(parked.resultType, 'input_required', JSON.stringify(abandoned.message));
       // B, a 2026-07-28 caller of another client: its own question, as input_required.
-      const other = await tokenOf(operator, 'other');
+      const other = await clientToken(operator, 'other');
       const second = await post(broker.port, other, elicit('Question for B?'));
       const asked = second.message.result as Json;
       assert.equal(asked.resultType, 'input_required', `B's question was refused: ${JSON.stringify(second.message)}`);
@@ -279,7 +273,7 @@ describe('faults: security round 3, denial of service (issue 28 items 10-13)', f
       const over = await post(broker.port, reader, elicit('One too many?'));
       assert.equal(over.status, 429, JSON.stringify(over.message));
       assert.match(over.message.error.message, /client 'reader' has 64 calls parked on input_required, the limit/);
-      const other = await post(broker.port, await tokenOf(operator, 'other'), elicit('Still asked?'));
+      const other = await post(broker.port, await clientToken(operator, 'other'), elicit('Still asked?'));
       assert.equal((other.message.result as Json).resultType, 'input_required', JSON.stringify(other.message));
       report('dos-parked-calls', { perClient: PARKED_PER_CLIENT, refused: 429, otherClientAsked: true });
     });

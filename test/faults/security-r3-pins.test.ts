@@ -22,25 +22,14 @@ import { connect, fixture, removeTempDirs, tempDir, textOf, waitFor, writeRegist
 import { facade, report, startBroker, status, type Json } from './lib';
 import type { BrokerProcess } from '../helpers/broker';
 import { envelope, postStateless } from '../helpers/stateless';
+import { rugpullServer, toolRefusal as refusal } from '../broker/trust/pinHelpers';
 
 const INSTRUCTIONS = 'Notes server: read_notes reads the notes, write_notes writes them.';
 const POISON = /id_rsa/;
 
-/** A stdio server running the rugpull fixture; `more` adds YAML lines. */
+/** The rugpull fixture as a stdio server; `more` adds YAML lines, `variantFile` lets the test switch its variant. */
 function rugpull(name: string, more: string, variantFile?: string): string {
-  const args = [fixture('rugpull.mjs'), ...(variantFile ? ['--variant-file', variantFile] : [])];
-  return `name: ${name}\ncommand: ${JSON.stringify(process.execPath)}\nargs: ${JSON.stringify(args)}\n${more}`;
-}
-
-/** The JSON-RPC error of a call that must be refused (an assertion failure if it was answered). */
-async function refusal(client: Client, name: string): Promise<{ code: number; message: string }> {
-  try {
-    const result = await client.callTool({ name, arguments: {} });
-    assert.fail(`${name} was called: ${textOf(result)}`);
-  } catch (err) {
-    if (err instanceof assert.AssertionError) throw err;
-    return err as { code: number; message: string };
-  }
+  return rugpullServer(name, more, variantFile ? ['--variant-file', variantFile] : []);
 }
 
 describe('security round 3: rug pulls past the pins (issue 28 items 5-9)', function () {

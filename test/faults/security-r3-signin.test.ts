@@ -30,6 +30,7 @@ import {
   waitFor,
   writeRegistry,
   type BrokerProcess,
+  clientToken,
 } from '../helpers/broker';
 import { FAULT_FIXTURES, facade, report, startBroker, status, type Json } from './lib';
 
@@ -68,10 +69,6 @@ async function consentAs(authorizationUrl: string, user: string): Promise<{ stat
   assert.equal(answered.status, 302, 'the consent redirects back');
   const landing = await fetch(answered.headers.get('location')!);
   return { status: landing.status, text: await landing.text() };
-}
-
-async function tokenOf(operator: Client, client: string): Promise<string> {
-  return fs.readFileSync((await facade(operator, 'client_connection', { name: client })).tokenFile, 'utf8').trim();
 }
 
 /** A script named like the desktop's opener that appends its arguments to `record`: a real process. */
@@ -136,7 +133,7 @@ describe('faults: security round 3, sign-in', function () {
         ['reader', false],
         ['writer', true],
       ] as const) {
-        agents.push({ name, write, client: await connect(broker.url, await tokenOf(operator, name), name) });
+        agents.push({ name, write, client: await connect(broker.url, await clientToken(operator, name), name) });
       }
       await waitFor(async () => (await status(operator, 'remote')).state === 'needs-sign-in', 'needs-sign-in');
     });
@@ -355,7 +352,7 @@ describe('faults: security round 3, sign-in', function () {
       });
       broker = await startBroker({ root, env: { SWITCHBOARD_TOKEN_STORE: 'file' } });
       operator = await connect(broker.url, broker.token, 'operator-test');
-      writer = await connect(broker.url, await tokenOf(operator, 'writer'), 'writer');
+      writer = await connect(broker.url, await clientToken(operator, 'writer'), 'writer');
       const shown = await status(operator, 'remote');
       await facade(operator, 'approve_server', { name: 'remote', hash: shown.approvalHash });
     });

@@ -6,17 +6,7 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import {
-  BROKER_JS,
-  connect,
-  fixture,
-  removeTempDirs,
-  startBrokerProcess,
-  tempDir,
-  waitFor,
-  writeRegistry,
-  type BrokerProcess,
-} from '../helpers/broker';
+import { BROKER_JS, fixture, waitFor, type BrokerProcess, startOperatorBroker, stopBroker } from '../helpers/broker';
 import { status } from './lib';
 
 const HOSTILE = '\x1b]0;owned\x07\x1b[2J\x1b]8;;https://evil.test\x07click\x1b]8;;\x07 \u009b31m';
@@ -52,8 +42,7 @@ describe('security: server text on the operator terminal', function () {
   let operator: Client;
 
   before(async () => {
-    const root = tempDir('sb-terminal-');
-    writeRegistry(root, {
+    ({ broker, operator } = await startOperatorBroker('sb-terminal-', {
       'mcp-servers.d/noisy.yaml':
         `name: noisy\ntrust: trusted\ncommand: ${JSON.stringify(process.execPath)}\n` +
         `args: ["--input-type=module", "-e", ${JSON.stringify(NOISY)}]\n` +
@@ -63,9 +52,7 @@ describe('security: server text on the operator terminal', function () {
       'mcp-servers.d/crashing.yaml':
         `name: crashing\ntrust: trusted\ncommand: ${JSON.stringify(process.execPath)}\n` +
         `args: ["-e", ${JSON.stringify(CRASHING)}]\nrestart: { maxRetries: 0 }\n`,
-    });
-    broker = await startBrokerProcess({ root });
-    operator = await connect(broker.url, broker.token, 'operator');
+    }));
     await waitFor(
       async () =>
         (await status(operator, 'noisy')).state === 'running' && (await status(operator, 'crashing')).state === 'failed'
@@ -76,11 +63,7 @@ describe('security: server text on the operator terminal', function () {
     );
   });
 
-  after(async () => {
-    await operator?.close();
-    await broker?.stop();
-    removeTempDirs();
-  });
+  after(() => stopBroker(broker, [operator]));
 
   it('`switchboard logs` prints what a server wrote with its escape sequences escaped', () => {
     const out = cli(broker, 'logs', 'noisy');

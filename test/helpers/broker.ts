@@ -166,8 +166,12 @@ export function stopProcess(proc: ChildProcess, signal: NodeJS.Signals = 'SIGTER
   });
 }
 
-export async function connect(url: string, token: string, name = 'test-client'): Promise<Client> {
-  const client = new Client({ name, version: '1.0.0' }, { capabilities: {} });
+export function connect(url: string, token: string, name = 'test-client'): Promise<Client> {
+  return connectClient(new Client({ name, version: '1.0.0' }, { capabilities: {} }), url, token);
+}
+
+/** Connects `client` (made with the capabilities and handlers a test needs) over Streamable HTTP with `token`. */
+export async function connectClient<C extends Client>(client: C, url: string, token: string): Promise<C> {
   await client.connect(
     new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
   );
@@ -223,6 +227,52 @@ export async function facade(
   const result = await client.callTool({ name: `switchboard__${tool}`, arguments: args });
   if (result.isError) throw new Error(textOf(result));
   return result.structuredContent as Record<string, any>;
+}
+
+/** A broker on a registry of `files` (path → text) in a fresh temp workspace, and its operator connected. */
+export async function startOperatorBroker(
+  prefix: string,
+  files: Record<string, string>,
+  opts: Omit<StartBrokerOptions, 'root'> = {},
+): Promise<{ broker: BrokerProcess; operator: Client }> {
+  const root = tempDir(prefix);
+  writeRegistry(root, files);
+  const broker = await startBrokerProcess({ ...opts, root });
+  return { broker, operator: await connect(broker.url, broker.token, 'operator') };
+}
+
+/** Closes `clients`, stops `broker`, removes the temp dirs: an after hook (any part may be missing if a start failed). */
+export async function stopBroker(
+  broker: BrokerProcess | undefined,
+  clients: (Client | undefined)[] = [],
+): Promise<void> {
+  for (const client of clients) await client?.close();
+  await broker?.stop();
+  removeTempDirs();
+}
+
+/** The token of the registered client `name`: client_connection writes it to a file the operator reads. */
+export async function clientToken(operator: Client, name: string): Promise<string> {
+  const conn = await facade(operator, 'client_connection', { name });
+  return fs.readFileSync(conn.tokenFile, 'utf8').trim();
+}
+
+/** Waits until list_servers shows `count` upstreams (or every one) running; `what` names them for the timeout. */
+export async function waitForRunning(
+  client: Client,
+  count: number | 'every',
+  what: string,
+  timeoutMs = 40_000,
+): Promise<void> {
+  await waitFor(
+    async () => {
+      const servers = (await facade(client, 'list_servers')).servers as Record<string, any>[];
+      const running = servers.filter((s) => s.state === 'running').length;
+      return count === 'every' ? running === servers.length : running === count;
+    },
+    what,
+    timeoutMs,
+  );
 }
 
 /** A server's status through the facade (`switchboard__server_status`); the tool's error thrown. */

@@ -27,6 +27,8 @@ try {
   await step('click the echo tool of the echo server in the Servers tree', async () => {
     await openEchoTool(page, pane, frame);
     await frame.locator('.schema-box summary').click();
+    // The editor tab names the tool being tried (it once said "New Server", the Server tab's draft).
+    await page.locator('.tab', { hasText: 'Switchboard: Try echo__echo' }).waitFor({ timeout: 10_000 });
   });
 
   await step('fill the form generated from the input schema, Call, and see the result', async () => {
@@ -59,6 +61,7 @@ try {
 
   await step('Recent calls shows both calls from the audit log, filterable', async () => {
     await frame.locator('#tab-audit').click();
+    await page.locator('.tab', { hasText: 'Switchboard: Recent calls' }).waitFor({ timeout: 10_000 });
     const echoRow = frame.locator('table.audit tr', { hasText: 'echo__echo' });
     await echoRow.first().waitFor({ timeout: 30_000 });
     if (!/operator/.test((await echoRow.first().textContent()) ?? ''))

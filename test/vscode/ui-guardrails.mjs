@@ -81,8 +81,11 @@ try {
     async () => {
       await echoServerRow(page, pane).click({ button: 'right' });
       await chooseMenuItem(page, 'Edit Server…');
-      // The console keeps its view (Try a tool); the Guardrails tab appears once a saved server is open.
-      await frame.locator('#title', { hasText: "Server 'echo'" }).waitFor({ state: 'attached', timeout: 30_000 });
+      // The form is shown, whichever tab was open (Try a tool here; it used to stay there, the form
+      // hidden); the Guardrails tab appears once a saved server is open.
+      await frame.locator('#title', { hasText: "Server 'echo'" }).waitFor({ timeout: 30_000 });
+      await frame.locator('#tab-server[aria-selected="true"]').waitFor({ timeout: 10_000 });
+      await page.locator('.tab', { hasText: /Switchboard: echo$/ }).waitFor({ timeout: 10_000 });
       await frame.locator('#tab-guardrails').click({ timeout: 30_000 });
       const view = frame.locator('#view-guardrails');
       await view.locator('tr', { hasText: 'no-secret-echoes' }).first().waitFor({ timeout: 30_000 });

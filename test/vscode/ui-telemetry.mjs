@@ -75,6 +75,8 @@ try {
       await page.waitForTimeout(2000);
     }
     await hover.first().waitFor({ timeout: 5000 });
+    // The hover fades in: a screenshot at once catches it half drawn over the console.
+    await page.waitForTimeout(600);
     await shot('telemetry-tooltip');
   });
 } catch (e) {

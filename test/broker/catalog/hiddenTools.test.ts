@@ -3,15 +3,12 @@
 import assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
-  connect,
   fixtureServer,
-  removeTempDirs,
-  startBrokerProcess,
-  tempDir,
   waitFor,
-  writeRegistry,
   type BrokerProcess,
   status,
+  startOperatorBroker,
+  stopBroker,
 } from '../../helpers/broker';
 
 type Json = Record<string, any>;
@@ -22,20 +19,13 @@ describe('hidden tools in the state', function () {
   let operator: Client;
 
   before(async () => {
-    const root = tempDir('sb-hidden-');
-    writeRegistry(root, {
+    ({ broker, operator } = await startOperatorBroker('sb-hidden-', {
       'mcp-servers.d/echo.yaml': fixtureServer('echo', 'echo.mjs', [], 'excludeTools: ["who*"]\n'),
       'mcp-servers.d/only.yaml': fixtureServer('only', 'echo.mjs', [], 'allowedTools: [echo]\n'),
-    });
-    broker = await startBrokerProcess({ root });
-    operator = await connect(broker.url, broker.token, 'operator');
+    }));
   });
 
-  after(async () => {
-    await operator?.close();
-    await broker?.stop();
-    removeTempDirs();
-  });
+  after(() => stopBroker(broker, [operator]));
 
   async function running(name: string): Promise<Json> {
     return waitFor(async () => {

@@ -4,12 +4,10 @@
 // the real broker: era detection, lists, calls, progress, cancellation, errors, input_required,
 // list changes and log messages.
 import assert from 'node:assert/strict';
-import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client as ClientV2 } from '@modelcontextprotocol/client';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   CreateTaskResultSchema,
-  ElicitRequestSchema,
   LoggingMessageNotificationSchema,
   ToolListChangedNotificationSchema,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -26,6 +24,7 @@ import {
   type BrokerProcess,
   status,
 } from '../../helpers/broker';
+import { elicitingV1, elicitingV2, waitForTools } from '../../helpers/eraCallers';
 
 type Json = Record<string, unknown>;
 const V = '2026-07-28';
@@ -37,19 +36,23 @@ const envelope = (extra: Json = {}): Json => ({
   ...extra,
 });
 
+/** The headers of a raw 2026-07-28 POST of `method` (Mcp-Name mirrors the body's name or uri). */
+function rawHeaders(token: string, method: string, named?: string): Record<string, string> {
+  return {
+    authorization: `Bearer ${token}`,
+    'content-type': 'application/json',
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': V,
+    'mcp-method': method,
+    ...(named ? { 'mcp-name': named } : {}),
+  };
+}
+
 /** A raw 2026-07-28 POST to the broker; every JSON-RPC message of the answer (JSON or SSE), in order. */
 async function postRaw(url: string, token: string, method: string, params: Json): Promise<Json[]> {
-  const named = (params.name ?? params.uri) as string | undefined;
   const res = await fetch(url, {
     method: 'POST',
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': V,
-      'mcp-method': method,
-      ...(named ? { 'mcp-name': named } : {}),
-    },
+    headers: rawHeaders(token, method, (params.name ?? params.uri) as string | undefined),
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
   });
   const text = await res.text();
@@ -68,13 +71,7 @@ async function listenRaw(url: string, token: string, filter: Json): Promise<{ ev
   const controller = new AbortController();
   const res = await fetch(url, {
     method: 'POST',
-    headers: {
-      authorization: `Bearer ${token}`,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      'mcp-protocol-version': V,
-      'mcp-method': 'subscriptions/listen',
-    },
+    headers: rawHeaders(token, 'subscriptions/listen'),
     body: JSON.stringify({
       jsonrpc: '2.0',
       id: 'listen-remote',
@@ -123,37 +120,12 @@ describe('remote upstreams of either era over Streamable HTTP', function () {
       'mcp-servers.d/rlegacy.yaml': `name: rlegacy\ntrust: trusted\ntransport: http\nurl: ${legacy.url}\n`,
     });
     broker = await startBrokerProcess({ root });
-    v1 = new Client({ name: 'v1-caller', version: '1' }, { capabilities: { elicitation: {} } });
-    v1.setRequestHandler(ElicitRequestSchema, async (req) => {
-      asked.push(`v1:${req.params.message}`);
-      return { action: 'accept', content: { answer: 'from v1' } };
+    v1 = await elicitingV1(broker.url, broker.token, asked, (client) => {
+      client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logs.push(n.params as Json));
+      client.setNotificationHandler(ToolListChangedNotificationSchema, () => void listChanged++);
     });
-    v1.setNotificationHandler(LoggingMessageNotificationSchema, (n) => void logs.push(n.params as Json));
-    v1.setNotificationHandler(ToolListChangedNotificationSchema, () => void listChanged++);
-    await v1.connect(
-      new StreamableHTTPClientTransport(new URL(broker.url), {
-        requestInit: { headers: { Authorization: `Bearer ${broker.token}` } },
-      }),
-    );
-    v2 = new ClientV2(
-      { name: 'v2-caller', version: '1' },
-      { versionNegotiation: { mode: { pin: V } }, capabilities: { elicitation: { form: {} } } },
-    );
-    v2.setRequestHandler('elicitation/create', async (req) => {
-      asked.push(`v2:${req.params.message}`);
-      return { action: 'accept', content: { answer: 'from v2' } };
-    });
-    await v2.connect(
-      new TransportV2(new URL(broker.url), { requestInit: { headers: { Authorization: `Bearer ${broker.token}` } } }),
-    );
-    await waitFor(
-      async () => {
-        const names = (await v1.listTools()).tools.map((t) => t.name);
-        return names.includes('rmodern__echo') && names.includes('rlegacy__echo');
-      },
-      'both remote upstreams in the catalog',
-      20_000,
-    );
+    v2 = await elicitingV2(broker.url, broker.token, asked);
+    await waitForTools(v1, ['rmodern__echo', 'rlegacy__echo'], 'both remote upstreams in the catalog');
   });
 
   after(async () => {
@@ -298,14 +270,7 @@ describe('tasks across the eras', function () {
     });
     broker = await startBrokerProcess({ root });
     v1 = await connect(broker.url, broker.token, 'v1-tasks');
-    await waitFor(
-      async () => {
-        const names = (await v1.listTools()).tools.map((t) => t.name);
-        return names.includes('modern__echo') && names.includes('tasks__slow-task');
-      },
-      'both upstreams in the catalog',
-      20_000,
-    );
+    await waitForTools(v1, ['modern__echo', 'tasks__slow-task'], 'both upstreams in the catalog');
   });
 
   after(async () => {

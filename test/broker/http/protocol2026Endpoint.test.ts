@@ -5,11 +5,9 @@ import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as path from 'node:path';
-import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
+import { Client as ClientV2 } from '@modelcontextprotocol/client';
 import { StdioClientTransport as StdioTransportV2 } from '@modelcontextprotocol/client/stdio';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   BROKER_JS,
   connect,
@@ -23,6 +21,7 @@ import {
   type BrokerProcess,
   status,
 } from '../../helpers/broker';
+import { connectV2, elicitingV1, elicitingV2, waitForTools } from '../../helpers/eraCallers';
 
 type Json = Record<string, unknown>;
 const V = '2026-07-28';
@@ -62,17 +61,6 @@ const envelope = (version = V, capabilities: Json = {}): Json => ({
   'io.modelcontextprotocol/clientCapabilities': capabilities,
   'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
 });
-
-/** A v2 client pinned to 2026-07-28 (no fallback to initialize). */
-async function connectV2(url: string, token: string, capabilities: Json = {}): Promise<ClientV2> {
-  const client = new ClientV2(
-    { name: 'v2-client', version: '1.0.0' },
-    { versionNegotiation: { mode: { pin: V } }, capabilities },
-  );
-  const requestInit = { headers: { Authorization: `Bearer ${token}` } };
-  await client.connect(new TransportV2(new URL(url), { requestInit }));
-  return client;
-}
 
 describe('the 2026-07-28 revision on the endpoint', function () {
   this.timeout(60_000);
@@ -526,29 +514,9 @@ describe('upstreams of either era, callers of either era (all four combinations)
       'mcp-servers.d/legacy.yaml': fixtureServer('legacy', 'echo.mjs'),
     });
     broker = await startBrokerProcess({ root });
-    v1 = new Client({ name: 'v1-caller', version: '1' }, { capabilities: { elicitation: {} } });
-    v1.setRequestHandler(ElicitRequestSchema, async (req) => {
-      asked.push(`v1:${req.params.message}`);
-      return { action: 'accept', content: { answer: 'from v1' } };
-    });
-    await v1.connect(
-      new StreamableHTTPClientTransport(new URL(broker.url), {
-        requestInit: { headers: { Authorization: `Bearer ${broker.token}` } },
-      }),
-    );
-    v2 = await connectV2(broker.url, broker.token, { elicitation: { form: {} } });
-    v2.setRequestHandler('elicitation/create', async (req) => {
-      asked.push(`v2:${req.params.message}`);
-      return { action: 'accept', content: { answer: 'from v2' } };
-    });
-    await waitFor(
-      async () => {
-        const names = (await v1.listTools()).tools.map((t) => t.name);
-        return names.includes('modern__echo') && names.includes('legacy__echo');
-      },
-      'both upstreams in the catalog',
-      20_000,
-    );
+    v1 = await elicitingV1(broker.url, broker.token, asked);
+    v2 = await elicitingV2(broker.url, broker.token, asked);
+    await waitForTools(v1, ['modern__echo', 'legacy__echo'], 'both upstreams in the catalog');
   });
 
   after(async () => {

@@ -26,6 +26,8 @@ import {
   startHttpFixture,
   call,
   auditEntries,
+  clientToken,
+  waitForRunning,
 } from '../../helpers/broker';
 
 type Json = Record<string, any>;
@@ -112,13 +114,8 @@ describe('the editor as fallback client', function () {
     });
     broker = await startBrokerProcess({ root });
     operator = await connect(broker.url, broker.token, 'operator-test');
-    await waitFor(
-      async () => (await facade(operator, 'list_servers')).servers.every((s: Json) => s.state === 'running'),
-      'every server running',
-      40_000,
-    );
-    const connection = await facade(operator, 'client_connection', { name: 'terminal' });
-    terminalToken = fs.readFileSync(connection.tokenFile, 'utf8').trim();
+    await waitForRunning(operator, 'every', 'every server running');
+    terminalToken = await clientToken(operator, 'terminal');
     terminal = await connect(broker.url, terminalToken, 'terminal');
   });
 

@@ -2,10 +2,8 @@
 // the session whose call caused them and back: real fixtures over stdio and Streamable HTTP, real
 // server-everything from npm, real SDK clients with real handlers, through /mcp and /servers/<name>/mcp.
 import assert from 'node:assert/strict';
-import * as fs from 'node:fs';
 import { pathToFileURL } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   CreateMessageRequestSchema,
   ElicitRequestSchema,
@@ -26,6 +24,9 @@ import {
   everythingServer,
   call,
   auditEntries,
+  clientToken,
+  connectClient,
+  waitForRunning,
 } from '../../helpers/broker';
 
 type Json = Record<string, any>;
@@ -68,10 +69,7 @@ async function capableClient(
     seen.rootsListed++;
     return { roots: [{ uri: `file:///home/${name}`, name: `${name}'s root` }] };
   });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
-  );
-  return { client, seen };
+  return { client: await connectClient(client, url, token), seen };
 }
 
 describe('server→client requests through the broker', function () {
@@ -95,16 +93,8 @@ describe('server→client requests through the broker', function () {
     broker = await startBrokerProcess({ root });
     a = await capableClient(broker.url, broker.token, 'alice');
     b = await capableClient(broker.url, broker.token, 'bob');
-    await waitFor(
-      async () => {
-        const { servers } = await facade(a.client, 'list_servers');
-        return servers.filter((s: Json) => s.state === 'running').length === 3;
-      },
-      'asks, rasks and everything running',
-      40_000,
-    );
-    const connection = await facade(a.client, 'client_connection', { name: 'terminal' });
-    terminalToken = fs.readFileSync(connection.tokenFile, 'utf8').trim();
+    await waitForRunning(a.client, 3, 'asks, rasks and everything running');
+    terminalToken = await clientToken(a.client, 'terminal');
   });
 
   after(async () => {

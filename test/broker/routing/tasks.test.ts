@@ -3,9 +3,7 @@
 // fixture and server-everything from npm; tasks belong to the session that created them; an
 // upstream killed mid-task fails its tasks instead of leaving them hanging.
 import assert from 'node:assert/strict';
-import * as fs from 'node:fs';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import {
   CallToolResultSchema,
   CreateTaskResultSchema,
@@ -26,6 +24,9 @@ import {
   startHttpFixture,
   everythingServer,
   auditEntries,
+  clientToken,
+  connectClient,
+  waitForRunning,
 } from '../../helpers/broker';
 
 type Json = Record<string, any>;
@@ -39,10 +40,7 @@ async function taskClient(url: string, token: string, name: string): Promise<{ c
   client.setNotificationHandler(TaskStatusNotificationSchema, (n) => {
     statuses.push(n.params);
   });
-  await client.connect(
-    new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers: { Authorization: `Bearer ${token}` } } }),
-  );
-  return { client, statuses };
+  return { client: await connectClient(client, url, token), statuses };
 }
 
 /** A task-augmented tools/call; resolves with the CreateTaskResult's task. */
@@ -94,16 +92,8 @@ describe('tasks through the broker', function () {
     });
     broker = await startBrokerProcess({ root });
     a = await taskClient(broker.url, broker.token, 'alice');
-    await waitFor(
-      async () => {
-        const { servers } = await facade(a.client, 'list_servers');
-        return servers.filter((s: Json) => s.state === 'running').length === 4;
-      },
-      'tasks, rtasks, echo and everything running',
-      40_000,
-    );
-    const connection = await facade(a.client, 'client_connection', { name: 'terminal' });
-    terminalToken = fs.readFileSync(connection.tokenFile, 'utf8').trim();
+    await waitForRunning(a.client, 4, 'tasks, rtasks, echo and everything running');
+    terminalToken = await clientToken(a.client, 'terminal');
   });
 
   after(async () => {
@@ -246,11 +236,7 @@ describe('tasks through the broker', function () {
       asked.push(request.params);
       return { action: 'accept', content: { interpretation: 'programming' } };
     });
-    await client.connect(
-      new StreamableHTTPClientTransport(new URL(broker.url), {
-        requestInit: { headers: { Authorization: `Bearer ${broker.token}` } },
-      }),
-    );
+    await connectClient(client, broker.url, broker.token);
     try {
       const args = { topic: 'python', ambiguous: true };
       const task = await createTask(client, 'everything__simulate-research-query', args);

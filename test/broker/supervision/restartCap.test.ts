@@ -4,15 +4,12 @@
 import assert from 'node:assert/strict';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
-  connect,
   fixtureServer,
-  removeTempDirs,
-  startBrokerProcess,
   status,
-  tempDir,
   waitFor,
-  writeRegistry,
   type BrokerProcess,
+  startOperatorBroker,
+  stopBroker,
 } from '../../helpers/broker';
 
 type Json = Record<string, any>;
@@ -23,23 +20,16 @@ describe('the cap on automatic restarts per hour', function () {
   let operator: Client;
 
   before(async () => {
-    const root = tempDir('sb-restartcap-');
     // Up, answers one call, exits: with resetAfterMs 0 every loss starts the crash count afresh.
     const policy = (perHour: number) =>
       `restart: { maxRetries: 3, backoffMs: 10, maxBackoffMs: 20, resetAfterMs: 0, maxPerHour: ${perHour} }\n`;
-    writeRegistry(root, {
+    ({ broker, operator } = await startOperatorBroker('sb-restartcap-', {
       'mcp-servers.d/flaky.yaml': fixtureServer('flaky', 'crashy.mjs', ['--fail-after', '1'], policy(3)),
       'mcp-servers.d/control.yaml': fixtureServer('control', 'crashy.mjs', ['--fail-after', '1'], policy(100)),
-    });
-    broker = await startBrokerProcess({ root });
-    operator = await connect(broker.url, broker.token, 'operator');
+    }));
   });
 
-  after(async () => {
-    await operator?.close();
-    await broker?.stop();
-    removeTempDirs();
-  });
+  after(() => stopBroker(broker, [operator]));
 
   /** Drops the server `times` times (one call each, once it is running again); its status after. */
   async function dropRepeatedly(name: string, times: number): Promise<Json> {

@@ -6,15 +6,12 @@ import { spawnSync } from 'node:child_process';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   BROKER_JS,
-  connect,
   fixture,
-  removeTempDirs,
-  startBrokerProcess,
-  tempDir,
   waitFor,
-  writeRegistry,
   type BrokerProcess,
   status,
+  startOperatorBroker,
+  stopBroker,
 } from '../../helpers/broker';
 
 type Json = Record<string, any>;
@@ -28,8 +25,7 @@ describe('start failures', function () {
   let operator: Client;
 
   before(async () => {
-    const root = tempDir('sb-startfail-');
-    writeRegistry(root, {
+    ({ broker, operator } = await startOperatorBroker('sb-startfail-', {
       'mcp-servers.d/mute.yaml':
         `name: mute\ntrust: trusted\ncommand: ${JSON.stringify(process.execPath)}\n` +
         `args: ["-e", ${JSON.stringify(SILENT)}]\n` +
@@ -41,16 +37,10 @@ describe('start failures', function () {
       'mcp-servers.d/outsider.yaml':
         `name: outsider\ntrust: community\ncommand: ${JSON.stringify(process.execPath)}\n` +
         `args: [${JSON.stringify(fixture('echo.mjs'))}]\n`,
-    });
-    broker = await startBrokerProcess({ root });
-    operator = await connect(broker.url, broker.token, 'operator');
+    }));
   });
 
-  after(async () => {
-    await operator?.close();
-    await broker?.stop();
-    removeTempDirs();
-  });
+  after(() => stopBroker(broker, [operator]));
 
   it("keeps only the last launch's own output in lastError, however often it restarts", async () => {
     const s = await waitFor(

@@ -5,7 +5,6 @@
 // editor says; an agent cannot switch it.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import * as fs from 'node:fs';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
   connect,
@@ -20,6 +19,7 @@ import {
   type BrokerProcess,
 } from '../../helpers/broker';
 import { OtlpCollector } from '../../helpers/otlpCollector';
+import { exportedTrace, startTelemetryBroker, stopTelemetryBroker } from '../../helpers/telemetryBroker';
 
 const hexId = (bytes: number): string => randomBytes(bytes).toString('hex');
 
@@ -34,30 +34,24 @@ describe("telemetry: the editor's setting applies without restarting the broker"
   const collector = new OtlpCollector();
   let broker: BrokerProcess;
   let operator: Client;
+  let agentToken: string;
 
   before(async () => {
-    const endpoint = await collector.start();
-    const root = tempDir('sb-otel-live-');
-    writeRegistry(root, {
-      'mcp-servers.d/classic.yaml': fixtureServer('classic', 'traceparent.mjs'),
-      // Off until the editor says otherwise; where spans go once it is on.
-      'telemetry.yaml': `telemetry:\n  enabled: false\n  endpoint: ${endpoint}\n`,
-      'clients.d/agent.yaml': 'name: agent\nmcp_allow: [read, write]\n',
-    });
-    broker = await startBrokerProcess({
-      root,
-      env: { OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_SDK_DISABLED: '', OTEL_BSP_SCHEDULE_DELAY: '50' },
-    });
-    operator = await connect(broker.url, broker.token, 'operator');
-    await waitFor(async () => (await status(operator, 'classic')).state === 'running', 'classic running', 30_000);
+    ({ broker, operator, agentToken } = await startTelemetryBroker(collector, {
+      prefix: 'sb-otel-live-',
+      files: (endpoint) => ({
+        'mcp-servers.d/classic.yaml': fixtureServer('classic', 'traceparent.mjs'),
+        // Off until the editor says otherwise; where spans go once it is on.
+        'telemetry.yaml': `telemetry:\n  enabled: false\n  endpoint: ${endpoint}\n`,
+        'clients.d/agent.yaml': 'name: agent\nmcp_allow: [read, write]\n',
+      }),
+      // No OTEL_* environment turning it on: the editor's setting decides.
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: '', OTEL_SDK_DISABLED: '' },
+      running: ['classic'],
+    }));
   });
 
-  after(async () => {
-    await operator?.close();
-    await broker?.stop();
-    await collector.stop();
-    removeTempDirs();
-  });
+  after(() => stopTelemetryBroker(collector, broker, [operator]));
 
   async function tracedCall(): Promise<string> {
     const traceId = hexId(16);
@@ -70,8 +64,7 @@ describe("telemetry: the editor's setting applies without restarting the broker"
   }
 
   it('an agent cannot switch telemetry', async () => {
-    const conn = await facade(operator, 'client_connection', { name: 'agent' });
-    const agent = await connect(broker.url, fs.readFileSync(conn.tokenFile, 'utf8').trim(), 'agent');
+    const agent = await connect(broker.url, agentToken, 'agent');
     try {
       await assert.rejects(
         agent.callTool({ name: 'switchboard__set_editor_telemetry', arguments: { enabled: true } }),
@@ -90,14 +83,7 @@ describe("telemetry: the editor's setting applies without restarting the broker"
     const on = await facade(operator, 'set_editor_telemetry', { enabled: true });
     assert.deepEqual(on, { telemetry: true, changed: true });
     const traceId = await tracedCall();
-    const spans = await waitFor(
-      () => {
-        const found = collector.spans.filter((s) => s.traceId === traceId);
-        return found.length === 2 ? found : undefined;
-      },
-      "the call's SERVER and CLIENT spans",
-      20_000,
-    );
+    const spans = await exportedTrace(collector, traceId, 2, "the call's SERVER and CLIENT spans");
     assert.deepEqual(spans.map((s) => s.kind).sort(), [2, 3]);
     assert.equal(await metricsStatus(broker.port, broker.token), 200);
     assert.ok((await status(operator, 'classic')).live, "the server's live numbers are in its status");

@@ -8,21 +8,10 @@
 // carries its own trace id (two timed-out calls, two ids), and a call that succeeds writes none.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import * as fs from 'node:fs';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import {
-  connect,
-  facade,
-  fixtureServer,
-  removeTempDirs,
-  startBrokerProcess,
-  status,
-  tempDir,
-  waitFor,
-  writeRegistry,
-  type BrokerProcess,
-} from '../../helpers/broker';
+import { connect, facade, fixtureServer, waitFor, type BrokerProcess } from '../../helpers/broker';
 import { OtlpCollector } from '../../helpers/otlpCollector';
+import { startTelemetryBroker, stopTelemetryBroker } from '../../helpers/telemetryBroker';
 
 const SERVER_KIND = 2;
 const LIMIT = 4096;
@@ -38,48 +27,32 @@ describe('telemetry: log lines written after a call waited carry its trace id', 
   let agent: Client;
 
   before(async () => {
-    const endpoint = await collector.start();
-    const root = tempDir('sb-logtrace-');
-    writeRegistry(root, {
-      // A short call limit: `hang` never answers, so the broker times the call out and cancels it.
-      'mcp-servers.d/stuck.yaml': fixtureServer('stuck', 'slow.mjs', [], 'timeouts:\n  callMs: 400\n'),
-      'mcp-servers.d/slow.yaml': fixtureServer('slow', 'slow.mjs'),
-      'mcp-servers.d/crashy.yaml': fixtureServer('crashy', 'crashy.mjs'),
-      'mcp-servers.d/echo.yaml': fixtureServer('echo', 'echo.mjs'),
-      'mcp-servers.d/keeper.yaml': fixtureServer(
-        'keeper',
-        'echoes-secrets.mjs',
-        [],
-        'grants: [secrets]\nenv:\n  KEEPER_SECRET: ${env:SB_LOGTRACE_SECRET}\n',
-      ),
-      'clients.d/agent.yaml': `mcp_allow: [read, write]\nmaxResultBytes: ${LIMIT}\n`,
-    });
-    broker = await startBrokerProcess({
-      root,
-      env: {
-        OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
-        OTEL_BSP_SCHEDULE_DELAY: '50',
-        OTEL_METRIC_EXPORT_INTERVAL: '200',
-        SB_LOGTRACE_SECRET: SECRET,
-      },
-    });
-    operator = await connect(broker.url, broker.token, 'operator');
-    const conn = await facade(operator, 'client_connection', { name: 'agent' });
-    agent = await connect(broker.url, fs.readFileSync(conn.tokenFile, 'utf8').trim(), 'agent');
-    for (const name of ['stuck', 'slow', 'crashy', 'echo', 'keeper']) {
-      await waitFor(async () => (await status(operator, name)).state === 'running', `${name} running`, 30_000);
-    }
+    let agentToken: string;
+    ({ broker, operator, agentToken } = await startTelemetryBroker(collector, {
+      prefix: 'sb-logtrace-',
+      files: () => ({
+        // A short call limit: `hang` never answers, so the broker times the call out and cancels it.
+        'mcp-servers.d/stuck.yaml': fixtureServer('stuck', 'slow.mjs', [], 'timeouts:\n  callMs: 400\n'),
+        'mcp-servers.d/slow.yaml': fixtureServer('slow', 'slow.mjs'),
+        'mcp-servers.d/crashy.yaml': fixtureServer('crashy', 'crashy.mjs'),
+        'mcp-servers.d/echo.yaml': fixtureServer('echo', 'echo.mjs'),
+        'mcp-servers.d/keeper.yaml': fixtureServer(
+          'keeper',
+          'echoes-secrets.mjs',
+          [],
+          'grants: [secrets]\nenv:\n  KEEPER_SECRET: ${env:SB_LOGTRACE_SECRET}\n',
+        ),
+        'clients.d/agent.yaml': `mcp_allow: [read, write]\nmaxResultBytes: ${LIMIT}\n`,
+      }),
+      env: { OTEL_METRIC_EXPORT_INTERVAL: '200', SB_LOGTRACE_SECRET: SECRET },
+      running: ['stuck', 'slow', 'crashy', 'echo', 'keeper'],
+    }));
+    agent = await connect(broker.url, agentToken, 'agent');
     // Listed first, as an agent does (the SDK client checks results against the tools' schemas).
     await agent.listTools();
   });
 
-  after(async () => {
-    await agent?.close().catch(() => undefined);
-    await operator?.close().catch(() => undefined);
-    await broker?.stop();
-    await collector.stop();
-    removeTempDirs();
-  });
+  after(() => stopTelemetryBroker(collector, broker, [agent, operator]));
 
   /** The exported SERVER span of the call sent with `traceId`: the trace id the log line must carry. */
   async function exportedTraceOf(traceId: string, tool: string): Promise<string> {

@@ -6,7 +6,6 @@
 // both eras. Nothing of the arguments, the command line, the environment or an answer is exported.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import * as fs from 'node:fs';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -19,7 +18,6 @@ import { OperatorClient } from '../../../src/broker/daemon/operatorClient';
 import type { BrokerRecord } from '../../../src/broker/daemon/runtime';
 import {
   connect,
-  facade,
   fixtureServer,
   removeTempDirs,
   startBrokerProcess,
@@ -32,6 +30,7 @@ import {
   type BrokerProcess,
 } from '../../helpers/broker';
 import { OtlpCollector, type CollectedSpan } from '../../helpers/otlpCollector';
+import { exportedTrace, startTelemetryBroker, stopTelemetryBroker } from '../../helpers/telemetryBroker';
 
 const INTERNAL = 1;
 const SERVER = 2;
@@ -120,49 +119,39 @@ describe("telemetry: the broker's own spans (server→client requests, launches)
   let agentToken: string;
 
   before(async () => {
-    const endpoint = await collector.start();
     remote = await startHttpFixture('asks-client.mjs');
-    const root = tempDir('sb-otel-own-');
     const canaryEnv = `env: { OWN_CANARY: ${ENV_CANARY} }\n`;
-    writeRegistry(root, {
-      'mcp-servers.d/classic.yaml': fixtureServer('classic', 'traceparent.mjs', [COMMAND_CANARY], canaryEnv),
-      'mcp-servers.d/modern.yaml': fixtureServer('modern', 'traceparent.mjs', ['--modern']),
-      'mcp-servers.d/sleepy.yaml': fixtureServer(
-        'sleepy',
-        'traceparent.mjs',
-        [COMMAND_CANARY],
-        `lifecycle: lazy\n${canaryEnv}`,
-      ),
-      'mcp-servers.d/asks.yaml': fixtureServer('asks', 'asks-client.mjs'),
-      'mcp-servers.d/rasks.yaml': `name: rasks\ntrust: trusted\ntransport: http\nurl: ${remote.url}\n`,
-      'mcp-servers.d/toeditor.yaml': fixtureServer(
-        'toeditor',
-        'asks-client.mjs',
-        [],
-        'clientFeatures: { elicitation: editor, sampling: editor }\n',
-      ),
-      'clients.d/agent.yaml': 'name: agent\nmcp_allow: [read, write]\n',
-    });
-    broker = await startBrokerProcess({
-      root,
-      env: { OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, OTEL_BSP_SCHEDULE_DELAY: '50', OTEL_METRIC_EXPORT_INTERVAL: '500' },
-    });
-    operator = await connect(broker.url, broker.token, 'operator');
-    const conn = await facade(operator, 'client_connection', { name: 'agent' });
-    agentToken = fs.readFileSync(conn.tokenFile, 'utf8').trim();
-    for (const name of ['classic', 'modern', 'asks', 'rasks', 'toeditor']) {
-      await waitFor(async () => (await status(operator, name)).state === 'running', `${name} running`, 30_000);
-    }
+    ({ broker, operator, agentToken } = await startTelemetryBroker(collector, {
+      prefix: 'sb-otel-own-',
+      files: () => ({
+        'mcp-servers.d/classic.yaml': fixtureServer('classic', 'traceparent.mjs', [COMMAND_CANARY], canaryEnv),
+        'mcp-servers.d/modern.yaml': fixtureServer('modern', 'traceparent.mjs', ['--modern']),
+        'mcp-servers.d/sleepy.yaml': fixtureServer(
+          'sleepy',
+          'traceparent.mjs',
+          [COMMAND_CANARY],
+          `lifecycle: lazy\n${canaryEnv}`,
+        ),
+        'mcp-servers.d/asks.yaml': fixtureServer('asks', 'asks-client.mjs'),
+        'mcp-servers.d/rasks.yaml': `name: rasks\ntrust: trusted\ntransport: http\nurl: ${remote.url}\n`,
+        'mcp-servers.d/toeditor.yaml': fixtureServer(
+          'toeditor',
+          'asks-client.mjs',
+          [],
+          'clientFeatures: { elicitation: editor, sampling: editor }\n',
+        ),
+        'clients.d/agent.yaml': 'name: agent\nmcp_allow: [read, write]\n',
+      }),
+      env: { OTEL_METRIC_EXPORT_INTERVAL: '500' },
+      running: ['classic', 'modern', 'asks', 'rasks', 'toeditor'],
+    }));
     // The lazy server has learned its catalog and rests: the traced call below is what launches it.
     await waitFor(async () => (await status(operator, 'sleepy')).state === 'idle', 'sleepy idle', 30_000);
   });
 
   after(async () => {
-    await operator?.close();
-    await broker?.stop();
     await remote?.stop();
-    await collector.stop();
-    removeTempDirs();
+    await stopTelemetryBroker(collector, broker, [operator]);
   });
 
   function inTrace(traceId: string, count: number, what: string): Promise<CollectedSpan[]> {
@@ -419,14 +408,7 @@ describe('telemetry over OTLP/gRPC (OTEL_EXPORTER_OTLP_PROTOCOL=grpc)', function
         arguments: { text: 'x' },
         _meta: { traceparent: `00-${traceId}-${callerSpan}-01` },
       });
-      const spans = await waitFor(
-        () => {
-          const found = collector.spans.filter((s) => s.traceId === traceId);
-          return found.length === 2 ? found : undefined;
-        },
-        'the SERVER and CLIENT spans over gRPC',
-        20_000,
-      );
+      const spans = await exportedTrace(collector, traceId, 2, 'the SERVER and CLIENT spans over gRPC');
       const served = spans.find((s) => s.kind === SERVER)!;
       assert.equal(served.parentSpanId, callerSpan);
       assert.equal(spans.find((s) => s.kind === CLIENT)!.parentSpanId, served.spanId);

@@ -5,7 +5,6 @@
 // arrive by OTLP and on GET /metrics; no argument, _meta value or token is ever exported.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import * as fs from 'node:fs';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -23,6 +22,7 @@ import {
   type BrokerProcess,
 } from '../../helpers/broker';
 import { OtlpCollector, type CollectedSpan } from '../../helpers/otlpCollector';
+import { exportedTrace, startTelemetryBroker, stopTelemetryBroker } from '../../helpers/telemetryBroker';
 
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const parsePrometheus = require('parse-prometheus-text-format') as (text: string) => PromFamily[];
@@ -82,41 +82,20 @@ describe('telemetry: traces and metrics of real calls (OTLP/HTTP)', function () 
   let agentToken: string;
 
   before(async () => {
-    const endpoint = await collector.start();
-    const root = tempDir('sb-otel-');
-    writeRegistry(root, {
-      'mcp-servers.d/classic.yaml': fixtureServer('classic', 'traceparent.mjs'),
-      'mcp-servers.d/modern.yaml': fixtureServer('modern', 'traceparent.mjs', ['--modern']),
-      'mcp-servers.d/sleepy.yaml': fixtureServer('sleepy', 'traceparent.mjs', [], 'lifecycle: lazy\n'),
-      'clients.d/agent.yaml': 'name: agent\nmcp_allow: [read, write]\n',
-    });
-    broker = await startBrokerProcess({
-      root,
-      env: {
-        OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
-        // Export soon after each call, so the test waits little.
-        OTEL_BSP_SCHEDULE_DELAY: '50',
-        OTEL_METRIC_EXPORT_INTERVAL: '200',
-      },
-    });
-    operator = await connect(broker.url, broker.token, 'operator');
-    const conn = await facade(operator, 'client_connection', { name: 'agent' });
-    agentToken = fs.readFileSync(conn.tokenFile, 'utf8').trim();
-    await waitFor(
-      async () =>
-        (await status(operator, 'modern')).state === 'running' &&
-        (await status(operator, 'classic')).state === 'running',
-      'both upstreams running',
-      30_000,
-    );
+    ({ broker, operator, agentToken } = await startTelemetryBroker(collector, {
+      prefix: 'sb-otel-',
+      files: () => ({
+        'mcp-servers.d/classic.yaml': fixtureServer('classic', 'traceparent.mjs'),
+        'mcp-servers.d/modern.yaml': fixtureServer('modern', 'traceparent.mjs', ['--modern']),
+        'mcp-servers.d/sleepy.yaml': fixtureServer('sleepy', 'traceparent.mjs', [], 'lifecycle: lazy\n'),
+        'clients.d/agent.yaml': 'name: agent\nmcp_allow: [read, write]\n',
+      }),
+      env: { OTEL_METRIC_EXPORT_INTERVAL: '200' },
+      running: ['modern', 'classic'],
+    }));
   });
 
-  after(async () => {
-    await operator?.close();
-    await broker?.stop();
-    await collector.stop();
-    removeTempDirs();
-  });
+  after(() => stopTelemetryBroker(collector, broker, [operator]));
 
   function spanById(id: string): Promise<CollectedSpan> {
     return waitFor(() => collector.spans.find((s) => s.spanId === id), `span ${id} exported`, 20_000);
@@ -191,14 +170,7 @@ describe('telemetry: traces and metrics of real calls (OTLP/HTTP)', function () 
         isError?: boolean;
       };
       assert.equal(result.isError, true);
-      const spans = await waitFor(
-        () => {
-          const inTrace = collector.spans.filter((s) => s.traceId === traceId);
-          return inTrace.length === 2 ? inTrace : undefined;
-        },
-        'the SERVER and CLIENT spans of the failed call',
-        20_000,
-      );
+      const spans = await exportedTrace(collector, traceId, 2, 'the SERVER and CLIENT spans of the failed call');
       for (const span of spans) {
         assert.equal(span.attributes['error.type'], 'tool_error', span.name);
         assert.equal(span.statusCode, 2, `${span.name} has status ERROR`);
@@ -222,14 +194,7 @@ describe('telemetry: traces and metrics of real calls (OTLP/HTTP)', function () 
       const traceId = hexId(16);
       const callerSpan = hexId(8);
       await client.getPrompt({ name: 'classic__hello', _meta: { traceparent: `00-${traceId}-${callerSpan}-01` } });
-      const spans = await waitFor(
-        () => {
-          const inTrace = collector.spans.filter((s) => s.traceId === traceId);
-          return inTrace.length === 2 ? inTrace : undefined;
-        },
-        'the prompts/get spans',
-        20_000,
-      );
+      const spans = await exportedTrace(collector, traceId, 2, 'the prompts/get spans');
       const server = spans.find((s) => s.kind === SERVER)!;
       assert.equal(server.name, 'prompts/get classic__hello');
       assert.equal(server.parentSpanId, callerSpan);
@@ -316,14 +281,7 @@ describe('telemetry: traces and metrics of real calls (OTLP/HTTP)', function () 
       _meta: { traceparent: `00-${traceId}-${hexId(8)}-01` },
     });
     await client.close();
-    const spans = await waitFor(
-      () => {
-        const inTrace = collector.spans.filter((s) => s.traceId === traceId);
-        return inTrace.length === 4 ? inTrace : undefined;
-      },
-      'the SERVER, start, launch and CLIENT spans',
-      20_000,
-    );
+    const spans = await exportedTrace(collector, traceId, 4, 'the SERVER, start, launch and CLIENT spans');
     const server = spans.find((s) => s.kind === SERVER)!;
     const start = spans.find((s) => s.name === 'start sleepy');
     assert.ok(start, spans.map((s) => s.name).join(', '));

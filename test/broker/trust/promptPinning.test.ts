@@ -14,8 +14,18 @@ import {
   waitFor,
   writeRegistry,
   type BrokerProcess,
+  stopBroker,
 } from '../../helpers/broker';
-import { cli, pinsWhen, pinWorkspace, rugPull, rugpullServer } from './pinHelpers';
+import {
+  assertReviewIsOperatorOnly,
+  cli,
+  pinsWhen,
+  pinWorkspace,
+  refusalOf,
+  rugPull,
+  rugpullServer,
+  storedPinRecord,
+} from './pinHelpers';
 
 type Json = Record<string, any>;
 
@@ -31,15 +41,7 @@ async function served(client: Client, name: string): Promise<string> {
 }
 
 /** The JSON-RPC error of a prompts/get that must be refused. */
-async function refusal(client: Client, name: string): Promise<{ code: number; message: string }> {
-  try {
-    const text = await served(client, name);
-    assert.fail(`${name} was served: ${text}`);
-  } catch (err) {
-    if (err instanceof assert.AssertionError) throw err;
-    return err as { code: number; message: string };
-  }
-}
+const refusal = (client: Client, name: string) => refusalOf(`${name} was served`, () => served(client, name));
 
 describe('prompt pins and quarantine', function () {
   this.timeout(120_000);
@@ -64,22 +66,13 @@ describe('prompt pins and quarantine', function () {
     ));
   });
 
-  after(async () => {
-    await writer?.close();
-    await operator?.close();
-    await broker?.stop();
-    removeTempDirs();
-  });
+  after(() => stopBroker(broker, [writer, operator]));
 
   it('pins the prompts with the tools at approval: unchanged prompts are listed and served', async () => {
     const names = await promptNames(writer);
     assert.ok(names.includes('notes__summarize_notes') && names.includes('notes__plan_day'), names.join(', '));
     assert.equal(await served(writer, 'notes__summarize_notes'), 'summarize_notes: Summarize the notes.');
-    // The pin state changes before the pin store's write lands on disk: wait for the file.
-    const record = await waitFor(() => {
-      const pins = JSON.parse(fs.readFileSync(path.join(broker.home, 'tool-pins.json'), 'utf8')).pins as Json;
-      return Object.entries(pins).find(([key]) => key.endsWith('/notes'))?.[1] as Json | undefined;
-    }, 'the pins of notes written to tool-pins.json');
+    const record = await storedPinRecord(broker.home, 'notes');
     assert.deepEqual(Object.keys(record.prompts.definitions).sort(), ['plan_day', 'summarize_notes']);
   });
 
@@ -125,16 +118,7 @@ describe('prompt pins and quarantine', function () {
     assert.equal(change.before.description, 'Summarize the notes.');
     assert.match(change.after.description, /~\/\.ssh\/id_rsa/);
     assert.ok(change.findings?.length, 'the scanner flags the new description');
-    for (const [tool, args] of [
-      ['accept_tool_changes', { name: 'notes', hash: diff.toolsHash }],
-      ['tool_changes', { name: 'notes' }],
-    ] as const) {
-      const err = await writer.callTool({ name: `switchboard__${tool}`, arguments: args }).then(
-        () => new Error('called'),
-        (e: Error) => e,
-      );
-      assert.match(err.message, /is for the operator only/, tool);
-    }
+    await assertReviewIsOperatorOnly(writer, 'notes', diff.toolsHash);
     assert.ok(!(await promptNames(writer)).includes('notes__summarize_notes'), 'still quarantined');
   });
 

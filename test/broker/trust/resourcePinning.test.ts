@@ -4,7 +4,6 @@
 // real `switchboard review` / `lock` / `verify` processes.
 import assert from 'node:assert/strict';
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import {
@@ -14,10 +13,20 @@ import {
   startBrokerProcess,
   tempDir,
   waitFor,
-  writeRegistry,
   type BrokerProcess,
+  stopBroker,
 } from '../../helpers/broker';
-import { cli, pinsWhen, pinWorkspace, rugPull, rugpullServer } from './pinHelpers';
+import {
+  assertReviewIsOperatorOnly,
+  cli,
+  lockWorkspace,
+  pinsWhen,
+  pinWorkspace,
+  refusalOf,
+  rugPull,
+  rugpullServer,
+  storedPinRecord,
+} from './pinHelpers';
 
 type Json = Record<string, any>;
 
@@ -31,15 +40,7 @@ async function read(client: Client, uri: string): Promise<string> {
 }
 
 /** The JSON-RPC error of a resources/read that must be refused. */
-async function refusal(client: Client, uri: string): Promise<{ code: number; message: string }> {
-  try {
-    const text = await read(client, uri);
-    assert.fail(`${uri} was read: ${text}`);
-  } catch (err) {
-    if (err instanceof assert.AssertionError) throw err;
-    return err as { code: number; message: string };
-  }
-}
+const refusal = (client: Client, uri: string) => refusalOf(`${uri} was read`, () => read(client, uri));
 
 async function completions(client: Client, uriTemplate: string): Promise<string[]> {
   const result = await client.complete({
@@ -72,23 +73,14 @@ describe('resource template and resource pins', function () {
     ));
   });
 
-  after(async () => {
-    await writer?.close();
-    await operator?.close();
-    await broker?.stop();
-    removeTempDirs();
-  });
+  after(() => stopBroker(broker, [writer, operator]));
 
   it('pins templates and resource metadata at approval: unchanged ones are listed and readable', async () => {
     await waitFor(async () => (await uris(writer)).includes('notes://notes/today'), 'notes resources listed');
     assert.ok((await templates(writer)).includes('notes://day/{date}'));
     assert.equal(await read(writer, 'notes://notes/today'), 'read notes://notes/today');
     assert.equal(await read(writer, 'notes://day/2026-12-06'), 'read notes://day/2026-12-06');
-    const record = await waitFor(() => {
-      const pins = JSON.parse(fs.readFileSync(path.join(broker.home, 'tool-pins.json'), 'utf8')).pins as Json;
-      const found = Object.entries(pins).find(([key]) => key.endsWith('/notes'))?.[1] as Json | undefined;
-      return found?.resources ? found : undefined;
-    }, 'the pins of notes written to tool-pins.json');
+    const record = await storedPinRecord(broker.home, 'notes', (found) => found.resources);
     assert.deepEqual(Object.keys(record.resourceTemplates.definitions).sort(), [
       'notes://day/{date}',
       'notes://file/{name}',
@@ -224,16 +216,7 @@ describe('resource template and resource pins', function () {
       ],
     );
     assert.ok(JSON.stringify(diff.resources[0]).length < 2000, 'the review does not carry the huge text');
-    for (const [tool, args] of [
-      ['accept_tool_changes', { name: 'notes', hash: diff.toolsHash }],
-      ['tool_changes', { name: 'notes' }],
-    ] as const) {
-      const err = await writer.callTool({ name: `switchboard__${tool}`, arguments: args }).then(
-        () => new Error('called'),
-        (e: Error) => e,
-      );
-      assert.match(err.message, /is for the operator only/, tool);
-    }
+    await assertReviewIsOperatorOnly(writer, 'notes', diff.toolsHash);
   });
 
   it('switchboard review shows the diff; accepting lists them again, an oversized resource stays held', async () => {
@@ -278,19 +261,11 @@ describe('resource templates in the lockfile', function () {
   let root: string;
   let home: string;
   let variantFile: string;
+  let lockFile: string;
   let broker: BrokerProcess | undefined;
 
   before(() => {
-    root = tempDir('sb-resource-lock-');
-    home = tempDir('sb-resource-lock-home-');
-    variantFile = path.join(root, 'variant.txt');
-    writeRegistry(root, {
-      'mcp-servers.d/notes.yaml': rugpullServer('notes', 'trust: trusted\n', [
-        '--resources',
-        '--variant-file',
-        variantFile,
-      ]),
-    });
+    ({ root, home, variantFile, lockFile } = lockWorkspace('sb-resource-lock', 'trusted', ['--resources']));
   });
 
   after(async () => {
@@ -302,7 +277,7 @@ describe('resource templates in the lockfile', function () {
     fs.writeFileSync(variantFile, 'original');
     const lock = await cli(['lock', '--root', root], home);
     assert.equal(lock.code, 0, lock.stdout + lock.stderr);
-    const entry = JSON.parse(fs.readFileSync(path.join(root, 'mcp-servers.lock'), 'utf8')).servers.notes;
+    const entry = JSON.parse(fs.readFileSync(lockFile, 'utf8')).servers.notes;
     assert.deepEqual(Object.keys(entry.templateDigests), ['notes://day/{date}', 'notes://file/{name}']);
     const ok = await cli(['verify', '--root', root], home);
     assert.equal(ok.code, 0, ok.stdout + ok.stderr);

@@ -11,27 +11,25 @@ import {
   tempDir,
   textOf,
   waitFor,
-  writeRegistry,
   type BrokerProcess,
   facade,
+  stopBroker,
 } from '../../helpers/broker';
-import { cli, rugpullServer } from './pinHelpers';
+import {
+  assertReviewIsOperatorOnly,
+  cli,
+  lockWorkspace,
+  rugpullServer,
+  startPinWorkspace,
+  toolRefusal as refusal,
+  writeLockedNotes,
+  type LockWorkspace,
+} from './pinHelpers';
 
 type Json = Record<string, any>;
 
 async function toolNames(client: Client): Promise<string[]> {
   return (await client.listTools()).tools.map((t) => t.name);
-}
-
-/** The JSON-RPC error of a call that must be refused. */
-async function refusal(client: Client, name: string): Promise<{ code: number; message: string }> {
-  try {
-    const result = await client.callTool({ name, arguments: {} });
-    assert.fail(`${name} was called: ${textOf(result)}`);
-  } catch (err) {
-    if (err instanceof assert.AssertionError) throw err;
-    return err as { code: number; message: string };
-  }
 }
 
 describe('tool pins and quarantine', function () {
@@ -42,24 +40,13 @@ describe('tool pins and quarantine', function () {
   let writer: Client;
 
   before(async () => {
-    root = tempDir('sb-pins-');
-    writeRegistry(root, {
-      'mcp-servers.d/notes.yaml': rugpullServer('notes', 'trust: community\n'),
-      'mcp-servers.d/strict.yaml': rugpullServer('strict', 'trust: trusted\nonToolChange: quarantine-server\n'),
-      'clients.d/writer.yaml': 'name: writer\nmcp_allow: [read, write]\n',
-    });
-    broker = await startBrokerProcess({ root });
-    operator = await connect(broker.url, broker.token);
-    const conn = await facade(operator, 'client_connection', { name: 'writer' });
-    writer = await connect(broker.url, fs.readFileSync(conn.tokenFile, 'utf8').trim(), 'writer');
+    ({ root, broker, operator, writer } = await startPinWorkspace('sb-pins-', {
+      notes: rugpullServer('notes', 'trust: community\n'),
+      strict: rugpullServer('strict', 'trust: trusted\nonToolChange: quarantine-server\n'),
+    }));
   });
 
-  after(async () => {
-    await writer?.close();
-    await operator?.close();
-    await broker?.stop();
-    removeTempDirs();
-  });
+  after(() => stopBroker(broker, [writer, operator]));
 
   it('pins the tools of a community server at its approval (the first list after it)', async () => {
     const before = await facade(operator, 'server_status', { name: 'notes' });
@@ -130,16 +117,7 @@ describe('tool pins and quarantine', function () {
 
   it('refuses to show or accept tool changes for a client with write scope', async () => {
     const diff = await facade(operator, 'tool_changes', { name: 'notes' });
-    for (const [tool, args] of [
-      ['accept_tool_changes', { name: 'notes', hash: diff.toolsHash }],
-      ['tool_changes', { name: 'notes' }],
-    ] as const) {
-      const err = await writer.callTool({ name: `switchboard__${tool}`, arguments: args }).then(
-        () => new Error('called'),
-        (e: Error) => e,
-      );
-      assert.match(err.message, /is for the operator only/, tool);
-    }
+    await assertReviewIsOperatorOnly(writer, 'notes', diff.toolsHash);
     assert.ok(!(await toolNames(writer)).includes('notes__read_notes'), 'still quarantined');
   });
 
@@ -232,18 +210,15 @@ describe('tool pins and quarantine', function () {
 
 describe('tool pins across restarts and the lockfile', function () {
   this.timeout(120_000);
+  let ws: LockWorkspace;
   let root: string;
   let home: string;
   let variantFile: string;
   let broker: BrokerProcess | undefined;
 
   before(() => {
-    root = tempDir('sb-lock-');
-    home = tempDir('sb-lock-home-');
-    variantFile = path.join(root, 'variant.txt');
-    writeRegistry(root, {
-      'mcp-servers.d/notes.yaml': rugpullServer('notes', 'trust: trusted\n', ['--variant-file', variantFile]),
-    });
+    ws = lockWorkspace('sb-lock', 'trusted');
+    ({ root, home, variantFile } = ws);
   });
 
   afterEach(async () => {
@@ -355,9 +330,7 @@ describe('tool pins across restarts and the lockfile', function () {
 
   it('a lockfile pins but never approves: a community server still waits for the operator', async () => {
     fs.writeFileSync(variantFile, 'original');
-    writeRegistry(root, {
-      'mcp-servers.d/notes.yaml': rugpullServer('notes', 'trust: community\n', ['--variant-file', variantFile]),
-    });
+    writeLockedNotes(ws, 'community');
     assert.equal((await cli(['lock', '--root', root], home)).code, 0);
     broker = await startBrokerProcess({ root, home: tempDir('sb-unapproved-home-') });
     const client = await connect(broker.url, broker.token);

@@ -5,6 +5,7 @@ import * as assert from 'assert';
 import * as fs from 'fs';
 import * as path from 'path';
 import * as vscode from 'vscode';
+import type { SwitchboardApi } from '../../../src/extension/extension';
 import type { ServerNode } from '../../../src/extension/servers';
 import { api, connectedEntry, NODE, REPO, waitFor } from './switchboard.helpers';
 
@@ -12,6 +13,35 @@ const RUGPULL = path.join(REPO, 'test', 'fixtures', 'rugpull.mjs');
 
 function iconId(item: vscode.TreeItem): string | undefined {
   return item.iconPath instanceof vscode.ThemeIcon ? item.iconPath.id : undefined;
+}
+
+/** The rugpull fixture's server definition; `extra` adds fixture arguments. */
+function rugpullYaml(extra: string[] = []): string {
+  const args = [RUGPULL, ...extra].map((x) => JSON.stringify(x)).join(', ');
+  return `name: rugpull\ntrust: builtin\ncommand: ${JSON.stringify(NODE)}\nargs: [${args}]\n`;
+}
+
+/** The rugpull server's node in the Servers view. */
+function rugpullNode(a: SwitchboardApi): ServerNode {
+  return (a.servers.getChildren() as ServerNode[]).find((n) => n.kind === 'server' && n.status.name === 'rugpull')!;
+}
+
+/**
+ * Runs Review Tool Changes on rugpull (accepting without asking) and reads the diff editor it opened:
+ * what the command answered, and the pinned (`before`) and the listed (`now`) definitions.
+ */
+async function reviewRugpull<T>(): Promise<{ result: T | undefined; before: string; now: string }> {
+  const result = await vscode.commands.executeCommand<T | undefined>('switchboard.reviewToolChanges', 'rugpull', {
+    skipConfirmation: true,
+  });
+  const diffTab = vscode.window.tabGroups.all
+    .flatMap((g) => g.tabs)
+    .find((t) => t.input instanceof vscode.TabInputTextDiff && t.input.original.scheme === 'switchboard-tools');
+  assert.ok(diffTab, 'a diff editor of the pinned and the listed definitions is open');
+  const input = diffTab.input as vscode.TabInputTextDiff;
+  const before = (await vscode.workspace.openTextDocument(input.original)).getText();
+  const now = (await vscode.workspace.openTextDocument(input.modified)).getText();
+  return { result, before, now };
 }
 
 describe('tool pins (Review Tool Changes)', function () {
@@ -26,10 +56,7 @@ describe('tool pins (Review Tool Changes)', function () {
     const a = await api();
     const entry = await connectedEntry(a);
     file = path.join(entry.root, 'mcp-servers.d', 'rugpull.yaml');
-    fs.writeFileSync(
-      file,
-      `name: rugpull\ntrust: builtin\ncommand: ${JSON.stringify(NODE)}\nargs: [${JSON.stringify(RUGPULL)}]\n`,
-    );
+    fs.writeFileSync(file, rugpullYaml());
     await waitFor(
       a,
       () => entry.server('rugpull')?.state === 'running' && entry.server('rugpull')?.pins?.status === 'pinned',
@@ -50,9 +77,7 @@ describe('tool pins (Review Tool Changes)', function () {
     assert.deepStrictEqual(changed.pins?.quarantined, ['read_notes']);
     assert.ok(!changed.tools.some((t) => t.name === 'read_notes'), 'read_notes is not listed');
 
-    const node = (a.servers.getChildren() as ServerNode[]).find(
-      (n) => n.kind === 'server' && n.status.name === 'rugpull',
-    )!;
+    const node = rugpullNode(a);
     const item = a.servers.getTreeItem(node);
     assert.strictEqual(iconId(item), 'warning');
     assert.match(String(item.contextValue), /\btoolsChanged\b/);
@@ -65,18 +90,7 @@ describe('tool pins (Review Tool Changes)', function () {
     assert.strictEqual(iconId(held), 'warning');
     assert.strictEqual(held.command?.command, 'switchboard.reviewToolChanges');
 
-    const result = await vscode.commands.executeCommand<{ accepted: number } | undefined>(
-      'switchboard.reviewToolChanges',
-      'rugpull',
-      { skipConfirmation: true },
-    );
-    const diffTab = vscode.window.tabGroups.all
-      .flatMap((g) => g.tabs)
-      .find((t) => t.input instanceof vscode.TabInputTextDiff && t.input.original.scheme === 'switchboard-tools');
-    assert.ok(diffTab, 'a diff editor of the tool definitions is open');
-    const input = diffTab.input as vscode.TabInputTextDiff;
-    const before = (await vscode.workspace.openTextDocument(input.original)).getText();
-    const now = (await vscode.workspace.openTextDocument(input.modified)).getText();
+    const { result, before, now } = await reviewRugpull<{ accepted: number }>();
     assert.match(before, /"description": "Read the notes\."/);
     assert.match(now, /id_rsa/);
 
@@ -104,23 +118,9 @@ describe('tool pins (Review Tool Changes)', function () {
       'the prompt change to be noticed',
     );
     assert.deepStrictEqual(changed.pins?.quarantinedPrompts, ['summarize_notes']);
-    const node = (a.servers.getChildren() as ServerNode[]).find(
-      (n) => n.kind === 'server' && n.status.name === 'rugpull',
-    )!;
-    assert.strictEqual(iconId(a.servers.getTreeItem(node)), 'warning');
+    assert.strictEqual(iconId(a.servers.getTreeItem(rugpullNode(a))), 'warning');
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
-    const result = await vscode.commands.executeCommand<{ acceptedPrompts: number } | undefined>(
-      'switchboard.reviewToolChanges',
-      'rugpull',
-      { skipConfirmation: true },
-    );
-    const diffTab = vscode.window.tabGroups.all
-      .flatMap((g) => g.tabs)
-      .find((t) => t.input instanceof vscode.TabInputTextDiff && t.input.original.scheme === 'switchboard-tools');
-    assert.ok(diffTab, 'a diff editor is open');
-    const input = diffTab.input as vscode.TabInputTextDiff;
-    const before = (await vscode.workspace.openTextDocument(input.original)).getText();
-    const now = (await vscode.workspace.openTextDocument(input.modified)).getText();
+    const { result, before, now } = await reviewRugpull<{ acceptedPrompts: number }>();
     assert.match(before, /"prompt summarize_notes"[\s\S]*"description": "Summarize the notes\."/);
     assert.match(now, /id_rsa/);
     assert.strictEqual(result?.acceptedPrompts, 2);
@@ -131,8 +131,7 @@ describe('tool pins (Review Tool Changes)', function () {
     const a = await api();
     const entry = await connectedEntry(a);
     // The same server, now listing resources and templates (pinned on first sight).
-    const args = [RUGPULL, '--resources'].map((x) => JSON.stringify(x)).join(', ');
-    fs.writeFileSync(file!, `name: rugpull\ntrust: builtin\ncommand: ${JSON.stringify(NODE)}\nargs: [${args}]\n`);
+    fs.writeFileSync(file!, rugpullYaml(['--resources']));
     await waitFor(
       a,
       () => {
@@ -156,23 +155,9 @@ describe('tool pins (Review Tool Changes)', function () {
       'the template change to be noticed',
     );
     assert.deepStrictEqual(changed.pins?.quarantinedResources, ['notes://notes/big', 'notes://notes/today']);
-    const node = (a.servers.getChildren() as ServerNode[]).find(
-      (n) => n.kind === 'server' && n.status.name === 'rugpull',
-    )!;
-    assert.match(String(a.servers.getTreeItem(node).description ?? ''), /resources quarantined/);
+    assert.match(String(a.servers.getTreeItem(rugpullNode(a)).description ?? ''), /resources quarantined/);
     await vscode.commands.executeCommand('workbench.action.closeAllEditors');
-    const result = await vscode.commands.executeCommand<{ accepted: number } | undefined>(
-      'switchboard.reviewToolChanges',
-      'rugpull',
-      { skipConfirmation: true },
-    );
-    const diffTab = vscode.window.tabGroups.all
-      .flatMap((g) => g.tabs)
-      .find((t) => t.input instanceof vscode.TabInputTextDiff && t.input.original.scheme === 'switchboard-tools');
-    assert.ok(diffTab, 'a diff editor is open');
-    const input = diffTab.input as vscode.TabInputTextDiff;
-    const before = (await vscode.workspace.openTextDocument(input.original)).getText();
-    const now = (await vscode.workspace.openTextDocument(input.modified)).getText();
+    const { result, before, now } = await reviewRugpull<{ accepted: number }>();
     // The pin had no templates (the server listed none before): all three are new to it.
     assert.match(before, /"resource template notes:\/\/day\/\{date\}": "\(not pinned: a new resource template\)"/);
     assert.match(before, /"resource notes:\/\/notes\/today"[\s\S]*"description": "Today's notes\."/);

@@ -5,7 +5,6 @@
 // can propose, edit or delete a policy but loosens nothing; a malformed file is reported with its
 // file and line while the policy in force keeps working.
 import assert from 'node:assert/strict';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { Client as ClientV2, StreamableHTTPClientTransport as TransportV2 } from '@modelcontextprotocol/client';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -22,6 +21,8 @@ import {
   waitFor,
   writeRegistry,
   type BrokerProcess,
+  clientToken,
+  waitForRunning,
 } from '../../../helpers/broker';
 
 type Json = Record<string, any>;
@@ -102,13 +103,8 @@ describe('guardrail rules', function () {
     });
     broker = await startBrokerProcess({ root });
     operator = await connect(broker.url, broker.token, 'operator-test');
-    await waitFor(
-      async () => (await facade(operator, 'list_servers')).servers.every((s: Json) => s.state === 'running'),
-      'echo and tasks running',
-      40_000,
-    );
-    const connection = await facade(operator, 'client_connection', { name: 'agent' });
-    agentToken = fs.readFileSync(connection.tokenFile, 'utf8').trim();
+    await waitForRunning(operator, 'every', 'echo and tasks running');
+    agentToken = await clientToken(operator, 'agent');
     agent = await connect(broker.url, agentToken, 'agent');
   });
 
