@@ -90,31 +90,6 @@ function metricReaders(settings: TelemetrySettings): { all: IMetricReader[]; pul
   return { all: [pull, exporting], pull };
 }
 
-/** The span batches' bounds where the environment sets none (the SDK's own are 512 of 2048). */
-const BATCH_SPANS = 2048;
-const QUEUED_SPANS = 4096;
-
-/**
- * The batch processor's queue and batch sizes: each OTEL_BSP_* variable that is set is left to the
- * processor (it reads them itself); what is not set is ours, larger than the SDK's defaults. Why:
- * every export is an HTTP request whose own CPU (0.36–0.66 ms in a loop) does not depend on its
- * size: at batches of 512 spans, one per 256 calls, that is 1.4–2.6 µs of every call, a quarter of it
- * at 2048 ("Telemetry cost, stop 46" in docs/performance.md). The 5 s schedule is the
- * SDK's: a quiet broker's spans leave as soon as before. A batch is never larger than the queue.
- */
-export function batchLimits(env: NodeJS.ProcessEnv): { maxQueueSize?: number; maxExportBatchSize?: number } {
-  const setTo = (name: string): number | undefined => {
-    const value = Number(env[name]);
-    return env[name]?.trim() && Number.isFinite(value) && value > 0 ? value : undefined;
-  };
-  const queue = setTo('OTEL_BSP_MAX_QUEUE_SIZE');
-  const batch = setTo('OTEL_BSP_MAX_EXPORT_BATCH_SIZE');
-  return {
-    ...(queue === undefined ? { maxQueueSize: Math.max(QUEUED_SPANS, batch ?? 0) } : {}),
-    ...(batch === undefined ? { maxExportBatchSize: Math.min(BATCH_SPANS, queue ?? QUEUED_SPANS) } : {}),
-  };
-}
-
 function traceExporter(target: OtlpTarget) {
   const config = target.url ? { url: target.url } : {};
   if (target.protocol === 'grpc') return new OtlpGrpcTraces(config);
@@ -180,12 +155,11 @@ class OtelTelemetry implements Telemetry {
     const readers = metricReaders(settings);
     this.pull = readers.pull;
     this.meterProvider = new MeterProvider({ resource, readers: readers.all });
-    // The library's batch queue and exporter: 4096 spans at most (past it new ones are dropped and
-    // counted in its otel.sdk.processor.span.processed), batches of 2048 or what came in 5 s, one
-    // export in flight; the OTEL_BSP_* variables change those (batchLimits).
+    // The library's batch queue and exporter: 2048 spans at most (past it new ones are dropped and
+    // counted in its otel.sdk.processor.span.processed), batches of 512 every 5 s, one export in
+    // flight; the OTEL_BSP_* variables change those (the processor reads them).
     const processor = settings.traces
       ? new BatchSpanProcessor(traceExporter(settings.traces), {
-          ...batchLimits(process.env),
           selfObsMeterProvider: this.meterProvider,
         } as ConstructorParameters<typeof BatchSpanProcessor>[1])
       : undefined;
