@@ -12,13 +12,13 @@ import {
   startBrokerProcess,
   tempDir,
   waitFor,
-  writeRegistry,
   type BrokerProcess,
   stopBroker,
 } from '../../helpers/broker';
 import {
   assertReviewIsOperatorOnly,
   cli,
+  lockWorkspace,
   pinsWhen,
   pinWorkspace,
   refusalOf,
@@ -256,15 +256,11 @@ describe('prompt pins in the lockfile, and pins from before prompts were pinned'
   let home: string;
   let variantFile: string;
   let broker: BrokerProcess | undefined;
-  const lockFile = (): string => path.join(root, 'mcp-servers.lock');
+  let lockPath: string;
+  const lockFile = (): string => lockPath;
 
   before(() => {
-    root = tempDir('sb-prompt-lock-');
-    home = tempDir('sb-prompt-lock-home-');
-    variantFile = path.join(root, 'variant.txt');
-    writeRegistry(root, {
-      'mcp-servers.d/notes.yaml': rugpullServer('notes', 'trust: trusted\n', ['--variant-file', variantFile]),
-    });
+    ({ root, home, variantFile, lockFile: lockPath } = lockWorkspace('sb-prompt-lock', 'trusted'));
   });
 
   afterEach(async () => {
