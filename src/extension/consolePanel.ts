@@ -18,7 +18,7 @@ import type {
 } from '../../webview/protocol';
 import type { Ctx, FolderEntry } from './ctx';
 import { liveNumbersText } from './liveNumbers';
-import { consoleTitle } from './presentation';
+import { consoleTitle } from './consoleTitle';
 
 export const CONSOLE_VIEW_TYPE = 'switchboard.console';
 const APPROVE_NOW = 'Approve now';

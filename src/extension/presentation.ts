@@ -6,7 +6,6 @@ import { isHeld } from '../broker/supervision/upstreamStates';
 import { signsOf, type ScanItemFinding } from '../broker/trust/scanReport';
 import { SIGN_LABELS } from '../broker/trust/toolScanner';
 import { busiestServerLine, liveNumbersText } from './liveNumbers';
-import type { ConsoleView } from '../../webview/protocol';
 
 export type State = ServerStatus['state'];
 
@@ -441,12 +440,4 @@ export function vscodeClientLine(offered: number, running: number, startedAt?: D
     `VS Code's MCP client: connected to the broker since ${at} ("MCP: List Servers" shows this connection; ` +
     `the broker is running ${servers}).`
   );
-}
-
-/** The console's title: what its tab shows (a server's form, the tool being tried, the recent calls). */
-export function consoleTitle(view: ConsoleView, savedName?: string, triedName?: string): string {
-  if (view === 'tool') return `Switchboard: Try ${triedName ?? 'a tool'}`;
-  if (view === 'audit') return 'Switchboard: Recent calls';
-  if (view === 'guardrails' && savedName) return `Switchboard: ${savedName} guardrails`;
-  return savedName ? `Switchboard: ${savedName}` : 'Switchboard: New Server';
 }

@@ -6,7 +6,6 @@ import type { BrokerState, ServerStatus } from '../../src/broker/control/control
 import { planDefinitions } from '../../src/extension/mcpPlan';
 import {
   approvalDetail,
-  consoleTitle,
   scanLabel,
   serverContextValue,
   serverDescription,
@@ -17,6 +16,7 @@ import {
   toolScanLabel,
   vscodeClientLine,
 } from '../../src/extension/presentation';
+import { consoleTitle } from '../../src/extension/consoleTitle';
 
 function server(over: Partial<ServerStatus> = {}): ServerStatus {
   return {
