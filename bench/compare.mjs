@@ -26,8 +26,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
-import { Broker, BENCH, NODE, REPO, removeTempSettled } from './lib/systems.mjs';
-import { cpuDelta, cpuSnapshot, killAll, preciseCpuUs, spawnTracked, stopGracefully } from './lib/proc.mjs';
+import { Broker, BENCH, ECHO, NODE, REPO, removeTempSettled } from './lib/systems.mjs';
+import { cpuDelta, cpuSnapshot, killAll, preciseCpuUs, spawnTracked, stopGracefully, tree } from './lib/proc.mjs';
 import { rotate, summarize } from './lib/stats.mjs';
 import { formatProfile, summarizeProfile } from './lib/profile.mjs';
 import { callTree, flameGraphSvg } from './lib/flame.mjs';
@@ -80,21 +80,26 @@ process.on('warning', (w) => {
   if (clientWarnings[w.name] === 1) log(`warning (counted, shown once): ${w.name}: ${w.message}`);
 });
 
-async function floorServer() {
-  const proc = spawnTracked(NODE, [path.join(BENCH, 'fixtures', 'http-echo.mjs'), '0'], {
+/**
+ * A floor server: `http-echo.mjs` (answers on its socket alone) or `http-relay.mjs` (puts each
+ * request through the echo upstream's pipe and back, as the broker does, and nothing else).
+ */
+async function floorServer(fixture = 'http-echo.mjs', extraArgs = []) {
+  const proc = spawnTracked(NODE, [path.join(BENCH, 'fixtures', fixture), '0', ...extraArgs], {
     cwd: REPO,
     stdio: ['ignore', 'pipe', 'ignore'],
     detached: true,
   });
   const url = await new Promise((resolve, reject) => {
     readline.createInterface({ input: proc.stdout }).once('line', (l) => resolve(JSON.parse(l).listening));
-    proc.once('exit', (c) => reject(new Error(`http-echo exited ${c}`)));
+    proc.once('exit', (c) => reject(new Error(`${fixture} exited ${c}`)));
   });
   const { post, close } = poster(url, () => ({}));
   let id = 0;
   const call = () =>
     post({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: 'echo', arguments: ARGS } });
-  return { pid: proc.pid, call, stop: async () => (close(), stopGracefully(proc, 3000)) };
+  const pids = () => tree(proc.pid);
+  return { pid: proc.pid, pids, call, stop: async () => (close(), stopGracefully(proc, 3000)) };
 }
 
 /**
@@ -146,7 +151,9 @@ async function main() {
   );
   const floor = await floorServer();
   for (let i = 0; i < opt.warmup; i++) await floor.call();
-  const accs = { floor: newAcc(), 'floor/paced': newAcc() };
+  const relay = await floorServer('http-relay.mjs', [NODE, ECHO]);
+  for (let i = 0; i < opt.warmup; i++) await relay.call();
+  const accs = { floor: newAcc(), 'floor/paced': newAcc(), relay: newAcc() };
   const systems = [];
   for (const b of opt.builds) {
     const profileDir = opt.profile && path.join(opt.profile, b.label.replace(/[^\w.-]/g, '_'));
@@ -174,6 +181,7 @@ async function main() {
   for (let r = 0; r < opt.rounds; r++) {
     const order = rotate(systems, r);
     await block(floor.pid, [floor.call], opt.calls, accs.floor);
+    await block(relay.pid, [relay.call], opt.calls, accs.relay, relay.pids());
     if (opt.paced) await block(floor.pid, [paced(floor.call, opt.paced)], opt.calls, accs['floor/paced']);
     for (const s of order) {
       await block(s.broker.mainPid, s.raw.calls, opt.calls, accs[`${s.label}/raw`], s.broker.serverPids());
@@ -192,8 +200,17 @@ async function main() {
   }
   const measuredTo = Number(process.hrtime.bigint() / 1000n);
   const floorSum = summary(accs.floor);
+  const relaySum = summary(accs.relay);
   const floorPaced = opt.paced ? summary(accs['floor/paced']) : undefined;
-  const results = { at: new Date().toISOString(), node: process.version, opt, floor: floorSum, floorPaced, builds: {} };
+  const results = {
+    at: new Date().toISOString(),
+    node: process.version,
+    opt,
+    floor: floorSum,
+    relay: relaySum,
+    floorPaced,
+    builds: {},
+  };
   for (const s of systems) {
     const raw = summary(accs[`${s.label}/raw`]);
     const sdk = summary(accs[`${s.label}/sdk`]);
@@ -203,6 +220,7 @@ async function main() {
       sdk,
       ...(opt.paced ? { paced: summary(accs[`${s.label}/paced`]) } : {}),
       rawCpuVsFloor: raw.cpuPerCallUs / floorSum.cpuPerCallUs,
+      rawCpuVsRelay: raw.cpuPerCallUs / relaySum.cpuPerCallUs,
     };
   }
   for (const s of systems) {
@@ -211,6 +229,7 @@ async function main() {
     await s.broker.stop();
   }
   await floor.stop();
+  await relay.stop();
   if (opt.profile) {
     // The profiler's clock is the monotonic one this process reads too: keep the measured rounds only.
     const window = { startUs: measuredFrom, endUs: measuredTo };
@@ -235,12 +254,13 @@ async function main() {
   fs.mkdirSync(path.dirname(opt.out), { recursive: true });
   fs.writeFileSync(opt.out, JSON.stringify(results, null, 2));
   const rows = [
-    `| build | broker CPU per call, raw client${opt.sessions > 1 ? ` (${opt.sessions} sessions)` : ''} | × floor | broker + upstream, raw | p50, raw | broker CPU per call, SDK client | p50, SDK |`,
-    '| --- | --- | --- | --- | --- | --- | --- |',
-    `| node:http floor | ${floorSum.cpuPerCallUs.toFixed(0)} µs | 1.00 | | ${floorSum.p50Us.toFixed(0)} µs | | |`,
+    `| build | broker CPU per call, raw client${opt.sessions > 1 ? ` (${opt.sessions} sessions)` : ''} | × floor | × relay floor | broker + upstream, raw | p50, raw | broker CPU per call, SDK client | p50, SDK |`,
+    '| --- | --- | --- | --- | --- | --- | --- | --- |',
+    `| node:http floor | ${floorSum.cpuPerCallUs.toFixed(0)} µs | 1.00 | | | ${floorSum.p50Us.toFixed(0)} µs | | |`,
+    `| relay floor (node:http → stdio upstream) | ${relaySum.cpuPerCallUs.toFixed(0)} µs | ${(relaySum.cpuPerCallUs / floorSum.cpuPerCallUs).toFixed(2)} | 1.00 | ${relaySum.withUpstreamCpuPerCallUs.toFixed(0)} µs | ${relaySum.p50Us.toFixed(0)} µs | | |`,
     ...Object.entries(results.builds).map(
       ([label, b]) =>
-        `| ${label} | ${b.raw.cpuPerCallUs.toFixed(0)} µs | ${b.rawCpuVsFloor.toFixed(2)} | ${b.raw.withUpstreamCpuPerCallUs.toFixed(0)} µs | ${b.raw.p50Us.toFixed(0)} µs | ` +
+        `| ${label} | ${b.raw.cpuPerCallUs.toFixed(0)} µs | ${b.rawCpuVsFloor.toFixed(2)} | ${b.rawCpuVsRelay.toFixed(2)} | ${b.raw.withUpstreamCpuPerCallUs.toFixed(0)} µs | ${b.raw.p50Us.toFixed(0)} µs | ` +
         `${b.sdk.cpuPerCallUs.toFixed(0)} µs | ${b.sdk.p50Us.toFixed(0)} µs |`,
     ),
   ];
@@ -255,11 +275,12 @@ async function main() {
     return `${median.toFixed(3)} (${ratios[0].toFixed(2)}–${ratios.at(-1).toFixed(2)})`;
   };
   const pairedRows = [
-    `| build | raw client: × floor, median of rounds (range) | raw: × ${first[0]} | SDK: × ${first[0]} |`,
-    '| --- | --- | --- | --- |',
+    `| build | raw client: × floor, median of rounds (range) | raw: × relay floor | raw: × ${first[0]} | SDK: × ${first[0]} |`,
+    '| --- | --- | --- | --- | --- |',
+    `| relay floor | ${paired(relaySum.roundsCpuUs, floorSum.roundsCpuUs)} | 1 | | |`,
     ...Object.entries(results.builds).map(
       ([label, b]) =>
-        `| ${label} | ${paired(b.raw.roundsCpuUs, floorSum.roundsCpuUs)} | ` +
+        `| ${label} | ${paired(b.raw.roundsCpuUs, floorSum.roundsCpuUs)} | ${paired(b.raw.roundsCpuUs, relaySum.roundsCpuUs)} | ` +
         (others.length && label !== first[0]
           ? `${paired(b.raw.roundsCpuUs, first[1].raw.roundsCpuUs)} | ${paired(b.sdk.roundsCpuUs, first[1].sdk.roundsCpuUs)} |`
           : '1 | 1 |'),

@@ -7,6 +7,8 @@
 // --sessions N: each block's calls run over N sessions at once (each its share), as agents in parallel do.
 // --client sdk: the sessions are the SDK's client (Streamable HTTP, what an agent sends) instead of raw POSTs;
 // --client stateless: raw 2026-07-28 POSTs (no session).
+// --telemetry: the broker exports spans and metrics over OTLP/HTTP to a loopback sink (what telemetry
+// on costs, and where: run once with it and once without).
 //
 // Why not `--cpu-prof` alone (bench/compare.mjs --profile): V8's profiler samples by the wall clock,
 // so on a shared machine a broker preempted inside a write() is counted as writing; here it showed
@@ -20,8 +22,18 @@ import { spawn, spawnSync } from 'node:child_process';
 import { Broker, BROKER_JS, REPO, removeTempSettled } from './lib/systems.mjs';
 import { rawSession, rawStateless } from './lib/rawClient.mjs';
 import { killAll } from './lib/proc.mjs';
+import { otlpSink, telemetryOnEnv } from './telemetry.mjs';
 
-const opt = { build: BROKER_JS, blocks: 3, calls: 4000, warmup: 2000, sessions: 1, client: 'raw', perf: undefined };
+const opt = {
+  build: BROKER_JS,
+  blocks: 3,
+  calls: 4000,
+  warmup: 2000,
+  sessions: 1,
+  client: 'raw',
+  perf: undefined,
+  telemetry: false,
+};
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
   const a = argv[i];
@@ -33,6 +45,7 @@ for (let i = 0; i < argv.length; i++) {
   else if (a === '--perf') opt.perf = next();
   else if (a === '--sessions') opt.sessions = Number(next());
   else if (a === '--client') opt.client = next();
+  else if (a === '--telemetry') opt.telemetry = true;
   else throw new Error(`unknown option ${a}`);
 }
 
@@ -113,7 +126,9 @@ function summarizePerf(file) {
 
 async function main() {
   const extraNodeArgs = opt.perf ? ['--perf-basic-prof'] : [];
-  const broker = new Broker({ brokerJs: opt.build, extraNodeArgs });
+  const sink = opt.telemetry ? await otlpSink() : undefined;
+  const env = sink ? telemetryOnEnv(sink.url) : {};
+  const broker = new Broker({ brokerJs: opt.build, extraNodeArgs, env });
   await broker.start();
   await broker.waitForTools({ names: ['echo__echo'] });
   const sdk = await broker.connect();
@@ -162,6 +177,7 @@ async function main() {
   for (const raw of raws) raw.close();
   await sdk.close();
   await broker.stop();
+  await sink?.close?.();
   if (!opt.perf) return;
   process.stdout.write(`\n${summarizePerf(opt.perf)}\n`);
   // What --perf-basic-prof leaves behind: the symbol map and V8's log in the broker's cwd. The map is

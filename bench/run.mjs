@@ -52,6 +52,7 @@ import {
   sleep,
   spawnTracked,
   stopGracefully,
+  tree,
 } from './lib/proc.mjs';
 import { summarize, rotate } from './lib/stats.mjs';
 import { renderMarkdown, renderCharts, verdicts } from './lib/render.mjs';
@@ -384,11 +385,14 @@ const systemInfo = (s) => ({ key: s.key, label: s.label, tool: s.toolNames.echo,
 
 // ---- 1. sequential latency ---------------------------------------------------------------------
 /**
- * The floor row: bench/fixtures/http-echo.mjs over keep-alive HTTP, posted by the bench process with
- * node:http (no SDK on either side). Shaped like a system for timedBlock().
+ * The floor rows: bench/fixtures/http-echo.mjs (answers on its socket alone) or, for the relay floor,
+ * bench/fixtures/http-relay.mjs (puts each request through the echo upstream's stdio pipe and back,
+ * as the broker does, and nothing else), over keep-alive HTTP, posted by the bench process with
+ * node:http (no SDK on either side). Shaped like a system for timedBlock(); the relay's own process
+ * is its "gateway", the relay and its upstream its servers.
  */
-async function httpFloor() {
-  const proc = spawnTracked(NODE, [path.join(BENCH, 'fixtures', 'http-echo.mjs'), '0'], {
+async function httpFloor({ fixture = 'http-echo.mjs', key = 'floor-http', args = [] } = {}) {
+  const proc = spawnTracked(NODE, [path.join(BENCH, 'fixtures', fixture), '0', ...args], {
     cwd: REPO,
     stdio: ['ignore', 'pipe', 'ignore'],
     detached: true,
@@ -396,7 +400,7 @@ async function httpFloor() {
   const url = new URL(
     await new Promise((resolve, reject) => {
       readline.createInterface({ input: proc.stdout }).once('line', (l) => resolve(JSON.parse(l).listening));
-      proc.once('exit', (c) => reject(new Error(`http-echo exited ${c}`)));
+      proc.once('exit', (c) => reject(new Error(`${fixture} exited ${c}`)));
     }),
   );
   const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
@@ -428,12 +432,13 @@ async function httpFloor() {
       req.end(body);
     });
   for (let i = 0; i < CFG.warmup; i++) await post();
+  const relay = fixture === 'http-relay.mjs';
   return {
-    key: 'floor-http',
+    key,
     clients: [undefined],
     call: post,
-    serverPids: () => [proc.pid],
-    gatewayPids: () => [],
+    serverPids: () => (relay ? tree(proc.pid) : [proc.pid]),
+    gatewayPids: () => (relay ? [proc.pid] : []),
     stop: async () => {
       agent.destroy();
       await stopGracefully(proc, 3000);
@@ -462,9 +467,10 @@ async function rawBrokerRow(broker) {
 async function sectionLatency() {
   const systems = await coreSystems();
   const floor = await httpFloor();
+  const relay = await httpFloor({ fixture: 'http-relay.mjs', key: 'floor-relay', args: [NODE, ECHO] });
   const broker = systems.find((s) => s.key === 'broker');
   const raw = broker && (await rawBrokerRow(broker));
-  const extra = [floor, ...(raw ? [raw] : [])];
+  const extra = [floor, relay, ...(raw ? [raw] : [])];
   const { calls, block, min } = CFG.latency;
   const rounds = Math.ceil(calls / block);
   const minRounds = Math.ceil(min / block); // the budget may only cut rounds beyond the minimum
@@ -482,6 +488,7 @@ async function sectionLatency() {
   for (const s of systems)
     out.systems[s.key] = { ...systemInfo(s), ...accResult(accs.get(s.key), s.gatewayPids().length > 0) };
   out.floor = accResult(accs.get(floor.key), false);
+  out.relayFloor = accResult(accs.get(relay.key), true);
   if (raw) out.brokerRaw = accResult(accs.get(raw.key), true);
   for (const s of systems)
     log(

@@ -29,8 +29,8 @@ for (let i = 0; i < argv.length; i++) {
     const at = kv.indexOf(':');
     (opt.env[key] ??= {})[kv.slice(0, at)] = kv.slice(at + 1);
   } else if (a === '--node-flags') {
-    const [key, flags] = next().split('=');
-    opt.flags[key] = flags.split(' ').filter(Boolean);
+    const [key, ...flags] = next().split('=');
+    opt.flags[key] = flags.join('=').split(' ').filter(Boolean);
   } else throw new Error(`unknown option ${a}`);
 }
 if (opt.builds.length === 0) opt.builds.push({ label: 'now', js: BROKER_JS });

@@ -93,10 +93,23 @@ export function verdicts(results) {
         `broker p50 ≤ 1.5× the floor's p50 + the direct stdio round trip (${raw ? 'raw client' : 'SDK client'})`,
         row.p50Us <= bound,
         `${usStr(row.p50Us)} vs 1.5 × ${usStr(floor.p50Us)} + ${usStr(direct.p50Us)} = ${usStr(bound)}`,
-        raw ? `SDK client: ${usStr(lat.broker.p50Us)} (its own client's work is in that figure)` : undefined,
+        [
+          raw ? `SDK client: ${usStr(lat.broker.p50Us)} (its own client's work is in that figure)` : undefined,
+          S.latency.relayFloor
+            ? `the relay floor (no MCP work of its own, the same upstream's pipe): ${usStr(S.latency.relayFloor.p50Us)}`
+            : undefined,
+        ]
+          .filter(Boolean)
+          .join('; ') || undefined,
       );
     }
     if (floor) {
+      const relay = S.latency.relayFloor;
+      // The relay floor does what the broker must (a pipe's write, read and wake-ups) and nothing else;
+      // where it already costs ~2× the node:http floor, the target leaves the broker no room at all.
+      const relayContext = relay
+        ? `; the relay floor (a bare node:http server putting each call through the same upstream's pipe, no MCP work of its own) spends ${usStr(relay.gatewayCpuPerCallUs)} = ${x3(ratio(relay.gatewayCpuPerCallUs, floor.serverCpuPerCallUs))} the floor`
+        : '';
       for (const [label, row] of [
         ['SDK client', lat.broker],
         ['raw client', raw],
@@ -106,8 +119,9 @@ export function verdicts(results) {
         add(
           `broker CPU per forwarded call ≤ 2.0× the node:http floor (${label})`,
           r <= 2.0,
-          `${usStr(row.gatewayCpuPerCallUs)} vs ${usStr(floor.serverCpuPerCallUs)} = ${x3(r)}`,
-          context,
+          `${usStr(row.gatewayCpuPerCallUs)} vs ${usStr(floor.serverCpuPerCallUs)} = ${x3(r)}` +
+            (relay ? `; ${x3(ratio(row.gatewayCpuPerCallUs, relay.gatewayCpuPerCallUs))} the relay floor` : ''),
+          context + relayContext,
         );
       }
     } else {
@@ -560,6 +574,22 @@ export function renderMarkdown(results, chartFiles = []) {
                   ],
                 ]
               : [],
+          )
+          .concat(
+            S.latency.relayFloor
+              ? [
+                  [
+                    'relay floor: bare node:http → the echo upstream over stdio',
+                    usStr(S.latency.relayFloor.p50Us),
+                    usStr(S.latency.relayFloor.p90Us),
+                    usStr(S.latency.relayFloor.p99Us),
+                    usStr(S.latency.relayFloor.serverCpuPerCallUs),
+                    usStr(S.latency.relayFloor.gatewayCpuPerCallUs),
+                    usStr(S.latency.relayFloor.clientCpuPerCallUs),
+                    '—',
+                  ],
+                ]
+              : [],
           ),
       ),
     );
@@ -589,6 +619,9 @@ export function renderMarkdown(results, chartFiles = []) {
         'The floor row is `bench/fixtures/http-echo.mjs`: a bare `node:http` server that parses the JSON-RPC body and answers its arguments back in one write, posted to by the bench with `node:http` over one keep-alive connection, in the same interleaved blocks. It is what any Node HTTP JSON server pays per request; the broker also forwards each call to its stdio upstream and reads the answer back (a write to a pipe and a read from it, two more system calls and a wake-up of another process per call), so its CPU per call cannot reach this floor.' +
           (S.latency.brokerRaw
             ? ' The raw-client row is the same broker (row c) called the way the floor is called: `bench/lib/rawClient.mjs` opens a session by hand and posts bare `tools/call` requests with `node:http` on one keep-alive connection, so neither the SDK client nor its extra headers are in the figure.'
+            : '') +
+          (S.latency.relayFloor
+            ? ' The relay floor row is `bench/fixtures/http-relay.mjs`: the same bare server, but each request goes to the same echo upstream the broker runs, over its stdin, and the upstream\'s answer comes back (no sessions, tokens, scopes, pins, audit or timeouts). It is the least any Node process pays to forward a call to a stdio server; its "gateway" column is the relay process alone.'
             : ''),
       );
     L.push('');
