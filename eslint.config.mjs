@@ -126,6 +126,20 @@ function dynamicImportSelectors(restrict) {
     }));
 }
 
+/**
+ * The folders every request passes through. On Node 20 (the broker's runtime) an object literal that
+ * opens with a spread and has anything after it gets a hidden class of its own each time it is made
+ * (src/broker/shared/objects.ts has the figures): there, merged()/copyWith() instead.
+ */
+const PER_REQUEST_FOLDERS = ['http', 'routing', 'connection', 'telemetry', 'supervision', 'shared'];
+const SPREAD_FIRST = {
+  selector: 'ObjectExpression > SpreadElement:first-child ~ *',
+  message:
+    'An object literal that opens with a spread and has more after it makes a new hidden class per object ' +
+    'on Node 20: use merged() or copyWith() from src/broker/shared/objects.ts.',
+};
+const perRequest = (name) => PER_REQUEST_FOLDERS.some((folder) => name.startsWith(`broker/${folder}`));
+
 const layerConfigs = LAYERS.map(({ name, files, ignores, restrict }) => ({
   name: `layers/${name}`,
   files,
@@ -135,7 +149,7 @@ const layerConfigs = LAYERS.map(({ name, files, ignores, restrict }) => ({
       'error',
       { patterns: restrict.map(({ regex, message, allowTypeImports }) => ({ regex, message, allowTypeImports })) },
     ],
-    'no-restricted-syntax': ['error', ...dynamicImportSelectors(restrict)],
+    'no-restricted-syntax': ['error', ...dynamicImportSelectors(restrict), ...(perRequest(name) ? [SPREAD_FIRST] : [])],
   },
 }));
 

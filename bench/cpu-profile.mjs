@@ -7,6 +7,7 @@
 // --sessions N: each block's calls run over N sessions at once (each its share), as agents in parallel do.
 // --client sdk: the sessions are the SDK's client (Streamable HTTP, what an agent sends) instead of raw POSTs;
 // --client stateless: raw 2026-07-28 POSTs (no session).
+// --node-flags "--flag --other": more Node/V8 flags for the broker, after the bench's own (BROKER_NODE_FLAGS).
 // --telemetry: the broker exports spans and metrics over OTLP/HTTP to a loopback sink (what telemetry
 // on costs, and where: run once with it and once without).
 //
@@ -33,6 +34,7 @@ const opt = {
   client: 'raw',
   perf: undefined,
   telemetry: false,
+  nodeFlags: [],
 };
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
@@ -46,6 +48,7 @@ for (let i = 0; i < argv.length; i++) {
   else if (a === '--sessions') opt.sessions = Number(next());
   else if (a === '--client') opt.client = next();
   else if (a === '--telemetry') opt.telemetry = true;
+  else if (a === '--node-flags') opt.nodeFlags = next().split(/\s+/).filter(Boolean);
   else throw new Error(`unknown option ${a}`);
 }
 
@@ -125,7 +128,7 @@ function summarizePerf(file) {
 }
 
 async function main() {
-  const extraNodeArgs = opt.perf ? ['--perf-basic-prof'] : [];
+  const extraNodeArgs = [...opt.nodeFlags, ...(opt.perf ? ['--perf-basic-prof'] : [])];
   const sink = opt.telemetry ? await otlpSink() : undefined;
   const env = sink ? telemetryOnEnv(sink.url) : {};
   const broker = new Broker({ brokerJs: opt.build, extraNodeArgs, env });

@@ -91,6 +91,31 @@ notUnderWine('ESLint over the tree takes minutes there; the layer rules do not d
       );
     });
 
+    it('the per-request folders make no object literal that opens with a spread and has more after it', async () => {
+      const SPREAD = /opens with a spread and has more after it/;
+      for (const folder of ['http', 'routing', 'connection', 'telemetry', 'supervision', 'shared']) {
+        await expectRefused(
+          `src/broker/${folder}/probe.ts`,
+          'export const f = (a: object) => ({ ...a, b: 1 });\n',
+          SPREAD,
+        );
+        await expectRefused(
+          `src/broker/${folder}/probe.ts`,
+          'export const f = (a: object, b: object) => ({ ...a, ...b });\n',
+          SPREAD,
+        );
+      }
+      await expectRefused(
+        'src/broker/connection/auth/probe.ts',
+        'export const f = (a: object) => ({ ...a, b: 1 });\n',
+        SPREAD,
+      );
+      // Controls: a spread alone, a spread after a key, and folders off the per-request path.
+      await expectAllowed('src/broker/http/probe.ts', 'export const f = (a: object) => ({ ...a });\n');
+      await expectAllowed('src/broker/http/probe.ts', 'export const f = (a: object) => ({ b: 1, ...a });\n');
+      await expectAllowed('src/broker/cli/probe.ts', 'export const f = (a: object) => ({ ...a, b: 1 });\n');
+    });
+
     it('src/broker never imports vscode, the extension or the webview', async () => {
       await expectRefused(
         'src/broker/supervision/probe.ts',

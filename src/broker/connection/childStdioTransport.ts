@@ -17,6 +17,7 @@ import type { CallOptions, StdioLaunch } from './connection';
 import { ConnectionError } from './connectionError';
 import { holdTimers, oneCallerPerSession, traceOfSession, type ServerRequestCaller } from './serverRequests';
 import { telemetry, type TraceParent } from '../telemetry/telemetry';
+import { merged } from '../shared/objects';
 
 /** PATH of a launch's env; on Windows the variable is often spelled `Path`. */
 function pathOf(env: NodeJS.ProcessEnv): string | undefined {
@@ -221,7 +222,7 @@ export class ChildStdioTransport implements Transport {
     const id = this.nextId++;
     let sent = params;
     if (opts.onprogress)
-      sent = { ...params, _meta: { ...(params._meta as JsonObject | undefined), progressToken: id } };
+      sent = merged(params, { _meta: merged(params._meta as JsonObject | undefined, { progressToken: id }) });
     return new Promise<JsonObject>((resolve, reject) => {
       const call: DirectCall = {
         resolve,

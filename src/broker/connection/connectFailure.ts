@@ -5,6 +5,7 @@ import type { ChildStdioTransport } from './childStdioTransport';
 import type { RemoteLaunch } from './connection';
 import { ConnectionError } from './connectionError';
 import { isSdkTimeout } from './sdkSession';
+import { merged } from '../shared/objects';
 
 /** Called before the transport is closed: the exit that closing causes is not why the start failed. */
 export function explainStdioStartFailure(err: unknown, transport: ChildStdioTransport, logs: LogRing): ConnectionError {
@@ -31,7 +32,10 @@ async function httpStatusOf(launch: RemoteLaunch): Promise<string | undefined> {
   try {
     const res = await fetch(launch.url, {
       method: launch.transport === 'sse' ? 'GET' : 'POST',
-      headers: { ...launch.headers, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      headers: merged(launch.headers, {
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      }),
       body: launch.transport === 'sse' ? undefined : '{"jsonrpc":"2.0","id":0,"method":"ping"}',
       signal: AbortSignal.timeout(3000),
     });

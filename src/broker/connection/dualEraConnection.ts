@@ -17,6 +17,7 @@ import type {
   UpstreamConnection,
 } from './connection';
 import { RemoteConnection } from './remoteConnection';
+import { merged } from '../shared/objects';
 
 /** Methods only a 2025 session has (tasks, session log level): always the session's. */
 const SESSION_ONLY = (method: string): boolean => method.startsWith('tasks/');
@@ -55,20 +56,19 @@ export class DualEraConnection implements UpstreamConnection {
   /** The 2025 session, opened once; a lost one is opened again by the next 2025 call. */
   private session(): Promise<RemoteConnection> {
     this.legacy ??= RemoteConnection.connect(
-      { ...this.launch, session: true },
-      {
-        ...this.events,
-        // The stateless side already follows the lists: the session's own announcements would repeat them.
+      merged(this.launch, { session: true }),
+      // The stateless side already follows the lists: the session's own announcements would repeat them.
+      merged(this.events, {
         toolsChanged: () => undefined,
         promptsChanged: () => undefined,
         resourcesChanged: () => undefined,
-        lost: (reason) => {
+        lost: (reason: string) => {
           this.logs.push(
             `the 2025-11-25 session to this dual-era server ended (${reason}); the next 2025 call opens another`,
           );
           this.legacy = undefined;
         },
-      },
+      }),
       this.logs,
       this.timeoutMs,
     ).catch((err: unknown) => {

@@ -29,6 +29,7 @@ import {
   type ServerRequestCaller,
 } from './serverRequests';
 import { telemetry, type TraceParent } from '../telemetry/telemetry';
+import { merged } from '../shared/objects';
 
 /**
  * The SDK's own request timeout, set out of the way: the call's limit is a CallTimer of ours, which
@@ -59,7 +60,7 @@ async function remoteTransport(launch: RemoteLaunch): Promise<RemoteTransport> {
   }
   const { SSEClientTransport, SseError } = await import('@modelcontextprotocol/sdk/client/sse.js');
   const withHeaders: typeof fetch = (u, init) =>
-    base(u, { ...init, headers: { ...(init?.headers as Record<string, string>), ...launch.headers } });
+    base(u, merged(init, { headers: merged(init?.headers as Record<string, string>, launch.headers) }));
   return {
     transport: new SSEClientTransport(url, { requestInit, eventSourceInit: { fetch: withHeaders }, ...signedIn }),
     isStreamEnd: (err) => err instanceof SseError,
@@ -130,7 +131,7 @@ export class RemoteConnection extends SdkSession implements UpstreamConnection {
 
   async request(method: string, params: JsonObject, opts: CallOptions): Promise<JsonObject> {
     // The SDK client needs the caller's cancellation as an AbortSignal.
-    if (opts.cancel && !opts.signal) opts = { ...opts, signal: signalOf(opts) };
+    if (opts.cancel && !opts.signal) opts = merged(opts, { signal: signalOf(opts) });
     // Timing out aborts the request: the SDK then tells the server it is cancelled.
     const timedOut = new AbortController();
     const timer = new CallTimer(opts.timeoutMs, () => timedOut.abort(new Error('Request timed out')));

@@ -2,6 +2,7 @@
 import { SignInRequired } from './auth/serverOAuth';
 import type { RemoteLaunch } from './connection';
 import { authorizedFetch } from './auth/oauthFlow';
+import { merged } from '../shared/objects';
 
 /** The fetch every request to a remote server goes through: its OAuth sign-in, its VS Code account, or none. */
 export function signedInFetch(launch: RemoteLaunch): typeof fetch {
@@ -22,7 +23,7 @@ function bearerFetch(token: () => string | undefined): typeof fetch {
       throw new SignInRequired('the VS Code account token was withdrawn: sign in again from VS Code');
     const headers = new Headers(init?.headers);
     headers.set('authorization', `Bearer ${current}`);
-    const res = await fetch(input, { ...init, headers });
+    const res = await fetch(input, merged(init, { headers }));
     if (res.status === 401) {
       await res.body?.cancel();
       throw new SignInRequired(refused);

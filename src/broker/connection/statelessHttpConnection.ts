@@ -11,6 +11,7 @@ import type { CallOptions, ConnectedInfo, ConnectionEvents } from './connection'
 import { ConnectionError } from './connectionError';
 import { STATELESS_PROTOCOL, StatelessSession } from './statelessSession';
 import { signInError } from './signIn';
+import { merged } from '../shared/objects';
 
 type Fetch = typeof fetch;
 
@@ -55,13 +56,12 @@ export async function postStateless(
 ): Promise<JsonObject> {
   const res = await target.fetch(target.url, {
     method: 'POST',
-    headers: {
-      ...target.headers,
-      'content-type': 'application/json',
-      accept: 'application/json, text/event-stream',
-      ...statelessHeaders({ method, params }, STATELESS_PROTOCOL),
-      ...more,
-    },
+    headers: merged(
+      target.headers,
+      { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      statelessHeaders({ method, params }, STATELESS_PROTOCOL),
+      more,
+    ),
     body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
     signal,
   });
@@ -123,7 +123,9 @@ export class StatelessHttpConnection extends StatelessSession {
     const id = this.nextId++;
     const progressToken = opts.onprogress ? `switchboard-${id}` : undefined;
     const sent =
-      progressToken === undefined ? params : { ...params, _meta: { ...(params._meta as JsonObject), progressToken } };
+      progressToken === undefined
+        ? params
+        : merged(params, { _meta: merged(params._meta as JsonObject, { progressToken }) });
     // Closing the request's stream is the revision's cancellation: a timeout or the caller's cancel aborts the fetch.
     const controller = new AbortController();
     let timedOut = false;

@@ -3,6 +3,7 @@
 // an input_required result answered by asking the caller (elicitation/sampling/roots as the
 // caller's era has them) and retrying with the answers.
 import type { JsonObject, Prompt, Resource, ResourceTemplate, Tool } from '../shared/mcpTypes';
+import { copied, copyWith, copyWithout, merged } from '../shared/objects';
 import { rememberedJson } from '../shared/rawJson';
 import {
   signalOf,
@@ -77,14 +78,14 @@ function forLegacyCaller(result: JsonObject): JsonObject {
   ) {
     return result;
   }
-  const out = { ...(raw === undefined ? result : (JSON.parse(raw.toString()) as JsonObject)) };
-  for (const k of MODERN_ONLY_FIELDS) delete out[k];
-  const meta = out._meta as JsonObject | undefined;
+  const source = raw === undefined ? result : (JSON.parse(raw.toString()) as JsonObject);
+  // Key by key, without `delete` (shared/objects.ts says why).
+  const out: JsonObject = copyWithout(source, ...MODERN_ONLY_FIELDS, '_meta');
+  const meta = source._meta as JsonObject | undefined;
   if (meta && typeof meta === 'object' && META_SERVER_INFO in meta) {
-    const { [META_SERVER_INFO]: _drop, ...rest } = meta;
+    const rest = copyWithout(meta, META_SERVER_INFO);
     if (Object.keys(rest).length) out._meta = rest;
-    else delete out._meta;
-  }
+  } else if ('_meta' in source) out._meta = meta as JsonObject;
   return out;
 }
 
@@ -142,7 +143,7 @@ export abstract class StatelessSession implements UpstreamConnection {
 
   async request(method: string, params: JsonObject, opts: CallOptions): Promise<JsonObject> {
     // This era's requests need the caller's cancellation as an AbortSignal (fetches, embedded requests).
-    if (opts.cancel && !opts.signal) opts = { ...opts, signal: signalOf(opts) };
+    if (opts.cancel && !opts.signal) opts = copyWith(opts, 'signal', signalOf(opts));
     switch (method) {
       case 'ping':
         return this.send('server/discover', {}, opts);
@@ -173,8 +174,8 @@ export abstract class StatelessSession implements UpstreamConnection {
     const logged: JsonObject =
       level === undefined
         ? params
-        : { ...params, _meta: { ...(params._meta as JsonObject | undefined), [META_LOG_LEVEL]: level } };
-    opts = { ...opts, log: own };
+        : copyWith(params, '_meta', copyWith(params._meta as JsonObject | undefined, META_LOG_LEVEL, level));
+    opts = copyWith(opts, 'log', own);
     if (opts.passThrough && INPUT_METHODS.has(method)) return this.passOn(method, logged, opts, opts.passThrough);
     let sent = logged;
     for (let round = 0; round < MAX_INPUT_ROUNDS; round++) {
@@ -182,7 +183,7 @@ export abstract class StatelessSession implements UpstreamConnection {
       const interim = inputRequired(result);
       if (!interim) return modernCaller ? result : forLegacyCaller(result);
       const inputResponses = await this.answer((interim.inputRequests ?? {}) as JsonObject, opts);
-      sent = { ...logged, inputResponses };
+      sent = copyWith(logged, 'inputResponses', inputResponses);
       if (typeof interim.requestState === 'string') sent.requestState = interim.requestState;
     }
     throw new ConnectionError(
@@ -197,15 +198,16 @@ export abstract class StatelessSession implements UpstreamConnection {
    * requestState go up as it sent them, and the answer (input_required too) comes back as it is.
    */
   private passOn(method: string, params: JsonObject, opts: CallOptions, from: InputPassThrough): Promise<JsonObject> {
-    const sent: JsonObject = { ...params };
+    const sent: JsonObject = copied(params);
     if (from.inputResponses !== undefined) sent.inputResponses = from.inputResponses as JsonObject;
     if (from.requestState !== undefined) sent.requestState = from.requestState as string;
-    const meta = {
-      ...(params._meta as JsonObject | undefined),
-      ...this.envelope,
-      [META_CAPABILITIES]: from.capabilities,
-    };
-    return this.post(method, { ...sent, _meta: meta }, opts);
+    const meta = copyWith(
+      merged(params._meta as JsonObject | undefined, this.envelope),
+      META_CAPABILITIES,
+      from.capabilities,
+    );
+    sent._meta = meta;
+    return this.post(method, sent, opts);
   }
 
   /** Puts each embedded request to the caller (as a server→client request of the caller's era). */
@@ -231,8 +233,8 @@ export abstract class StatelessSession implements UpstreamConnection {
   }
 
   protected send(method: string, params: JsonObject, opts: CallOptions): Promise<JsonObject> {
-    const meta = { ...(params._meta as JsonObject | undefined), ...this.envelope };
-    return this.post(method, { ...params, _meta: meta }, opts);
+    const meta = merged(params._meta as JsonObject | undefined, this.envelope);
+    return this.post(method, copyWith(params, '_meta', meta), opts);
   }
 
   private listen(key: string, notifications: JsonObject): void {

@@ -41,6 +41,7 @@ import { claimedVersion } from './statelessEnvelope';
 import { StatelessEndpoint } from './statelessRequest';
 import { errorBodyWithData, idOfBody, writeJsonRpcError, type Id } from './wire';
 import { serveMetrics } from '../telemetry/metricsRoute';
+import { merged } from '../shared/objects';
 
 export interface EndpointOptions {
   port: number;
@@ -114,14 +115,14 @@ export class Endpoint {
 
   constructor(private readonly opts: EndpointOptions) {
     this.maxBody = opts.maxBodyBytes ?? 4 * 1024 * 1024;
-    this.limits = { ...DEFAULT_SESSION_LIMITS, ...opts.sessionLimits };
+    this.limits = merged(DEFAULT_SESSION_LIMITS, opts.sessionLimits);
     this.bodyTimeoutMs = opts.bodyTimeoutMs ?? 30_000;
     this.notifier = new SessionNotifier(this.sessions, opts.logRate ?? DEFAULT_LOG_RATE);
     this.stateless = new StatelessEndpoint(
       opts.router,
       opts.version,
       SESSION_PROTOCOL_VERSIONS,
-      { ...DEFAULT_LISTEN_LIMITS, ...opts.listenLimits },
+      merged(DEFAULT_LISTEN_LIMITS, opts.listenLimits),
       opts.parkTimeoutMs,
     );
     // Node's requestTimeout is the body deadline: it runs from the request's first byte until the

@@ -7,6 +7,7 @@ import { CallCancel } from '../shared/callCancel';
 import { rememberedJson, rememberJson } from '../shared/rawJson';
 import type { JsonObject } from '../shared/mcpTypes';
 import { endWithMessage, SSE_HEADERS, toJsonRpcError, writeEvent, type Id } from './wire';
+import { merged } from '../shared/objects';
 
 const OPEN_BRACE = 0x7b;
 
@@ -35,7 +36,7 @@ export const NO_CACHE_HINTS: JsonObject = { ttlMs: 0, cacheScope: 'private' };
  */
 export function withDefaults(result: JsonObject, defaults: JsonObject): JsonObject {
   const raw = rememberedJson(result);
-  if (raw === undefined) return { ...defaults, ...result };
+  if (raw === undefined) return merged(defaults, result);
   const missing = Object.entries(defaults).filter(([k]) => !raw.includes(`${JSON.stringify(k)}:`));
   if (!missing.length) return result;
   const text = typeof raw === 'string' ? raw : undefined;
@@ -44,7 +45,7 @@ export function withDefaults(result: JsonObject, defaults: JsonObject): JsonObje
   while (at < bytes.length && (bytes[at] === 0x20 || bytes[at] === 0x0a || bytes[at] === 0x0d || bytes[at] === 0x09)) {
     at++;
   }
-  if (bytes[0] !== OPEN_BRACE) return { ...defaults, ...(JSON.parse(text ?? bytes.toString('utf8')) as JsonObject) };
+  if (bytes[0] !== OPEN_BRACE) return merged(defaults, JSON.parse(text ?? bytes.toString('utf8')) as JsonObject);
   const empty = bytes[at] === 0x7d;
   const fields = missing.map(([k, v]) => `${JSON.stringify(k)}:${JSON.stringify(v)}`).join(',');
   const head = Buffer.from(`{${fields}${empty ? '' : ','}`);
@@ -90,7 +91,7 @@ export class Exchange {
   upgrade(): void {
     if (this.streaming || this.finished) return;
     this.streaming = true;
-    this.res.writeHead(200, { ...SSE_HEADERS, 'x-accel-buffering': 'no' });
+    this.res.writeHead(200, merged(SSE_HEADERS, { 'x-accel-buffering': 'no' }));
   }
 
   /** Writes a raw SSE comment (keep-alive) on an open stream. */

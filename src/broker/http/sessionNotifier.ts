@@ -6,6 +6,7 @@ import type { LoggingMessageNotification } from '@modelcontextprotocol/sdk/types
 import type { JsonObject } from '../shared/mcpTypes';
 import { LogRateLimiter, type LogRate } from './logRateLimit';
 import type { McpSession } from './mcpSession';
+import { merged } from '../shared/objects';
 
 export class SessionNotifier {
   private readonly limiter: LogRateLimiter;
@@ -66,7 +67,7 @@ export class SessionNotifier {
       const logger = session.ctx.server
         ? (params.logger as string | undefined)
         : `${server}${params.logger ? `/${String(params.logger)}` : ''}`;
-      const message = { ...params, logger } as LoggingMessageNotification['params'];
+      const message = merged(params, { logger }) as LoggingMessageNotification['params'];
       // With its session id, so that the SDK holds it to that session's logging/setLevel.
       session.server.sendLoggingMessage(message, session.ctx.sessionId).catch(() => undefined);
     }

@@ -19,6 +19,7 @@ import {
   writeJsonRpcError,
   type Id,
 } from './wire';
+import { merged } from '../shared/objects';
 
 /**
  * Requests the session transport hands straight to the router, past the SDK's protocol layer:
@@ -204,7 +205,7 @@ export class SessionTransport implements Transport {
     const progressToken = meta?.progressToken as string | number | undefined;
     const extra: RequestExtra = new DirectExtra(cancel, progressToken, meta, (p) => {
       if (progressToken === undefined || cancel.aborted) return;
-      const progress = { jsonrpc: '2.0', method: 'notifications/progress', params: { ...p, progressToken } };
+      const progress = { jsonrpc: '2.0', method: 'notifications/progress', params: merged(p, { progressToken }) };
       void this.send(progress as JSONRPCMessage, { relatedRequestId: request.id });
     });
     const client = this.client;
@@ -321,7 +322,7 @@ export class SessionTransport implements Transport {
   private stream(post: PendingPost, message: JSONRPCMessage): void {
     if (!post.streaming) {
       post.streaming = true;
-      post.res.writeHead(200, { ...SSE_HEADERS, ...post.headers });
+      post.res.writeHead(200, merged(SSE_HEADERS, post.headers));
       for (const earlier of post.responses) writeEvent(post.res, earlier);
       post.responses = [];
     }
@@ -331,7 +332,7 @@ export class SessionTransport implements Transport {
   openStandaloneStream(res: http.ServerResponse, headers: Record<string, string>): void {
     // A newer GET stream replaces an older one: the client reconnected.
     this.standalone?.end();
-    res.writeHead(200, { ...SSE_HEADERS, ...headers });
+    res.writeHead(200, merged(SSE_HEADERS, headers));
     res.write(': switchboard\n\n');
     this.standalone = res;
     const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), 25_000);
@@ -361,11 +362,13 @@ export class SessionTransport implements Transport {
             endWithMessage(post.res, post.responses[0], 200, post.headers);
           } else {
             const body = joinBatch(post.responses.map(serialize));
-            post.res.writeHead(200, {
-              ...post.headers,
-              'content-type': 'application/json',
-              'content-length': String(Buffer.byteLength(body)),
-            });
+            post.res.writeHead(
+              200,
+              merged(post.headers, {
+                'content-type': 'application/json',
+                'content-length': String(Buffer.byteLength(body)),
+              }),
+            );
             post.res.end(body);
           }
         }

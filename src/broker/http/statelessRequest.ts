@@ -26,6 +26,7 @@ import {
 } from './statelessEnvelope';
 import { errorBodyWithData, type Id } from './wire';
 import { paramHeaders, paramValue } from '../connection/statelessHeaders';
+import { merged } from '../shared/objects';
 
 /** What the broker offers a 2026-07-28 caller (server/discover). */
 const CAPABILITIES = {
@@ -306,7 +307,7 @@ export class StatelessEndpoint {
     const level = meta[META_LOG_LEVEL];
     const extra = new StatelessExtra(cancel, progressToken, meta, (p) => {
       if (progressToken === undefined || cancel.aborted) return;
-      channel()?.notify('notifications/progress', { ...p, progressToken });
+      channel()?.notify('notifications/progress', merged(p, { progressToken }));
     });
     if (typeof level === 'string') {
       // The upstream is asked for this level; a message below it (an upstream that ignores the ask) is dropped.

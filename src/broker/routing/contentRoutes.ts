@@ -13,6 +13,7 @@ import { isUiUri } from '../catalog/apps/appMeta';
 import { contentsDigest, pageHeld, parsedResult, judgedRead, withAggregatedContents } from '../catalog/apps/appPages';
 import { noCompletions, noSuchServer, servedCall, whenStarted, type ServedServer } from './servedServer';
 import { AggregatedScope, type SessionScope } from './sessionScope';
+import { merged } from '../shared/objects';
 
 export interface ContentRoutesDeps {
   catalog: Catalog;
@@ -127,7 +128,7 @@ export class ContentRoutes {
     if (ref?.type === 'ref/prompt' && ref.name) {
       const route = scope.resolvePrompt(ref.name);
       owner = route?.server;
-      if (route) forwarded.ref = { ...ref, name: route.name };
+      if (route) forwarded.ref = merged(ref, { name: route.name });
     } else if (ref?.type === 'ref/resource' && ref.uri) {
       owner = scope.resolveResource(ref.uri);
     }

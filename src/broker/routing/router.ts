@@ -25,6 +25,7 @@ import { TaskRoutes, type TaskCaller } from './taskRoutes';
 import { OversizedResults } from './oversizedResults';
 import { traceIdOf } from '../telemetry/telemetry';
 import { noteCallFailed, noteResultCut } from './callNotes';
+import { merged } from '../shared/objects';
 
 const AGGREGATED_INSTRUCTIONS =
   'MCP Switchboard: tools, prompts and resources of every server in this workspace, named <server>__<name>. ' +
@@ -130,7 +131,7 @@ export class BrokerRouter implements Router {
     if (ctx.server === undefined) return undefined;
     const hints = this.deps.servedServer(ctx.server)?.listHints?.(key);
     if (!hints || key !== 'tools' || !this.deps.access.profileOf(ctx.identity)) return hints;
-    return { ...hints, cacheScope: 'private' };
+    return merged(hints, { cacheScope: 'private' });
   }
 
   private profiledTools(ctx: SessionContext, scope: SessionScope): Tool[] {
@@ -257,7 +258,7 @@ export class BrokerRouter implements Router {
       );
     }
     const origin = entry.origin as CallOrigin | undefined;
-    const result = await server.callTool(route.name, args, meta, { ...servedCall(ctx, extra), origin, task });
+    const result = await server.callTool(route.name, args, meta, merged(servedCall(ctx, extra), { origin, task }));
     return this.tasks.created(this.taskCaller(ctx), server, route.name, result, entry);
   }
 

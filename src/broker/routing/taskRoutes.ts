@@ -4,6 +4,7 @@
 // and what a caller is told about a task whose server stopped. The table and id helpers are pure.
 import { ErrorCodes, McpFailure, type JsonObject, type Tool } from '../shared/mcpTypes';
 import type { ServedCall, ServedServer } from './servedServer';
+import { merged } from '../shared/objects';
 
 /** The task methods a client sends; the broker answers them from its own table and the upstreams. */
 export const TASK_METHODS = new Set(['tasks/get', 'tasks/result', 'tasks/list', 'tasks/cancel']);
@@ -45,7 +46,7 @@ export function routableTools(tools: readonly Tool[], toolTasks: boolean): reado
     if (!hasTaskSupport(tool)) return tool;
     const { taskSupport: _drop, ...execution } = tool.execution as JsonObject;
     const { execution: _old, ...rest } = tool;
-    return (Object.keys(execution).length ? { ...rest, execution } : rest) as Tool;
+    return (Object.keys(execution).length ? merged(rest, { execution }) : rest) as Tool;
   });
 }
 
@@ -72,14 +73,14 @@ export function createdTask(result: JsonObject): JsonObject | undefined {
 
 /** A Task (or a result carrying its fields) under the caller's id. */
 export function underId(task: JsonObject, id: string): JsonObject {
-  return { ...task, taskId: id };
+  return merged(task, { taskId: id });
 }
 
 /** A tasks/result answer with its related-task metadata under the caller's id. */
 export function resultUnderId(result: JsonObject, id: string): JsonObject {
   const meta = result._meta as JsonObject | undefined;
   if (!meta || typeof meta !== 'object' || meta[RELATED_TASK_META] === undefined) return result;
-  return { ...result, _meta: { ...meta, [RELATED_TASK_META]: { taskId: id } } };
+  return merged(result, { _meta: merged(meta, { [RELATED_TASK_META]: { taskId: id } }) });
 }
 
 export function taskNotFound(id: string): McpFailure {
@@ -184,7 +185,7 @@ export function lostMessage(task: RoutedTask, reason: string): string {
 
 /** The state of an unfinished task once its server stopped: `failed`, saying why. */
 export function lostState(task: RoutedTask, message: string, now: number): JsonObject {
-  return { ...task.last, status: 'failed', statusMessage: message, lastUpdatedAt: new Date(now).toISOString() };
+  return merged(task.last, { status: 'failed', statusMessage: message, lastUpdatedAt: new Date(now).toISOString() });
 }
 
 /** Who asks, on which endpoint: the session owns the tasks it creates. */
@@ -259,7 +260,7 @@ export class TaskRoutes {
       // After the CreateTaskResult is on its way: the caller learns of the task before its change.
       setImmediate(() => this.onStatus(server.name, early));
     }
-    return { ...result, task: last };
+    return merged(result, { task: last });
   }
 
   /** tasks/get, tasks/result, tasks/list or tasks/cancel from a caller. */
@@ -381,12 +382,13 @@ export class TaskRoutes {
   }
 
   private record(entry: JsonObject, started: number, error?: unknown): void {
-    this.deps.audit({
-      ...entry,
-      ms: Math.round((performance.now() - started) * 100) / 100,
-      outcome: error ? 'error' : 'ok',
-      ...(error ? { error: (error as Error).message } : {}),
-    });
+    this.deps.audit(
+      merged(
+        entry,
+        { ms: Math.round((performance.now() - started) * 100) / 100, outcome: error ? 'error' : 'ok' },
+        error ? { error: (error as Error).message } : {},
+      ),
+    );
   }
 }
 
@@ -401,10 +403,10 @@ function askingUnderId(call: ServedCall, task: RoutedTask): ServedCall {
     const meta = request.params._meta as JsonObject | undefined;
     const related = meta?.[RELATED_TASK_META] as JsonObject | undefined;
     if (related?.taskId !== task.upstreamId) return caller.ask(request);
-    const params = { ...request.params, _meta: { ...meta, [RELATED_TASK_META]: { taskId: task.id } } };
-    return caller.ask({ ...request, params });
+    const params = merged(request.params, { _meta: merged(meta, { [RELATED_TASK_META]: { taskId: task.id } }) });
+    return caller.ask(merged(request, { params }));
   };
-  return { ...call, extra: { ...call.extra, caller: { ...caller, ask } } };
+  return merged(call, { extra: merged(call.extra, { caller: merged(caller, { ask }) }) });
 }
 
 function throwing(error: McpFailure): never {

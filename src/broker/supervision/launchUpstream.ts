@@ -33,6 +33,7 @@ import {
   type SandboxDecision,
   type SandboxTools,
 } from '../trust/sandbox';
+import { merged } from '../shared/objects';
 
 /** What confines a launch, in one word (telemetry's launch span says it). */
 export type SandboxKind = 'bubblewrap' | 'sandbox-exec' | 'network-only' | 'none' | 'remote';
@@ -256,7 +257,7 @@ function confine(
   const electron = process.versions.electron !== undefined;
   return {
     wrapper: proxy ? [...plan.prefix, ...bridgeCommand(process.execPath, proxy.socketPath, electron)] : plan.prefix,
-    env: { ...env, ...plan.env, ...(proxy ? proxyEnvironment() : {}) },
+    env: merged(env, plan.env, proxy ? proxyEnvironment() : {}),
     companion: proxy,
   };
 }
@@ -300,7 +301,7 @@ function confineMac(
     realpath: realpathOfAny,
   };
   const profile = sandboxProfile({ network: decision.network === 'full', files });
-  return { wrapper: sandboxExecPrefix(profile), env: { ...env, ...seatbeltEnvironment(files) } };
+  return { wrapper: sandboxExecPrefix(profile), env: merged(env, seatbeltEnvironment(files)) };
 }
 
 function isRealDir(p: string): boolean {
@@ -390,6 +391,6 @@ function credentialsAsHeader(
   if (hasAuthorization) return { url: parsed.href, headers };
   return {
     url: parsed.href,
-    headers: { ...headers, authorization: `Basic ${Buffer.from(userInfo).toString('base64')}` },
+    headers: merged(headers, { authorization: `Basic ${Buffer.from(userInfo).toString('base64')}` }),
   };
 }

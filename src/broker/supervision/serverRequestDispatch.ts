@@ -11,6 +11,7 @@ import type { ServerRequest, ServerRequestCaller } from '../connection/serverReq
 import type { EditorLink, Root } from './editorLink';
 import { ErrorCodes, McpFailure, type JsonObject } from '../shared/mcpTypes';
 import { telemetry } from '../telemetry/telemetry';
+import { merged } from '../shared/objects';
 
 /** The `_meta` key under which the editor is told which server asks, its trust tier and for whom. */
 export const ORIGIN_META = 'switchboard/origin';
@@ -104,11 +105,11 @@ export class ServerRequestDispatch {
     try {
       const { result, routedTo } = await this.route(request, callers);
       routed?.(routedTo);
-      this.record({ ...entry, routedTo }, started);
+      this.record(merged(entry, { routedTo }), started);
       return result;
     } catch (err) {
       routed?.('none');
-      this.record({ ...entry, routedTo: 'none' }, started, err);
+      this.record(merged(entry, { routedTo: 'none' }), started, err);
       throw err;
     }
   }
@@ -193,8 +194,8 @@ export class ServerRequestDispatch {
     }
     const origin: JsonObject = { server: this.server, trust: this.def.trust };
     if (callers.length === 1) origin.client = callers[0].client;
-    const meta = { ...(request.params._meta as JsonObject | undefined), [ORIGIN_META]: origin };
-    const asked: ServerRequest = { ...request, params: { ...request.params, _meta: meta } };
+    const meta = merged(request.params._meta as JsonObject | undefined, { [ORIGIN_META]: origin });
+    const asked: ServerRequest = merged(request, { params: merged(request.params, { _meta: meta }) });
     return { result: await this.ask(editor, asked), routedTo: 'editor' };
   }
 
@@ -223,11 +224,12 @@ export class ServerRequestDispatch {
   }
 
   private record(entry: JsonObject, started: number, error?: unknown): void {
-    this.audit({
-      ...entry,
-      ms: Math.round((performance.now() - started) * 100) / 100,
-      outcome: error ? 'error' : 'ok',
-      ...(error ? { error: (error as Error).message } : {}),
-    });
+    this.audit(
+      merged(
+        entry,
+        { ms: Math.round((performance.now() - started) * 100) / 100, outcome: error ? 'error' : 'ok' },
+        error ? { error: (error as Error).message } : {},
+      ),
+    );
   }
 }

@@ -31,6 +31,7 @@ import { ServerRequestDispatch } from './serverRequestDispatch';
 import { readAppPages } from '../catalog/apps/appPages';
 import { telemetry, type TraceParent } from '../telemetry/telemetry';
 import { mayMove, type HeldState, type UpstreamState, type WaitingState } from './upstreamStates';
+import { merged } from '../shared/objects';
 
 export type { UpstreamState };
 
@@ -384,7 +385,7 @@ export class Upstream extends EventEmitter<UpstreamEventMap> {
       this.logs.push(`withheld ${plan.withheld.length} variable(s) (${names}): ${why}`);
     }
     const signedIn = plan.launch.transport !== 'stdio' && this.signIn;
-    const launch = signedIn ? { ...plan.launch, auth: this.signIn } : plan.launch;
+    const launch = signedIn ? merged(plan.launch, { auth: this.signIn }) : plan.launch;
     return await connectUpstream(
       launch,
       {

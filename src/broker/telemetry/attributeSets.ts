@@ -5,6 +5,7 @@
 // per-call values that would make the cache grow without bound (a session id, a resource URI) are
 // kept out of it: they go on the span alone, never on a metric (their cardinality).
 import type { Attributes } from '@opentelemetry/api';
+import { merged } from '../shared/objects';
 
 /** Kinds of request kept at most; past it the cache starts over (memory stays bounded). */
 const MAX_SETS = 1024;
@@ -130,7 +131,7 @@ function level(from: Level, part: string): Level {
 export function metricAttributes(set: AttributeSet, errorType: string | undefined): Attributes {
   if (errorType === undefined) return set.attributes;
   let failed = set.failed.get(errorType);
-  if (!failed) set.failed.set(errorType, (failed = Object.freeze({ ...set.attributes, 'error.type': errorType })));
+  if (!failed) set.failed.set(errorType, (failed = Object.freeze(merged(set.attributes, { 'error.type': errorType }))));
   return failed;
 }
 
@@ -144,7 +145,7 @@ export function sessionAttributes(set: AttributeSet, sessionId: string): Attribu
   let attributes = set.sessions.get(sessionId);
   if (attributes === undefined) {
     if (set.sessions.size >= MAX_SESSIONS_PER_SET) set.sessions.clear();
-    attributes = Object.freeze({ ...set.attributes, 'mcp.session.id': sessionId });
+    attributes = Object.freeze(merged(set.attributes, { 'mcp.session.id': sessionId }));
     set.sessions.set(sessionId, attributes);
   }
   return attributes;

@@ -2,6 +2,7 @@
 // registry's `telemetry:` block (telemetry.yaml) and the editor's setting (SWITCHBOARD_TELEMETRY=1,
 // which the extension sets when it starts the broker). Off unless one of them turns it on.
 import type { TelemetryBlock } from '../../registry/telemetryConfig';
+import { merged } from '../shared/objects';
 
 export type OtlpProtocol = 'http/protobuf' | 'http/json' | 'grpc';
 const PROTOCOLS: readonly string[] = ['http/protobuf', 'http/json', 'grpc'];
@@ -81,7 +82,7 @@ export function telemetrySettings(env: NodeJS.ProcessEnv, block?: TelemetryBlock
   return {
     serviceName: env.OTEL_SERVICE_NAME || block?.serviceName || 'mcp-switchboard',
     traces,
-    metrics: metricsTarget && { ...metricsTarget, intervalMs },
+    metrics: metricsTarget && merged(metricsTarget, { intervalMs }),
     turnedOnBy: byEnv ? 'the OTEL_* environment' : byBlock ? 'telemetry.yaml' : 'the editor setting',
     notes,
   };

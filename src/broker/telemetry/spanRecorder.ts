@@ -33,6 +33,7 @@ import {
   type SpanProcessor,
   type TimedEvent,
 } from '@opentelemetry/sdk-trace-base';
+import { merged } from '../shared/objects';
 
 /** What a span can be the child of: one of ours, or the caller's (taken from its _meta). */
 export interface SpanParent {
@@ -139,8 +140,8 @@ export class RecordedSpan implements ReadableSpan, SpanParent, SpanContext {
   get attributes(): Attributes {
     if (!this.extra) return this.base;
     // The OTLP encoder reads a span twice (its size, then its bytes): one merge, kept once ended.
-    if (this.endedAt < 0) return { ...this.base, ...this.extra };
-    return (this.exported ??= { ...this.base, ...this.extra });
+    if (this.endedAt < 0) return merged(this.base, this.extra);
+    return (this.exported ??= merged(this.base, this.extra));
   }
 
   get startTime(): HrTime {

@@ -12,6 +12,7 @@
 import * as dns from 'node:dns';
 import { webAddressProblem, zoneOfAddress, isLoopbackHost, type AddressZone } from '../../../registry/webAddress';
 import { readCappedBody, shownUrl } from '../../shared/cappedBody';
+import { merged } from '../../shared/objects';
 
 /** Metadata, registration and token answers are a few KB; a megabyte is already generous. */
 export const OAUTH_ANSWER_LIMIT = 1024 * 1024;
@@ -79,7 +80,7 @@ export function oauthFetch(serverUrl: string, opts: OAuthFetchOptions = {}): typ
     const deadline = AbortSignal.timeout(timeoutMs);
     const signal = init?.signal ? AbortSignal.any([init.signal, deadline]) : deadline;
     try {
-      const res = await base(input, { ...init, redirect: 'manual', signal });
+      const res = await base(input, merged(init, { redirect: 'manual', signal }));
       const body = await readCappedBody(res, limit, target, (m) => new OAuthRequestRefused(m));
       return new Response(NULL_BODY.has(res.status) ? null : body, {
         status: res.status,

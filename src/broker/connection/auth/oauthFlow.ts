@@ -5,6 +5,7 @@
 import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { oauthFetch } from './oauthFetch';
 import { SignInRequired, type BrowserStep, type ServerOAuth } from './serverOAuth';
+import { merged } from '../../shared/objects';
 
 type Fetch = typeof fetch;
 
@@ -60,7 +61,7 @@ export function authorizedFetch(oauth: ServerOAuth, base: Fetch = fetch): Fetch 
     const send = async (token: string) => {
       const headers = new Headers(init?.headers);
       headers.set('authorization', `Bearer ${token}`);
-      return base(input, { ...init, headers });
+      return base(input, merged(init, { headers }));
     };
     const used = await currentToken(oauth);
     let res = await send(used);

@@ -11,6 +11,7 @@ import { webAddressProblem } from '../../../registry/webAddress';
 import { telemetry } from '../../telemetry/telemetry';
 import { relatedTrace } from '../serverRequests';
 import type { TokenStore } from './oauthTokenStore';
+import { merged } from '../../shared/objects';
 
 export interface OAuthTokens {
   access_token: string;
@@ -172,7 +173,7 @@ export class ServerOAuth {
   saveTokens(tokens: OAuthTokens): void {
     // A refresh may omit the refresh token: the old one stays valid then (RFC 6749 §6).
     const refresh = tokens.refresh_token ?? this.record.tokens?.refresh_token;
-    this.record.tokens = { ...tokens, ...(refresh ? { refresh_token: refresh } : {}) };
+    this.record.tokens = merged(tokens, refresh ? { refresh_token: refresh } : {});
     this.record.obtainedAt = Date.now();
     this.persist();
   }
