@@ -8,6 +8,7 @@
 // --client sdk: the sessions are the SDK's client (Streamable HTTP, what an agent sends) instead of raw POSTs;
 // --client stateless: raw 2026-07-28 POSTs (no session).
 // --node-flags "--flag --other": more Node/V8 flags for the broker, after the bench's own (BROKER_NODE_FLAGS).
+// --env KEY=VALUE (repeatable): more environment for the broker (OTEL_TRACES_SAMPLER=always_off with --telemetry).
 // --telemetry: the broker exports spans and metrics over OTLP/HTTP to a loopback sink (what telemetry
 // on costs, and where: run once with it and once without).
 //
@@ -35,6 +36,7 @@ const opt = {
   perf: undefined,
   telemetry: false,
   nodeFlags: [],
+  env: {},
 };
 const argv = process.argv.slice(2);
 for (let i = 0; i < argv.length; i++) {
@@ -48,7 +50,10 @@ for (let i = 0; i < argv.length; i++) {
   else if (a === '--sessions') opt.sessions = Number(next());
   else if (a === '--client') opt.client = next();
   else if (a === '--telemetry') opt.telemetry = true;
-  else if (a === '--node-flags') opt.nodeFlags = next().split(/\s+/).filter(Boolean);
+  else if (a === '--env') {
+    const [key, ...value] = next().split('=');
+    opt.env[key] = value.join('=');
+  } else if (a === '--node-flags') opt.nodeFlags = next().split(/\s+/).filter(Boolean);
   else throw new Error(`unknown option ${a}`);
 }
 
@@ -130,7 +135,7 @@ function summarizePerf(file) {
 async function main() {
   const extraNodeArgs = [...opt.nodeFlags, ...(opt.perf ? ['--perf-basic-prof'] : [])];
   const sink = opt.telemetry ? await otlpSink() : undefined;
-  const env = sink ? telemetryOnEnv(sink.url) : {};
+  const env = { ...(sink ? telemetryOnEnv(sink.url) : {}), ...opt.env };
   const broker = new Broker({ brokerJs: opt.build, extraNodeArgs, env });
   await broker.start();
   await broker.waitForTools({ names: ['echo__echo'] });

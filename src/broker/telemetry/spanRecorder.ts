@@ -12,7 +12,6 @@ import {
   type SpanKind,
   SpanStatusCode,
   TraceFlags,
-  trace,
   type Attributes,
   type AttributeValue,
   type HrTime,
@@ -23,13 +22,9 @@ import {
 } from '@opentelemetry/api';
 import type { Resource } from '@opentelemetry/resources';
 import {
-  AlwaysOffSampler,
-  AlwaysOnSampler,
-  ParentBasedSampler,
   SamplingDecision,
   TraceIdRatioBasedSampler,
   type ReadableSpan,
-  type Sampler,
   type SpanProcessor,
   type TimedEvent,
 } from '@opentelemetry/sdk-trace-base';
@@ -197,25 +192,44 @@ export class RecordedSpan implements ReadableSpan, SpanParent, SpanContext {
 }
 
 /**
- * The sampler the environment asks for (OTEL_TRACES_SAMPLER, as the SDK reads it), or undefined for
- * the default, parent-based always-on, which the recorder applies itself without a Context.
+ * How the environment asks spans to be sampled (OTEL_TRACES_SAMPLER and its argument, as the SDK
+ * reads them), decided without a Context: the SDK's parent-based sampler wants the parent in a
+ * Context, and making one per span (the API copies a Map for each value set) cost more per call
+ * than a sampled-out span saved. Undefined for the default, parent-based always-on.
  */
-function samplerFromEnv(env: NodeJS.ProcessEnv): Sampler | undefined {
+export interface Sampling {
+  /** A child takes its parent's sampled flag (the parentbased_* samplers, with their default children). */
+  followsParent: boolean;
+  /** The flags of a span that does not follow a parent, from its trace id: SAMPLED or NONE. */
+  decide(traceId: string): number;
+}
+
+const ALWAYS = (): number => SAMPLED;
+const NEVER = (): number => TraceFlags.NONE;
+
+export function samplingFromEnv(env: NodeJS.ProcessEnv): Sampling | undefined {
   const name = env.OTEL_TRACES_SAMPLER?.trim().toLowerCase();
   if (!name || name === 'parentbased_always_on') return undefined;
   const arg = Number(env.OTEL_TRACES_SAMPLER_ARG);
-  const ratio = () => new TraceIdRatioBasedSampler(Number.isFinite(arg) && arg >= 0 && arg <= 1 ? arg : 1);
+  const ratio = (): Sampling['decide'] => {
+    // The SDK's own ratio sampler, which reads only the trace id (never the context it is given).
+    const sampler = new TraceIdRatioBasedSampler(Number.isFinite(arg) && arg >= 0 && arg <= 1 ? arg : 1);
+    return (traceId) =>
+      sampler.shouldSample(ROOT_CONTEXT, traceId).decision === SamplingDecision.RECORD_AND_SAMPLED
+        ? SAMPLED
+        : TraceFlags.NONE;
+  };
   switch (name) {
     case 'always_on':
-      return new AlwaysOnSampler();
+      return { followsParent: false, decide: ALWAYS };
     case 'always_off':
-      return new AlwaysOffSampler();
+      return { followsParent: false, decide: NEVER };
     case 'parentbased_always_off':
-      return new ParentBasedSampler({ root: new AlwaysOffSampler() });
+      return { followsParent: true, decide: NEVER };
     case 'traceidratio':
-      return ratio();
+      return { followsParent: false, decide: ratio() };
     case 'parentbased_traceidratio':
-      return new ParentBasedSampler({ root: ratio() });
+      return { followsParent: true, decide: ratio() };
     default:
       return undefined;
   }
@@ -224,7 +238,7 @@ function samplerFromEnv(env: NodeJS.ProcessEnv): Sampler | undefined {
 /** Starts spans and hands the ended ones to the export queue (none: spans are not exported). */
 export class SpanRecorder {
   private readonly ids = new IdPool();
-  private readonly sampler: Sampler | undefined;
+  private readonly sampling: Sampling | undefined;
   readonly scope: { name: string; version?: string };
 
   constructor(
@@ -235,18 +249,19 @@ export class SpanRecorder {
     env: NodeJS.ProcessEnv = process.env,
   ) {
     this.scope = Object.freeze({ name: scopeName, version: scopeVersion });
-    this.sampler = samplerFromEnv(env);
+    this.sampling = samplingFromEnv(env);
   }
 
   start(name: string, kind: SpanKind, attributes: Attributes, parent: SpanParent | undefined): RecordedSpan {
     const parentContext = parent?.spanContext();
     const traceId = parentContext ? parentContext.traceId : this.ids.hex(16);
-    let traceFlags = parentContext ? parentContext.traceFlags & SAMPLED : SAMPLED;
-    if (this.sampler) {
-      const context = parentContext ? trace.setSpanContext(ROOT_CONTEXT, parentContext) : ROOT_CONTEXT;
-      const decision = this.sampler.shouldSample(context, traceId, name, kind, attributes, []).decision;
-      traceFlags = decision === SamplingDecision.RECORD_AND_SAMPLED ? SAMPLED : TraceFlags.NONE;
-    }
+    const sampling = this.sampling;
+    const traceFlags =
+      parentContext && (!sampling || sampling.followsParent)
+        ? parentContext.traceFlags & SAMPLED
+        : sampling
+          ? sampling.decide(traceId)
+          : SAMPLED;
     const spanId = this.ids.hex(8);
     return new RecordedSpan(
       this,
