@@ -544,52 +544,22 @@ export function renderMarkdown(results, chartFiles = []) {
             ];
           })
           .concat(
-            S.latency.brokerRaw
-              ? [
-                  [
-                    'c. Switchboard → stdio, raw client (node:http, no SDK)',
-                    usStr(S.latency.brokerRaw.p50Us),
-                    usStr(S.latency.brokerRaw.p90Us),
-                    usStr(S.latency.brokerRaw.p99Us),
-                    usStr(S.latency.brokerRaw.serverCpuPerCallUs),
-                    usStr(S.latency.brokerRaw.gatewayCpuPerCallUs),
-                    usStr(S.latency.brokerRaw.clientCpuPerCallUs),
-                    '(the same broker)',
-                  ],
-                ]
-              : [],
-          )
-          .concat(
-            S.latency.floor
-              ? [
-                  [
-                    'floor: bare node:http JSON echo (no MCP)',
-                    usStr(S.latency.floor.p50Us),
-                    usStr(S.latency.floor.p90Us),
-                    usStr(S.latency.floor.p99Us),
-                    usStr(S.latency.floor.serverCpuPerCallUs),
-                    '—',
-                    usStr(S.latency.floor.clientCpuPerCallUs),
-                    '—',
-                  ],
-                ]
-              : [],
-          )
-          .concat(
-            S.latency.relayFloor
-              ? [
-                  [
-                    'relay floor: bare node:http → the echo upstream over stdio',
-                    usStr(S.latency.relayFloor.p50Us),
-                    usStr(S.latency.relayFloor.p90Us),
-                    usStr(S.latency.relayFloor.p99Us),
-                    usStr(S.latency.relayFloor.serverCpuPerCallUs),
-                    usStr(S.latency.relayFloor.gatewayCpuPerCallUs),
-                    usStr(S.latency.relayFloor.clientCpuPerCallUs),
-                    '—',
-                  ],
-                ]
-              : [],
+            [
+              [S.latency.brokerRaw, 'c. Switchboard → stdio, raw client (node:http, no SDK)', '(the same broker)'],
+              [S.latency.floor, 'floor: bare node:http JSON echo (no MCP)', '—'],
+              [S.latency.relayFloor, 'relay floor: bare node:http → the echo upstream over stdio', '—'],
+            ]
+              .filter(([row]) => row)
+              .map(([row, label, idle]) => [
+                label,
+                usStr(row.p50Us),
+                usStr(row.p90Us),
+                usStr(row.p99Us),
+                usStr(row.serverCpuPerCallUs),
+                row.gatewayCpuPerCallUs == null ? '—' : usStr(row.gatewayCpuPerCallUs),
+                usStr(row.clientCpuPerCallUs),
+                idle,
+              ]),
           ),
       ),
     );

@@ -23,46 +23,54 @@ async function callTraced(
   return { traceId, parentId, flags };
 }
 
-const FILES = () => ({
-  'mcp-servers.d/classic.yaml': fixtureServer('classic', 'traceparent.mjs'),
-  'clients.d/agent.yaml': 'name: agent\nmcp_allow: [read, write]\n',
-});
+/**
+ * A broker sampling as `env` says, exporting to its own collector, with the agent connected: started
+ * before the describe's tests and stopped after them.
+ */
+function samplingBroker(env: NodeJS.ProcessEnv): { collector: OtlpCollector; agent: () => Client } {
+  const collector = new OtlpCollector();
+  let broker: BrokerProcess | undefined;
+  let operator: Client | undefined;
+  let agent: Client | undefined;
+  before(async () => {
+    let agentToken: string;
+    ({ broker, operator, agentToken } = await startTelemetryBroker(collector, {
+      prefix: 'sb-otel-sampling-',
+      files: () => ({
+        'mcp-servers.d/classic.yaml': fixtureServer('classic', 'traceparent.mjs'),
+        'clients.d/agent.yaml': 'name: agent\nmcp_allow: [read, write]\n',
+      }),
+      env,
+      running: ['classic'],
+    }));
+    agent = await connect(`http://127.0.0.1:${broker.port}/mcp`, agentToken, 'agent');
+  });
+  after(() => stopTelemetryBroker(collector, broker, [agent, operator]));
+  return { collector, agent: () => agent! };
+}
 
 describe('telemetry: OTEL_TRACES_SAMPLER', function () {
   this.timeout(90_000);
 
   describe('parentbased_traceidratio at 0', () => {
-    const collector = new OtlpCollector();
-    let broker: BrokerProcess | undefined;
-    let operator: Client | undefined;
-    let agent: Client | undefined;
-
-    before(async () => {
-      let agentToken: string;
-      ({ broker, operator, agentToken } = await startTelemetryBroker(collector, {
-        prefix: 'sb-otel-sampling-',
-        files: FILES,
-        env: { OTEL_TRACES_SAMPLER: 'parentbased_traceidratio', OTEL_TRACES_SAMPLER_ARG: '0' },
-        running: ['classic'],
-      }));
-      agent = await connect(`http://127.0.0.1:${broker.port}/mcp`, agentToken, 'agent');
+    const { collector, agent } = samplingBroker({
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0',
     });
-
-    after(() => stopTelemetryBroker(collector, broker, [agent, operator]));
 
     it('leaves out root spans and unsampled parents, follows a sampled parent, and always propagates', async () => {
       // A call with no trace context: a root span, left out by the ratio of 0; the upstream still hears it.
-      const root = await callTraced(agent!, {});
+      const root = await callTraced(agent(), {});
       assert.equal(root.flags, '00');
       assert.match(root.traceId, /^[0-9a-f]{32}$/);
       // A caller whose own span was not sampled: the broker's spans follow it.
       const unsampledTrace = hexId(16);
-      const unsampled = await callTraced(agent!, { traceparent: `00-${unsampledTrace}-${hexId(8)}-00` });
+      const unsampled = await callTraced(agent(), { traceparent: `00-${unsampledTrace}-${hexId(8)}-00` });
       assert.equal(unsampled.traceId, unsampledTrace);
       assert.equal(unsampled.flags, '00');
       // Control: a sampled caller's call is exported (parent-based: the ratio decides roots only).
       const sampledTrace = hexId(16);
-      const sampled = await callTraced(agent!, { traceparent: `00-${sampledTrace}-${hexId(8)}-01` });
+      const sampled = await callTraced(agent(), { traceparent: `00-${sampledTrace}-${hexId(8)}-01` });
       assert.equal(sampled.flags, '01');
       const spans = await exportedTrace(collector, sampledTrace, 2, 'the sampled call: SERVER and CLIENT spans');
       assert.ok(spans.some((s) => s.spanId === sampled.parentId));
@@ -78,27 +86,14 @@ describe('telemetry: OTEL_TRACES_SAMPLER', function () {
   });
 
   describe('always_off', () => {
-    const collector = new OtlpCollector();
-    let broker: BrokerProcess | undefined;
-    let operator: Client | undefined;
-    let agent: Client | undefined;
-
-    before(async () => {
-      let agentToken: string;
-      ({ broker, operator, agentToken } = await startTelemetryBroker(collector, {
-        prefix: 'sb-otel-sampling-off-',
-        files: FILES,
-        env: { OTEL_TRACES_SAMPLER: 'always_off', OTEL_METRIC_EXPORT_INTERVAL: '200' },
-        running: ['classic'],
-      }));
-      agent = await connect(`http://127.0.0.1:${broker.port}/mcp`, agentToken, 'agent');
+    const { collector, agent } = samplingBroker({
+      OTEL_TRACES_SAMPLER: 'always_off',
+      OTEL_METRIC_EXPORT_INTERVAL: '200',
     });
-
-    after(() => stopTelemetryBroker(collector, broker, [agent, operator]));
 
     it('exports no span even under a sampled caller, passes flags 00 on, and still exports metrics', async () => {
       const traceId = hexId(16);
-      const call = await callTraced(agent!, { traceparent: `00-${traceId}-${hexId(8)}-01` });
+      const call = await callTraced(agent(), { traceparent: `00-${traceId}-${hexId(8)}-01` });
       assert.equal(call.traceId, traceId, 'the upstream is in the caller trace');
       assert.equal(call.flags, '00', 'not sampled by the broker: said so downstream');
       // Control: the exporter is alive, and the call is counted in the duration histogram.
