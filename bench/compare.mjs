@@ -25,13 +25,13 @@
 //   git worktree add /tmp/old <commit> && (cd /tmp/old && npm ci && npm run build)
 import fs from 'node:fs';
 import path from 'node:path';
-import readline from 'node:readline';
 import { Broker, BENCH, ECHO, NODE, REPO, removeTempSettled } from './lib/systems.mjs';
-import { cpuDelta, cpuSnapshot, killAll, preciseCpuUs, spawnTracked, stopGracefully, tree } from './lib/proc.mjs';
+import { floorServer } from './lib/floorServer.mjs';
+import { cpuDelta, cpuSnapshot, killAll, preciseCpuUs } from './lib/proc.mjs';
 import { rotate, summarize } from './lib/stats.mjs';
 import { formatProfile, summarizeProfile } from './lib/profile.mjs';
 import { callTree, flameGraphSvg } from './lib/flame.mjs';
-import { poster, RAW_ARGS, rawSession } from './lib/rawClient.mjs';
+import { RAW_ARGS, rawSession } from './lib/rawClient.mjs';
 
 const opt = {
   builds: [],
@@ -79,28 +79,6 @@ process.on('warning', (w) => {
   clientWarnings[w.name] = (clientWarnings[w.name] ?? 0) + 1;
   if (clientWarnings[w.name] === 1) log(`warning (counted, shown once): ${w.name}: ${w.message}`);
 });
-
-/**
- * A floor server: `http-echo.mjs` (answers on its socket alone) or `http-relay.mjs` (puts each
- * request through the echo upstream's pipe and back, as the broker does, and nothing else).
- */
-async function floorServer(fixture = 'http-echo.mjs', extraArgs = []) {
-  const proc = spawnTracked(NODE, [path.join(BENCH, 'fixtures', fixture), '0', ...extraArgs], {
-    cwd: REPO,
-    stdio: ['ignore', 'pipe', 'ignore'],
-    detached: true,
-  });
-  const url = await new Promise((resolve, reject) => {
-    readline.createInterface({ input: proc.stdout }).once('line', (l) => resolve(JSON.parse(l).listening));
-    proc.once('exit', (c) => reject(new Error(`${fixture} exited ${c}`)));
-  });
-  const { post, close } = poster(url, () => ({}));
-  let id = 0;
-  const call = () =>
-    post({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: 'echo', arguments: ARGS } });
-  const pids = () => tree(proc.pid);
-  return { pid: proc.pid, pids, call, stop: async () => (close(), stopGracefully(proc, 3000)) };
-}
 
 /**
  * A block of calls: each of `calls` (one per session) makes its share of `n` in sequence, the

@@ -6,7 +6,8 @@
 //   node bench/run.mjs --quick         smoke run (a few hundred calls); writes under bench/results/
 //   node bench/run.mjs --only <s>[,<s>] only these sections (latency, throughput, payload, fanout,
 //                                      catalog, reload, coldstart, tokens, recall, scale-start,
-//                                      scale-lazy, scale-first-call, scanner, telemetry, guardrails); writes under
+//                                      scale-lazy, scale-first-call, scanner, telemetry, telemetry-floor,
+//                                      guardrails); writes under
 //                                      bench/results/
 //   node bench/run.mjs --profile       CPU profile of the broker under the echo load (node --cpu-prof);
 //                                      prints the top 25 self-time functions
@@ -63,6 +64,7 @@ import { sectionTokens, sectionRecall } from './search.mjs';
 import { SCALE_SECTIONS, SCALE_BUDGET_S, SCALE_RUNNERS } from './scale.mjs';
 import { sectionScanner } from './scanner.mjs';
 import { TELEMETRY_SECTIONS, TELEMETRY_BUDGET_S, TELEMETRY_RUNNERS } from './telemetry.mjs';
+import { TELEMETRY_FLOOR_SECTIONS, TELEMETRY_FLOOR_BUDGET_S, TELEMETRY_FLOOR_RUNNERS } from './telemetry-floor.mjs';
 import { GUARDRAIL_SECTIONS, GUARDRAIL_BUDGET_S, GUARDRAIL_RUNNERS } from './guardrails.mjs';
 
 const SECTIONS = [
@@ -79,6 +81,7 @@ const SECTIONS = [
   ...SCALE_SECTIONS,
   'scanner',
   ...TELEMETRY_SECTIONS,
+  ...TELEMETRY_FLOOR_SECTIONS,
   ...GUARDRAIL_SECTIONS,
 ];
 
@@ -201,9 +204,14 @@ const SECTION_BUDGET_S = opt.quick
     };
 Object.assign(SECTION_BUDGET_S, SCALE_BUDGET_S[opt.quick ? 'quick' : 'full'], { scanner: 30 });
 Object.assign(SECTION_BUDGET_S, TELEMETRY_BUDGET_S[opt.quick ? 'quick' : 'full']);
+Object.assign(SECTION_BUDGET_S, TELEMETRY_FLOOR_BUDGET_S[opt.quick ? 'quick' : 'full']);
 Object.assign(SECTION_BUDGET_S, GUARDRAIL_BUDGET_S[opt.quick ? 'quick' : 'full']);
 const SCALE_BUDGET_MS = Object.values(SCALE_BUDGET_S[opt.quick ? 'quick' : 'full']).reduce((a, b) => a + b) * 1000;
-const RUN_BUDGET_MS = (opt.quick ? 5 : 9) * 60_000 + SCALE_BUDGET_MS;
+// The telemetry floor (stop 48) came after the 9 minutes were set: its own budget is added.
+const RUN_BUDGET_MS =
+  (opt.quick ? 5 : 9) * 60_000 +
+  SCALE_BUDGET_MS +
+  TELEMETRY_FLOOR_BUDGET_S[opt.quick ? 'quick' : 'full']['telemetry-floor'] * 1000;
 const WATCHDOG_MS = 15 * 60_000;
 let sectionDeadline = Infinity;
 const overBudget = () => performance.now() > sectionDeadline;
@@ -1354,6 +1362,9 @@ async function main() {
     scanner: () => sectionScanner({ log }),
     ...Object.fromEntries(
       Object.entries(TELEMETRY_RUNNERS).map(([k, run]) => [k, () => run({ quick: opt.quick, overBudget })]),
+    ),
+    ...Object.fromEntries(
+      Object.entries(TELEMETRY_FLOOR_RUNNERS).map(([k, run]) => [k, () => run({ quick: opt.quick, overBudget })]),
     ),
     ...Object.fromEntries(
       Object.entries(GUARDRAIL_RUNNERS).map(([k, run]) => [k, () => run({ quick: opt.quick, overBudget })]),
