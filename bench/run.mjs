@@ -20,8 +20,10 @@ import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
+import { spawnSync } from 'node:child_process';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
   DirectStdio,
@@ -42,6 +44,8 @@ import {
   ECHO,
   TOOLS,
   BROKER_JS,
+  BROKER_ENV,
+  BROKER_NODE_FLAGS,
 } from './lib/systems.mjs';
 import {
   cpuSnapshot,
@@ -1125,10 +1129,49 @@ async function sectionReload() {
 }
 
 // ---- 7. cold start -----------------------------------------------------------------------------
+/**
+ * The stack floor of the idle-memory target: bench/fixtures/sdk-gateway.mjs (the SDK's Server with
+ * sessions and its Client to one stdio upstream, nothing of the broker's own), bundled with the
+ * broker's build options (scripts/build.mjs --stack-floor) and launched with its Node flags and
+ * environment; its RSS read as the broker's is below: one session has listed the tools, 1 s later.
+ */
+function buildStackFloor() {
+  const built = spawnSync(NODE, ['scripts/build.mjs', '--stack-floor'], { cwd: REPO, encoding: 'utf8' });
+  if (built.status !== 0) throw new Error(`scripts/build.mjs --stack-floor failed: ${built.stderr}`);
+  return path.join(BENCH, 'results', 'sdk-gateway.mjs');
+}
+
+async function stackFloorIdleRss(bundle) {
+  const proc = spawnTracked(NODE, [...BROKER_NODE_FLAGS, bundle, NODE, ECHO], {
+    cwd: REPO,
+    env: { ...BROKER_ENV, ...process.env },
+    stdio: ['ignore', 'pipe', 'ignore'],
+    detached: true,
+  });
+  try {
+    const url = await new Promise((resolve, reject) => {
+      readline.createInterface({ input: proc.stdout }).once('line', (l) => resolve(JSON.parse(l).listening));
+      proc.once('exit', (c) => reject(new Error(`sdk-gateway exited ${c}`)));
+    });
+    const client = new Client({ name: 'bench', version: '1' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+    if (!(await listAllTools(client)).some((t) => t.name === 'echo')) throw new Error('sdk-gateway: no echo tool');
+    await sleep(1000);
+    const rss = rssOf([proc.pid]);
+    await client.close();
+    return rss;
+  } finally {
+    await stopGracefully(proc, 3000);
+  }
+}
+
 async function sectionColdstart() {
   await stopCore();
   const runs = [];
+  const floorBundle = buildStackFloor();
+  const stackFloorRss = [];
   for (let i = 0; i < CFG.coldstart.count && !overBudget(); i++) {
+    stackFloorRss.push(await stackFloorIdleRss(floorBundle));
     const broker = new Broker({ servers: [{ name: 'echo' }] });
     const t0 = performance.now();
     await broker.start();
@@ -1167,9 +1210,10 @@ async function sectionColdstart() {
     firstList: pick('firstListMs'),
     echoListed: pick('echoListedMs'),
     idleBrokerRss: pick('idleBrokerRssBytes'),
+    stackFloorIdleRss: summarize(stackFloorRss),
   };
   log(
-    `coldstart: ready p50 ${out.ready.p50.toFixed(0)} ms, first tools/list ${out.firstList.p50.toFixed(0)} ms, echo listed ${out.echoListed.p50?.toFixed(0)} ms, idle broker RSS ${MB(out.idleBrokerRss.p50).toFixed(1)} MB`,
+    `coldstart: ready p50 ${out.ready.p50.toFixed(0)} ms, first tools/list ${out.firstList.p50.toFixed(0)} ms, echo listed ${out.echoListed.p50?.toFixed(0)} ms, idle broker RSS ${MB(out.idleBrokerRss.p50).toFixed(1)} MB (the stack floor ${MB(out.stackFloorIdleRss.p50).toFixed(1)} MB)`,
   );
   return out;
 }

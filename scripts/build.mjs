@@ -136,6 +136,26 @@ const node = {
   plugins: [englishOnlyZod, jsoncParserEsm, telemetryApart, escapeNonAsciiInDependencies],
   minifyWhitespace: true,
 };
+
+/**
+ * `--stack-floor`: only bench/fixtures/sdk-gateway.mjs, the smallest gateway on the broker's stack,
+ * bundled with the broker's own options into bench/results/ (the bench's idle-memory floor; never
+ * shipped).
+ */
+if (process.argv.includes('--stack-floor')) {
+  mkdirSync('bench/results', { recursive: true });
+  await build({
+    ...node,
+    entryPoints: ['bench/fixtures/sdk-gateway.mjs'],
+    outfile: 'bench/results/sdk-gateway.mjs',
+    format: 'esm',
+    // The SDK's CommonJS dependencies require() node built-ins; an ESM bundle needs a require for them.
+    banner: { js: "import { createRequire as __cr } from 'node:module'; const require = __cr(import.meta.url);" },
+  });
+  assertAscii('bench/results/sdk-gateway.mjs');
+  process.exit(0);
+}
+
 mkdirSync('dist', { recursive: true });
 
 await Promise.all([

@@ -194,9 +194,16 @@ export function verdicts(results) {
       'idle broker RSS ≤ 60 MB',
       idle <= 60 * 1024 * 1024,
       `${mbStr(idle)}${results.systems?.broker?.idle && Number.isFinite(cs) ? ` (after cold start, 1 idle session: ${mbStr(cs)})` : ''}`,
-      Number.isFinite(fixture)
-        ? `for scale: the echo fixture upstream alone (Node ${results.machine?.node ?? ''} + SDK + zod, idle) is ${mbStr(fixture)}`
-        : undefined,
+      [
+        Number.isFinite(S.coldstart?.stackFloorIdleRss?.p50)
+          ? `the stack floor (bench/fixtures/sdk-gateway.mjs: the SDK's Server with one session and its Client to one stdio upstream, nothing of the broker's own, bundled and launched as the broker is) idles at ${mbStr(S.coldstart.stackFloorIdleRss.p50)}, read as the cold-start figure is`
+          : undefined,
+        Number.isFinite(fixture)
+          ? `for scale: the echo fixture upstream alone (Node ${results.machine?.node ?? ''} + SDK + zod, idle) is ${mbStr(fixture)}`
+          : undefined,
+      ]
+        .filter(Boolean)
+        .join('; ') || undefined,
     );
   } else add('idle broker RSS ≤ 60 MB', null, 'no section measured it');
   const rl = S.reload;
@@ -953,6 +960,15 @@ export function renderMarkdown(results, chartFiles = []) {
           ['spawn → first successful tools/list', msStr(cs.firstList.p50, 0), msStr(cs.firstList.max, 0)],
           ['spawn → tools/list includes echo__echo', msStr(cs.echoListed.p50, 0), msStr(cs.echoListed.max, 0)],
           ['idle broker RSS 1 s later (one session)', mbStr(cs.idleBrokerRss.p50), mbStr(cs.idleBrokerRss.max)],
+          ...(cs.stackFloorIdleRss?.n
+            ? [
+                [
+                  'the stack floor, idle RSS the same way (bench/fixtures/sdk-gateway.mjs)',
+                  mbStr(cs.stackFloorIdleRss.p50),
+                  mbStr(cs.stackFloorIdleRss.max),
+                ],
+              ]
+            : []),
         ],
       ),
     );
