@@ -32,6 +32,7 @@ import {
   McpHub,
   Supergateway,
   McpProxy,
+  RelayFloor,
   listAllTools,
   serverYaml,
   removeTemp,
@@ -589,8 +590,28 @@ async function closedLoopProcs(system, c, durationMs, cap, raw = false) {
   };
 }
 
+/**
+ * The relay floor in the throughput cells (bench/lib/systems.mjs RelayFloor): what a forwarder that
+ * does nothing else reaches with the same clients, beside the broker and direct SDK HTTP.
+ */
+async function relayFloorSystem() {
+  const relay = await new RelayFloor().start();
+  const [client] = await relay.pool(1);
+  await relay.resolveTools(client, ['echo']);
+  for (let i = 0; i < CFG.warmup; i++) await callEcho(client, relay.toolNames.echo);
+  return relay;
+}
+
 async function sectionThroughput() {
-  const systems = await coreSystems();
+  const relay = await relayFloorSystem();
+  try {
+    return await throughputCells([...(await coreSystems()), relay]);
+  } finally {
+    await relay.stop();
+  }
+}
+
+async function throughputCells(systems) {
   const { concurrency, durationMs, rounds, cap } = CFG.throughput;
   const maxC = Math.max(...concurrency);
   for (const s of systems) {

@@ -10,7 +10,7 @@ const WATCHER_QUIET_MS = 15;
 const BROKER_ENV_TEXT = Object.entries(BROKER_ENV)
   .map(([k, v]) => `${k}=${v}`)
   .join(' ');
-const ORDER = ['direct-stdio', 'direct-http', 'broker', 'mcp-hub', 'supergateway', 'mcp-proxy'];
+const ORDER = ['direct-stdio', 'direct-http', 'relay-floor', 'broker', 'mcp-hub', 'supergateway', 'mcp-proxy'];
 const PEERS = ['mcp-hub', 'supergateway', 'mcp-proxy'];
 const COLORS = {
   'direct-stdio': '#8c8c8c',
@@ -19,6 +19,7 @@ const COLORS = {
   'mcp-hub': '#2ca02c',
   supergateway: '#9467bd',
   'mcp-proxy': '#ff7f0e',
+  'relay-floor': '#bcbd22',
 };
 const NAMES = {
   'direct-stdio': 'a. direct, stdio',
@@ -27,6 +28,7 @@ const NAMES = {
   'mcp-hub': 'd. mcp-hub → stdio',
   supergateway: 'd. supergateway → stdio',
   'mcp-proxy': 'd. mcp-proxy → stdio',
+  'relay-floor': 'relay floor: node:http → stdio, nothing else',
 };
 const SHORT = {
   'direct-stdio': 'direct stdio',
@@ -35,6 +37,7 @@ const SHORT = {
   'mcp-hub': 'mcp-hub',
   supergateway: 'supergateway',
   'mcp-proxy': 'mcp-proxy',
+  'relay-floor': 'relay floor',
 };
 
 const n0 = (x) => (x === null || x === undefined || !Number.isFinite(x) ? '—' : Math.round(x).toLocaleString('en-US'));
@@ -143,7 +146,10 @@ export function verdicts(results) {
       '8 sessions through the broker ≥ 1.5× calls/s of direct SDK Streamable HTTP',
       b >= 1.5 * h,
       `${n0(b)}/s vs ${n0(h)}/s = ${x3(ratio(b, h))}`,
-      `cores busy (client + server) ${busy(tp.broker.byConcurrency[8])} vs ${busy(tp['direct-http'].byConcurrency[8])}; the ${S.throughput.clientProcs ? `${Math.min(8, S.throughput.clientProcs)} client processes spend` : 'one client process spends'} ${usStr(tp.broker.byConcurrency[8].clientCpuPerCallUs)} vs ${usStr(tp['direct-http'].byConcurrency[8].clientCpuPerCallUs)} per call`,
+      `cores busy (client + server) ${busy(tp.broker.byConcurrency[8])} vs ${busy(tp['direct-http'].byConcurrency[8])}; the ${S.throughput.clientProcs ? `${Math.min(8, S.throughput.clientProcs)} client processes spend` : 'one client process spends'} ${usStr(tp.broker.byConcurrency[8].clientCpuPerCallUs)} vs ${usStr(tp['direct-http'].byConcurrency[8].clientCpuPerCallUs)} per call` +
+        (tp['relay-floor']?.byConcurrency?.[8]
+          ? `; the relay floor (node:http → the same stdio upstream, no MCP work of its own) reaches ${n0(tp['relay-floor'].byConcurrency[8].callsPerSec)}/s = ${x3(ratio(tp['relay-floor'].byConcurrency[8].callsPerSec, h))} with the same clients`
+          : ''),
     );
   } else add('8 sessions through the broker ≥ 1.5× direct SDK HTTP', null, 'throughput section not run');
   const rawTp = S.throughput?.rawClient;
@@ -643,7 +649,7 @@ export function renderMarkdown(results, chartFiles = []) {
     L.push('');
     if (tp.broker) {
       const rows = [];
-      for (const base of ['direct-stdio', 'direct-http', ...PEERS]) {
+      for (const base of ['direct-stdio', 'direct-http', 'relay-floor', ...PEERS]) {
         if (!tp[base]) continue;
         rows.push([
           `Switchboard / ${SHORT[base]}`,

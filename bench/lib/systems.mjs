@@ -389,6 +389,43 @@ export class DirectHttp extends System {
   }
 }
 
+// ---- the relay floor -----------------------------------------------------------------------
+/**
+ * bench/fixtures/http-relay.mjs as a system of the throughput cells: node:http, each request through
+ * one echo upstream's pipe and back, no MCP work of its own (no sessions, scopes, audit, timeouts):
+ * what any forwarder of one stdio upstream pays, with the same SDK clients as the others.
+ */
+export class RelayFloor extends System {
+  constructor() {
+    super('relay-floor', 'relay floor (node:http → stdio, nothing else)');
+  }
+  async start() {
+    this.proc = spawnTracked(NODE, [path.join(BENCH, 'fixtures', 'http-relay.mjs'), '0', NODE, ECHO], {
+      cwd: REPO,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+    });
+    this.stderr = tail(this.proc.stderr);
+    this.url = await new Promise((resolve, reject) => {
+      readline.createInterface({ input: this.proc.stdout }).once('line', (l) => resolve(JSON.parse(l).listening));
+      this.proc.once('exit', (c) => reject(new Error(`relay floor exited ${c}: ${this.stderr.join('\n')}`)));
+    });
+    this.mainPid = this.proc.pid;
+    this.listening = assertLoopbackOnly(this.mainPid, this.key);
+    return this;
+  }
+  connect() {
+    return connectClient(new StreamableHTTPClientTransport(new URL(this.url)));
+  }
+  connectSpec() {
+    return { transport: 'http', url: this.url };
+  }
+  async stop() {
+    await this.closeClients();
+    await stopGracefully(this.proc, 3000);
+  }
+}
+
 // ---- c. Switchboard broker ------------------------------------------------------------------
 /** servers: [{ name, script, args }]; extraNodeArgs e.g. ['--cpu-prof', '--cpu-prof-dir', dir]. */
 export function writeRegistry(root, servers) {
