@@ -345,15 +345,19 @@ export class DirectHttp extends System {
     this.script = script;
     this.args = args;
   }
+  /** The upstream serving Streamable HTTP itself. */
+  spawnArgs() {
+    return [this.script, '--http', '0', ...this.args];
+  }
   async start() {
-    this.proc = spawnTracked(NODE, [this.script, '--http', '0', ...this.args], {
+    this.proc = spawnTracked(NODE, this.spawnArgs(), {
       cwd: REPO,
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     });
     this.stderr = tail(this.proc.stderr);
     this.url = await new Promise((resolve, reject) => {
-      const t = setTimeout(() => reject(new Error(`direct-http did not listen: ${this.stderr.join('\n')}`)), 20_000);
+      const t = setTimeout(() => reject(new Error(`${this.key} did not listen: ${this.stderr.join('\n')}`)), 20_000);
       readline.createInterface({ input: this.proc.stdout }).on('line', (l) => {
         try {
           const m = JSON.parse(l);
@@ -367,7 +371,7 @@ export class DirectHttp extends System {
       });
       this.proc.once('exit', (c) => {
         clearTimeout(t);
-        reject(new Error(`direct-http exited ${c}: ${this.stderr.join('\n')}`));
+        reject(new Error(`${this.key} exited ${c}: ${this.stderr.join('\n')}`));
       });
     });
     this.mainPid = this.proc.pid;
@@ -395,34 +399,18 @@ export class DirectHttp extends System {
  * one echo upstream's pipe and back, no MCP work of its own (no sessions, scopes, audit, timeouts):
  * what any forwarder of one stdio upstream pays, with the same SDK clients as the others.
  */
-export class RelayFloor extends System {
+export class RelayFloor extends DirectHttp {
   constructor() {
-    super('relay-floor', 'relay floor (node:http → stdio, nothing else)');
+    super({ script: path.join(BENCH, 'fixtures', 'http-relay.mjs') });
+    this.key = 'relay-floor';
+    this.label = 'relay floor (node:http → stdio, nothing else)';
   }
-  async start() {
-    this.proc = spawnTracked(NODE, [path.join(BENCH, 'fixtures', 'http-relay.mjs'), '0', NODE, ECHO], {
-      cwd: REPO,
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-    });
-    this.stderr = tail(this.proc.stderr);
-    this.url = await new Promise((resolve, reject) => {
-      readline.createInterface({ input: this.proc.stdout }).once('line', (l) => resolve(JSON.parse(l).listening));
-      this.proc.once('exit', (c) => reject(new Error(`relay floor exited ${c}: ${this.stderr.join('\n')}`)));
-    });
-    this.mainPid = this.proc.pid;
-    this.listening = assertLoopbackOnly(this.mainPid, this.key);
-    return this;
+  /** http-relay.mjs <port> <node> <upstream>: the same echo upstream the broker runs. */
+  spawnArgs() {
+    return [this.script, '0', NODE, ECHO];
   }
-  connect() {
-    return connectClient(new StreamableHTTPClientTransport(new URL(this.url)));
-  }
-  connectSpec() {
-    return { transport: 'http', url: this.url };
-  }
-  async stop() {
-    await this.closeClients();
-    await stopGracefully(this.proc, 3000);
+  gatewayPids() {
+    return this.mainPid ? [this.mainPid] : [];
   }
 }
 
