@@ -6,7 +6,8 @@
 //        [--out bench/results/compare.json] [--profile <dir>]
 //
 // --sessions N: the raw client's block runs N sessions at once (each its share of the calls), as
-// agents in parallel do; the floor and the SDK client stay one sequential session.
+// agents in parallel do, and so does the relay floor (N clients at once); the node:http floor and the SDK
+// client stay one sequential session.
 //
 // --paced MS: also a block of raw-client calls MS ms apart, for the floor and every build. A server
 // called less often spends more CPU per call (each call finds its caches cold and wakes it from
@@ -131,6 +132,8 @@ async function main() {
   for (let i = 0; i < opt.warmup; i++) await floor.call();
   const relay = await floorServer('http-relay.mjs', [NODE, ECHO]);
   for (let i = 0; i < opt.warmup; i++) await relay.call();
+  // The relay floor runs as many clients at once as the broker's raw block has sessions: the same load.
+  const relayCalls = [relay.call, ...Array.from({ length: opt.sessions - 1 }, () => relay.caller())];
   const accs = { floor: newAcc(), 'floor/paced': newAcc(), relay: newAcc() };
   const systems = [];
   for (const b of opt.builds) {
@@ -159,7 +162,7 @@ async function main() {
   for (let r = 0; r < opt.rounds; r++) {
     const order = rotate(systems, r);
     await block(floor.pid, [floor.call], opt.calls, accs.floor);
-    await block(relay.pid, [relay.call], opt.calls, accs.relay, relay.pids());
+    await block(relay.pid, relayCalls, opt.calls, accs.relay, relay.pids());
     if (opt.paced) await block(floor.pid, [paced(floor.call, opt.paced)], opt.calls, accs['floor/paced']);
     for (const s of order) {
       await block(s.broker.mainPid, s.raw.calls, opt.calls, accs[`${s.label}/raw`], s.broker.serverPids());
@@ -235,7 +238,7 @@ async function main() {
     `| build | broker CPU per call, raw client${opt.sessions > 1 ? ` (${opt.sessions} sessions)` : ''} | × floor | × relay floor | broker + upstream, raw | p50, raw | broker CPU per call, SDK client | p50, SDK |`,
     '| --- | --- | --- | --- | --- | --- | --- | --- |',
     `| node:http floor | ${floorSum.cpuPerCallUs.toFixed(0)} µs | 1.00 | | | ${floorSum.p50Us.toFixed(0)} µs | | |`,
-    `| relay floor (node:http → stdio upstream) | ${relaySum.cpuPerCallUs.toFixed(0)} µs | ${(relaySum.cpuPerCallUs / floorSum.cpuPerCallUs).toFixed(2)} | 1.00 | ${relaySum.withUpstreamCpuPerCallUs.toFixed(0)} µs | ${relaySum.p50Us.toFixed(0)} µs | | |`,
+    `| relay floor (node:http → stdio upstream)${opt.sessions > 1 ? `, ${opt.sessions} clients` : ''} | ${relaySum.cpuPerCallUs.toFixed(0)} µs | ${(relaySum.cpuPerCallUs / floorSum.cpuPerCallUs).toFixed(2)} | 1.00 | ${relaySum.withUpstreamCpuPerCallUs.toFixed(0)} µs | ${relaySum.p50Us.toFixed(0)} µs | | |`,
     ...Object.entries(results.builds).map(
       ([label, b]) =>
         `| ${label} | ${b.raw.cpuPerCallUs.toFixed(0)} µs | ${b.rawCpuVsFloor.toFixed(2)} | ${b.rawCpuVsRelay.toFixed(2)} | ${b.raw.withUpstreamCpuPerCallUs.toFixed(0)} µs | ${b.raw.p50Us.toFixed(0)} µs | ` +

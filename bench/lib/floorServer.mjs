@@ -19,10 +19,20 @@ export async function floorServer(fixture = 'http-echo.mjs', extraArgs = [], env
     readline.createInterface({ input: proc.stdout }).once('line', (l) => resolve(JSON.parse(l).listening));
     proc.once('exit', (c) => reject(new Error(`${fixture} exited ${c}`)));
   });
-  const { post, close } = poster(url, () => ({}));
+  // Each caller is a client of its own (one keep-alive connection), as each session of the broker's is.
+  const closers = [];
   let id = 0;
-  const call = () =>
-    post({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: 'echo', arguments: RAW_ARGS } });
+  const caller = () => {
+    const { post, close } = poster(url, () => ({}));
+    closers.push(close);
+    return () =>
+      post({ jsonrpc: '2.0', id: ++id, method: 'tools/call', params: { name: 'echo', arguments: RAW_ARGS } });
+  };
+  const call = caller();
   const pids = () => tree(proc.pid);
-  return { pid: proc.pid, pids, call, stop: async () => (close(), stopGracefully(proc, 3000)) };
+  const stop = async () => {
+    for (const close of closers) close();
+    await stopGracefully(proc, 3000);
+  };
+  return { pid: proc.pid, pids, call, caller, stop };
 }
